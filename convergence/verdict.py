@@ -1,0 +1,86 @@
+"""Verdicts: what a checker or a claim returns.
+
+Semantics (DESIGN.md, "Contracts"): an upper-bound claim PASSes when the measured quantity stays
+below the bound with its confidence interval (or decays at least as fast as the claimed
+exponent), FAILs when the data show it provably does not, and is INCONCLUSIVE when the data
+cannot tell (too few points, an interval too wide, unmet hypotheses).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["Status", "Hypothesis", "Verdict"]
+
+
+class Status(str, enum.Enum):
+    """Outcome of a check."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One hypothesis of a claim, evaluated on a configuration.
+
+    ``detail`` states the predicate with the values it was evaluated on, for example
+    ``"eta_1 = 0.0625 <= 1/(4L) = 0.0625"``.
+    """
+
+    name: str
+    met: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The evidence-backed result of one check or claim.
+
+    ``measured`` and ``theoretical`` are the headline figures (for a rate check: the fitted and
+    the claimed exponent; for a bound check: the worst ratio measured / bound and 1);
+    ``interval`` is the confidence interval of ``measured`` (None when not applicable);
+    ``evidence`` holds JSON-able per-point data (record points, values, bounds).
+    """
+
+    claim_id: str
+    status: Status
+    measured: float
+    theoretical: float
+    interval: tuple[float, float] | None = None
+    hypotheses: tuple[Hypothesis, ...] = ()
+    notes: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    expected: Status | None = None
+
+    @property
+    def hypotheses_met(self) -> bool:
+        """True when every declared hypothesis holds on the configuration."""
+        return all(h.met for h in self.hypotheses)
+
+    @property
+    def as_expected(self) -> bool:
+        """For negative controls: did the check come out as the control expects?"""
+        return self.expected is None or self.status is self.expected
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict: id, status, measured, theoretical, interval, hypotheses, notes."""
+        data = asdict(self)
+        data["status"] = self.status.value
+        data["expected"] = None if self.expected is None else self.expected.value
+        data["hypotheses_met"] = self.hypotheses_met
+        data["measured"] = _finite_or_none(self.measured)
+        data["theoretical"] = _finite_or_none(self.theoretical)
+        if self.interval is not None:
+            data["interval"] = [_finite_or_none(v) for v in self.interval]
+        return data
+
+
+def _finite_or_none(value: float) -> float | None:
+    """JSON has no NaN/inf: map them to null."""
+    value = float(value)
+    return value if math.isfinite(value) else None

@@ -1,0 +1,238 @@
+"""The federated problem model shared by every layer.
+
+A federated problem has N clients with weights p_k (sum 1) and local objectives
+
+    F_k(w) = (1/n_k) sum_{i in client k} loss(w; x_i, y_i) + (mu/2) ||w||^2 + c_k,
+    F(w)   = sum_k p_k F_k(w),
+
+where the loss kind is one of
+
+* ``least_squares``: loss = 1/2 (x'w - y)^2, w in R^f;
+* ``logistic``:      loss = log(1 + exp(x'w)) - y x'w with y in {0, 1}, w in R^f;
+* ``softmax``:       loss = logsumexp(W'x) - (W'x)_y with y in {0..C-1}, W in R^{f x C}
+  stored row-major and flattened, so w has d = f*C entries (w[j*C + c] = W[j, c]).
+
+A general quadratic 1/2 w'A_k w - b_k'w is a least-squares client whose rows X_k satisfy
+A_k = X_k'X_k / n_k and b_k = X_k'y_k / n_k (the counterexample of Li et al. is built this way,
+from the factorisation of Proposition 1.3); c_k is a constant that lets F_k match a paper's
+formula exactly and does not change any gradient.
+
+Data are packed for kernels: the rows of all clients stacked in ``X`` (n, f) and ``y`` (n,), with
+``offsets`` (N+1,) so that client k owns rows offsets[k]:offsets[k+1].
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["LossKind", "FederatedProblem", "ProblemError"]
+
+
+class ProblemError(ValueError):
+    """Invalid problem data; the message names the offending field."""
+
+
+class LossKind(str, enum.Enum):
+    """Per-sample loss of a client objective (see the module docstring for formulas)."""
+
+    LEAST_SQUARES = "least_squares"
+    LOGISTIC = "logistic"
+    SOFTMAX = "softmax"
+
+    @property
+    def code(self) -> int:
+        """Integer code used by the Numba kernels (0, 1, 2)."""
+        return {"least_squares": 0, "logistic": 1, "softmax": 2}[self.value]
+
+
+@dataclass(frozen=True, eq=False)
+class FederatedProblem:
+    """A federated objective F = sum_k p_k F_k with packed client data.
+
+    Shapes: X (n, f) float64 C-contiguous, y (n,) float64, offsets (N+1,) int64 with
+    offsets[0] = 0 and offsets[N] = n, weights (N,) summing to 1, constants (N,).
+    ``spec`` records the family and parameters that rebuild the problem (JSON-able).
+    """
+
+    name: str
+    loss: LossKind
+    X: np.ndarray
+    y: np.ndarray
+    offsets: np.ndarray
+    weights: np.ndarray
+    mu: float
+    n_classes: int = 1
+    constants: np.ndarray | None = None
+    spec: dict[str, Any] = field(default_factory=dict)
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        loss = LossKind(self.loss)
+        object.__setattr__(self, "loss", loss)
+        X = np.ascontiguousarray(self.X, dtype=np.float64)
+        y = np.ascontiguousarray(self.y, dtype=np.float64).reshape(-1)
+        offsets = np.ascontiguousarray(self.offsets, dtype=np.int64).reshape(-1)
+        weights = np.ascontiguousarray(self.weights, dtype=np.float64).reshape(-1)
+        if X.ndim != 2:
+            raise ProblemError(f"X: expected a 2-d array (rows, features), got shape {X.shape}")
+        if not np.all(np.isfinite(X)):
+            raise ProblemError("X: data contain NaN or infinite values")
+        if y.shape[0] != X.shape[0]:
+            raise ProblemError(f"y: has {y.shape[0]} entries but X has {X.shape[0]} rows")
+        if not np.all(np.isfinite(y)):
+            raise ProblemError("y: targets contain NaN or infinite values")
+        if offsets.ndim != 1 or offsets.size < 2 or offsets[0] != 0 or offsets[-1] != X.shape[0]:
+            raise ProblemError("offsets: must start at 0, end at the number of rows, length N+1")
+        if np.any(np.diff(offsets) <= 0):
+            raise ProblemError("offsets: every client needs at least one row (offsets strictly increasing)")
+        n_clients = offsets.size - 1
+        if weights.shape != (n_clients,):
+            raise ProblemError(f"weights: expected {n_clients} client weights, got {weights.shape[0]}")
+        if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise ProblemError("weights: client weights p_k must be finite and non-negative")
+        if abs(weights.sum() - 1.0) > 1e-9:
+            raise ProblemError(f"weights: client weights p_k must sum to 1 (they sum to {weights.sum():.12g})")
+        if not (np.isfinite(self.mu) and self.mu >= 0):
+            raise ProblemError(f"mu: l2 regularisation must be finite and >= 0, got {self.mu}")
+        n_classes = int(self.n_classes)
+        if loss is LossKind.SOFTMAX:
+            if n_classes < 2:
+                raise ProblemError("n_classes: softmax needs at least 2 classes")
+            if np.any(y != np.round(y)) or y.min() < 0 or y.max() >= n_classes:
+                raise ProblemError(f"y: softmax labels must be integers in [0, {n_classes})")
+        else:
+            n_classes = 1
+            if loss is LossKind.LOGISTIC and not np.all((y == 0) | (y == 1)):
+                raise ProblemError("y: logistic labels must be 0 or 1")
+        constants = (
+            np.zeros(n_clients)
+            if self.constants is None
+            else np.ascontiguousarray(self.constants, dtype=np.float64).reshape(-1)
+        )
+        if constants.shape != (n_clients,) or not np.all(np.isfinite(constants)):
+            raise ProblemError(f"constants: expected {n_clients} finite per-client constants")
+        for name, value in (("X", X), ("y", y), ("offsets", offsets), ("weights", weights), ("constants", constants)):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "mu", float(self.mu))
+        object.__setattr__(self, "n_classes", n_classes)
+
+    # ----------------------------------------------------------------- sizes
+    @property
+    def n_clients(self) -> int:
+        """N, the number of clients."""
+        return self.offsets.size - 1
+
+    @property
+    def n_features(self) -> int:
+        """f, the number of features per row."""
+        return self.X.shape[1]
+
+    @property
+    def dim(self) -> int:
+        """d, the number of parameters (f for least squares / logistic, f*C for softmax)."""
+        return self.n_features * self.n_classes
+
+    @property
+    def client_sizes(self) -> np.ndarray:
+        """n_k for every client, shape (N,)."""
+        return np.diff(self.offsets)
+
+    def client_data(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows (n_k, f) and targets (n_k,) of client k (read-only views)."""
+        lo, hi = self.offsets[k], self.offsets[k + 1]
+        return self.X[lo:hi], self.y[lo:hi]
+
+    # ------------------------------------------------------- objective values
+    def sample_losses(self, w: np.ndarray, rows: slice | np.ndarray = slice(None)) -> np.ndarray:
+        """Per-sample loss (without regularisation) at w for the selected rows."""
+        X, y = self.X[rows], self.y[rows]
+        if self.loss is LossKind.LEAST_SQUARES:
+            return 0.5 * (X @ w - y) ** 2
+        if self.loss is LossKind.LOGISTIC:
+            z = X @ w
+            return np.logaddexp(0.0, z) - y * z
+        Z = X @ w.reshape(self.n_features, self.n_classes)
+        zmax = Z.max(axis=1, keepdims=True)
+        lse = zmax[:, 0] + np.log(np.exp(Z - zmax).sum(axis=1))
+        return lse - Z[np.arange(Z.shape[0]), y.astype(np.int64)]
+
+    def sample_gradients(self, w: np.ndarray, rows: slice | np.ndarray = slice(None)) -> np.ndarray:
+        """Per-sample gradients of the loss (without regularisation), shape (rows, d)."""
+        X, y = self.X[rows], self.y[rows]
+        if self.loss is LossKind.LEAST_SQUARES:
+            return X * (X @ w - y)[:, None]
+        if self.loss is LossKind.LOGISTIC:
+            return X * (_sigmoid(X @ w) - y)[:, None]
+        P = _softmax_rows(X @ w.reshape(self.n_features, self.n_classes))
+        P[np.arange(P.shape[0]), y.astype(np.int64)] -= 1.0
+        return (X[:, :, None] * P[:, None, :]).reshape(X.shape[0], -1)
+
+    def local_objective(self, w: np.ndarray, k: int) -> float:
+        """F_k(w)."""
+        lo, hi = self.offsets[k], self.offsets[k + 1]
+        data = self.sample_losses(w, slice(lo, hi)).mean()
+        return float(data + 0.5 * self.mu * (w @ w) + self.constants[k])
+
+    def local_objectives(self, w: np.ndarray) -> np.ndarray:
+        """(F_1(w), ..., F_N(w)), shape (N,)."""
+        sums = np.add.reduceat(self.sample_losses(w), self.offsets[:-1])
+        return sums / self.client_sizes + 0.5 * self.mu * (w @ w) + self.constants
+
+    def objective(self, w: np.ndarray) -> float:
+        """F(w) = sum_k p_k F_k(w)."""
+        return float(self.weights @ self.local_objectives(w))
+
+    def local_gradient(self, w: np.ndarray, k: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """grad F_k(w), or the minibatch gradient over ``rows`` (indices local to client k).
+
+        The minibatch gradient is (1/b) sum_{i in rows} grad loss_i(w) + mu w, an unbiased
+        estimate of grad F_k(w) when rows are drawn uniformly.
+        """
+        lo, hi = self.offsets[k], self.offsets[k + 1]
+        sel = slice(lo, hi) if rows is None else lo + np.asarray(rows)
+        return self.sample_gradients(w, sel).mean(axis=0) + self.mu * w
+
+    def local_gradients(self, w: np.ndarray) -> np.ndarray:
+        """All exact local gradients grad F_k(w), shape (N, d)."""
+        sums = np.add.reduceat(self.sample_gradients(w), self.offsets[:-1], axis=0)
+        return sums / self.client_sizes[:, None] + self.mu * w[None, :]
+
+    def gradient(self, w: np.ndarray) -> np.ndarray:
+        """grad F(w) = sum_k p_k grad F_k(w), shape (d,)."""
+        return self.weights @ self.local_gradients(w)
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able summary: name, loss, sizes, mu and the rebuilding spec."""
+        return {
+            "name": self.name,
+            "loss": self.loss.value,
+            "n_clients": self.n_clients,
+            "n_features": self.n_features,
+            "n_classes": self.n_classes,
+            "dim": self.dim,
+            "n_samples": int(self.X.shape[0]),
+            "mu": self.mu,
+            "spec": json.loads(json.dumps(self.spec)),
+        }
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    """Numerically stable logistic function 1 / (1 + exp(-z))."""
+    out = np.empty_like(z)
+    pos = z >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
+    ez = np.exp(z[~pos])
+    out[~pos] = ez / (1.0 + ez)
+    return out
+
+
+def _softmax_rows(Z: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of Z (n, C), shifted by the row maximum for stability."""
+    E = np.exp(Z - Z.max(axis=1, keepdims=True))
+    return E / E.sum(axis=1, keepdims=True)
