@@ -56,7 +56,7 @@ def stream_key(key: np.uint64, t: int, k: int, n_clients: int) -> np.uint64:
 def sample_index(stream: np.uint64, j: int, n: int) -> int:
     """The j-th row index in [0, n) of a minibatch stream."""
     h = mix64(np.uint64(stream) + GOLDEN * np.uint64(j + 1))
-    return int(((h >> _S32) * np.uint64(n)) >> _S32)
+    return np.int64(((h >> _S32) * np.uint64(n)) >> _S32)
 
 
 def sample_indices_np(seed: int, t: int, sizes: np.ndarray, batch: int) -> np.ndarray:

@@ -1,0 +1,200 @@
+"""Numba kernel: FedAvg / local SGD with full participation, one seed per call.
+
+Algorithm (Li et al., ICLR 2020, Sec. 2; two-sided learning rates as in the lecture note):
+for round r = 0..R-1, every client k starts from the global model W and takes E steps
+
+    W_k <- W_k - eta_t (g_k(W_k) + mu W_k),   t = r E + e,
+
+where g_k is the data gradient of client k (exact, or a minibatch of ``batch`` rows drawn
+uniformly with replacement by the counter-based sampler of ``_rng``); then the server sets
+W <- W + s (sum_k p_k W_k - W), s = ``server_lr`` (s = 1: plain FedAvg, W <- sum_k p_k W_k).
+
+Parameters are stored row-major as (f, C): w[j*C + c] = W[j, c] (C = 1 except for softmax).
+Outside its feature support S_k a client's data gradient vanishes, so its local model there is
+s_k W with s_k = prod_e (1 - eta_t mu), tracked as one scalar (see ``_packing``).
+
+With ``track`` the kernel also records, over every local iterate of every client,
+max ||w - w*||^2 (the radius of the region the iterates visit) and max ||g||^2 of the realised
+stochastic gradients (Assumption 4's quantity, exactly, when gradients are exact).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._rng import sample_index, seed_key, stream_key
+from .schedules import step_size_at
+
+__all__ = ["fedavg_kernel", "DIVERGENCE_FACTOR"]
+
+DIVERGENCE_FACTOR = 1e30
+"""A run has diverged once ||w - w*||^2 exceeds this factor times (1 + ||w_0 - w*||^2)."""
+
+
+@njit(cache=True)
+def _data_gradient(loss_code, C, rows, row_base, m, targets, sample_base, n_k, batch, stream, W, G, z):
+    """G (m*C,) <- the data gradient of the client at W (m*C,) over its sampled rows."""
+    for q in range(m * C):
+        G[q] = 0.0
+    n_used = n_k if batch == 0 else batch
+    wt = 1.0 / n_used
+    for b in range(n_used):
+        i = b if batch == 0 else sample_index(stream, b, n_k)
+        base = row_base + i * m
+        yv = targets[sample_base + i]
+        if loss_code == 2:
+            for c in range(C):
+                z[c] = 0.0
+            for j in range(m):
+                xj = rows[base + j]
+                for c in range(C):
+                    z[c] += xj * W[j * C + c]
+            zmax = z[0]
+            for c in range(1, C):
+                if z[c] > zmax:
+                    zmax = z[c]
+            total = 0.0
+            for c in range(C):
+                z[c] = math.exp(z[c] - zmax)
+                total += z[c]
+            for c in range(C):
+                z[c] = z[c] / total * wt
+            z[int(yv)] -= wt
+            for j in range(m):
+                xj = rows[base + j]
+                for c in range(C):
+                    G[j * C + c] += xj * z[c]
+        else:
+            dot = 0.0
+            for j in range(m):
+                dot += rows[base + j] * W[j]
+            if loss_code == 0:
+                r = (dot - yv) * wt
+            elif dot >= 0.0:
+                r = (1.0 / (1.0 + math.exp(-dot)) - yv) * wt
+            else:
+                e = math.exp(dot)
+                r = (e / (1.0 + e) - yv) * wt
+            for j in range(m):
+                G[j] += r * rows[base + j]
+
+
+@njit(cache=True)
+def fedavg_kernel(
+    loss_code, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
+    full_support, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr, record_rounds, w0, w_star,
+    track, records, stats,
+):
+    """Run one seed; write the global model at ``record_rounds`` into ``records`` (n_rec, d).
+
+    ``stats`` (2,) receives [max ||w - w*||^2, max ||g||^2] when ``track``. Returns -1, or the
+    0-based round at whose end the model had diverged (non-finite, or DIVERGENCE_FACTOR).
+    """
+    N = weights.size
+    d = n_features * C
+    m_max = 0
+    for k in range(N):
+        m_max = max(m_max, support_offsets[k + 1] - support_offsets[k])
+    W = w0.copy()
+    local = np.empty(support_offsets[N] * C)
+    scale = np.ones(N)
+    G = np.empty(m_max * C)
+    z = np.empty(C)
+    acc = np.empty(d)
+    key = seed_key(seed)
+    star_sq = 0.0
+    for q in range(d):
+        star_sq += w_star[q] * w_star[q]
+    dist0 = 0.0
+    for q in range(d):
+        dist0 += (W[q] - w_star[q]) ** 2
+    limit = DIVERGENCE_FACTOR * (1.0 + dist0)
+    max_rad, max_grad = dist0, 0.0
+
+    ri = 0
+    if record_rounds.size > 0 and record_rounds[0] == 0:
+        records[0, :] = W
+        ri = 1
+    for r in range(rounds):
+        w_sq, w_dot = 0.0, 0.0
+        if track:
+            for q in range(d):
+                w_sq += W[q] * W[q]
+                w_dot += W[q] * w_star[q]
+        for k in range(N):
+            so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
+            Wk = local[so * C:(so + m) * C]
+            off_sq, off_dot, off_star = w_sq, w_dot, star_sq
+            for jj in range(m):
+                j = support[so + jj]
+                for c in range(C):
+                    v, vs = W[j * C + c], w_star[j * C + c]
+                    Wk[jj * C + c] = v
+                    off_sq -= v * v
+                    off_dot -= v * vs
+                    off_star -= vs * vs
+            if full_support[k]:
+                off_sq, off_dot, off_star = 0.0, 0.0, 0.0
+            s = 1.0
+            n_k = sample_offsets[k + 1] - sample_offsets[k]
+            for e in range(E):
+                t = r * E + e
+                eta = step_size_at(sched_code, sched_a, sched_b, t, E)
+                stream = stream_key(key, t, k, N) if batch > 0 else np.uint64(0)
+                _data_gradient(loss_code, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
+                               stream, Wk, G, z)
+                if track:
+                    g_sq = mu * mu * s * s * max(off_sq, 0.0)
+                    for q in range(m * C):
+                        g = G[q] + mu * Wk[q]
+                        g_sq += g * g
+                    max_grad = max(max_grad, g_sq)
+                for q in range(m * C):
+                    Wk[q] -= eta * (G[q] + mu * Wk[q])
+                s *= 1.0 - eta * mu
+                if track:
+                    rad = max(s * s * off_sq - 2.0 * s * off_dot + off_star, 0.0)
+                    for jj in range(m):
+                        j = support[so + jj]
+                        for c in range(C):
+                            diff = Wk[jj * C + c] - w_star[j * C + c]
+                            rad += diff * diff
+                    max_rad = max(max_rad, rad)
+            scale[k] = s
+        # server: acc = sum_k p_k w_k, with w_k = s_k W off the support of k
+        off_weight = 0.0
+        for k in range(N):
+            if not full_support[k]:
+                off_weight += weights[k] * scale[k]
+        for q in range(d):
+            acc[q] = off_weight * W[q]
+        for k in range(N):
+            so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
+            p, s = weights[k], scale[k]
+            for jj in range(m):
+                j = support[so + jj]
+                for c in range(C):
+                    q = j * C + c
+                    if full_support[k]:
+                        acc[q] += p * local[(so + jj) * C + c]
+                    else:
+                        acc[q] += p * (local[(so + jj) * C + c] - s * W[q])
+        dist = 0.0
+        for q in range(d):
+            if server_lr == 1.0:
+                W[q] = acc[q]
+            else:
+                W[q] = W[q] + server_lr * (acc[q] - W[q])
+            dist += (W[q] - w_star[q]) ** 2
+        if not (dist <= limit):
+            return r
+        max_rad = max(max_rad, dist)
+        if ri < record_rounds.size and record_rounds[ri] == r + 1:
+            records[ri, :] = W
+            ri += 1
+    stats[0] = max_rad
+    stats[1] = max_grad
+    return -1

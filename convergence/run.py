@@ -1,0 +1,133 @@
+"""run(config) -> Trajectory: the pure function that executes one run config for all its seeds.
+
+It builds (or takes) the problem, packs it, calls the Numba kernel (or the NumPy reference path)
+once per seed, and evaluates the metrics at the record points: the gap F(w) - F*, the squared
+distance ||w - w*||^2, and, when tracked, the radius of the visited region and the largest
+realised stochastic-gradient norm.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from problems import FederatedProblem, Optimum, build_problem, exact_optimum
+
+from ._fedavg_kernel import fedavg_kernel
+from ._fedavg_reference import fedavg_reference
+from ._packing import pack_clients
+from .config import FedAvgConfig, RunConfig
+
+__all__ = ["Trajectory", "DivergenceError", "run", "run_seed", "ENGINES"]
+
+ENGINES = ("numba", "numpy")
+
+
+class DivergenceError(RuntimeError):
+    """A run whose iterates blew up; says at which seed, round and local steps."""
+
+    def __init__(self, run_id: str, seed: int, round_index: int, local_steps: int) -> None:
+        first, last = round_index * local_steps + 1, (round_index + 1) * local_steps
+        super().__init__(
+            f"run {run_id} diverged: seed {seed}, round {round_index + 1} (local steps {first}-{last}); "
+            "||w - w*|| exceeded 1e15 times its initial value or became non-finite. Lower the step size."
+        )
+        self.seed, self.round_index = seed, round_index
+
+
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """Metrics of one run config at its record points, for every seed.
+
+    Shapes: steps (P,) global local-step counts; iterates (S, P, d); gap and dist_sq (S, P);
+    max_radius_sq and max_grad_sq (S,) (NaN when not tracked).
+    """
+
+    run_id: str
+    config: RunConfig
+    seeds: tuple[int, ...]
+    steps: np.ndarray
+    iterates: np.ndarray
+    gap: np.ndarray
+    dist_sq: np.ndarray
+    max_radius_sq: np.ndarray
+    max_grad_sq: np.ndarray
+    engine: str
+    seconds: float
+
+    def merged(self, other: "Trajectory") -> "Trajectory":
+        """This trajectory with the seeds of ``other`` (same config otherwise) appended."""
+        return Trajectory(
+            self.run_id, self.config, self.seeds + other.seeds, self.steps,
+            np.concatenate([self.iterates, other.iterates]), np.concatenate([self.gap, other.gap]),
+            np.concatenate([self.dist_sq, other.dist_sq]),
+            np.concatenate([self.max_radius_sq, other.max_radius_sq]),
+            np.concatenate([self.max_grad_sq, other.max_grad_sq]), self.engine, self.seconds + other.seconds,
+        )
+
+
+def run_seed(
+    problem: FederatedProblem,
+    algorithm: FedAvgConfig,
+    seed: int,
+    w_star: np.ndarray,
+    *,
+    engine: str = "numba",
+    track: bool = False,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """One seed: (records (P, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1)."""
+    w0 = np.zeros(problem.dim)
+    w_star = np.ascontiguousarray(w_star, dtype=np.float64)
+    if engine == "numpy":
+        return fedavg_reference(problem, algorithm, seed, w0, w_star, track)
+    if engine != "numba":
+        raise ValueError(f"engine: unknown engine {engine!r}; choose one of {ENGINES}")
+    packed = pack_clients(problem)
+    records = np.zeros((len(algorithm.record_rounds), problem.dim))
+    stats = np.full(2, np.nan)
+    a, b = algorithm.step_size.params
+    diverged = fedavg_kernel(
+        packed.loss_code, packed.n_classes, packed.n_features, packed.mu, packed.weights, packed.targets,
+        packed.sample_offsets, packed.support, packed.support_offsets, packed.rows, packed.row_offsets,
+        packed.full_support, algorithm.step_size.code, a, b, algorithm.local_steps, algorithm.rounds,
+        algorithm.batch_size, seed, algorithm.server_lr, np.asarray(algorithm.record_rounds, dtype=np.int64),
+        w0, w_star, track, records, stats,
+    )
+    return records, stats, int(diverged)
+
+
+def run(
+    config: RunConfig,
+    *,
+    problem: FederatedProblem | None = None,
+    optimum: Optimum | None = None,
+    engine: str = "numba",
+    track: bool = False,
+) -> Trajectory:
+    """Execute ``config`` for all its seeds and measure gap and distance at the record points.
+
+    Raises DivergenceError naming the seed and round when the iterates blow up.
+    """
+    start = time.perf_counter()
+    problem = build_problem(config.problem) if problem is None else problem
+    optimum = exact_optimum(problem, crosscheck=False) if optimum is None else optimum
+    alg = config.algorithm
+    n_rec, S = len(alg.record_rounds), len(alg.seeds)
+    iterates = np.zeros((S, n_rec, problem.dim))
+    stats = np.full((S, 2), np.nan)
+    for i, seed in enumerate(alg.seeds):
+        records, seed_stats, diverged = run_seed(problem, alg, seed, optimum.w_star, engine=engine, track=track)
+        if diverged >= 0:
+            raise DivergenceError(config.run_id, seed, diverged, alg.local_steps)
+        iterates[i], stats[i] = records, seed_stats
+    values = np.array([[problem.objective(w) for w in seed_iterates] for seed_iterates in iterates])
+    gap = np.maximum(values - optimum.F_star, 0.0)
+    dist_sq = np.sum((iterates - optimum.w_star) ** 2, axis=2)
+    if not track:
+        stats[:] = np.nan
+    return Trajectory(
+        config.run_id, config, alg.seeds, alg.record_steps, iterates, gap, dist_sq, stats[:, 0], stats[:, 1],
+        engine, time.perf_counter() - start,
+    )
