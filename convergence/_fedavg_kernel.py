@@ -34,58 +34,103 @@ DIVERGENCE_FACTOR = 1e30
 """A run has diverged once ||w - w*||^2 exceeds this factor times (1 + ||w_0 - w*||^2)."""
 
 
+BLAS_MIN_WORK = 2048
+"""Minibatches with n_used * |S_k| * C >= this many multiply-adds use BLAS (np.dot) for the two
+products; smaller ones (e.g. the counterexample's 5 x 5 blocks) use plain loops, where a BLAS
+call would cost more than the arithmetic."""
+
+
 @njit(cache=True)
-def _data_gradient(loss_code, C, rows, row_base, m, targets, sample_base, n_k, batch, stream, W, G, z):
-    """G (m*C,) <- the data gradient of the client at W (m*C,) over its sampled rows."""
-    for q in range(m * C):
-        G[q] = 0.0
+def _residuals(loss_code, Z, targets, sample_base, idx, n_used, C, wt):
+    """Z (n_used, C) of margins x_i'W -> dloss/dz scaled by wt, in place (row i is sample idx[i])."""
+    for b in range(n_used):
+        yv = targets[sample_base + idx[b]]
+        if loss_code == 2:
+            zmax = Z[b, 0]
+            for c in range(1, C):
+                if Z[b, c] > zmax:
+                    zmax = Z[b, c]
+            total = 0.0
+            for c in range(C):
+                Z[b, c] = math.exp(Z[b, c] - zmax)
+                total += Z[b, c]
+            scale = wt / total
+            for c in range(C):
+                Z[b, c] *= scale
+            Z[b, int(yv)] -= wt
+        elif loss_code == 1:
+            z = Z[b, 0]
+            if z >= 0.0:
+                Z[b, 0] = (1.0 / (1.0 + math.exp(-z)) - yv) * wt
+            else:
+                e = math.exp(z)
+                Z[b, 0] = (e / (1.0 + e) - yv) * wt
+        else:
+            Z[b, 0] = (Z[b, 0] - yv) * wt
+
+
+@njit(cache=True)
+def _data_gradient(loss_code, C, rows, row_base, m, targets, sample_base, n_k, batch, stream, W, G, Xb, Z, idx):
+    """G (m*C,) <- the data gradient of the client at W (m*C,) over its sampled rows.
+
+    Rows are client k's support-restricted rows; with a minibatch they are gathered into Xb
+    (batch, m), with exact gradients the client's block is used in place. Work buffers: Xb
+    (>= batch * m,), Z (n, C) and idx (n,) with n >= the number of rows used.
+    """
     n_used = n_k if batch == 0 else batch
     wt = 1.0 / n_used
     for b in range(n_used):
-        i = b if batch == 0 else sample_index(stream, b, n_k)
-        base = row_base + i * m
-        yv = targets[sample_base + i]
-        if loss_code == 2:
-            for c in range(C):
-                z[c] = 0.0
-            for j in range(m):
-                xj = rows[base + j]
-                for c in range(C):
-                    z[c] += xj * W[j * C + c]
-            zmax = z[0]
-            for c in range(1, C):
-                if z[c] > zmax:
-                    zmax = z[c]
-            total = 0.0
-            for c in range(C):
-                z[c] = math.exp(z[c] - zmax)
-                total += z[c]
-            for c in range(C):
-                z[c] = z[c] / total * wt
-            z[int(yv)] -= wt
-            for j in range(m):
-                xj = rows[base + j]
-                for c in range(C):
-                    G[j * C + c] += xj * z[c]
+        idx[b] = b if batch == 0 else sample_index(stream, b, n_k)
+    W2 = W.reshape(m, C)
+    G2 = G[: m * C].reshape(m, C)
+    Zb = Z[:n_used]
+    if n_used * m * C >= BLAS_MIN_WORK:
+        if batch == 0:
+            Xu = rows[row_base: row_base + n_k * m].reshape(n_k, m)
         else:
-            dot = 0.0
-            for j in range(m):
-                dot += rows[base + j] * W[j]
-            if loss_code == 0:
-                r = (dot - yv) * wt
-            elif dot >= 0.0:
-                r = (1.0 / (1.0 + math.exp(-dot)) - yv) * wt
-            else:
-                e = math.exp(dot)
-                r = (e / (1.0 + e) - yv) * wt
-            for j in range(m):
-                G[j] += r * rows[base + j]
+            Xu = Xb[: n_used * m].reshape(n_used, m)
+            for b in range(n_used):
+                base = row_base + idx[b] * m
+                for j in range(m):
+                    Xu[b, j] = rows[base + j]
+        np.dot(Xu, W2, Zb)
+        _residuals(loss_code, Zb, targets, sample_base, idx, n_used, C, wt)
+        np.dot(Xu.T, Zb, G2)
+        return
+    for b in range(n_used):
+        base = row_base + idx[b] * m
+        for c in range(C):
+            Zb[b, c] = 0.0
+        for j in range(m):
+            xj = rows[base + j]
+            for c in range(C):
+                Zb[b, c] += xj * W2[j, c]
+    _residuals(loss_code, Zb, targets, sample_base, idx, n_used, C, wt)
+    for q in range(m * C):
+        G[q] = 0.0
+    for b in range(n_used):
+        base = row_base + idx[b] * m
+        for j in range(m):
+            xj = rows[base + j]
+            for c in range(C):
+                G2[j, c] += xj * Zb[b, c]
+
+
+@njit(cache=True)
+def _gram_gradient(gram, gram_base, rhs, rhs_base, m, W, G):
+    """G (m,) <- Q_k W - c_k, the exact least-squares data gradient from the packed Gram."""
+    for j in range(m):
+        acc = -rhs[rhs_base + j]
+        row = gram_base + j * m
+        for l in range(m):
+            acc += gram[row + l] * W[l]
+        G[j] = acc
 
 
 @njit(cache=True)
 def fedavg_kernel(
     loss_code, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
-    full_support, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr, record_rounds, w0, w_star,
+    full_support, gram, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr, record_rounds, w0, w_star,
     track, records, stats,
 ):
     """Run one seed; write the global model at ``record_rounds`` into ``records`` (n_rec, d).
@@ -101,8 +146,14 @@ def fedavg_kernel(
     W = w0.copy()
     local = np.empty(support_offsets[N] * C)
     scale = np.ones(N)
+    n_max = batch
+    if batch == 0:
+        for k in range(N):
+            n_max = max(n_max, sample_offsets[k + 1] - sample_offsets[k])
     G = np.empty(m_max * C)
-    z = np.empty(C)
+    Xb = np.empty(max(batch, 1) * m_max)
+    Z = np.empty((n_max, C))
+    idx = np.empty(n_max, dtype=np.int64)
     acc = np.empty(d)
     key = seed_key(seed)
     star_sq = 0.0
@@ -124,6 +175,7 @@ def fedavg_kernel(
             for q in range(d):
                 w_sq += W[q] * W[q]
                 w_dot += W[q] * w_star[q]
+        gram_base = 0
         for k in range(N):
             so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
             Wk = local[so * C:(so + m) * C]
@@ -144,8 +196,11 @@ def fedavg_kernel(
                 t = r * E + e
                 eta = step_size_at(sched_code, sched_a, sched_b, t, E)
                 stream = stream_key(key, t, k, N) if batch > 0 else np.uint64(0)
-                _data_gradient(loss_code, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
-                               stream, Wk, G, z)
+                if batch == 0 and uses_gram[k]:
+                    _gram_gradient(gram, gram_base, gram_rhs, so, m, Wk, G)
+                else:
+                    _data_gradient(loss_code, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
+                                   stream, Wk, G, Xb, Z, idx)
                 if track:
                     g_sq = mu * mu * s * s * max(off_sq, 0.0)
                     for q in range(m * C):
@@ -164,6 +219,7 @@ def fedavg_kernel(
                             rad += diff * diff
                     max_rad = max(max_rad, rad)
             scale[k] = s
+            gram_base += m * m
         # server: acc = sum_k p_k w_k, with w_k = s_k W off the support of k
         off_weight = 0.0
         for k in range(N):

@@ -9,7 +9,11 @@ S_k = all features and use the plain update.
 Packed arrays (all C-contiguous):
     support (sum_k |S_k|,) int64 feature indices, support_offsets (N+1,)
     rows (sum_k n_k |S_k|,) float64, client k's rows restricted to S_k, row-major,
-    row_offsets (N+1,) into ``rows``; targets (n,) and sample offsets (N+1,) as in the problem.
+    row_offsets (N+1,) into ``rows``; targets (n,) and sample offsets (N+1,) as in the problem;
+    gram (sum_k |S_k|^2,) and gram_rhs (sum_k |S_k|,): for least-squares clients with
+    |S_k| < 2 n_k, Q_k = X_S'X_S / n_k and c_k = X_S'y_k / n_k, so that an exact gradient step
+    costs |S_k|^2 multiply-adds (grad = Q_k w_S - c_k + mu w_S) instead of 2 n_k |S_k|;
+    uses_gram (N,) marks those clients.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from problems import FederatedProblem
+from problems import FederatedProblem, LossKind
 
 __all__ = ["PackedClients", "pack_clients"]
 
@@ -39,6 +43,9 @@ class PackedClients:
     rows: np.ndarray
     row_offsets: np.ndarray
     full_support: np.ndarray
+    gram: np.ndarray
+    gram_rhs: np.ndarray
+    uses_gram: np.ndarray
 
     @property
     def n_clients(self) -> int:
@@ -57,19 +64,27 @@ class PackedClients:
         support = np.diff(self.support_offsets)
         samples = np.diff(self.sample_offsets) if batch_size == 0 else np.full(self.n_clients, batch_size)
         C = self.n_classes
-        return samples * 4 * support * C + 3 * support * C
+        rows = samples * 4 * support * C
+        if batch_size == 0:
+            rows = np.where(self.uses_gram, 2 * support**2, rows)
+        return rows + 3 * support * C
 
 
 def pack_clients(problem: FederatedProblem) -> PackedClients:
     """Pack ``problem`` for the kernels, finding each client's feature support."""
-    supports, blocks = [], []
+    supports, blocks, grams, rhs = [], [], [], []
     full = np.zeros(problem.n_clients, dtype=np.bool_)
+    uses_gram = np.zeros(problem.n_clients, dtype=np.bool_)
     for k in range(problem.n_clients):
         Xk, _ = problem.client_data(k)
         cols = np.flatnonzero(np.any(Xk != 0.0, axis=0))
         if cols.size == 0:
             cols = np.array([0], dtype=np.int64)
         full[k] = cols.size == problem.n_features
+        rows_k, y_k = Xk[:, cols], problem.client_data(k)[1]
+        uses_gram[k] = problem.loss is LossKind.LEAST_SQUARES and cols.size < 2 * rows_k.shape[0]
+        grams.append((rows_k.T @ rows_k / rows_k.shape[0]).reshape(-1) if uses_gram[k] else np.zeros(cols.size**2))
+        rhs.append(rows_k.T @ y_k / rows_k.shape[0] if uses_gram[k] else np.zeros(cols.size))
         supports.append(cols.astype(np.int64))
         blocks.append(np.ascontiguousarray(Xk[:, cols]).reshape(-1))
     support_offsets = np.concatenate([[0], np.cumsum([s.size for s in supports])]).astype(np.int64)
@@ -87,4 +102,7 @@ def pack_clients(problem: FederatedProblem) -> PackedClients:
         rows=np.concatenate(blocks),
         row_offsets=row_offsets,
         full_support=full,
+        gram=np.concatenate(grams),
+        gram_rhs=np.concatenate(rhs),
+        uses_gram=uses_gram,
     )

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from problems import FederatedProblem, Optimum, build_problem, exact_optimum
 
@@ -20,7 +21,7 @@ from ._fedavg_reference import fedavg_reference
 from ._packing import pack_clients
 from .config import FedAvgConfig, RunConfig
 
-__all__ = ["Trajectory", "DivergenceError", "run", "run_seed", "ENGINES"]
+__all__ = ["Trajectory", "DivergenceError", "run", "run_seed", "trajectory_from_records", "ENGINES"]
 
 ENGINES = ("numba", "numpy")
 
@@ -77,7 +78,16 @@ def run_seed(
     engine: str = "numba",
     track: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """One seed: (records (P, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1)."""
+    """One seed: (records (P, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1).
+
+    BLAS runs single-threaded here so that its reductions, and hence the trajectory, do not
+    depend on how many threads a process happens to have (bit-identical across executors).
+    """
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _run_seed(problem, algorithm, seed, w_star, engine, track)
+
+
+def _run_seed(problem, algorithm, seed, w_star, engine, track):
     w0 = np.zeros(problem.dim)
     w_star = np.ascontiguousarray(w_star, dtype=np.float64)
     if engine == "numpy":
@@ -91,7 +101,7 @@ def run_seed(
     diverged = fedavg_kernel(
         packed.loss_code, packed.n_classes, packed.n_features, packed.mu, packed.weights, packed.targets,
         packed.sample_offsets, packed.support, packed.support_offsets, packed.rows, packed.row_offsets,
-        packed.full_support, algorithm.step_size.code, a, b, algorithm.local_steps, algorithm.rounds,
+        packed.full_support, packed.gram, packed.uses_gram, packed.gram_rhs, algorithm.step_size.code, a, b, algorithm.local_steps, algorithm.rounds,
         algorithm.batch_size, seed, algorithm.server_lr, np.asarray(algorithm.record_rounds, dtype=np.int64),
         w0, w_star, track, records, stats,
     )
@@ -122,12 +132,26 @@ def run(
         if diverged >= 0:
             raise DivergenceError(config.run_id, seed, diverged, alg.local_steps)
         iterates[i], stats[i] = records, seed_stats
+    return trajectory_from_records(config, problem, optimum, iterates, stats, track, engine, time.perf_counter() - start)
+
+
+def trajectory_from_records(
+    config: RunConfig,
+    problem: FederatedProblem,
+    optimum: Optimum,
+    iterates: np.ndarray,
+    stats: np.ndarray,
+    track: bool,
+    engine: str,
+    seconds: float,
+) -> Trajectory:
+    """Evaluate gap F(w) - F* and ||w - w*||^2 on recorded iterates (S, P, d); stats (S, 2)."""
     values = np.array([[problem.objective(w) for w in seed_iterates] for seed_iterates in iterates])
     gap = np.maximum(values - optimum.F_star, 0.0)
     dist_sq = np.sum((iterates - optimum.w_star) ** 2, axis=2)
-    if not track:
-        stats[:] = np.nan
+    stats = stats if track else np.full_like(stats, np.nan)
+    alg = config.algorithm
     return Trajectory(
         config.run_id, config, alg.seeds, alg.record_steps, iterates, gap, dist_sq, stats[:, 0], stats[:, 1],
-        engine, time.perf_counter() - start,
+        engine, seconds,
     )

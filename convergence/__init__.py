@@ -1,0 +1,34 @@
+"""Algorithms, kernels, runs, rate fits, bounds and checks (public API)."""
+
+from .checks import check_lower_bound, check_rate_exponent, check_upper_bound
+from .config import ConfigError, FedAvgConfig, RunConfig, log_spaced_rounds
+from .executor import RunRequest, execute
+from .fixed_point import FixedPoint, fedavg_fixed_point
+from .rates import RateFit, fit_rate
+from .run import DivergenceError, Trajectory, run
+from .schedules import ScheduleError, StepSize
+from .verdict import Hypothesis, Status, Verdict
+
+__all__ = [
+    "ConfigError",
+    "DivergenceError",
+    "FedAvgConfig",
+    "FixedPoint",
+    "Hypothesis",
+    "RateFit",
+    "RunConfig",
+    "RunRequest",
+    "ScheduleError",
+    "Status",
+    "StepSize",
+    "Trajectory",
+    "Verdict",
+    "check_lower_bound",
+    "check_rate_exponent",
+    "check_upper_bound",
+    "execute",
+    "fedavg_fixed_point",
+    "fit_rate",
+    "log_spaced_rounds",
+    "run",
+]

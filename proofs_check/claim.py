@@ -1,0 +1,129 @@
+"""Claims: a theorem's statement, its citation, and an evaluator that returns a verdict.
+
+A claim's evaluator runs the sweep it needs (through convergence.execute), checks its
+hypotheses on the configuration (unmet ones are reported, never ignored), and turns the
+trajectories into a Verdict with the checkers of convergence.checks. It returns the data of its
+plots as ``PlotSpec`` objects; the reports layer draws them and never reruns anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from convergence import Status, Verdict
+
+__all__ = ["VerifySettings", "PlotSpec", "ClaimResult", "Claim", "combine_checks", "UnknownClaimError"]
+
+
+class UnknownClaimError(KeyError):
+    """A claim id that is not registered; the message lists the known ids."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """What a claim evaluation may spend: seeds for stochastic runs, worker processes, size.
+
+    quick: smaller grids and horizons (for smoke tests); full: the larger sweeps.
+    """
+
+    seeds: int = 4
+    jobs: int = 1
+    quick: bool = False
+    full: bool = False
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.seeds, int) or self.seeds < 1:
+            raise ValueError(f"seeds: need an integer >= 1, got {self.seeds!r}")
+        if not isinstance(self.jobs, int) or self.jobs < 1:
+            raise ValueError(f"jobs: need an integer >= 1, got {self.jobs!r}")
+        if self.quick and self.full:
+            raise ValueError("quick/full: choose at most one of them")
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """Data for one figure. kind: 'rate' (log-log series with bound and fit), 'bias' (scatter of
+    a measured quantity against x with a bound line) or 'curves' (labelled lines).
+    ``data`` holds plain lists/floats so a report can be rebuilt from JSON."""
+
+    name: str
+    kind: str
+    title: str
+    caption: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """A claim's verdict with the plots that show its evidence."""
+
+    verdict: Verdict
+    plots: tuple[PlotSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A checkable statement: id, citation, statement (math in text), and its evaluator."""
+
+    id: str
+    citation: str
+    statement: str
+    evaluate: Callable[[VerifySettings], ClaimResult] = field(repr=False)
+    expected: Status | None = None
+    default: bool = True
+
+
+def combine_checks(
+    claim_id: str,
+    checks: Sequence[tuple[str, Verdict]],
+    headline: Verdict,
+    notes: str = "",
+    expected: Status | None = None,
+) -> Verdict:
+    """One claim verdict from named sub-checks: FAIL if any fails, PASS if all pass, else
+    INCONCLUSIVE. The headline check gives measured / theoretical / interval; every sub-check
+    is kept in evidence['checks'] with its own status and figures."""
+    statuses = [v.status for _, v in checks]
+    if Status.FAIL in statuses:
+        status = Status.FAIL
+    elif all(s is Status.PASS for s in statuses):
+        status = Status.PASS
+    else:
+        status = Status.INCONCLUSIVE
+    hypotheses = tuple(h for _, v in checks for h in v.hypotheses)
+    unique = tuple({(h.name, h.detail): h for h in hypotheses}.values())
+    return Verdict(
+        claim_id=claim_id,
+        status=status,
+        measured=headline.measured,
+        theoretical=headline.theoretical,
+        interval=headline.interval,
+        hypotheses=unique,
+        notes=notes,
+        evidence={"checks": [dict(v.to_json(), name=name) for name, v in checks]},
+        expected=expected,
+    )
+
+
+def rate_plot(
+    name: str, title: str, caption: str, verdict: Verdict, *, xlabel: str, ylabel: str,
+    bound: Sequence[float] | None = None, label: str = "measured (mean over seeds, CI band)",
+) -> PlotSpec:
+    """PlotSpec of a rate or bound check: its per-point mean and interval, the fitted line
+    (when the check fitted one) and an optional bound curve, from the verdict's evidence."""
+    ev = verdict.evidence
+    data: dict[str, Any] = {
+        "x": ev["x"], "mean": ev["mean"], "lo": ev["lo"], "hi": ev["hi"], "xlabel": xlabel, "ylabel": ylabel,
+        "label": label,
+    }
+    if "exponent" in ev:
+        x_used = [x for x, used in zip(ev["x"], ev["used"]) if used]
+        data["fit"] = [ev["exponent"], ev["intercept"], x_used]
+    if bound is not None:
+        data["bound"] = list(bound)
+    return PlotSpec(name, "rate", title, caption, data)

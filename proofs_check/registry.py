@@ -1,0 +1,25 @@
+"""The registry of claims that `fedbound verify` and `fedbound list` know."""
+
+from __future__ import annotations
+
+from .claim import Claim, UnknownClaimError
+from .controls import CONSTANT_STEP_CONTROL
+from .li2020_thm1 import CLAIM as LI2020_THM1
+from .li2020_thm4 import CLAIM as LI2020_THM4
+
+__all__ = ["CLAIMS", "get_claim", "default_claims"]
+
+CLAIMS: dict[str, Claim] = {c.id: c for c in (LI2020_THM4, LI2020_THM1, CONSTANT_STEP_CONTROL)}
+
+
+def get_claim(claim_id: str) -> Claim:
+    """The claim with this id; UnknownClaimError lists the known ids otherwise."""
+    try:
+        return CLAIMS[claim_id]
+    except KeyError:
+        raise UnknownClaimError(f"claim: unknown claim id {claim_id!r}; known ids: {', '.join(CLAIMS)}") from None
+
+
+def default_claims() -> list[Claim]:
+    """The claims `fedbound verify` runs when none is named."""
+    return [c for c in CLAIMS.values() if c.default]

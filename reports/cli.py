@@ -1,0 +1,147 @@
+"""The `fedbound` command line: verify, list, bench. A thin shell over the Python API.
+
+Every expected failure (bad input, unknown claim, unwritable output, a diverging run) ends with
+one line naming the problem and exit status 2; only --debug shows a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from convergence import ConfigError, DivergenceError, ScheduleError
+from problems import ProblemError
+from proofs_check import UnknownClaimError
+
+__all__ = ["main", "build_parser"]
+
+EXPECTED_ERRORS = (ConfigError, ProblemError, ScheduleError, UnknownClaimError, DivergenceError, ValueError, OSError)
+
+
+def _positive_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 1, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 1, got {value}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fedbound", description="Verify convergence theorems of federated and local SGD numerically."
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    verify = sub.add_parser("verify", help="run claims and write the report (HTML, Markdown, JSON, PNG)")
+    verify.add_argument("--quick", action="store_true", help="smaller grids and horizons (about a minute)")
+    verify.add_argument("--full", action="store_true", help="larger horizons (several minutes)")
+    verify.add_argument("--out", default="fedbound-report", help="output directory (default: ./fedbound-report)")
+    verify.add_argument("--seeds", type=_positive_int("--seeds"), default=4, help="seeds for stochastic runs (default 4)")
+    verify.add_argument("--jobs", type=_positive_int("--jobs"), default=1, help="worker processes (default 1)")
+    verify.add_argument("--claim", action="append", metavar="ID", help="run only this claim (repeatable)")
+    verify.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+    sub.add_parser("list", help="list the claims fedbound can verify")
+
+    bench = sub.add_parser("bench", help="time the kernels against the NumPy reference and the floor")
+    bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    bench.add_argument("--repeats", type=_positive_int("--repeats"), default=5, help="timing repeats (median)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "verify":
+            return _verify(args, argv)
+        if args.command == "list":
+            return _list()
+        return _bench(args)
+    except EXPECTED_ERRORS as exc:
+        if args.debug:
+            raise
+        print(f"fedbound: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("fedbound: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # an internal bug: one line, the traceback on request
+        if args.debug:
+            raise
+        print(f"fedbound: internal error ({type(exc).__name__}): {exc}. Rerun with --debug for the traceback.",
+              file=sys.stderr)
+        return 3
+
+
+def _prepare_out(out: str) -> Path:
+    """Create the output directory and prove it is writable."""
+    path = Path(out)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".fedbound-write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise OSError(f"--out: cannot write to output directory {str(path)!r} ({exc.strerror or exc})") from None
+    return path
+
+
+def _verify(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    from proofs_check import VerifySettings, default_claims, get_claim
+
+    from .render import format_verdict_table, write_html, write_markdown, write_verdicts_json
+    from .figures import draw
+    from .meta import run_metadata
+
+    if args.quick and args.full:
+        raise ValueError("--quick/--full: choose at most one")
+    claims = [get_claim(cid) for cid in args.claim] if args.claim else default_claims()
+    out = _prepare_out(args.out)
+    settings = VerifySettings(args.seeds, args.jobs, args.quick, args.full, progress=not args.no_progress)
+    start = time.perf_counter()
+    verdicts, figures = [], []
+    for claim in claims:
+        print(f"[fedbound] {claim.id}: {claim.citation}", file=sys.stderr, flush=True)
+        claim_start = time.perf_counter()
+        result = claim.evaluate(settings)
+        verdicts.append(result.verdict)
+        figures += [draw(spec, claim.id, out) for spec in result.plots]
+        print(f"[fedbound] {claim.id}: {result.verdict.status.value} ({time.perf_counter() - claim_start:.1f} s)",
+              file=sys.stderr, flush=True)
+    meta = run_metadata(argv, settings, time.perf_counter() - start, [c.id for c in claims])
+    write_verdicts_json(out / "verdicts.json", verdicts, meta)
+    write_markdown(out / "report.md", verdicts, figures, meta, base_dir=out)
+    write_html(out / "index.html", verdicts, figures, meta)
+    print(format_verdict_table(verdicts))
+    print(f"\nReport: {out / 'index.html'}  (also report.md, verdicts.json); wall time {meta['wall_time_s']:.1f} s")
+    return 0
+
+
+def _list() -> int:
+    from proofs_check import CLAIMS
+
+    for claim in CLAIMS.values():
+        tag = " [negative control, expected FAIL]" if claim.expected is not None else ""
+        print(f"{claim.id}{tag}\n    {claim.citation}\n    {claim.statement}\n")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import json
+
+    from convergence.bench import format_bench, run_bench
+
+    report = run_bench(repeats=args.repeats)
+    print(json.dumps(report, indent=2) if args.json else format_bench(report))
+    return 0

@@ -1,0 +1,587 @@
+"""Render verdicts: ``verdicts.json``, ``report.md``, a self-contained ``index.html``, a text table.
+
+Reports read stored results and never rerun anything. Negative controls (``Verdict.expected``
+set) are listed apart from the claims; a control that does not come out as expected is an
+alarm (a check that cannot fail is a defect, DESIGN.md) and every format says so prominently.
+
+``meta`` is the run's metadata, a JSON-able mapping. These keys come first when present:
+``command``, ``seeds``, ``wall_time_s``, ``versions`` (name -> version) and ``machine``; any
+other key follows in its own order.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import enum
+import html
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from convergence.verdict import Status, Verdict
+
+__all__ = [
+    "ReportFigure",
+    "format_verdict_table",
+    "render_html",
+    "render_markdown",
+    "write_html",
+    "write_markdown",
+    "write_verdicts_json",
+]
+
+_TITLE = "fedbound verification report"
+_META_ORDER = ("command", "seeds", "wall_time_s", "versions", "machine")
+_MAX_EVIDENCE_ROWS = 15
+_MISSING = "n/a"
+_SUMMARY_HEADERS = ("claim", "status", "measured", "theoretical", "interval", "hypotheses met")
+_CONTROL_HEADERS = ("control", "expected", "got", "outcome", "measured", "theoretical", "interval",
+                    "hypotheses met")
+_ALARM_ADVICE = ("A check that cannot fail is a defect: verdicts from the same checker are "
+                 "suspect until this is explained.")
+
+
+@dataclass(frozen=True)
+class ReportFigure:
+    """A PNG shown in the section of claim ``claim_id``, with its caption."""
+
+    claim_id: str
+    path: Path
+    caption: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+        if self.path.suffix.lower() != ".png":
+            raise ValueError(f"path: a report figure must be a .png file, got {self.path}")
+
+
+class _Table(NamedTuple):
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API
+
+
+def write_verdicts_json(
+    path: str | os.PathLike[str], verdicts: Sequence[Verdict], meta: Mapping[str, Any] | None = None
+) -> Path:
+    """Write ``{"fedbound_version", "created", "meta", "claims"}`` atomically; NaN/inf become null."""
+    _figures_by_claim(verdicts, ())
+    document = {
+        "fedbound_version": _fedbound_version(),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "meta": _jsonable(dict(meta or {}), "meta"),
+        "claims": [_jsonable(v.to_json(), f"claims[{i}]") for i, v in enumerate(verdicts)],
+    }
+    text = json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    return _atomic_write(path, text)
+
+
+def format_verdict_table(verdicts: Sequence[Verdict]) -> str:
+    """A plain-text, fixed-width table of every verdict (no colour codes), with a summary line."""
+    if not verdicts:
+        return "no verdicts"
+    headers = ("claim", "status", "measured", "theoretical", "interval", "hypotheses", "control")
+    rows = []
+    for v in verdicts:
+        control = ""
+        if v.expected is not None:
+            control = f"expect {v.expected.value}: {'ok' if v.as_expected else 'ALARM'}"
+        rows.append((v.claim_id, v.status.value, _fmt(v.measured), _fmt(v.theoretical),
+                     _fmt_interval(v.interval), _fmt_hypotheses(v), control))
+    widths = [max(len(r[i]) for r in (headers, *rows)) for i in range(len(headers))]
+    right = {2, 3}
+
+    def line(cells: Sequence[str]) -> str:
+        parts = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(parts).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows), "", _summary(verdicts)]
+    out += [f"ALARM: {v.claim_id}: {_control_outcome(v)}" for v in _alarms(verdicts)]
+    return "\n".join(out)
+
+
+def render_markdown(
+    verdicts: Sequence[Verdict],
+    figures: Sequence[ReportFigure] = (),
+    meta: Mapping[str, Any] | None = None,
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> str:
+    """The report as Markdown; figure paths are written relative to ``base_dir`` when given."""
+    by_claim = _figures_by_claim(verdicts, figures)
+    claims, controls = _split(verdicts)
+    out = [f"# {_TITLE}", ""]
+    alarms = _alarms(verdicts)
+    if alarms:
+        out += [f"> **ALARM: {len(alarms)} negative control(s) did not come out as expected.** "
+                f"{_ALARM_ADVICE}", ">"]
+        out += [f"> - {_md_code(v.claim_id)}: {_control_outcome(v)}" for v in alarms]
+        out.append("")
+    out += ["## Run", ""]
+    out += [f"- **{key}**: {_md_code(value) if key == 'command' else value}" for key, value in _meta_items(meta)]
+    out += [f"- **fedbound**: {_fedbound_version()}", "", "## Verdicts", "", _summary(verdicts), ""]
+    if claims:
+        out += [_md_table(_summary_table(claims)), ""]
+    if controls:
+        out += ["## Negative controls", "",
+                "Checks expected to come out a given way (usually FAIL), to show that the checker "
+                "can fail.", "", _md_table(_controls_table(controls)), ""]
+    for heading, group in (("Claims", claims), ("Negative control details", controls)):
+        if group:
+            out += [f"## {heading}", ""]
+            for v in group:
+                out += _md_section(v, by_claim[v.claim_id], base_dir)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write_markdown(
+    path: str | os.PathLike[str],
+    verdicts: Sequence[Verdict],
+    figures: Sequence[ReportFigure] = (),
+    meta: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write :func:`render_markdown` to ``path`` atomically, figure paths relative to its folder."""
+    text = render_markdown(verdicts, figures, meta, base_dir=Path(path).parent)
+    return _atomic_write(path, text)
+
+
+def render_html(
+    verdicts: Sequence[Verdict],
+    figures: Sequence[ReportFigure] = (),
+    meta: Mapping[str, Any] | None = None,
+) -> str:
+    """The report as one self-contained HTML page: inline CSS, PNGs embedded as data URIs."""
+    by_claim = _figures_by_claim(verdicts, figures)
+    claims, controls = _split(verdicts)
+    e = html.escape
+    body = [f"<h1>{e(_TITLE)}</h1>"]
+    alarms = _alarms(verdicts)
+    if alarms:
+        items = "".join(f"<li><code>{e(v.claim_id)}</code>: {e(_control_outcome(v))}</li>" for v in alarms)
+        body.append(f'<div class="alarm" role="alert"><p>ALARM: {len(alarms)} negative control(s) did not '
+                    f"come out as expected. {e(_ALARM_ADVICE)}</p><ul>{items}</ul></div>")
+    rows = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in _meta_items(meta))
+    body.append(f'<h2>Run</h2><dl class="meta">{rows}<dt>fedbound</dt><dd>{e(_fedbound_version())}</dd></dl>')
+    body.append(f"<h2>Verdicts</h2><p>{e(_summary(verdicts))}</p>")
+    if claims:
+        body.append(_html_table(_summary_table(claims), "summary"))
+    if controls:
+        body.append("<h2>Negative controls</h2><p>Checks expected to come out a given way (usually FAIL), "
+                    "to show that the checker can fail.</p>" + _html_table(_controls_table(controls), "summary"))
+    for heading, group in (("Claims", claims), ("Negative control details", controls)):
+        if group:
+            body.append(f"<h2>{e(heading)}</h2>")
+            body += [_html_section(v, by_claim[v.claim_id]) for v in group]
+    body.append(f'<footer class="note">generated by fedbound {e(_fedbound_version())}</footer>')
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{e(_TITLE)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n<main>\n"
+        + "\n".join(body)
+        + "\n</main>\n</body>\n</html>\n"
+    )
+
+
+def write_html(
+    path: str | os.PathLike[str],
+    verdicts: Sequence[Verdict],
+    figures: Sequence[ReportFigure] = (),
+    meta: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write :func:`render_html` to ``path`` atomically."""
+    return _atomic_write(path, render_html(verdicts, figures, meta))
+
+
+# ---------------------------------------------------------------------------------------------
+# Content shared by the formats
+
+
+def _figures_by_claim(verdicts: Sequence[Verdict], figures: Sequence[ReportFigure]) -> dict[str, list[ReportFigure]]:
+    """Figures grouped by claim; claim ids must be unique and every figure must have its claim."""
+    by_claim: dict[str, list[ReportFigure]] = {}
+    for v in verdicts:
+        if v.claim_id in by_claim:
+            raise ValueError(f"verdicts: duplicate claim id {v.claim_id!r}")
+        by_claim[v.claim_id] = []
+    for fig in figures:
+        if fig.claim_id not in by_claim:
+            raise ValueError(f"figures: claim id {fig.claim_id!r} has no verdict")
+        by_claim[fig.claim_id].append(fig)
+    return by_claim
+
+
+def _split(verdicts: Sequence[Verdict]) -> tuple[list[Verdict], list[Verdict]]:
+    """(claims, negative controls), each in the given order."""
+    return [v for v in verdicts if v.expected is None], [v for v in verdicts if v.expected is not None]
+
+
+def _alarms(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    return [v for v in verdicts if not v.as_expected]
+
+
+def _summary(verdicts: Sequence[Verdict]) -> str:
+    """E.g. "3 claims: 1 PASS, 1 FAIL, 1 INCONCLUSIVE; 2 negative controls, 1 ALARM"."""
+    claims, controls = _split(verdicts)
+    counts = ", ".join(f"{sum(v.status is s for v in claims)} {s.value}" for s in Status)
+    text = f"{len(claims)} claim{'s' * (len(claims) != 1)}: {counts}"
+    if controls:
+        alarms = len(_alarms(controls))
+        text += (f"; {len(controls)} negative control{'s' * (len(controls) != 1)}, "
+                 + (f"{alarms} ALARM" if alarms else "all as expected"))
+    return text
+
+
+def _control_outcome(v: Verdict) -> str:
+    expected, got = v.expected.value if v.expected else _MISSING, v.status.value
+    if v.as_expected:
+        return f"negative control: expected {expected}, got {got} (as expected)"
+    return f"negative control: expected {expected}, got {got} (NOT as expected)"
+
+
+def _summary_table(verdicts: Sequence[Verdict]) -> _Table:
+    return _Table(_SUMMARY_HEADERS, tuple(
+        (v.claim_id, v.status.value, _fmt(v.measured), _fmt(v.theoretical), _fmt_interval(v.interval),
+         _fmt_hypotheses(v)) for v in verdicts))
+
+
+def _controls_table(verdicts: Sequence[Verdict]) -> _Table:
+    return _Table(_CONTROL_HEADERS, tuple(
+        (v.claim_id, v.expected.value if v.expected else _MISSING, v.status.value,
+         "as expected" if v.as_expected else "ALARM", _fmt(v.measured), _fmt(v.theoretical),
+         _fmt_interval(v.interval), _fmt_hypotheses(v)) for v in verdicts))
+
+
+def _headline(v: Verdict) -> str:
+    return f"measured {_fmt(v.measured)}; theoretical {_fmt(v.theoretical)}; interval {_fmt_interval(v.interval)}"
+
+
+def _hypotheses_heading(v: Verdict) -> str:
+    met = sum(h.met for h in v.hypotheses)
+    return f"Hypotheses ({met} of {len(v.hypotheses)} met)"
+
+
+def _meta_items(meta: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    meta = meta or {}
+    keys = [k for k in _META_ORDER if k in meta] + [k for k in meta if k not in _META_ORDER]
+    return [(str(k), _fmt(meta[k])) for k in keys]
+
+
+def _evidence(evidence: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list[_Table]]:
+    """Split evidence into scalar items and per-point tables (one per common length).
+
+    Nested mappings are flattened with dotted keys; a 1-D list or array of scalars is a column;
+    anything else is summarised by its shape.
+    """
+    scalars: list[tuple[str, str]] = []
+    columns: dict[int, dict[str, list[Any]]] = {}
+    for key, value in _flatten(evidence):
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        if isinstance(value, (list, tuple)) and value and all(map(_is_scalar, value)):
+            columns.setdefault(len(value), {})[key] = list(value)
+        elif isinstance(value, (list, tuple)):
+            scalars.append((key, _describe(value)))
+        else:
+            scalars.append((key, _fmt(value)))
+    return scalars, [_column_table(cols) for cols in columns.values()]
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str, np.generic))
+
+
+def _describe(value: list[Any] | tuple[Any, ...]) -> str:
+    if not value:
+        return "empty"
+    try:
+        return f"array of shape {np.shape(value)}"
+    except ValueError:
+        return f"{len(value)} items"
+
+
+def _column_table(columns: dict[str, list[Any]]) -> _Table:
+    """Columns of one length as a table, thinned to at most _MAX_EVIDENCE_ROWS evenly spaced rows."""
+    keys = tuple(columns)
+    n = len(columns[keys[0]])
+    if n <= _MAX_EVIDENCE_ROWS:
+        return _Table(keys, tuple(tuple(_fmt(columns[k][i]) for k in keys) for i in range(n)))
+    picked = np.unique(np.round(np.linspace(0, n - 1, _MAX_EVIDENCE_ROWS)).astype(int))
+    rows = tuple((str(i), *(_fmt(columns[k][i]) for k in keys)) for i in picked)
+    return _Table(("#", *keys), rows, f"{len(picked)} of {n} rows shown, evenly spaced")
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown
+
+
+def _md_section(v: Verdict, figures: Sequence[ReportFigure], base_dir: str | os.PathLike[str] | None) -> list[str]:
+    kind = " (negative control)" if v.expected is not None else ""
+    out = [f"### {_md_code(v.claim_id)}: {v.status.value}{kind}", ""]
+    if v.expected is not None:
+        out += [f"> **ALARM: {_control_outcome(v)}.** {_ALARM_ADVICE}" if not v.as_expected
+                else f"*{_control_outcome(v)}*", ""]
+    out += [_headline(v), ""]
+    if v.notes:
+        out += [v.notes, ""]
+    if v.hypotheses:
+        out += [f"**{_hypotheses_heading(v)}**", ""]
+        out += [f"- {'met' if h.met else '**UNMET**'}: {_md_code(h.name)}: {h.detail}" for h in v.hypotheses]
+        out.append("")
+    scalars, tables = _evidence(v.evidence)
+    if scalars or tables:
+        out += ["**Evidence**", ""]
+        if scalars:
+            out += [f"- {key}: {value}" for key, value in scalars] + [""]
+        for table in tables:
+            out += [_md_table(table), ""] + ([f"*{table.note}*", ""] if table.note else [])
+    for fig in figures:
+        alt = (fig.caption or v.claim_id).replace("[", "\\[").replace("]", "\\]")
+        target = _md_image_path(fig.path, base_dir)
+        out += [f"![{alt}]({f'<{target}>' if ' ' in target else target})", ""]
+        if fig.caption:
+            out += [f"*{fig.caption}*", ""]
+    return out
+
+
+def _md_table(table: _Table) -> str:
+    def row(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+    return "\n".join([row(table.headers), row(["---"] * len(table.headers)), *(row(r) for r in table.rows)])
+
+
+def _md_code(text: str) -> str:
+    """``text`` as an inline code span, with a fence longer than any backtick run inside."""
+    run = longest = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}" if longest else f"`{text}`"
+
+
+def _md_image_path(path: Path, base_dir: str | os.PathLike[str] | None) -> str:
+    if base_dir is None:
+        return path.as_posix()
+    return Path(os.path.relpath(path.resolve(), Path(base_dir).resolve())).as_posix()
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML
+
+_CSS = """
+body{margin:0;background:#fff;color:#1f2328;line-height:1.5;
+font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}
+main{max-width:1020px;margin:0 auto;padding:24px 28px 48px}
+h1{font-size:1.7em;border-bottom:1px solid #d0d7de;padding-bottom:.3em}
+h2{font-size:1.35em;margin-top:1.8em;border-bottom:1px solid #eaeef2;padding-bottom:.2em}
+h3{font-size:1.12em;margin:0 0 .4em}
+h4{font-size:1em;margin:1em 0 .3em}
+article{border:1px solid #d0d7de;border-radius:8px;padding:14px 18px;margin:16px 0}
+table{border-collapse:collapse;margin:.5em 0;font-size:.92em}
+th,td{border:1px solid #d0d7de;padding:4px 9px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}
+table.evidence td{text-align:right;font-variant-numeric:tabular-nums}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em;
+background:#f6f8fa;padding:1px 4px;border-radius:4px}
+.badge{display:inline-block;padding:0 8px;border:1px solid;border-radius:10px;font-weight:600;font-size:.85em}
+.badge.pass{color:#116329;background:#dafbe1;border-color:#4ac26b}
+.badge.fail{color:#a40e26;background:#ffebe9;border-color:#ff8182}
+.badge.inconclusive{color:#7d4e00;background:#fff8c5;border-color:#d4a72c}
+.alarm{border:2px solid #cf222e;background:#ffebe9;color:#82071e;padding:8px 14px;border-radius:6px;font-weight:600}
+.control{border-left:4px solid #8c959f;background:#f6f8fa;padding:4px 10px}
+.notes{white-space:pre-wrap}
+li.unmet{color:#a40e26}
+.unmet strong{font-weight:700}
+figure{margin:1em 0}
+img{max-width:100%;height:auto;border:1px solid #eaeef2}
+figcaption,.note{color:#57606a;font-size:.9em}
+dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px}
+dl.meta dt{font-weight:600}
+dl.meta dd{margin:0;word-break:break-word}
+"""
+
+
+def _html_section(v: Verdict, figures: Sequence[ReportFigure]) -> str:
+    e = html.escape
+    kind = " (negative control)" if v.expected is not None else ""
+    out = [f'<article id="{e(_anchor(v.claim_id))}">',
+           f"<h3><code>{e(v.claim_id)}</code> {_badge(v.status.value)}{e(kind)}</h3>"]
+    if v.expected is not None:
+        out.append(f'<p class="alarm" role="alert">ALARM: {e(_control_outcome(v))}. {e(_ALARM_ADVICE)}</p>'
+                   if not v.as_expected else f'<p class="control">{e(_control_outcome(v))}</p>')
+    out.append(f"<p>{e(_headline(v))}</p>")
+    if v.notes:
+        out.append(f'<p class="notes">{e(v.notes)}</p>')
+    if v.hypotheses:
+        items = "".join(
+            f'<li class="met">met: <code>{e(h.name)}</code>: {e(h.detail)}</li>' if h.met
+            else f'<li class="unmet"><strong>UNMET</strong>: <code>{e(h.name)}</code>: {e(h.detail)}</li>'
+            for h in v.hypotheses)
+        out.append(f"<h4>{e(_hypotheses_heading(v))}</h4><ul>{items}</ul>")
+    scalars, tables = _evidence(v.evidence)
+    if scalars or tables:
+        out.append("<h4>Evidence</h4>")
+        if scalars:
+            out.append("<ul>" + "".join(f"<li>{e(k)}: {e(val)}</li>" for k, val in scalars) + "</ul>")
+        out += [_html_table(t, "evidence") for t in tables]
+    for fig in figures:
+        caption = f"<figcaption>{e(fig.caption)}</figcaption>" if fig.caption else ""
+        out.append(f'<figure><img src="{_data_uri(fig)}" alt="{e(fig.caption or v.claim_id)}">{caption}</figure>')
+    out.append("</article>")
+    return "\n".join(out)
+
+
+def _html_table(table: _Table, css_class: str) -> str:
+    e = html.escape
+    head = "".join(f"<th>{e(h)}</th>" for h in table.headers)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{_html_cell(h, c)}</td>" for h, c in zip(table.headers, row)) + "</tr>"
+        for row in table.rows)
+    note = f'<p class="note">{e(table.note)}</p>' if table.note else ""
+    return f'<table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}'
+
+
+def _html_cell(header: str, text: str) -> str:
+    """Status columns as badges, claim ids as links to their section, the rest escaped."""
+    if header in ("status", "expected", "got") and text in Status.__members__:
+        return _badge(text)
+    if header in ("claim", "control"):
+        return f'<a href="#{html.escape(_anchor(text))}"><code>{html.escape(text)}</code></a>'
+    if header == "outcome" and text == "ALARM":
+        return '<strong class="unmet">ALARM</strong>'
+    return html.escape(text)
+
+
+def _badge(status: str) -> str:
+    return f'<span class="badge {html.escape(status.lower())}">{html.escape(status)}</span>'
+
+
+def _anchor(claim_id: str) -> str:
+    return "claim-" + "-".join(claim_id.split())
+
+
+def _data_uri(fig: ReportFigure) -> str:
+    try:
+        data = fig.path.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"figure of claim {fig.claim_id!r} not found: {fig.path}") from None
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting and files
+
+
+def _fmt(value: Any) -> str:
+    """Compact text: 3 significant digits, scientific below 1e-3 and from 1e4 on."""
+    if value is None:
+        return _MISSING
+    if isinstance(value, enum.Enum):
+        return _fmt(value.value)
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return _fmt_float(float(value))
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={_fmt(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return ", ".join(_fmt(v) for v in value)
+    return str(value)
+
+
+def _fmt_float(x: float) -> str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e4:
+        return np.format_float_positional(float(f"{x:.3g}"), trim="-")
+    mantissa, exponent = f"{x:.2e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+
+
+def _fmt_interval(interval: tuple[float, float] | None) -> str:
+    return _MISSING if interval is None else f"[{_fmt(interval[0])}, {_fmt(interval[1])}]"
+
+
+def _fmt_hypotheses(v: Verdict) -> str:
+    if not v.hypotheses:
+        return "none declared"
+    met = sum(h.met for h in v.hypotheses)
+    return f"{'yes' if v.hypotheses_met else 'NO'} ({met}/{len(v.hypotheses)})"
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    """``value`` with JSON types only: NaN/inf -> None, NumPy -> Python; errors name the field."""
+    if isinstance(value, enum.Enum):
+        return _jsonable(value.value, where)
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist(), where)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    raise TypeError(f"{where}: cannot write a {type(value).__name__} to JSON")
+
+
+def _fedbound_version() -> str:
+    try:
+        return metadata.version("fedbound")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _atomic_write(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` to a temporary file beside ``path``, then move it into place."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return out

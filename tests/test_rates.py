@@ -1,0 +1,161 @@
+"""Tests for convergence.rates.fit_rate: exponent recovery, intervals, floor, validation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from convergence.rates import RateFit, fit_rate
+
+X = np.geomspace(1.0, 1.0e4, 12)
+
+
+def noisy_power_law(exponent: float, n_seeds: int, noise: float, seed: int) -> np.ndarray:
+    """values[s, j] = 3 x_j^exponent (1 + noise * eps_sj), eps ~ N(0, 1): the seed mean is 3 x^a in expectation."""
+    rng = np.random.default_rng(seed)
+    return 3.0 * X**exponent * (1.0 + noise * rng.standard_normal((n_seeds, X.size)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    exponent=st.floats(min_value=-3.0, max_value=0.0),
+    log_c=st.floats(min_value=-5.0, max_value=5.0),
+    n_seeds=st.integers(min_value=1, max_value=4),
+)
+def test_exact_power_law_is_recovered(exponent: float, log_c: float, n_seeds: int) -> None:
+    # Every seed equals c x^a exactly, so log mean = log c + a log x with zero residual: the fit
+    # returns a and log c up to rounding, and the interval collapses onto a.
+    values = np.tile(math.exp(log_c) * X**exponent, (n_seeds, 1))
+    fit = fit_rate(X, values, n_boot=200)
+    assert fit.exponent == pytest.approx(exponent, abs=1e-9)
+    assert fit.intercept == pytest.approx(log_c, abs=1e-8)
+    assert fit.interval[0] <= fit.exponent <= fit.interval[1]
+    assert fit.interval[1] - fit.interval[0] < 1e-9
+    assert fit.residual_std < 1e-10
+    assert (fit.n_points, fit.n_seeds, fit.n_floored) == (X.size, n_seeds, 0)
+
+
+def test_noisy_interval_contains_truth() -> None:
+    # 5% multiplicative noise over 8 seeds; the interval is >= 95% so it should miss a rarely.
+    # The datasets are fixed (seeds 0..19), so the count is deterministic.
+    hits = 0
+    for trial in range(20):
+        fit = fit_rate(X, noisy_power_law(-1.0, 8, 0.05, trial), seed=trial)
+        hits += fit.interval[0] <= -1.0 <= fit.interval[1]
+        assert fit.exponent == pytest.approx(-1.0, abs=0.05)
+    assert hits >= 18
+
+
+def test_interval_is_deterministic_given_seed() -> None:
+    values = noisy_power_law(-0.5, 6, 0.3, 1)
+    assert fit_rate(X, values, seed=7) == fit_rate(X, values, seed=7)
+    assert fit_rate(X, values, seed=7).interval != fit_rate(X, values, seed=8).interval
+
+
+def test_single_seed_interval_is_ols_standard_error() -> None:
+    # S = 1: no bootstrap, the interval is slope +- z_{0.975} se(slope), with se from an
+    # independent OLS (scipy.stats.linregress) of log y on log x.
+    values = noisy_power_law(-1.5, 1, 0.2, 3)
+    fit = fit_rate(X, values)
+    ref = stats.linregress(np.log(X), np.log(values[0]))
+    z = stats.norm.ppf(0.975)
+    assert fit.exponent == pytest.approx(ref.slope, rel=1e-12)
+    assert fit.intercept == pytest.approx(ref.intercept, rel=1e-12)
+    assert fit.interval[0] == pytest.approx(ref.slope - z * ref.stderr, rel=1e-12)
+    assert fit.interval[1] == pytest.approx(ref.slope + z * ref.stderr, rel=1e-12)
+
+
+def test_interval_at_least_as_wide_as_ols() -> None:
+    # With S >= 2 the interval is the hull of the bootstrap and OLS intervals.
+    values = noisy_power_law(-1.0, 5, 0.3, 4)
+    fit = fit_rate(X, values)
+    ref = stats.linregress(np.log(X), np.log(values.mean(axis=0)))
+    z = stats.norm.ppf(0.975)
+    assert fit.interval[0] <= ref.slope - z * ref.stderr + 1e-12
+    assert fit.interval[1] >= ref.slope + z * ref.stderr - 1e-12
+
+
+def test_bootstrap_resamples_seeds() -> None:
+    # Two seeds with different exponents (-1 and -0.5): replicates are {A, A}, {A, B}, {B, B}, each
+    # with probability >= 1/4, so the 95% percentile interval reaches both pure slopes.
+    values = np.vstack([X**-1.0, X**-0.5])
+    fit = fit_rate(X, values)
+    assert fit.interval[0] <= -1.0 + 1e-9
+    assert fit.interval[1] >= -0.5 - 1e-9
+
+
+def test_floor_drops_points_and_counts_them() -> None:
+    values = X**-2.0
+    values[-3:] = 1e-18  # converged to machine precision
+    fit = fit_rate(X, values, floor=1e-15)
+    assert fit.n_floored == 3
+    assert fit.n_points == X.size - 3
+    assert fit.x_used == tuple(X[:-3])
+    assert fit.exponent == pytest.approx(-2.0, abs=1e-9)
+
+
+def test_zero_mean_is_dropped_without_floor() -> None:
+    values = X**-1.0
+    values[-1] = 0.0
+    fit = fit_rate(X, values)
+    assert (fit.n_points, fit.n_floored) == (X.size - 1, 1)
+
+
+def test_replicate_below_floor_is_refitted_without_it() -> None:
+    # Seed A reaches 0 at the last point, seed B does not: a replicate {A, A} drops that point
+    # and refits on the rest; the point fit keeps it (its mean is positive).
+    a = X**-1.0
+    a[-1] = 0.0
+    fit = fit_rate(X, np.vstack([a, X**-1.0]))
+    assert fit.n_points == X.size
+    assert math.isfinite(fit.interval[0]) and math.isfinite(fit.interval[1])
+
+
+def test_fit_from_selects_points_and_shifted_horizon() -> None:
+    # values = (gamma + T)^-1 is an exact power law in x = gamma + T, not in T.
+    T = np.geomspace(1.0, 1.0e4, 12)
+    gamma = 50.0
+    values = (gamma + T) ** -1.0
+    shifted = fit_rate(gamma + T, values)
+    assert shifted.exponent == pytest.approx(-1.0, abs=1e-12)
+    tail = fit_rate(T, values, fit_from=1000.0)
+    assert tail.x_used == tuple(T[T >= 1000.0])
+    assert tail.exponent == pytest.approx(-1.0, abs=0.05)
+    assert fit_rate(T, values).exponent > -0.8  # the pre-asymptotic plateau flattens the full fit
+
+
+def test_predict_is_the_fitted_line() -> None:
+    fit = fit_rate(X, 2.0 * X**-0.75)
+    assert isinstance(fit, RateFit)
+    np.testing.assert_allclose(fit.predict(X), 2.0 * X**-0.75, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"x": np.array([1.0, 3.0, 2.0, 4.0])}, "x"),
+        ({"x": np.array([0.0, 1.0, 2.0, 3.0])}, "x"),
+        ({"x": np.array([1.0, 2.0, np.nan, 4.0])}, "x"),
+        ({"x": np.ones((2, 2))}, "x"),
+        ({"values": np.ones((2, 3))}, "values"),
+        ({"values": np.array([[1.0, np.nan, 1.0, 1.0]])}, "values"),
+        ({"values": np.array([[1.0, -1.0, 1.0, 1.0]])}, "values"),
+        ({"n_boot": 0}, "n_boot"),
+        ({"confidence": 1.0}, "confidence"),
+        ({"confidence": math.nan}, "confidence"),
+        ({"seed": -1}, "seed"),
+        ({"floor": -1.0}, "floor"),
+        ({"fit_from": math.nan}, "fit_from"),
+        ({"fit_from": 3.5}, "values"),  # one point left: too few to fit
+    ],
+)
+def test_bad_input_names_the_argument(kwargs: dict, name: str) -> None:
+    args = {"x": np.array([1.0, 2.0, 3.0, 4.0]), "values": np.array([[1.0, 0.5, 0.3, 0.25]])}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=rf"^{name}:"):
+        fit_rate(**args)
