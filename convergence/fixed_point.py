@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from problems._base import FederatedProblem, LossKind
+from problems import FederatedProblem, LossKind
 
 from .rates import _is_real
 

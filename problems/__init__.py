@@ -1,1 +1,37 @@
-from ._base import FederatedProblem, LossKind, ProblemError  # provisional, replaced by the full API
+"""Federated problem families, their constants and exact optima (the first layer of fedbound).
+
+Public API (everything else is private):
+
+* the problem model: ``FederatedProblem``, ``LossKind``, ``ProblemError``;
+* families: ``li_counterexample`` (Li et al. 2020, Appendix C) and ``li_counterexample_matrices``,
+  ``random_quadratic``, ``synthetic`` (Li et al. 2020, Appendix D / FedProx);
+* the registry: ``build_problem(spec)``, ``problem_spec(family, **params)``;
+* constants: ``ProblemConstants``, ``problem_constants``;
+* optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``.
+"""
+
+from ._base import FederatedProblem, LossKind, ProblemError
+from .constants import ProblemConstants, problem_constants
+from .counterexample import li_counterexample, li_counterexample_matrices
+from .optimum import Optimum, OptimumError, exact_optimum, heterogeneity_gamma
+from .quadratic import random_quadratic
+from .registry import build_problem, problem_spec
+from .synthetic import synthetic
+
+__all__ = [
+    "FederatedProblem",
+    "LossKind",
+    "ProblemError",
+    "li_counterexample",
+    "li_counterexample_matrices",
+    "random_quadratic",
+    "synthetic",
+    "build_problem",
+    "problem_spec",
+    "ProblemConstants",
+    "problem_constants",
+    "Optimum",
+    "OptimumError",
+    "exact_optimum",
+    "heterogeneity_gamma",
+]

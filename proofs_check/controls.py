@@ -12,9 +12,9 @@ import dataclasses
 
 from convergence import FedAvgConfig, RunConfig, RunRequest, Status, StepSize, check_rate_exponent, execute
 from convergence import log_spaced_rounds
-from problems import build_problem, exact_optimum, problem_spec
+from problems import build_problem, problem_spec
 
-from .claim import Claim, ClaimResult, VerifySettings, rate_plot
+from .claim import Claim, ClaimResult, VerifySettings, claim_optimum, rate_plot
 
 __all__ = ["CONSTANT_STEP_CONTROL"]
 
@@ -24,7 +24,7 @@ CONTROL_ID = "control.constant-step-rate"
 def evaluate_constant_step(settings: VerifySettings) -> ClaimResult:
     """Constant eta = 0.05, E = 5 on the counterexample, checked against a claimed O(1/T)."""
     spec = problem_spec("li_counterexample", N=5, p=4, mu=2e-4)
-    optimum = exact_optimum(build_problem(spec))
+    optimum, _ = claim_optimum(build_problem(spec))
     E, eta = 5, 0.05
     rounds = 40_000 if settings.quick else 200_000
     cfg = RunConfig(spec, FedAvgConfig(E, rounds, StepSize.constant(eta), 0, 1.0, log_spaced_rounds(rounds, 40), (0,)))

@@ -121,7 +121,7 @@ def _verify(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
               file=sys.stderr, flush=True)
     meta = run_metadata(argv, settings, time.perf_counter() - start, [c.id for c in claims])
     write_verdicts_json(out / "verdicts.json", verdicts, meta)
-    write_markdown(out / "report.md", verdicts, figures, meta, base_dir=out)
+    write_markdown(out / "report.md", verdicts, figures, meta)
     write_html(out / "index.html", verdicts, figures, meta)
     print(format_verdict_table(verdicts))
     print(f"\nReport: {out / 'index.html'}  (also report.md, verdicts.json); wall time {meta['wall_time_s']:.1f} s")

@@ -1,0 +1,219 @@
+"""Exact optima w* = argmin F, F* = F(w*), F_k* = min F_k, and Li's heterogeneity Gamma.
+
+Primary method:
+
+* least squares: the normal equations of G(w) = sum_i r_i (x_i'w - y_i)^2 / 2 + mu/2 ||w||^2 + c,
+  (X' diag(r) X + mu I) w = X' diag(r) y, solved by Cholesky when mu > 0; when mu = 0 the matrix may
+  be singular (e.g. the clients of Li's counterexample, rank A_k < d) and ``scipy.linalg.lstsq`` on
+  diag(sqrt(r)) X w ~ diag(sqrt(r)) y gives the minimum-norm minimiser.
+* logistic / softmax: damped Newton with exact Hessians (``_newton``) until
+  ||grad|| <= 1e-12 max(1, ||grad(0)||). These need mu > 0 (without it the data may be separable and
+  the infimum not attained).
+
+F* and F_k* are then evaluated with the problem's own ``objective`` / ``local_objective``, so that
+gaps F(w_t) - F* computed elsewhere use the same arithmetic. ``grad_norm`` = ||grad F(w*)|| from the
+problem's own gradient (code independent of the solver's) certifies ||w* - w_true|| <= grad_norm / mu
+when mu > 0.
+
+Cross-check (``crosscheck=True``): cvxpy + Clarabel (``_cvx``) solves F and every F_k again; the
+relative differences ||w_a - w_b|| / max(1, ||w_b||) and |F_a - F_b| / max(1, |F_b|) (b = cvxpy, F_b
+cvxpy's own optimal value) must be <= ``CROSSCHECK_RTOL`` = 1e-8, else ``OptimumError``. Minimisers
+are compared only where they are unique (mu > 0, or a full-rank least-squares system).
+
+Li's heterogeneity (ICLR 2020, Sec. 3.1): Gamma = F* - sum_k p_k F_k* >= 0, since
+F* = sum_k p_k F_k(w*) >= sum_k p_k F_k*.
+
+Results are cached per process, keyed by a SHA-256 fingerprint of the problem's data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.linalg import lstsq, solve
+
+from ._base import FederatedProblem, LossKind, ProblemError
+from ._cvx import cvxpy_minimise
+from ._newton import newton_minimise
+from ._rows import RowObjective, global_rows, local_rows
+
+__all__ = ["Optimum", "OptimumError", "exact_optimum", "heterogeneity_gamma", "CROSSCHECK_RTOL"]
+
+CROSSCHECK_RTOL = 1e-8
+"""Largest relative disagreement between the primary method and cvxpy that the cross-check accepts."""
+
+class OptimumError(RuntimeError):
+    """The exact optimum could not be computed or confirmed (the message says which part failed)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Optimum:
+    """w* (d,), F* = F(w*), F_k* (N,), how they were obtained, and the cross-check (or None).
+
+    ``grad_norm`` = ||grad F(w*)||; ``crosscheck`` holds the relative differences to cvxpy
+    (``w_star``, ``F_star``, ``local_w_star`` and ``local_F_star`` maxima over clients) and the
+    solver statuses.
+    """
+
+    w_star: np.ndarray
+    F_star: float
+    local_F_star: np.ndarray
+    method: str
+    crosscheck: dict[str, Any] | None
+    grad_norm: float
+
+
+@dataclass(frozen=True)
+class _Solution:
+    """One minimisation: the argmin and whether it is the unique minimiser."""
+
+    w: np.ndarray
+    unique: bool
+
+
+_CACHE: dict[str, tuple[Optimum, list[_Solution]]] = {}
+"""fingerprint -> (optimum, primary solutions for F, F_1..F_N)."""
+
+
+def _least_squares(objective: RowObjective) -> _Solution:
+    """Closed-form minimiser of a least-squares row objective (module docstring)."""
+    X, y, r = objective.X, objective.y, objective.r
+    if objective.mu > 0:
+        H = objective.hessian(np.zeros(objective.dim))
+        return _Solution(solve(H, X.T @ (r * y), assume_a="pos"), True)
+    sqrt_r = np.sqrt(r)
+    w, _, rank, _ = lstsq(sqrt_r[:, None] * X, sqrt_r * y)
+    return _Solution(w, rank == objective.dim)
+
+
+def _newton(objective: RowObjective, what: str) -> _Solution:
+    """Newton minimiser of a logistic / softmax row objective; OptimumError if it fails."""
+    result = newton_minimise(objective)
+    if not result.converged:
+        raise OptimumError(
+            f"{what}: Newton did not converge ({result.message}; ||grad|| = {result.grad_norm:.3g} "
+            f"> {result.tolerance:.3g} after {result.iterations} iterations)"
+        )
+    return _Solution(result.w, True)
+
+
+def _minimise(objective: RowObjective, what: str) -> _Solution:
+    """The primary method for ``objective`` (``what`` names it in errors)."""
+    if objective.loss is LossKind.LEAST_SQUARES:
+        return _least_squares(objective)
+    return _newton(objective, what)
+
+
+def _fingerprint(problem: FederatedProblem) -> str:
+    """SHA-256 of everything that defines F and the F_k."""
+    digest = hashlib.sha256(f"{problem.loss.value}|{problem.mu!r}|{problem.n_classes}|{problem.X.shape}".encode())
+    for array in (problem.X, problem.y, problem.offsets, problem.weights, problem.constants):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def _rel(a: np.ndarray | float, b: np.ndarray | float) -> float:
+    """||a - b|| / max(1, ||b||)."""
+    return float(np.linalg.norm(np.subtract(a, b)) / max(1.0, float(np.linalg.norm(b))))
+
+
+def _crosscheck(
+    problem: FederatedProblem,
+    objectives: list[RowObjective],
+    solutions: list[_Solution],
+    values: list[float],
+) -> dict[str, Any]:
+    """Solve F and every F_k again with cvxpy; return the relative differences or raise OptimumError.
+
+    The lists hold F first, then F_1..F_N: the objectives, the primary solutions and the primary
+    minimum values.
+    """
+    names = ["F"] + [f"F_{k + 1}" for k in range(problem.n_clients)]
+    w_diff: list[float | None] = []
+    F_diff: list[float] = []
+    statuses: list[str] = []
+    failures: list[str] = []
+    for name, objective, primary, value in zip(names, objectives, solutions, values):
+        w_cvx, value_cvx, status = cvxpy_minimise(objective)
+        dw = _rel(primary.w, w_cvx) if primary.unique else None
+        dF = _rel(value, value_cvx)
+        if dw is not None and not dw <= CROSSCHECK_RTOL:
+            failures.append(f"{name}: minimisers differ by {dw:.3g} (cvxpy status {status})")
+        if not dF <= CROSSCHECK_RTOL:
+            failures.append(f"{name}: minima differ by {dF:.3g} (cvxpy status {status})")
+        w_diff.append(dw)
+        F_diff.append(dF)
+        statuses.append(status)
+    if failures:
+        shown = "; ".join(failures[:5]) + (f"; ... ({len(failures)} in all)" if len(failures) > 5 else "")
+        raise OptimumError(f"{problem.name}: cvxpy does not confirm the optimum to relative {CROSSCHECK_RTOL:g}: {shown}")
+    local_w = [d for d in w_diff[1:] if d is not None]
+    return {
+        "solver": "cvxpy/CLARABEL",
+        "rtol": CROSSCHECK_RTOL,
+        "w_star": w_diff[0],
+        "F_star": F_diff[0],
+        "local_w_star": max(local_w) if local_w else None,
+        "local_F_star": max(F_diff[1:]),
+        "status": statuses[0],
+        "local_status": statuses[1:],
+    }
+
+
+def _solve_primary(problem: FederatedProblem) -> tuple[Optimum, list[_Solution]]:
+    """The primary solutions for F, F_1..F_N and the Optimum they give (without cross-check)."""
+    if problem.loss is not LossKind.LEAST_SQUARES and problem.mu <= 0:
+        raise ProblemError(f"mu: the exact optimum of a {problem.loss.value} problem needs mu > 0 (got {problem.mu})")
+    names = [f"{problem.name}: F"] + [f"{problem.name}: F_{k + 1}" for k in range(problem.n_clients)]
+    solutions = [_minimise(obj, name) for obj, name in zip(_objectives(problem), names)]
+    w_star = solutions[0].w
+    w_star.setflags(write=False)
+    local_F_star = np.array([problem.local_objective(s.w, k) for k, s in enumerate(solutions[1:])])
+    local_F_star.setflags(write=False)
+    method = (
+        "least squares: normal equations (Cholesky; minimum-norm lstsq when mu = 0)"
+        if problem.loss is LossKind.LEAST_SQUARES
+        else f"{problem.loss.value}: damped Newton with exact Hessian to ||grad|| <= 1e-12 relative"
+    )
+    grad_norm = float(np.linalg.norm(problem.gradient(w_star)))
+    return Optimum(w_star, problem.objective(w_star), local_F_star, method, None, grad_norm), solutions
+
+
+def _objectives(problem: FederatedProblem) -> list[RowObjective]:
+    """F, F_1, ..., F_N as row-weighted objectives."""
+    return [global_rows(problem)] + [local_rows(problem, k) for k in range(problem.n_clients)]
+
+
+def exact_optimum(problem: FederatedProblem, crosscheck: bool = True) -> Optimum:
+    """w*, F*, the F_k* and (optionally) their cvxpy cross-check for ``problem`` (module docstring).
+
+    Cached per process: a second call with the same data returns the stored result (a stored
+    result without cross-check is cross-checked when ``crosscheck`` is requested). Raises
+    ProblemError (mu = 0 with a logistic / softmax loss) or OptimumError.
+    """
+    key = _fingerprint(problem)
+    if key not in _CACHE:
+        _CACHE[key] = _solve_primary(problem)
+    optimum, solutions = _CACHE[key]
+    if not crosscheck or optimum.crosscheck is not None:
+        return optimum
+    values = [optimum.F_star] + [float(v) for v in optimum.local_F_star]
+    report = _crosscheck(problem, _objectives(problem), solutions, values)
+    optimum = Optimum(
+        optimum.w_star,
+        optimum.F_star,
+        optimum.local_F_star,
+        optimum.method + "; cross-checked with cvxpy/Clarabel",
+        report,
+        optimum.grad_norm,
+    )
+    _CACHE[key] = (optimum, solutions)
+    return optimum
+
+
+def heterogeneity_gamma(problem: FederatedProblem, optimum: Optimum) -> float:
+    """Li's Gamma = F* - sum_k p_k F_k* (>= 0 up to rounding; 0 when all F_k share a minimiser)."""
+    return float(optimum.F_star - problem.weights @ optimum.local_F_star)
