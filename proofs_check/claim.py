@@ -116,7 +116,7 @@ def combine_checks(
 
 def rate_plot(
     name: str, title: str, caption: str, verdict: Verdict, *, xlabel: str, ylabel: str,
-    bound: Sequence[float] | None = None, label: str = "measured (mean over seeds, CI band)",
+    bound: Sequence[float] | None = None, label: str = "measured (mean over seeds)",
 ) -> PlotSpec:
     """PlotSpec of a rate or bound check: its per-point mean and interval, the fitted line
     (when the check fitted one) and an optional bound curve, from the verdict's evidence."""

@@ -73,12 +73,13 @@ for the asymptotic regime T >> gamma = 8 kappa to fit in the verify budget; with
 lambda = 1e-4 (Appendix D.1) kappa is about 1e5 and gamma about 1e6 steps."""
 
 
-def li_hypotheses(c: LiConstants, schedule: StepSize, total_steps: int) -> tuple[Hypothesis, ...]:
-    """Theorem 1's hypotheses evaluated on the constants and the configured schedule."""
+def li_hypotheses(c: LiConstants, schedule: StepSize, total_steps: int, label: str = "") -> tuple[Hypothesis, ...]:
+    """Theorem 1's hypotheses evaluated on the constants and the configured schedule; names are
+    prefixed with ``[label]`` when given (one claim checks several instances)."""
     E = c.local_steps
     eta1 = schedule.first(E)
     ratio = schedule.at(0, E) / schedule.at(E, E)
-    return (
+    hypotheses = (
         Hypothesis("Assumptions 1-2: F_k L-smooth, mu-strongly convex, mu > 0", c.mu > 0, f"L = {c.L:.6g}, mu = {c.mu:.6g}"),
         Hypothesis(
             "gamma = max{8 kappa, E}", abs(schedule.gamma - max(8 * c.kappa, E)) <= 1e-9 * c.gamma,
@@ -90,6 +91,9 @@ def li_hypotheses(c: LiConstants, schedule: StepSize, total_steps: int) -> tuple
                    f"G^2 = {c.G_sq:.6g} ({c.G_method}); max sigma_k^2 = {c.sigma_sq.max():.6g}"),
         Hypothesis("T divisible by E", total_steps % E == 0, f"T = {total_steps}, E = {E}"),
     )
+    if not label:
+        return hypotheses
+    return tuple(Hypothesis(f"[{label}] {h.name}", h.met, h.detail) for h in hypotheses)
 
 
 def _run_instance(inst: Instance, settings: VerifySettings) -> tuple[list[tuple[str, Verdict]], PlotSpec, dict]:
@@ -110,7 +114,7 @@ def _run_instance(inst: Instance, settings: VerifySettings) -> tuple[list[tuple[
         problem, optimum, inst.local_steps, inst.batch_size,
         radius=float(np.sqrt(np.max(traj.max_radius_sq))), observed_grad_sq=float(np.max(traj.max_grad_sq)),
     )
-    hypotheses = li_hypotheses(c, schedule, cfg.algorithm.total_steps)
+    hypotheses = li_hypotheses(c, schedule, cfg.algorithm.total_steps, inst.label)
     steps = traj.steps.astype(float)
     bound = li_theorem1_bound(c, steps)
     where = f"{inst.label}, E = {inst.local_steps}, batch = {inst.batch_size or 'exact'}, {len(seeds)} seed(s)"

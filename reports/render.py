@@ -288,7 +288,11 @@ def _evidence(evidence: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list[
     """
     scalars: list[tuple[str, str]] = []
     columns: dict[int, dict[str, list[Any]]] = {}
-    for key, value in _flatten(evidence):
+    records = []
+    for key, value in _flatten({k: v for k, v in evidence.items() if k != "checks"}):
+        if isinstance(value, (list, tuple)) and value and all(isinstance(r, Mapping) for r in value):
+            records.append(_records_table(value))
+            continue
         if isinstance(value, np.ndarray):
             value = value.tolist()
         if isinstance(value, (list, tuple)) and value and all(map(_is_scalar, value)):
@@ -297,7 +301,27 @@ def _evidence(evidence: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list[
             scalars.append((key, _describe(value)))
         else:
             scalars.append((key, _fmt(value)))
-    return scalars, [_column_table(cols) for cols in columns.values()]
+    return scalars, records + [_column_table(cols) for cols in columns.values()]
+
+
+def _records_table(records: Sequence[Mapping[str, Any]]) -> _Table:
+    """A list of flat mappings (e.g. constants per instance) as one table, keys as headers."""
+    keys = tuple(dict.fromkeys(k for r in records for k in r))
+    return _Table(keys, tuple(tuple(_fmt(r.get(k)) for k in keys) for r in records))
+
+
+_CHECK_HEADERS = ("sub-check", "status", "measured", "theoretical", "interval", "finding")
+
+
+def _checks_table(v: Verdict) -> _Table | None:
+    """The sub-checks a claim combined (evidence['checks']), one row each, or None."""
+    checks = v.evidence.get("checks") if isinstance(v.evidence, Mapping) else None
+    if not checks:
+        return None
+    return _Table(_CHECK_HEADERS, tuple(
+        (str(c.get("name", c.get("claim_id"))), str(c.get("status")), _fmt(c.get("measured")),
+         _fmt(c.get("theoretical")), _fmt_interval(c.get("interval")), str(c.get("notes", "")))
+        for c in checks))
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -349,6 +373,9 @@ def _md_section(v: Verdict, figures: Sequence[ReportFigure], base_dir: str | os.
         out += [f"**{_hypotheses_heading(v)}**", ""]
         out += [f"- {'met' if h.met else '**UNMET**'}: {_md_code(h.name)}: {h.detail}" for h in v.hypotheses]
         out.append("")
+    checks = _checks_table(v)
+    if checks is not None:
+        out += ["**Sub-checks**", "", _md_table(checks), ""]
     scalars, tables = _evidence(v.evidence)
     if scalars or tables:
         out += ["**Evidence**", ""]
@@ -441,6 +468,9 @@ def _html_section(v: Verdict, figures: Sequence[ReportFigure]) -> str:
             else f'<li class="unmet"><strong>UNMET</strong>: <code>{e(h.name)}</code>: {e(h.detail)}</li>'
             for h in v.hypotheses)
         out.append(f"<h4>{e(_hypotheses_heading(v))}</h4><ul>{items}</ul>")
+    checks = _checks_table(v)
+    if checks is not None:
+        out += ["<h4>Sub-checks</h4>", _html_table(checks, "checks")]
     scalars, tables = _evidence(v.evidence)
     if scalars or tables:
         out.append("<h4>Evidence</h4>")

@@ -209,3 +209,16 @@ def test_plots_reject_empty_or_mismatched_input(tmp_path: Path, call, argument: 
     with pytest.raises(ValueError, match=f"^{argument}"):
         call(tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
+
+
+def test_sub_checks_are_rendered_as_a_table(tmp_path) -> None:
+    from proofs_check import combine_checks
+    from reports.render import render_html, render_markdown
+
+    passing = Verdict("c/one", Status.PASS, 0.5, 1.0, (0.4, 0.6), notes="first finding")
+    failing = Verdict("c/two", Status.FAIL, 2.0, 1.0, (1.8, 2.2), notes="second finding")
+    claim = combine_checks("c", [("bound", passing), ("rate", failing)], headline=failing)
+    assert claim.status is Status.FAIL  # one failing sub-check fails the claim
+    md = render_markdown([claim])
+    assert "**Sub-checks**" in md and "| rate | FAIL |" in md and "second finding" in md
+    assert "Sub-checks" in render_html([claim])
