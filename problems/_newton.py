@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, solve
 
 from ._rows import RowObjective
 
@@ -53,7 +53,7 @@ def newton_minimise(
         if gnorm <= tolerance:
             return NewtonResult(w, value, gnorm, tolerance, it, True, "gradient tolerance reached")
         try:
-            step = cho_solve(cho_factor(objective.hessian(w)), -grad)
+            step = solve(objective.hessian(w), -grad, assume_a="pos", check_finite=False)
         except LinAlgError:
             return NewtonResult(w, value, gnorm, tolerance, it, False, "Hessian not positive definite")
         decrement = -float(grad @ step)

@@ -15,12 +15,25 @@ gaps F(w_t) - F* computed elsewhere use the same arithmetic. ``grad_norm`` = ||g
 problem's own gradient (code independent of the solver's) certifies ||w* - w_true|| <= grad_norm / mu
 when mu > 0.
 
-Cross-check (``crosscheck=True``): cvxpy + Clarabel (``_cvx``) solves F and every F_k again; the
-relative differences ||w_a - w_b|| / max(1, ||w_b||) and |F_a - F_b| / max(1, |F_b|) (b = cvxpy, F_b
-cvxpy's own optimal value) must be <= ``CROSSCHECK_RTOL`` = 1e-8, else ``OptimumError``. Minimisers
-are compared only where they are unique (mu > 0, or a full-rank least-squares system).
+Cross-check (``crosscheck=True``): cvxpy + Clarabel (``_cvx``) solves F and every F_k again and
+we compare ||w_a - w_b|| / max(1, ||w_b||) and |F_a - F_b| / max(1, |F_b|) (b = cvxpy; F_b is
+cvxpy's own optimal value, so the objective code is checked too) with ``CROSSCHECK_RTOL`` = 1e-8:
 
-Li's heterogeneity (ICLR 2020, Sec. 3.1): Gamma = F* - sum_k p_k F_k* >= 0, since
+* minimum values must agree for every objective, else ``OptimumError``;
+* minimisers (compared only where unique: mu > 0 or a full-rank least-squares system) must agree
+  when cvxpy reports ``optimal``, else ``OptimumError``. When cvxpy reports ``optimal_inaccurate``
+  (Clarabel stalled short of its tolerances; its minimiser is then typically good to 1e-6..1e-8
+  only) a minimiser disagreement is not evidence against the Newton solution, whose own
+  certificate grad_norm / mu is far tighter; it is recorded in ``crosscheck["unconfirmed"]`` and
+  reported with ``warnings.warn`` (RuntimeWarning).
+
+Limits (measured): an interior-point minimiser is accurate to about its dual residual / mu, so on
+weakly curved problems (synthetic(1, 1) with Li's lambda = 1e-4, mu = 2e-4) even an ``optimal``
+cvxpy minimiser can differ by ~2e-8 and ``crosscheck=True`` raises; the softmax cross-check also
+costs about a minute per 2000 rows (see ``_cvx``). Use ``crosscheck=False`` there and rely on
+``grad_norm``.
+
+Li's heterogeneity (ICLR 2020, Sec. 3.1, "Quantifying the degree of non-iid"): Gamma = F* - sum_k p_k F_k* >= 0, since
 F* = sum_k p_k F_k(w*) >= sum_k p_k F_k*.
 
 Results are cached per process, keyed by a SHA-256 fingerprint of the problem's data.
@@ -29,6 +42,7 @@ Results are cached per process, keyed by a SHA-256 fingerprint of the problem's 
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +58,7 @@ __all__ = ["Optimum", "OptimumError", "exact_optimum", "heterogeneity_gamma", "C
 
 CROSSCHECK_RTOL = 1e-8
 """Largest relative disagreement between the primary method and cvxpy that the cross-check accepts."""
+
 
 class OptimumError(RuntimeError):
     """The exact optimum could not be computed or confirmed (the message says which part failed)."""
@@ -125,6 +140,7 @@ def _crosscheck(
     objectives: list[RowObjective],
     solutions: list[_Solution],
     values: list[float],
+    grad_norm: float,
 ) -> dict[str, Any]:
     """Solve F and every F_k again with cvxpy; return the relative differences or raise OptimumError.
 
@@ -136,20 +152,32 @@ def _crosscheck(
     F_diff: list[float] = []
     statuses: list[str] = []
     failures: list[str] = []
-    for name, objective, primary, value in zip(names, objectives, solutions, values):
+    unconfirmed: list[str] = []
+    for name, objective, primary, value in zip(names, objectives, solutions, values, strict=True):
         w_cvx, value_cvx, status = cvxpy_minimise(objective)
         dw = _rel(primary.w, w_cvx) if primary.unique else None
         dF = _rel(value, value_cvx)
-        if dw is not None and not dw <= CROSSCHECK_RTOL:
-            failures.append(f"{name}: minimisers differ by {dw:.3g} (cvxpy status {status})")
         if not dF <= CROSSCHECK_RTOL:
             failures.append(f"{name}: minima differ by {dF:.3g} (cvxpy status {status})")
+        if dw is not None and not dw <= CROSSCHECK_RTOL:
+            message = f"{name}: minimisers differ by {dw:.3g} (cvxpy status {status})"
+            (failures if status == "optimal" else unconfirmed).append(message)
         w_diff.append(dw)
         F_diff.append(dF)
         statuses.append(status)
     if failures:
-        shown = "; ".join(failures[:5]) + (f"; ... ({len(failures)} in all)" if len(failures) > 5 else "")
-        raise OptimumError(f"{problem.name}: cvxpy does not confirm the optimum to relative {CROSSCHECK_RTOL:g}: {shown}")
+        raise OptimumError(
+            f"{problem.name}: cvxpy does not confirm the optimum to relative {CROSSCHECK_RTOL:g}: "
+            f"{_shorten(failures)} (primary solution: ||grad F(w*)|| = {grad_norm:.3g})"
+        )
+    if unconfirmed:
+        warnings.warn(
+            f"{problem.name}: cvxpy stopped short of its tolerances and confirms these minimisers only "
+            f"loosely: {_shorten(unconfirmed)}; the primary solutions stand on their own certificate "
+            f"(||grad|| <= 1e-12 relative; ||grad F(w*)|| = {grad_norm:.3g})",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     local_w = [d for d in w_diff[1:] if d is not None]
     return {
         "solver": "cvxpy/CLARABEL",
@@ -160,7 +188,14 @@ def _crosscheck(
         "local_F_star": max(F_diff[1:]),
         "status": statuses[0],
         "local_status": statuses[1:],
+        "unconfirmed": unconfirmed,
     }
+
+
+def _shorten(messages: list[str], shown: int = 5) -> str:
+    """The first ``shown`` messages joined, with a count of the rest."""
+    more = f"; ... ({len(messages)} in all)" if len(messages) > shown else ""
+    return "; ".join(messages[:shown]) + more
 
 
 def _solve_primary(problem: FederatedProblem) -> tuple[Optimum, list[_Solution]]:
@@ -168,7 +203,7 @@ def _solve_primary(problem: FederatedProblem) -> tuple[Optimum, list[_Solution]]
     if problem.loss is not LossKind.LEAST_SQUARES and problem.mu <= 0:
         raise ProblemError(f"mu: the exact optimum of a {problem.loss.value} problem needs mu > 0 (got {problem.mu})")
     names = [f"{problem.name}: F"] + [f"{problem.name}: F_{k + 1}" for k in range(problem.n_clients)]
-    solutions = [_minimise(obj, name) for obj, name in zip(_objectives(problem), names)]
+    solutions = [_minimise(obj, name) for obj, name in zip(_objectives(problem), names, strict=True)]
     w_star = solutions[0].w
     w_star.setflags(write=False)
     local_F_star = np.array([problem.local_objective(s.w, k) for k, s in enumerate(solutions[1:])])
@@ -201,7 +236,7 @@ def exact_optimum(problem: FederatedProblem, crosscheck: bool = True) -> Optimum
     if not crosscheck or optimum.crosscheck is not None:
         return optimum
     values = [optimum.F_star] + [float(v) for v in optimum.local_F_star]
-    report = _crosscheck(problem, _objectives(problem), solutions, values)
+    report = _crosscheck(problem, _objectives(problem), solutions, values, optimum.grad_norm)
     optimum = Optimum(
         optimum.w_star,
         optimum.F_star,

@@ -38,9 +38,9 @@ __all__ = ["random_quadratic"]
 _WEIGHTINGS = ("balanced", "dirichlet")
 
 
-def _orthonormal(rng: np.random.Generator, first: np.ndarray, n_cols: int) -> np.ndarray:
-    """An orthogonal d x n_cols matrix whose first column is ``first`` / ||first||."""
-    G = rng.standard_normal((first.size, n_cols))
+def _orthogonal(rng: np.random.Generator, first: np.ndarray) -> np.ndarray:
+    """A random d x d orthogonal matrix whose first column is ``first`` / ||first|| (d = first.size)."""
+    G = rng.standard_normal((first.size, first.size))
     G[:, 0] = first
     Q, R = np.linalg.qr(G)
     return Q * np.sign(np.diag(R))  # fix signs so that Q[:, 0] is +first/||first||
@@ -86,12 +86,14 @@ def random_quadratic(
     y = np.empty((N, n))
     for k in range(N):
         s = np.concatenate(([0.0, L - mu], rng.uniform(0.0, L - mu, d - 2)))
-        Q = _orthonormal(rng, _null_direction(rng, optima[k]), d)
+        Q = _orthogonal(rng, _null_direction(rng, optima[k]))
         U = np.linalg.qr(rng.standard_normal((n, d)))[0]  # (n, d), orthonormal columns
         X[k] = np.sqrt(n) * (U * np.sqrt(s)) @ Q.T
-        b = Q @ ((s + mu) * (Q.T @ optima[k]))
-        inv_sqrt = np.where(s > 0, 1.0 / np.sqrt(np.where(s > 0, s, 1.0)), 0.0)
-        y[k] = np.sqrt(n) * U @ (inv_sqrt * (Q.T @ b))
+        a = Q.T @ optima[k]  # w_k* in the eigenbasis; a[0] = 0 because q_k is orthogonal to w_k*
+        coef = np.zeros(d)  # y_k = sqrt(n) U_k coef, coef = diag(s^+)^{1/2} Q'b_k, Q'b_k = (s + mu) a
+        pos = s > 0
+        coef[pos] = (s[pos] + mu) * a[pos] / np.sqrt(s[pos])
+        y[k] = np.sqrt(n) * U @ coef
     weights = np.full(N, 1.0 / N) if weighting == "balanced" else rng.dirichlet(np.ones(N))
     params = {
         "n_clients": N,

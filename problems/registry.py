@@ -8,7 +8,10 @@ Built problems are cached per process (``functools.lru_cache`` on the canonical 
 immutable (frozen dataclass, read-only arrays), so sharing them is safe.
 
 Families: ``li_counterexample`` (Li et al. 2020, Appendix C), ``random_quadratic``,
-``synthetic`` (Li et al. 2020, Appendix D.1 / FedProx).
+``synthetic`` (Li et al. 2020, Appendix D.1 / FedProx), and the block-cyclic families
+``block_cyclic_quadratic``, ``block_cyclic_softmax`` (Ding et al. 2020, Sec. 2). A block-cyclic
+family builds a ``BlockCyclicProblem``: ``build_block_cyclic(spec)`` returns it and
+``build_problem(spec)`` its combined problem (F over the M*N pseudo-clients), from one cache.
 """
 
 from __future__ import annotations
@@ -22,16 +25,19 @@ from typing import Any
 
 from ._base import FederatedProblem, ProblemError
 from ._params import as_float, as_int, make_spec
+from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax
 from .counterexample import li_counterexample
 from .quadratic import random_quadratic
 from .synthetic import synthetic
 
-__all__ = ["build_problem", "problem_spec"]
+__all__ = ["build_problem", "build_block_cyclic", "problem_spec"]
 
-_FAMILIES: dict[str, Callable[..., FederatedProblem]] = {
+_FAMILIES: dict[str, Callable[..., FederatedProblem | BlockCyclicProblem]] = {
     "li_counterexample": li_counterexample,
     "random_quadratic": random_quadratic,
     "synthetic": synthetic,
+    "block_cyclic_quadratic": block_cyclic_quadratic,
+    "block_cyclic_softmax": block_cyclic_softmax,
 }
 _SPEC_KEYS = ("family", "params")
 _CACHE_SIZE = 16  # built problems kept per process (the largest default, synthetic, is ~20 MB)
@@ -69,7 +75,24 @@ def problem_spec(family: str, **params: Any) -> dict[str, Any]:
 
 
 def build_problem(spec: Mapping[str, Any]) -> FederatedProblem:
-    """The problem described by ``spec = {"family": name, "params": {...}}`` (cached per process)."""
+    """The problem described by ``spec = {"family": name, "params": {...}}`` (cached per process).
+
+    For a block-cyclic family this is ``BlockCyclicProblem.combined``.
+    """
+    built = _build(_canonical_json(spec))
+    return built.combined if isinstance(built, BlockCyclicProblem) else built
+
+
+def build_block_cyclic(spec: Mapping[str, Any]) -> BlockCyclicProblem:
+    """The BlockCyclicProblem of a block-cyclic family's ``spec`` (cached per process)."""
+    built = _build(_canonical_json(spec))
+    if not isinstance(built, BlockCyclicProblem):
+        raise ProblemError(f"family: {spec['family']!r} is not a block-cyclic problem family")
+    return built
+
+
+def _canonical_json(spec: Mapping[str, Any]) -> str:
+    """The canonical spec of ``spec`` as sorted JSON (ProblemError naming a malformed field)."""
     if not isinstance(spec, Mapping):
         raise ProblemError(f"spec: expected a mapping with keys {list(_SPEC_KEYS)}, got {type(spec).__name__}")
     extra = sorted(set(spec) - set(_SPEC_KEYS))
@@ -81,11 +104,11 @@ def build_problem(spec: Mapping[str, Any]) -> FederatedProblem:
     if not isinstance(params, Mapping):
         raise ProblemError(f"params: expected a mapping of parameter names to values, got {params!r}")
     canonical = problem_spec(spec["family"], **params)
-    return _build(json.dumps(canonical, sort_keys=True))
+    return json.dumps(canonical, sort_keys=True)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def _build(canonical_json: str) -> FederatedProblem:
+def _build(canonical_json: str) -> FederatedProblem | BlockCyclicProblem:
     """Build (once per process) the problem of a canonical spec given as sorted JSON."""
     canonical = json.loads(canonical_json)
     return _FAMILIES[canonical["family"]](**canonical["params"])

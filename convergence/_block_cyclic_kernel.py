@@ -1,0 +1,420 @@
+"""Numba kernel: MM-PSGD and MC-PSGD over block-cyclic data (Ding et al. 2020, Algorithms 1-2).
+
+One call runs one seed. Schedule: R = C M E rounds of I local steps; round r (0-based) uses
+block m = (r // E) % M and global steps t = r I, ..., r I + I - 1 (T = C M E I). Data are the
+combined problem's rows (``problems.block_cyclic``): client i in block m uses pseudo-client
+k = m N + i. Parameters are row-major (f, C) as in ``_fedavg_kernel``.
+
+Round r, with S_r the participating clients (all N, or K of them, see below):
+
+* block-mixed chain (both algorithms): every i in S_r starts from the global model x_bar and
+  takes I steps x <- x - gamma_t (g_i(x) + mu x), g_i the data gradient of F_m^i (exact, or a
+  minibatch of ``batch`` rows drawn with replacement); then x_bar <- (1/|S_r|) sum_{i in S_r} x_i
+  (Algorithm 1 lines 5, 9, 11-12; Algorithm 2 line 6). With M = 1 this is FedAvg / parallel
+  restarted SGD, and its global model is FedAvg's on block-cyclic data.
+* block-separate chain (MC-PSGD only): every i in S_r starts from w_bar_m, the latest block-m
+  separate model (initially w0), takes I steps with eta_t, and y_bar <- mean of the y_i;
+  w_bar_m <- y_bar (line 7). Restarting from w_bar_m each round is line 8's broadcast within a
+  block and line 15's reset when the round starts a new block.
+* selection (MC-PSGD, lines 9-10): the average local loss (1/|S_r|) sum_{i in S_r} F_m^i at x_bar
+  and at y_bar, exactly over each client's block-m rows; u_bar = y_bar if its loss is strictly
+  smaller, else x_bar (a tie keeps x_bar). MM-PSGD uses u_bar = x_bar.
+* predictor of block m (eq. 7, 8), with c the rounds of block m so far:
+  ``average``:     p_m <- c/(c+1) p_m + 1/(c+1) u_bar (the mean of the block's u_bar);
+  ``exponential``: p_m <- u_bar if c = 0, else (p_m + u_bar)/2, so the j-th latest round of the
+  block weighs 2^-j (the first round shares the last weight), Sec. 5's "base 0.5, round number
+  as the exponent".
+
+Sampling (``_rng``, shared with FedAvg): client i's minibatch at step t is stream
+stream_key(seed_key(seed), t, i, N), slots 0..b-1 for the x chain (so M = 1 reproduces FedAvg's
+minibatches exactly) and slots b..2b-1 for the y chain (stream + G b, as sample_index(s, j)
+hashes s + G (j + 1)). Partial participation: S_r = the K clients with the smallest
+stream_key(pkey, r, k, N), pkey = mix64(seed_key(seed) ^ PARTICIPATION_SALT); mix64 is a
+bijection, so the N keys are distinct and S_r is a uniform K-subset, the same in the reference.
+
+Tracking (``track``, the metric of Yu et al. 2019, Thm 1, and Ding et al. Lemmas 3-4): x_bar_t =
+mean of the participants' local x at every step. Before each step t the kernel adds
+||grad F_m(x_bar_{t-1})||^2 (least squares: through the block Gram A_m = (1/N) sum_i X'X/n, d^2 per
+step; otherwise over all of block m's rows), and after each step it takes
+mean_i ||x_bar_t - x_i||^2 and max_i ||x_bar_t - x_i||^2, keeping running maxima.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from problems import BlockCyclicProblem, LossKind
+
+from ._fedavg_kernel import DIVERGENCE_FACTOR, _data_gradient, _gram_gradient
+from ._rng import GOLDEN, mix64, seed_key, stream_key
+from .schedules import StepSize, step_size_at
+
+__all__ = [
+    "Plan",
+    "SeedRecords",
+    "KernelData",
+    "kernel_data",
+    "kernel_seed",
+    "block_cyclic_kernel",
+    "participants",
+    "MODE_MM",
+    "MODE_MC",
+    "PREDICTOR_AVERAGE",
+    "PREDICTOR_EXPONENTIAL",
+    "PARTICIPATION_SALT",
+]
+
+MODE_MM, MODE_MC = 0, 1
+PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL = 0, 1
+PARTICIPATION_SALT = np.uint64(0xD1B54A32D192ED03)
+"""XOR-ed into the seed key to make the participation key (an odd constant with mixed bits)."""
+
+
+@njit(cache=True)
+def participants(pkey, r, N, K, hashes, out):
+    """out[:K] <- the K clients of round r (ascending): smallest stream_key(pkey, r, k, N)."""
+    for k in range(N):
+        hashes[k] = stream_key(pkey, r, k, N)
+    chosen = np.sort(np.argsort(hashes, kind="mergesort")[:K])
+    for j in range(K):
+        out[j] = chosen[j]
+
+
+@njit(cache=True)
+def _sgd_step(loss_code, C, f, mu, rows, targets, offsets, k, i, N, t, batch, key, shift, eta,
+              use_gram, gram, gram_rhs, W, G, Xb, Z, idx):
+    """One local step W <- W - eta (g + mu W) of client i (pseudo-client k) at global step t."""
+    if batch == 0 and use_gram[k]:
+        _gram_gradient(gram, k * f * f, gram_rhs, k * f, f, W, G)
+    else:
+        stream = np.uint64(0)
+        if batch > 0:
+            stream = stream_key(key, t, i, N) + GOLDEN * np.uint64(shift)
+        _data_gradient(loss_code, C, rows, offsets[k] * f, f, targets, offsets[k], offsets[k + 1] - offsets[k],
+                       batch, stream, W, G, Xb, Z, idx)
+    for q in range(W.size):
+        W[q] -= eta * (G[q] + mu * W[q])
+
+
+@njit(cache=True)
+def _average(local, K, out):
+    """out <- (1/K) sum_{p < K} local[p], accumulated in client order."""
+    w = 1.0 / K
+    for q in range(out.size):
+        out[q] = 0.0
+    for p in range(K):
+        for q in range(out.size):
+            out[q] += w * local[p, q]
+
+
+@njit(cache=True)
+def _mean_loss(loss_code, C, f, rows, targets, lo, n_k, W, Z):
+    """(1/n_k) sum of the per-sample losses over rows lo..lo+n_k-1 at W (f*C,)."""
+    Xk = rows[lo * f:(lo + n_k) * f].reshape(n_k, f)
+    Zk = Z[:n_k]
+    np.dot(Xk, W.reshape(f, C), Zk)
+    total = 0.0
+    for b in range(n_k):
+        yv = targets[lo + b]
+        if loss_code == 2:
+            zmax = Zk[b, 0]
+            for c in range(1, C):
+                zmax = max(zmax, Zk[b, c])
+            s = 0.0
+            for c in range(C):
+                s += math.exp(Zk[b, c] - zmax)
+            total += zmax + math.log(s) - Zk[b, int(yv)]
+        elif loss_code == 1:
+            z = Zk[b, 0]
+            total += max(z, 0.0) + math.log1p(math.exp(-abs(z))) - yv * z
+        else:
+            total += 0.5 * (Zk[b, 0] - yv) ** 2
+    return total / n_k
+
+
+@njit(cache=True)
+def _participant_loss(loss_code, C, f, mu, rows, targets, offsets, m, N, part, K, W, Z):
+    """(1/K) sum_{p < K} F_m^{part[p]}(W): mean data loss over each client's block-m rows + mu/2 ||W||^2."""
+    total = 0.0
+    for p in range(K):
+        k = m * N + part[p]
+        total += _mean_loss(loss_code, C, f, rows, targets, offsets[k], offsets[k + 1] - offsets[k], W, Z)
+    sq = 0.0
+    for q in range(W.size):
+        sq += W[q] * W[q]
+    return total / K + 0.5 * mu * sq
+
+
+@njit(cache=True)
+def _block_grad_sq(loss_code, C, f, mu, rows, targets, offsets, m, N, block_gram, block_rhs, W, G, acc, Xb, Z, idx):
+    """||grad F_m(W)||^2, F_m = (1/N) sum_i F_m^i, by the block Gram (least squares) or all block rows."""
+    if block_gram.size > 0:
+        _gram_gradient(block_gram, m * f * f, block_rhs, m * f, f, W, acc)
+    else:
+        for q in range(acc.size):
+            acc[q] = 0.0
+        for i in range(N):
+            k = m * N + i
+            _data_gradient(loss_code, C, rows, offsets[k] * f, f, targets, offsets[k], offsets[k + 1] - offsets[k],
+                           0, np.uint64(0), W, G, Xb, Z, idx)
+            for q in range(acc.size):
+                acc[q] += G[q] / N
+    sq = 0.0
+    for q in range(acc.size):
+        g = acc[q] + mu * W[q]
+        sq += g * g
+    return sq
+
+
+@njit(cache=True)
+def _sq_dist(a, b):
+    """||a - b||^2."""
+    s = 0.0
+    for q in range(a.size):
+        s += (a[q] - b[q]) ** 2
+    return s
+
+
+@njit(cache=True)
+def block_cyclic_kernel(
+    mode, predictor, loss_code, C, f, mu, rows, targets, offsets, M, N, use_gram, gram, gram_rhs,
+    sched_x, sched_y, I, E, rounds, batch, K, seed, record_rounds, w0, w_ref,
+    track, block_gram, block_rhs, rec_global, rec_pred, rec_sep, rec_sel, rec_track,
+):
+    """Run one seed (module docstring); returns -1, or the 0-based round after which it diverged.
+
+    Schedules are (code, a, b) triples of ``StepSize``. Records at ``record_rounds`` (P,)
+    (0 = before the first round): rec_global (P, d) x_bar, rec_pred (P, M, d) the predictors,
+    and for MC rec_sep (P, M, d) the w_bar_m and rec_sel (P, M) how often y_bar was selected;
+    with ``track`` rec_track (P, 3) = [sum_t ||grad F_m(x_bar_{t-1})||^2, running max of the mean
+    drift, running max of the largest drift]. Divergence: ||x_bar - w_ref||^2 (or y_bar's) not
+    finite or above DIVERGENCE_FACTOR (1 + ||w0 - w_ref||^2).
+    """
+    d = f * C
+    key = seed_key(seed)
+    pkey = mix64(key ^ PARTICIPATION_SALT)
+    n_max = batch
+    for k in range(M * N):
+        n_max = max(n_max, offsets[k + 1] - offsets[k])
+    G = np.empty(d)
+    acc = np.empty(d)
+    Xb = np.empty(max(batch, 1) * f)
+    Z = np.empty((n_max, C))
+    idx = np.empty(n_max, dtype=np.int64)
+    xs = np.empty((K, d))
+    ys = np.empty((K if mode == MODE_MC else 0, d))
+    xbar = w0.copy()
+    ybar = np.empty(d)
+    avg = np.empty(d)
+    pred = np.empty((M, d))
+    wbar = np.empty((M, d))
+    for m in range(M):
+        pred[m] = w0
+        wbar[m] = w0
+    count = np.zeros(M, dtype=np.int64)
+    sel = np.zeros(M, dtype=np.int64)
+    part = np.arange(N)
+    hashes = np.empty(N, dtype=np.uint64)
+    limit = DIVERGENCE_FACTOR * (1.0 + _sq_dist(w0, w_ref))
+    grad_sum, max_mean_drift, max_drift = 0.0, 0.0, 0.0
+
+    ri = 0
+    if record_rounds.size > 0 and record_rounds[0] == 0:
+        rec_global[0] = xbar
+        rec_pred[0] = pred
+        if mode == MODE_MC:
+            rec_sep[0] = wbar
+        ri = 1
+    for r in range(rounds):
+        m = (r // E) % M
+        if K < N:
+            participants(pkey, r, N, K, hashes, part)
+        for p in range(K):
+            xs[p] = xbar
+            if mode == MODE_MC:
+                ys[p] = wbar[m]
+        if track:
+            avg[:] = xbar
+            for e in range(I):
+                t = r * I + e
+                grad_sum += _block_grad_sq(loss_code, C, f, mu, rows, targets, offsets, m, N, block_gram, block_rhs,
+                                           avg, G, acc, Xb, Z, idx)
+                eta_x = step_size_at(sched_x[0], sched_x[1], sched_x[2], t, I)
+                eta_y = step_size_at(sched_y[0], sched_y[1], sched_y[2], t, I)
+                for p in range(K):
+                    i = part[p]
+                    _sgd_step(loss_code, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, 0, eta_x,
+                              use_gram, gram, gram_rhs, xs[p], G, Xb, Z, idx)
+                    if mode == MODE_MC:
+                        _sgd_step(loss_code, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, batch,
+                                  eta_y, use_gram, gram, gram_rhs, ys[p], G, Xb, Z, idx)
+                _average(xs, K, avg)
+                total, largest = 0.0, 0.0
+                for p in range(K):
+                    dp = _sq_dist(avg, xs[p])
+                    total += dp
+                    largest = max(largest, dp)
+                max_mean_drift = max(max_mean_drift, total / K)
+                max_drift = max(max_drift, largest)
+        else:
+            for p in range(K):
+                i = part[p]
+                for e in range(I):
+                    t = r * I + e
+                    eta_x = step_size_at(sched_x[0], sched_x[1], sched_x[2], t, I)
+                    _sgd_step(loss_code, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, 0, eta_x,
+                              use_gram, gram, gram_rhs, xs[p], G, Xb, Z, idx)
+                if mode == MODE_MC:
+                    for e in range(I):
+                        t = r * I + e
+                        eta_y = step_size_at(sched_y[0], sched_y[1], sched_y[2], t, I)
+                        _sgd_step(loss_code, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, batch,
+                                  eta_y, use_gram, gram, gram_rhs, ys[p], G, Xb, Z, idx)
+        _average(xs, K, xbar)
+        if not (_sq_dist(xbar, w_ref) <= limit):
+            return r
+        choose_y = False
+        if mode == MODE_MC:
+            _average(ys, K, ybar)
+            if not (_sq_dist(ybar, w_ref) <= limit):
+                return r
+            wbar[m] = ybar
+            loss_x = _participant_loss(loss_code, C, f, mu, rows, targets, offsets, m, N, part, K, xbar, Z)
+            loss_y = _participant_loss(loss_code, C, f, mu, rows, targets, offsets, m, N, part, K, ybar, Z)
+            choose_y = loss_y < loss_x
+            if choose_y:
+                sel[m] += 1
+        u = ybar if choose_y else xbar
+        c = count[m]
+        if predictor == PREDICTOR_EXPONENTIAL and c > 0:
+            for q in range(d):
+                pred[m, q] = 0.5 * (pred[m, q] + u[q])
+        else:
+            for q in range(d):
+                pred[m, q] = (c / (c + 1.0)) * pred[m, q] + (1.0 / (c + 1.0)) * u[q]
+        count[m] = c + 1
+        if ri < record_rounds.size and record_rounds[ri] == r + 1:
+            rec_global[ri] = xbar
+            rec_pred[ri] = pred
+            if mode == MODE_MC:
+                rec_sep[ri] = wbar
+                rec_sel[ri] = sel
+            if track:
+                rec_track[ri, 0] = grad_sum
+                rec_track[ri, 1] = max_mean_drift
+                rec_track[ri, 2] = max_drift
+            ri += 1
+    return -1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one run executes, shared by the kernel driver and the NumPy reference.
+
+    mode: MODE_MM or MODE_MC; predictor: PREDICTOR_*; gamma / eta: step sizes of the x / y chain
+    (eta unused by MM); I local steps per round, E rounds per block, ``rounds`` = C M E in all;
+    batch (0 = exact gradients); K participants per round (= N for full participation);
+    record_rounds (sorted, in [0, rounds]); track: the per-step metrics of the module docstring.
+    """
+
+    mode: int
+    predictor: int
+    gamma: StepSize
+    eta: StepSize
+    local_steps: int
+    rounds_per_block: int
+    rounds: int
+    batch: int
+    participants: int
+    record_rounds: tuple[int, ...]
+    track: bool
+
+
+class SeedRecords(NamedTuple):
+    """One seed's records (P record points): global (P, d), predictors (P, M, d), separate (P, M, d)
+    and selected (P, M) for MC (else empty), track (P, 3) when tracked (else empty), and the
+    0-based round after which the run diverged (-1 if it did not)."""
+
+    global_models: np.ndarray
+    predictors: np.ndarray
+    separate: np.ndarray
+    selected: np.ndarray
+    track: np.ndarray
+    diverged: int
+
+
+class KernelData(NamedTuple):
+    """The combined problem's arrays in the kernel's layout (built once per run by ``kernel_data``).
+
+    rows (n f,) row-major X; targets (n,); offsets (M N + 1,); use_gram (M N,) marks least-squares
+    pseudo-clients stepped through Q_k = X_k'X_k / n_k and c_k = X_k'y_k / n_k (exact gradients,
+    f < 2 n_k, as in ``_packing``): gram (M N f^2,), gram_rhs (M N f,); block_gram (M f^2,) and
+    block_rhs (M f,) hold A_m = (1/N) sum_i Q_mi and b_m for tracking least squares (else empty).
+    """
+
+    rows: np.ndarray
+    targets: np.ndarray
+    offsets: np.ndarray
+    use_gram: np.ndarray
+    gram: np.ndarray
+    gram_rhs: np.ndarray
+    block_gram: np.ndarray
+    block_rhs: np.ndarray
+
+
+def kernel_data(problem: BlockCyclicProblem, plan: Plan) -> KernelData:
+    """Arrays for ``block_cyclic_kernel`` (see KernelData); Gram matrices only where they are used."""
+    c = problem.combined
+    f, MN, N = c.n_features, c.n_clients, problem.n_clients
+    least_squares = c.loss is LossKind.LEAST_SQUARES
+    use_gram = np.array([least_squares and plan.batch == 0 and f < 2 * n for n in c.client_sizes], dtype=np.bool_)
+    need = use_gram.any() or (plan.track and least_squares)
+    grams = np.zeros((MN, f, f)) if need else np.zeros((0, f, f))
+    rhs = np.zeros((MN, f)) if need else np.zeros((0, f))
+    if need:
+        for k in range(MN):
+            Xk, yk = c.client_data(k)
+            grams[k] = Xk.T @ Xk / Xk.shape[0]
+            rhs[k] = Xk.T @ yk / Xk.shape[0]
+    track_gram = plan.track and least_squares
+    block_gram = grams.reshape(problem.n_blocks, N, f, f).mean(axis=1) if track_gram else np.zeros((0, f, f))
+    block_rhs = rhs.reshape(problem.n_blocks, N, f).mean(axis=1) if track_gram else np.zeros((0, f))
+    return KernelData(
+        rows=np.array(c.X).reshape(-1),
+        targets=np.array(c.y),
+        offsets=np.array(c.offsets),
+        use_gram=use_gram,
+        gram=(grams if use_gram.any() else np.zeros((0, f, f))).reshape(-1),
+        gram_rhs=(rhs if use_gram.any() else np.zeros((0, f))).reshape(-1),
+        block_gram=np.ascontiguousarray(block_gram).reshape(-1),
+        block_rhs=np.ascontiguousarray(block_rhs).reshape(-1),
+    )
+
+
+def kernel_seed(
+    problem: BlockCyclicProblem, data: KernelData, plan: Plan, seed: int, w0: np.ndarray, w_ref: np.ndarray
+) -> SeedRecords:
+    """Run ``block_cyclic_kernel`` for one seed from w0 (d,); w_ref (d,) anchors the divergence test."""
+    c = problem.combined
+    M, d, P = problem.n_blocks, c.dim, len(plan.record_rounds)
+    mc = plan.mode == MODE_MC
+    rec_global = np.zeros((P, d))
+    rec_pred = np.zeros((P, M, d))
+    rec_sep = np.zeros((P if mc else 0, M, d))
+    rec_sel = np.zeros((P if mc else 0, M), dtype=np.int64)
+    rec_track = np.zeros((P if plan.track else 0, 3))
+    diverged = block_cyclic_kernel(
+        plan.mode, plan.predictor, c.loss.code, c.n_classes, c.n_features, c.mu, data.rows, data.targets,
+        data.offsets, M, problem.n_clients, data.use_gram, data.gram, data.gram_rhs,
+        (plan.gamma.code, *map(float, plan.gamma.params)), (plan.eta.code, *map(float, plan.eta.params)),
+        plan.local_steps, plan.rounds_per_block, plan.rounds, plan.batch, plan.participants, seed,
+        np.asarray(plan.record_rounds, dtype=np.int64), np.ascontiguousarray(w0, dtype=np.float64),
+        np.ascontiguousarray(w_ref, dtype=np.float64), plan.track, data.block_gram, data.block_rhs,
+        rec_global, rec_pred, rec_sep, rec_sel, rec_track,
+    )
+    return SeedRecords(rec_global, rec_pred, rec_sep, rec_sel, rec_track, int(diverged))

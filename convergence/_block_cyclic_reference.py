@@ -1,0 +1,141 @@
+"""Plain-NumPy reference path of MM-PSGD / MC-PSGD, vectorised over the participating clients.
+
+Computes the trajectory of ``_block_cyclic_kernel.block_cyclic_kernel`` (whose docstring states
+the algorithms) from the same seed, with the same counter-based minibatches
+(``_rng.sample_indices_np``: 2b slots per stream in MC, the first b for the x chain) and the same
+participants (``participants_np``, the NumPy twin of the kernel's ``participants``). The K local
+models of a chain are one array (K, f, C); a local step is the einsums of ``_fedavg_reference``
+on the block's padded client data; losses and the tracked gradient are computed from the rows
+directly (no Gram matrices). Contract: agreement with the kernel to <= 1e-10 relative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from problems import BlockCyclicProblem
+
+from ._block_cyclic_kernel import MODE_MC, PARTICIPATION_SALT, PREDICTOR_EXPONENTIAL, Plan, SeedRecords
+from ._fedavg_kernel import DIVERGENCE_FACTOR
+from ._fedavg_reference import _ClientData, _data_gradients
+from ._rng import GOLDEN, _mix64_np, sample_indices_np
+
+__all__ = ["block_cyclic_reference", "participants_np"]
+
+
+def participants_np(seed: int, r: int, n_clients: int, k: int) -> np.ndarray:
+    """The k participants of round r, ascending: the clients with the k smallest
+    mix64(pkey + G (r N + i + 1)), pkey = mix64(seed_key(seed) ^ PARTICIPATION_SALT)."""
+    with np.errstate(over="ignore"):
+        key = _mix64_np(np.uint64(seed) + GOLDEN)
+        pkey = _mix64_np(key ^ PARTICIPATION_SALT)
+        ids = np.arange(n_clients, dtype=np.uint64)
+        hashes = _mix64_np(pkey + GOLDEN * (np.uint64(r) * np.uint64(n_clients) + ids + np.uint64(1)))
+    return np.sort(np.argsort(hashes, kind="stable")[:k])
+
+
+def _mean_losses(loss: str, X: np.ndarray, y: np.ndarray, mask: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Each client's mean per-sample loss at W (f, C) over its padded rows X (K, n, f); shape (K,)."""
+    Z = X @ W
+    if loss == "softmax":
+        zmax = Z.max(axis=2)
+        lse = zmax + np.log(np.exp(Z - zmax[:, :, None]).sum(axis=2))
+        per_row = lse - np.take_along_axis(Z, y.astype(np.int64)[:, :, None], axis=2)[:, :, 0]
+    elif loss == "logistic":
+        per_row = np.logaddexp(0.0, Z[:, :, 0]) - y * Z[:, :, 0]
+    else:
+        per_row = 0.5 * (Z[:, :, 0] - y) ** 2
+    return (per_row * mask).sum(axis=1)
+
+
+def _chain_batch(data: _ClientData, part: np.ndarray, idx: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """(X, y, row weights) of the participants' rows: all rows (1/n_k) or the minibatch idx (1/b)."""
+    if idx is None:
+        return data.X[part], data.y[part], data.mask[part]
+    rows = part[:, None]
+    return data.X[rows, idx], data.y[rows, idx], np.full(idx.shape, 1.0 / idx.shape[1])
+
+
+def block_cyclic_reference(
+    problem: BlockCyclicProblem, plan: Plan, seed: int, w0: np.ndarray, w_ref: np.ndarray
+) -> SeedRecords:
+    """Run one seed in NumPy; same inputs and outputs as ``_block_cyclic_kernel.kernel_seed``."""
+    c = problem.combined
+    M, N, f, C, mu, loss = problem.n_blocks, problem.n_clients, c.n_features, c.n_classes, c.mu, c.loss.value
+    I, E, K, b = plan.local_steps, plan.rounds_per_block, plan.participants, plan.batch
+    mc = plan.mode == MODE_MC
+    blocks = [_ClientData(problem.block(m)) for m in range(M)]
+    steps = np.arange(plan.rounds * I)
+    eta_x, eta_y = plan.gamma.at(steps, I), plan.eta.at(steps, I)
+    record = list(plan.record_rounds)
+    P, d = len(record), f * C
+    rec_global, rec_pred = np.zeros((P, d)), np.zeros((P, M, d))
+    rec_sep, rec_sel = np.zeros((P if mc else 0, M, d)), np.zeros((P if mc else 0, M), dtype=np.int64)
+    rec_track = np.zeros((P if plan.track else 0, 3))
+    xbar = w0.reshape(f, C).copy()
+    ref = w_ref.reshape(f, C)
+    pred = np.repeat(xbar[None], M, axis=0)
+    wbar = pred.copy()
+    count, sel = np.zeros(M, dtype=np.int64), np.zeros(M, dtype=np.int64)
+    limit = DIVERGENCE_FACTOR * (1.0 + float(np.sum((xbar - ref) ** 2)))
+    grad_sum, max_mean_drift, max_drift = 0.0, 0.0, 0.0
+
+    def save(i: int) -> None:
+        rec_global[i], rec_pred[i] = xbar.reshape(-1), pred.reshape(M, d)
+        if mc:
+            rec_sep[i], rec_sel[i] = wbar.reshape(M, d), sel
+        if plan.track:
+            rec_track[i] = grad_sum, max_mean_drift, max_drift
+
+    def result(diverged: int) -> SeedRecords:
+        return SeedRecords(rec_global, rec_pred, rec_sep, rec_sel, rec_track, diverged)
+
+    if record and record[0] == 0:
+        save(0)
+    for r in range(plan.rounds):
+        m = (r // E) % M
+        data = blocks[m]
+        part = np.arange(N) if K == N else participants_np(seed, r, N, K)
+        xs = np.repeat(xbar[None], K, axis=0)
+        ys = np.repeat(wbar[m][None], K, axis=0) if mc else None
+        avg = xbar
+        for e in range(I):
+            t = r * I + e
+            idx = None if b == 0 else sample_indices_np(seed, t, data.sizes, 2 * b if mc else b)[part]
+            if plan.track:
+                grads = _data_gradients(loss, C, data.X, data.y, data.mask, np.repeat(avg[None], N, axis=0))
+                grad_sum += float(np.sum((grads.mean(axis=0) + mu * avg) ** 2))
+            X, y, wt = _chain_batch(data, part, None if idx is None else idx[:, :b])
+            xs -= eta_x[t] * (_data_gradients(loss, C, X, y, wt, xs) + mu * xs)
+            if mc:
+                X, y, wt = _chain_batch(data, part, None if idx is None else idx[:, b:])
+                ys -= eta_y[t] * (_data_gradients(loss, C, X, y, wt, ys) + mu * ys)
+            if plan.track:
+                avg = xs.mean(axis=0)
+                drift = np.sum((xs - avg) ** 2, axis=(1, 2))
+                max_mean_drift = max(max_mean_drift, float(drift.mean()))
+                max_drift = max(max_drift, float(drift.max()))
+        xbar = xs.mean(axis=0)
+        if not float(np.sum((xbar - ref) ** 2)) <= limit:
+            return result(r)
+        u = xbar
+        if mc:
+            ybar = ys.mean(axis=0)
+            if not float(np.sum((ybar - ref) ** 2)) <= limit:
+                return result(r)
+            wbar[m] = ybar
+            X, y, mask = data.X[part], data.y[part], data.mask[part]
+            loss_x = _mean_losses(loss, X, y, mask, xbar).mean() + 0.5 * mu * np.sum(xbar**2)
+            loss_y = _mean_losses(loss, X, y, mask, ybar).mean() + 0.5 * mu * np.sum(ybar**2)
+            if loss_y < loss_x:
+                u = ybar
+                sel[m] += 1
+        n_m = count[m]
+        if plan.predictor == PREDICTOR_EXPONENTIAL and n_m > 0:
+            pred[m] = 0.5 * (pred[m] + u)
+        else:
+            pred[m] = (n_m / (n_m + 1.0)) * pred[m] + (1.0 / (n_m + 1.0)) * u
+        count[m] += 1
+        if r + 1 in record:
+            save(record.index(r + 1))
+    return result(-1)

@@ -1,0 +1,447 @@
+"""Block-cyclic federated data: the data model of Ding et al. (2020), Sec. 2, and its generators.
+
+Source: Y. Ding et al., "Distributed Optimization over Block-Cyclic Data", arXiv 2002.07454
+(``shared/papers/ding2020_block_cyclic.md``). Training runs for C cycles of M blocks; in block m,
+client i (of N) draws its data from D_m^i (eq. 4-5). With f the per-sample loss,
+
+    F_m^i(x) = (1/n_mi) sum_{rows of client i in block m} f(x; row) + (mu/2) ||x||^2,
+    F_m(x)   = (1/N) sum_i F_m^i(x),        F(x) = (1/M) sum_m F_m(x)      (eq. 3, 6),
+
+x* = argmin F and x_m* = argmin F_m. The client weights are uniform, as in eq. 3 and 6: the
+paper folds unbalanced sizes into F^i = p_i N F~^i, but its algorithms average client models
+with weight 1/N and every client takes the same number of steps on its own rows, which is
+SGD on exactly this mean of per-client means (so a client's row count changes its variance,
+not its weight).
+
+Representation. ``BlockCyclicProblem.combined`` is a ``FederatedProblem`` with M*N pseudo-clients,
+pseudo-client m*N + i holding the rows of (block m, client i), every weight 1/(M N). Its F is
+(1/(MN)) sum_{m,i} F_m^i = (1/M) sum_m F_m, so ``exact_optimum(combined)`` gives x* and F(x*).
+``block(m)`` is block m alone (N clients, weights 1/N: F_m, x_m*), ``shuffled(seed)`` the same rows
+pooled and dealt to N clients at random, the non-cyclic baseline of Sec. 5 ("FedAvg with
+shuffled data").
+
+Generators (each seeded; the first two are registered problem families, see ``registry``):
+
+* ``block_cyclic_quadratic``: least squares with ground truths theta_m = theta_0 + block_spread z_m
+  per block and theta_mi = theta_m + client_spread z_mi per client;
+* ``block_cyclic_softmax``: l2 softmax regression (logistic for 2 classes) with the same two knobs;
+* ``label_block_partition``: label-based blocks of a classification data set with unbalanced
+  client sizes, as in Sec. 5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._base import FederatedProblem, LossKind, ProblemError
+from ._params import as_choice, as_float, as_int, make_spec
+
+__all__ = ["BlockCyclicProblem", "block_cyclic_quadratic", "block_cyclic_softmax", "label_block_partition"]
+
+_SIZE_CV = 0.2
+"""Sec. 5: local set sizes ~ Normal(50000/(MN), (10000/(MN))^2), a coefficient of variation of 1/5."""
+
+_CLIENT_ORDERS = ("by_label", "random")
+
+
+@dataclass(frozen=True, eq=False)
+class BlockCyclicProblem:
+    """M blocks of N clients' data (module docstring); pseudo-client m*N + i = (block m, client i).
+
+    Shapes: ``combined`` has M*N pseudo-clients with weights 1/(M N); its dimension d is that of
+    every F_m^i. The generators give every F_m^i a zero constant; a problem wrapped as one block
+    (e.g. for parallel restarted SGD) keeps its constants c_k, which shift values, not gradients.
+    ``spec`` rebuilds the problem (``registry.build_block_cyclic``) when it names a registered
+    family, and records the provenance otherwise.
+    """
+
+    combined: FederatedProblem
+    n_blocks: int
+    n_clients: int
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        M = as_int("n_blocks", self.n_blocks, minimum=1)
+        N = as_int("n_clients", self.n_clients, minimum=1)
+        combined = self.combined
+        if not isinstance(combined, FederatedProblem):
+            raise ProblemError("combined: expected a FederatedProblem")
+        if combined.n_clients != M * N:
+            raise ProblemError(
+                f"combined: has {combined.n_clients} pseudo-clients, expected n_blocks * n_clients = {M * N}"
+            )
+        if not np.allclose(combined.weights, 1.0 / (M * N), rtol=1e-12, atol=0.0):
+            raise ProblemError("combined: pseudo-client weights must all be 1/(n_blocks n_clients) (eq. 3, 6)")
+        object.__setattr__(self, "n_blocks", M)
+        object.__setattr__(self, "n_clients", N)
+
+    @property
+    def dim(self) -> int:
+        """d, the number of parameters."""
+        return self.combined.dim
+
+    def block_sizes(self) -> np.ndarray:
+        """n_mi, the rows of client i in block m, shape (M, N)."""
+        return self.combined.client_sizes.reshape(self.n_blocks, self.n_clients)
+
+    def block_objectives(self, w: np.ndarray) -> np.ndarray:
+        """(F_1(w), ..., F_M(w)), shape (M,): F_m = (1/N) sum_i F_m^i."""
+        return self.combined.local_objectives(w).reshape(self.n_blocks, self.n_clients).mean(axis=1)
+
+    def block(self, m: int) -> FederatedProblem:
+        """Block m as a problem of N clients with weights 1/N; its F is F_m and its optimum x_m*."""
+        m = as_int("m", m, minimum=0)
+        if m >= self.n_blocks:
+            raise ProblemError(f"m: block index must be < n_blocks = {self.n_blocks}, got {m}")
+        c, N = self.combined, self.n_clients
+        lo, hi = c.offsets[m * N], c.offsets[(m + 1) * N]
+        return FederatedProblem(
+            name=f"{c.name} [block {m}]",
+            loss=c.loss,
+            X=c.X[lo:hi],
+            y=c.y[lo:hi],
+            offsets=c.offsets[m * N : (m + 1) * N + 1] - lo,
+            weights=np.full(N, 1.0 / N),
+            mu=c.mu,
+            n_classes=c.n_classes,
+            constants=c.constants[m * N : (m + 1) * N],
+            spec={"view": "block", "block": m, "of": self.spec},
+            notes=f"Block {m} of a block-cyclic problem (Ding et al. 2020, eq. 6: F_m = (1/N) sum_i F_m^i).",
+        )
+
+    def shuffled(self, seed: int) -> FederatedProblem:
+        """All rows pooled, permuted by ``default_rng(seed)`` and dealt to N clients in contiguous chunks.
+
+        Chunk sizes differ by at most one (the first n mod N clients get one row more); weights
+        p_k = n_k / n, so F is the mean loss over all rows + (mu/2)||w||^2 (Sec. 5's "shuffled data"
+        baseline), plus the mean of the pseudo-clients' constants (0 for the generators). It equals
+        the block-cyclic F when every (block, client) has the same number of rows, and weights rows
+        differently otherwise.
+        """
+        seed = as_int("seed", seed, minimum=0)
+        c, N = self.combined, self.n_clients
+        n = c.X.shape[0]
+        if n < N:
+            raise ProblemError(f"n_clients: cannot deal {n} rows to {N} clients")
+        order = np.random.default_rng(seed).permutation(n)
+        sizes = np.full(N, n // N) + (np.arange(N) < n % N)
+        return FederatedProblem(
+            name=f"{c.name} [shuffled, seed {seed}]",
+            loss=c.loss,
+            X=c.X[order],
+            y=c.y[order],
+            offsets=np.concatenate(([0], np.cumsum(sizes))),
+            weights=sizes / n,
+            mu=c.mu,
+            n_classes=c.n_classes,
+            constants=np.full(N, c.constants.mean()),
+            spec={"view": "shuffled", "shuffle_seed": seed, "of": self.spec},
+            notes="Non-cyclic baseline of Ding et al. 2020, Sec. 5: the rows pooled and dealt at random.",
+        )
+
+
+def _assemble(
+    name: str,
+    loss: LossKind,
+    parts: list[tuple[np.ndarray, np.ndarray]],
+    n_blocks: int,
+    n_clients: int,
+    mu: float,
+    n_classes: int,
+    spec: dict[str, Any],
+    notes: str,
+) -> BlockCyclicProblem:
+    """The BlockCyclicProblem whose pseudo-client m*N + i has rows ``parts[m*N + i]`` = (X, y)."""
+    sizes = np.array([X.shape[0] for X, _ in parts])
+    combined = FederatedProblem(
+        name=name,
+        loss=loss,
+        X=np.vstack([X for X, _ in parts]),
+        y=np.concatenate([y for _, y in parts]).astype(np.float64),
+        offsets=np.concatenate(([0], np.cumsum(sizes))),
+        weights=np.full(len(parts), 1.0 / len(parts)),
+        mu=mu,
+        n_classes=n_classes,
+        spec=spec,
+        notes=notes,
+    )
+    return BlockCyclicProblem(combined, n_blocks, n_clients, spec)
+
+
+def _ground_truths(
+    rng: np.random.Generator, shape: tuple[int, ...], M: int, N: int, block_spread: float, client_spread: float
+) -> np.ndarray:
+    """theta_mi = theta_0 + block_spread z_m + client_spread z_mi, shape (M, N, *shape).
+
+    theta_0, z_m, z_mi have i.i.d. N(0, 1/shape[0]) entries (each column has norm about 1), drawn
+    in this order: theta_0, then z_m for m = 0..M-1, then z_mi for m, i in row-major order.
+    """
+    scale = 1.0 / np.sqrt(shape[0])
+    theta0 = scale * rng.standard_normal(shape)
+    z_block = scale * rng.standard_normal((M, *shape))
+    z_client = scale * rng.standard_normal((M, N, *shape))
+    return theta0 + block_spread * z_block[:, None] + client_spread * z_client
+
+
+def block_cyclic_quadratic(
+    n_clients: int = 10,
+    n_blocks: int = 5,
+    dim: int = 10,
+    samples_per_client: int = 20,
+    block_spread: float = 1.0,
+    client_spread: float = 0.5,
+    mu: float = 0.1,
+    noise: float = 0.1,
+    seed: int = 0,
+) -> BlockCyclicProblem:
+    """Least-squares block-cyclic data with ground truths that separate block and client bias.
+
+    From ``default_rng(seed)``: theta_mi = theta_0 + block_spread z_m + client_spread z_mi in R^dim
+    (``_ground_truths``), then for every (m, i) in row-major order rows x ~ N(0, I_dim) and targets
+    y = x'theta_mi + noise * eps, eps ~ N(0, 1), samples_per_client of them. F_m^i(w) =
+    (1/(2 n)) ||X_mi w - y_mi||^2 + (mu/2) ||w||^2. With mu = 0, noise = 0 and client_spread = 0
+    every F_m^i is minimised at theta_m (when samples_per_client >= dim), so x_m* = theta_m and
+    block_spread = 0 gives identical block optima; in general the knobs set the spread of the
+    ground truths, and x*, x_m* are computed by ``exact_optimum``.
+    Shapes: combined X (M N samples_per_client, dim), d = dim.
+    """
+    N = as_int("n_clients", n_clients, minimum=1)
+    M = as_int("n_blocks", n_blocks, minimum=1)
+    d = as_int("dim", dim, minimum=1)
+    n = as_int("samples_per_client", samples_per_client, minimum=1)
+    block_spread = as_float("block_spread", block_spread, minimum=0.0)
+    client_spread = as_float("client_spread", client_spread, minimum=0.0)
+    mu = as_float("mu", mu, minimum=0.0)
+    noise = as_float("noise", noise, minimum=0.0)
+    seed = as_int("seed", seed, minimum=0)
+
+    rng = np.random.default_rng(seed)
+    theta = _ground_truths(rng, (d,), M, N, block_spread, client_spread)
+    parts = []
+    for m in range(M):
+        for i in range(N):
+            X = rng.standard_normal((n, d))
+            parts.append((X, X @ theta[m, i] + noise * rng.standard_normal(n)))
+    params = {
+        "n_clients": N,
+        "n_blocks": M,
+        "dim": d,
+        "samples_per_client": n,
+        "block_spread": block_spread,
+        "client_spread": client_spread,
+        "mu": mu,
+        "noise": noise,
+        "seed": seed,
+    }
+    return _assemble(
+        f"block_cyclic_quadratic(N={N}, M={M}, d={d}, block={block_spread:g}, client={client_spread:g}, seed={seed})",
+        LossKind.LEAST_SQUARES,
+        parts,
+        M,
+        N,
+        mu,
+        1,
+        make_spec("block_cyclic_quadratic", params),
+        "Ding et al. 2020 data model (Sec. 2) with least-squares clients.",
+    )
+
+
+def block_cyclic_softmax(
+    n_clients: int = 10,
+    n_blocks: int = 5,
+    n_features: int = 10,
+    n_classes: int = 3,
+    samples_per_client: int = 20,
+    block_spread: float = 1.0,
+    client_spread: float = 0.5,
+    l2: float = 1e-3,
+    seed: int = 0,
+) -> BlockCyclicProblem:
+    """l2-regularised softmax regression (logistic when n_classes = 2) on block-cyclic data.
+
+    Rows are (x, 1) with x ~ N(0, I_f) (a trailing constant-1 feature carries the bias, as in
+    ``synthetic``). Ground truths per (block m, client i), from ``_ground_truths``: a matrix
+    Theta_mi in R^{(f+1) x C} (softmax) or a vector theta_mi in R^{f+1} (logistic), and labels are
+    drawn from the model itself, y ~ Categorical(softmax(Theta_mi' x)) or y ~ Bernoulli(sigmoid
+    (theta_mi' x)), so the data are not separable and every F_m^i has a finite minimiser.
+    Draw order from ``default_rng(seed)``: the ground truths, then per (m, i) in row-major order the
+    rows and the labels. As in ``synthetic``, l2 weighs ||w||^2 directly: mu = 2 l2.
+    Shapes: combined X (M N samples_per_client, f + 1); d = (f + 1) C (softmax) or f + 1 (logistic).
+    """
+    N = as_int("n_clients", n_clients, minimum=1)
+    M = as_int("n_blocks", n_blocks, minimum=1)
+    f = as_int("n_features", n_features, minimum=1)
+    C = as_int("n_classes", n_classes, minimum=2)
+    n = as_int("samples_per_client", samples_per_client, minimum=1)
+    block_spread = as_float("block_spread", block_spread, minimum=0.0)
+    client_spread = as_float("client_spread", client_spread, minimum=0.0)
+    l2 = as_float("l2", l2, minimum=0.0, strict=True)
+    seed = as_int("seed", seed, minimum=0)
+
+    rng = np.random.default_rng(seed)
+    logistic = C == 2
+    theta = _ground_truths(rng, (f + 1,) if logistic else (f + 1, C), M, N, block_spread, client_spread)
+    parts = []
+    for m in range(M):
+        for i in range(N):
+            X = np.hstack([rng.standard_normal((n, f)), np.ones((n, 1))])
+            u = rng.random(n)
+            if logistic:
+                labels = (u < 1.0 / (1.0 + np.exp(-(X @ theta[m, i])))).astype(np.float64)
+            else:
+                Z = X @ theta[m, i]
+                P = np.exp(Z - Z.max(axis=1, keepdims=True))
+                cdf = np.cumsum(P / P.sum(axis=1, keepdims=True), axis=1)
+                labels = np.minimum((u[:, None] > cdf).sum(axis=1), C - 1).astype(np.float64)
+            parts.append((X, labels))
+    params = {
+        "n_clients": N,
+        "n_blocks": M,
+        "n_features": f,
+        "n_classes": C,
+        "samples_per_client": n,
+        "block_spread": block_spread,
+        "client_spread": client_spread,
+        "l2": l2,
+        "seed": seed,
+    }
+    return _assemble(
+        f"block_cyclic_softmax(N={N}, M={M}, f={f}, C={C}, block={block_spread:g}, client={client_spread:g}, "
+        f"seed={seed})",
+        LossKind.LOGISTIC if logistic else LossKind.SOFTMAX,
+        parts,
+        M,
+        N,
+        2.0 * l2,
+        1 if logistic else C,
+        make_spec("block_cyclic_softmax", params),
+        "Ding et al. 2020 data model (Sec. 2) with softmax / logistic clients; labels drawn from the model.",
+    )
+
+
+def _block_labels(n_classes: int, n_blocks: int, labels_per_block: int) -> list[np.ndarray]:
+    """Label set of block m: labels_per_block consecutive labels (mod C) from floor(m C / M).
+
+    The starts are spread evenly over the C labels, so neighbouring blocks share labels whenever
+    labels_per_block > C / M (Sec. 5: "different blocks may contain partially crossed labels"),
+    and every label belongs to some block when labels_per_block >= ceil(C / M).
+    """
+    return [(m * n_classes // n_blocks + np.arange(labels_per_block)) % n_classes for m in range(n_blocks)]
+
+
+def _client_sizes(rng: np.random.Generator, n_rows: int, n_clients: int) -> np.ndarray:
+    """N client sizes summing to n_m, distributed about Normal(n_m/N, (n_m/(5N))^2) (Sec. 5).
+
+    Draws s_i ~ Normal(n_m/N, (n_m/(5N))^2) are clipped to >= 1. Sec. 5 fetches the client sets
+    from the block in sequence; so that every row is used exactly once, each client gets one row
+    and the other n_m - N rows are shared in proportion to the draws, rounded by largest
+    remainder (needs n_m >= N). The relative spread (sd / mean = 1/5) is kept up to the one-row
+    floor.
+    """
+    draws = np.maximum(rng.normal(n_rows / n_clients, _SIZE_CV * n_rows / n_clients, n_clients), 1.0)
+    target = draws * (n_rows - n_clients) / draws.sum()
+    sizes = 1 + np.floor(target).astype(np.int64)
+    short = n_rows - sizes.sum()
+    sizes[np.argsort(-(target - np.floor(target)), kind="stable")[:short]] += 1
+    return sizes
+
+
+def label_block_partition(
+    X: np.ndarray,
+    y: np.ndarray,
+    n_blocks: int,
+    labels_per_block: int,
+    n_clients: int,
+    seed: int,
+    *,
+    l2: float = 1e-4,
+    n_classes: int | None = None,
+    client_order: str = "by_label",
+    name: str = "label blocks",
+    source: dict[str, Any] | None = None,
+) -> BlockCyclicProblem:
+    """Label-based blocks of classification data dealt to N clients, after Ding et al. Sec. 5.
+
+    * Block labels: ``_block_labels`` (consecutive labels from floor(m C/M), shared by
+      neighbouring blocks when labels_per_block > C/M). Rows whose label is in no block are
+      left out.
+    * Rows of a label shared by k blocks are shuffled and split into k near-equal consecutive
+      parts, one per block (in block order), so every used row lies in exactly one block.
+    * Within block m the rows are ordered by label (label order of the block, rows of one label
+      in shuffled order) when ``client_order="by_label"`` -- fetching client sets "in sequence"
+      from such a block makes them non-i.i.d. as Sec. 5 describes -- or shuffled when
+      ``client_order="random"`` (i.i.d. clients within a block).
+    * Client i of block m takes the next n_mi rows, n_mi from ``_client_sizes`` (Sec. 5's
+      Normal(n_m/N, (n_m/(5N))^2), i.e. mean 50000/(MN), sd 10000/(MN) for CIFAR-10's 50000 rows
+      and equal block sizes).
+    * Loss: softmax with C = n_classes (default max label + 1), logistic when C = 2; mu = 2 l2
+      (l2 weighs ||w||^2, as in ``synthetic``). X is used as given: append a constant-1 column
+      for a bias.
+
+    All randomness from ``default_rng(seed)`` in this order: label splits (labels ascending),
+    within-block orders (blocks ascending), client sizes (blocks ascending). ``source`` (JSON-able)
+    describes where X, y come from and is recorded in the spec. Shapes: X (n, f), y (n,).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    if X.ndim != 2 or X.shape[0] != y.size:
+        raise ProblemError(f"X: expected a (rows, features) array matching y's {y.size} labels, got {X.shape}")
+    if y.size == 0 or np.any(y != np.round(y)) or y.min() < 0:
+        raise ProblemError("y: labels must be non-negative integers")
+    labels = y.astype(np.int64)
+    C = int(labels.max()) + 1 if n_classes is None else as_int("n_classes", n_classes, minimum=2)
+    if C < 2 or labels.max() >= C:
+        raise ProblemError(f"n_classes: need >= 2 classes covering every label, got {C} (max label {labels.max()})")
+    M = as_int("n_blocks", n_blocks, minimum=1)
+    per_block = as_int("labels_per_block", labels_per_block, minimum=1)
+    if per_block > C:
+        raise ProblemError(f"labels_per_block: at most n_classes = {C}, got {per_block}")
+    N = as_int("n_clients", n_clients, minimum=1)
+    seed = as_int("seed", seed, minimum=0)
+    l2 = as_float("l2", l2, minimum=0.0, strict=True)
+    client_order = as_choice("client_order", client_order, _CLIENT_ORDERS)
+
+    rng = np.random.default_rng(seed)
+    block_labels = _block_labels(C, M, per_block)
+    share: list[dict[int, np.ndarray]] = [{} for _ in range(M)]  # block -> label -> row indices
+    for c in range(C):
+        owners = [m for m in range(M) if c in block_labels[m]]
+        if owners:
+            rows = rng.permutation(np.flatnonzero(labels == c))
+            for m, part in zip(owners, np.array_split(rows, len(owners))):
+                share[m][c] = part
+    block_rows = []
+    for m in range(M):
+        rows = np.concatenate([share[m][c] for c in block_labels[m]])
+        block_rows.append(rows if client_order == "by_label" else rng.permutation(rows))
+    parts = []
+    for m, rows in enumerate(block_rows):
+        if rows.size < N:
+            raise ProblemError(f"n_clients: block {m} has {rows.size} rows, fewer than n_clients = {N}")
+        bounds = np.concatenate(([0], np.cumsum(_client_sizes(rng, rows.size, N))))
+        parts.extend((X[rows[a:b]], y[rows[a:b]]) for a, b in zip(bounds[:-1], bounds[1:]))
+    params = {
+        "n_blocks": M,
+        "labels_per_block": per_block,
+        "n_clients": N,
+        "seed": seed,
+        "l2": l2,
+        "n_classes": C,
+        "client_order": client_order,
+        "source": source,
+    }
+    logistic = C == 2
+    return _assemble(
+        f"{name} (M={M}, {per_block} labels/block, N={N}, seed={seed})",
+        LossKind.LOGISTIC if logistic else LossKind.SOFTMAX,
+        parts,
+        M,
+        N,
+        2.0 * l2,
+        1 if logistic else C,
+        make_spec("label_block_partition", params),
+        "Ding et al. 2020, Sec. 5: label-based blocks, client sets fetched in sequence with normal sizes.",
+    )
