@@ -172,6 +172,15 @@ def _block_grad_sq(loss_code, C, f, mu, rows, targets, offsets, m, N, block_gram
 
 
 @njit(cache=True)
+def _sq_norm(a):
+    """||a||^2."""
+    s = 0.0
+    for q in range(a.size):
+        s += a[q] * a[q]
+    return s
+
+
+@njit(cache=True)
 def _sq_dist(a, b):
     """||a - b||^2."""
     s = 0.0
@@ -191,8 +200,9 @@ def block_cyclic_kernel(
     Schedules are (code, a, b) triples of ``StepSize``. Records at ``record_rounds`` (P,)
     (0 = before the first round): rec_global (P, d) x_bar, rec_pred (P, M, d) the predictors,
     and for MC rec_sep (P, M, d) the w_bar_m and rec_sel (P, M) how often y_bar was selected;
-    with ``track`` rec_track (P, 3) = [sum_t ||grad F_m(x_bar_{t-1})||^2, running max of the mean
-    drift, running max of the largest drift]. Divergence: ||x_bar - w_ref||^2 (or y_bar's) not
+    with ``track`` rec_track (P, 4) = [sum_t ||grad F_m(x_bar_{t-1})||^2, running max of the mean
+    drift, running max of the largest drift, running max of ||x_t^i||^2 over every local iterate
+    (the B^2 of Ding et al. Assumption 5 on the visited region)]. Divergence: ||x_bar - w_ref||^2 (or y_bar's) not
     finite or above DIVERGENCE_FACTOR (1 + ||w0 - w_ref||^2).
     """
     d = f * C
@@ -221,7 +231,7 @@ def block_cyclic_kernel(
     part = np.arange(N)
     hashes = np.empty(N, dtype=np.uint64)
     limit = DIVERGENCE_FACTOR * (1.0 + _sq_dist(w0, w_ref))
-    grad_sum, max_mean_drift, max_drift = 0.0, 0.0, 0.0
+    grad_sum, max_mean_drift, max_drift, max_norm = 0.0, 0.0, 0.0, _sq_norm(w0)
 
     ri = 0
     if record_rounds.size > 0 and record_rounds[0] == 0:
@@ -259,6 +269,9 @@ def block_cyclic_kernel(
                     dp = _sq_dist(avg, xs[p])
                     total += dp
                     largest = max(largest, dp)
+                    max_norm = max(max_norm, _sq_norm(xs[p]))
+                    if mode == MODE_MC:
+                        max_norm = max(max_norm, _sq_norm(ys[p]))
                 max_mean_drift = max(max_mean_drift, total / K)
                 max_drift = max(max_drift, largest)
         else:
@@ -308,6 +321,7 @@ def block_cyclic_kernel(
                 rec_track[ri, 0] = grad_sum
                 rec_track[ri, 1] = max_mean_drift
                 rec_track[ri, 2] = max_drift
+                rec_track[ri, 3] = max_norm
             ri += 1
     return -1
 
@@ -407,7 +421,7 @@ def kernel_seed(
     rec_pred = np.zeros((P, M, d))
     rec_sep = np.zeros((P if mc else 0, M, d))
     rec_sel = np.zeros((P if mc else 0, M), dtype=np.int64)
-    rec_track = np.zeros((P if plan.track else 0, 3))
+    rec_track = np.zeros((P if plan.track else 0, 4))
     diverged = block_cyclic_kernel(
         plan.mode, plan.predictor, c.loss.code, c.n_classes, c.n_features, c.mu, data.rows, data.targets,
         data.offsets, M, problem.n_clients, data.use_gram, data.gram, data.gram_rhs,

@@ -71,21 +71,21 @@ def block_cyclic_reference(
     P, d = len(record), f * C
     rec_global, rec_pred = np.zeros((P, d)), np.zeros((P, M, d))
     rec_sep, rec_sel = np.zeros((P if mc else 0, M, d)), np.zeros((P if mc else 0, M), dtype=np.int64)
-    rec_track = np.zeros((P if plan.track else 0, 3))
+    rec_track = np.zeros((P if plan.track else 0, 4))
     xbar = w0.reshape(f, C).copy()
     ref = w_ref.reshape(f, C)
     pred = np.repeat(xbar[None], M, axis=0)
     wbar = pred.copy()
     count, sel = np.zeros(M, dtype=np.int64), np.zeros(M, dtype=np.int64)
     limit = DIVERGENCE_FACTOR * (1.0 + float(np.sum((xbar - ref) ** 2)))
-    grad_sum, max_mean_drift, max_drift = 0.0, 0.0, 0.0
+    grad_sum, max_mean_drift, max_drift, max_norm = 0.0, 0.0, 0.0, float(np.sum(w0**2))
 
     def save(i: int) -> None:
         rec_global[i], rec_pred[i] = xbar.reshape(-1), pred.reshape(M, d)
         if mc:
             rec_sep[i], rec_sel[i] = wbar.reshape(M, d), sel
         if plan.track:
-            rec_track[i] = grad_sum, max_mean_drift, max_drift
+            rec_track[i] = grad_sum, max_mean_drift, max_drift, max_norm
 
     def result(diverged: int) -> SeedRecords:
         return SeedRecords(rec_global, rec_pred, rec_sep, rec_sel, rec_track, diverged)
@@ -115,6 +115,9 @@ def block_cyclic_reference(
                 drift = np.sum((xs - avg) ** 2, axis=(1, 2))
                 max_mean_drift = max(max_mean_drift, float(drift.mean()))
                 max_drift = max(max_drift, float(drift.max()))
+                max_norm = max(max_norm, float(np.max(np.sum(xs**2, axis=(1, 2)))))
+                if mc:
+                    max_norm = max(max_norm, float(np.max(np.sum(ys**2, axis=(1, 2)))))
         xbar = xs.mean(axis=0)
         if not float(np.sum((xbar - ref) ** 2)) <= limit:
             return result(r)

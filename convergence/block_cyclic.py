@@ -282,7 +282,9 @@ class BlockCyclicResult:
     else None). Tracked runs (PR-SGD, or ``track=True``): grad_sq_mean (S, P) =
     (1/t) sum_{tau=1}^{t} ||grad F_m(x_bar_{tau-1})||^2 at t = steps (NaN at t = 0; F_m = f for one
     block), max_mean_drift and max_drift (S, P) = running maxima over steps of
-    mean_i / max_i ||x_bar_t - x_t^i||^2; None when not tracked.
+    mean_i / max_i ||x_bar_t - x_t^i||^2, and max_norm_sq (S, P) = running max of ||x_t^i||^2 over
+    every local iterate of both chains (B^2 of Ding et al. Assumption 5 on the visited region);
+    None when not tracked.
     """
 
     run_id: str
@@ -301,6 +303,7 @@ class BlockCyclicResult:
     grad_sq_mean: np.ndarray | None
     max_mean_drift: np.ndarray | None
     max_drift: np.ndarray | None
+    max_norm_sq: np.ndarray | None
     communication: Communication
     engine: str
     seconds: float
@@ -415,6 +418,7 @@ def _result(
         grad_sq_mean=grad_sq_mean,
         max_mean_drift=None if track is None else track[:, :, 1],
         max_drift=None if track is None else track[:, :, 2],
+        max_norm_sq=None if track is None else track[:, :, 3],
         communication=_communication(plan, problem),
         engine=engine,
         seconds=seconds,

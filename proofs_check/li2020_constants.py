@@ -12,12 +12,8 @@ How each constant is obtained here:
   the standard bounds for logistic / softmax); Gamma = F* - sum_k p_k F_k* from exact optima.
 * sigma_k^2 and G^2 only need to hold at the iterates, so they are bounded over the region the
   run visits: the ball of radius R = max_{t,k} ||w_t^k - w*|| around w*, with R measured
-  exactly by the kernel over every local iterate. For a minibatch of b rows drawn uniformly with
-  replacement the variance at w is exactly (1/b) mean_i ||g_i(w) - gbar_k(w)||^2 (g_i the
-  per-sample gradient); each g_i is l_i-Lipschitz with l_i = c ||x_i||^2 (c = 1 least squares,
-  1/4 logistic, 1/2 softmax) and gbar_k is (L_k - mu)-Lipschitz, hence over the ball
-      sigma_k^2 <= (1/b) mean_i (||g_i(w*) - gbar_k(w*)|| + (l_i + L_k - mu) R)^2,
-      G^2 <= max_k [(||grad F_k(w*)|| + L_k R)^2 + sigma_k^2]   (E||g||^2 = ||grad F_k||^2 + var).
+  exactly by the kernel over every local iterate; the bounds are those of ``gradient_bounds``
+  with centre w*.
   With exact gradients sigma_k = 0 and G^2 is the largest ||grad F_k(w_t^k)||^2 over every
   local iterate of the run, measured exactly by the kernel.
 """
@@ -28,14 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from problems import FederatedProblem, LossKind, Optimum, heterogeneity_gamma, problem_constants
+from problems import FederatedProblem, Optimum, heterogeneity_gamma, problem_constants
 
-__all__ = ["LiConstants", "li_theorem1_constants", "li_theorem1_bound", "SAMPLE_CURVATURE"]
+from .gradient_bounds import stochastic_gradient_bounds
 
-SAMPLE_CURVATURE = {LossKind.LEAST_SQUARES: 1.0, LossKind.LOGISTIC: 0.25, LossKind.SOFTMAX: 0.5}
-"""c with ||Hessian of one sample's loss|| <= c ||x||^2: 1 (least squares), sigma' <= 1/4 (logistic),
-lambda_max(diag(p) - pp') <= 1/2 (softmax)."""
-
+__all__ = ["LiConstants", "li_theorem1_constants", "li_theorem1_bound"]
 
 @dataclass(frozen=True)
 class LiConstants:
@@ -64,15 +57,6 @@ class LiConstants:
         }
 
 
-def _sample_terms(problem: FederatedProblem, w_star: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(||g_i(w*) - gbar_k(w*)||, l_i) for the rows of client k."""
-    lo, hi = problem.offsets[k], problem.offsets[k + 1]
-    grads = problem.sample_gradients(w_star, slice(lo, hi))
-    deviation = np.linalg.norm(grads - grads.mean(axis=0), axis=1)
-    curvature = SAMPLE_CURVATURE[problem.loss] * np.sum(problem.X[lo:hi] ** 2, axis=1)
-    return deviation, curvature
-
-
 def li_theorem1_constants(
     problem: FederatedProblem,
     optimum: Optimum,
@@ -92,14 +76,8 @@ def li_theorem1_constants(
         G_sq = float(observed_grad_sq)
         method = "exact gradients: largest ||grad F_k(w_t^k)||^2 over every local iterate of the run"
     else:
-        full = problem.local_gradients(w_star)
-        second_moment = np.zeros(problem.n_clients)
-        for k in range(problem.n_clients):
-            deviation, curvature = _sample_terms(problem, w_star, k)
-            data_L = consts.L_k[k] - problem.mu
-            sigma_sq[k] = np.mean((deviation + (curvature + data_L) * radius) ** 2) / batch_size
-            second_moment[k] = (np.linalg.norm(full[k]) + consts.L_k[k] * radius) ** 2 + sigma_sq[k]
-        G_sq = float(second_moment.max())
+        bounds = stochastic_gradient_bounds(problem, w_star, radius, batch_size)
+        sigma_sq, G_sq = bounds.sigma_sq, bounds.G_sq
         method = (f"certified bound over the ball of radius R = {radius:.4g} around w* that contains every local "
                   f"iterate (observed max ||g||^2 = {observed_grad_sq:.4g})")
     Gamma = heterogeneity_gamma(problem, optimum)

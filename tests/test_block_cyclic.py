@@ -94,7 +94,8 @@ TABLE = [(a, b, K) for a in sorted(CONFIGS) for b, K in GRADIENTS if a != "fedav
 def test_kernel_matches_reference(algorithm: str, loss: str, batch: int, K: int | None) -> None:
     problem = small(loss)
     fast, slow = both_engines(problem, CONFIGS[algorithm](batch, K), track=True)
-    for name in ("global_models", "predictors", "separate_models", "grad_sq_mean", "max_mean_drift", "max_drift"):
+    for name in ("global_models", "predictors", "separate_models", "grad_sq_mean", "max_mean_drift", "max_drift",
+                 "max_norm_sq"):
         assert_close(getattr(fast, name), getattr(slow, name))
     if fast.selected_separate is not None:
         np.testing.assert_array_equal(fast.selected_separate, slow.selected_separate)
@@ -109,7 +110,7 @@ def test_pr_sgd_metrics_kernel_matches_reference(loss: str, batch: int, K: int |
     config = PRSGDConfig(rounds=5, sync_interval=4, step_size=StepSize.constant(0.05), batch_size=batch,
                          participants=K, record_rounds=(0, 2, 5))
     fast, slow = both_engines(problem, config)
-    for name in ("global_models", "grad_sq_mean", "max_mean_drift", "max_drift"):
+    for name in ("global_models", "grad_sq_mean", "max_mean_drift", "max_drift", "max_norm_sq"):
         assert_close(getattr(fast, name), getattr(slow, name))
     assert np.isnan(fast.grad_sq_mean[0, 0]) and np.all(fast.grad_sq_mean[0, 1:] > 0)
     assert np.all(np.diff(fast.max_drift[0]) >= 0) and fast.max_drift[0, -1] >= fast.max_mean_drift[0, -1] > 0
