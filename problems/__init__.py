@@ -16,6 +16,7 @@ from ._base import FederatedProblem, LossKind, ProblemError
 from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax, label_block_partition
 from .constants import ProblemConstants, problem_constants
 from .counterexample import li_counterexample, li_counterexample_matrices
+from .identical import identical_quadratic
 from .optimum import Optimum, OptimumError, exact_optimum, heterogeneity_gamma
 from .quadratic import random_quadratic
 from .registry import build_block_cyclic, build_problem, problem_spec
@@ -28,6 +29,7 @@ __all__ = [
     "li_counterexample",
     "li_counterexample_matrices",
     "random_quadratic",
+    "identical_quadratic",
     "synthetic",
     "BlockCyclicProblem",
     "block_cyclic_quadratic",

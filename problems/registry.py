@@ -27,6 +27,7 @@ from ._base import FederatedProblem, ProblemError
 from ._params import as_float, as_int, make_spec
 from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax
 from .counterexample import li_counterexample
+from .identical import identical_quadratic
 from .quadratic import random_quadratic
 from .synthetic import synthetic
 
@@ -38,6 +39,7 @@ _FAMILIES: dict[str, Callable[..., FederatedProblem | BlockCyclicProblem]] = {
     "synthetic": synthetic,
     "block_cyclic_quadratic": block_cyclic_quadratic,
     "block_cyclic_softmax": block_cyclic_softmax,
+    "identical_quadratic": identical_quadratic,
 }
 _SPEC_KEYS = ("family", "params")
 _CACHE_SIZE = 16  # built problems kept per process (the largest default, synthetic, is ~20 MB)

@@ -6,10 +6,14 @@ from .claim import Claim, UnknownClaimError
 from .controls import CONSTANT_STEP_CONTROL
 from .li2020_thm1 import CLAIM as LI2020_THM1
 from .li2020_thm4 import CLAIM as LI2020_THM4
+from .yu2019 import COR2 as YU2019_COR2
+from .yu2019 import THM1 as YU2019_THM1
 
 __all__ = ["CLAIMS", "get_claim", "default_claims"]
 
-CLAIMS: dict[str, Claim] = {c.id: c for c in (LI2020_THM4, LI2020_THM1, CONSTANT_STEP_CONTROL)}
+CLAIMS: dict[str, Claim] = {
+    c.id: c for c in (LI2020_THM4, LI2020_THM1, YU2019_THM1, YU2019_COR2, CONSTANT_STEP_CONTROL)
+}
 
 
 def get_claim(claim_id: str) -> Claim:

@@ -1,0 +1,163 @@
+"""yu2019.thm1 and yu2019.cor2: parallel restarted SGD (Yu, Yang, Zhu, AAAI 2019, as in the
+lecture note ``liu_lecture_fl_fedavg.md``).
+
+Theorem 1 (identical data, L-smooth, s in (0, 1/L], sync every K steps):
+    (1/T) sum_{t=1}^{T} E||grad f(xbar_{t-1})||^2 <= 2/(s T) (f(xbar_0) - f*) + 4 s^2 K^2 G^2 L^2 + (L/N) s sigma^2,
+with xbar_t the average of the local models at every step (not only at syncs).
+Corollary 2: s = sqrt(N)/(L sqrt(T)) and K <= T^{1/4}/N^{3/4} give O(1/sqrt(NT)): linear speedup.
+
+Instance: ``identical_quadratic`` (every client holds the same rows, so each worker's gradient is
+unbiased for f, as the theorem assumes), single-row minibatches. G^2 and sigma^2 are bounded over
+the ball ||x|| <= B that contains every local iterate (B tracked exactly by the kernel; see
+``gradient_bounds``). Checks: the explicit bound at every record point of the largest-T run for
+each N (thm1); the fitted exponent of the final average squared gradient norm in T at each N and
+in N at the largest T, both claimed <= -1/2 (cor2), with the hypothesis K <= T^{1/4}/N^{3/4}
+evaluated on every configuration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from convergence import Hypothesis, Verdict, check_rate_exponent, check_upper_bound, log_spaced_rounds
+from convergence.block_cyclic import PRSGDConfig, run_pr_sgd
+from problems import build_problem, problem_constants, problem_spec
+
+from .claim import Claim, ClaimResult, VerifySettings, claim_optimum, combine_checks, rate_plot
+from .gradient_bounds import stochastic_gradient_bounds
+
+__all__ = ["THM1", "COR2", "evaluate_thm1", "evaluate_cor2", "yu_sync_interval"]
+
+RATE_TOLERANCE = 0.05
+
+
+def yu_sync_interval(T: int, N: int) -> int:
+    """The largest K allowed by Corollary 2, K <= T^{1/4} / N^{3/4} (at least 1)."""
+    return max(1, int(np.floor(T**0.25 / N**0.75 + 1e-12)))
+
+
+def _grid(settings: VerifySettings) -> tuple[list[int], list[int]]:
+    if settings.quick:
+        return [2, 4], [1_000, 4_000, 16_000]
+    if settings.full:
+        return [2, 4, 8, 16], [1_000, 4_000, 16_000, 64_000, 256_000]
+    return [2, 4, 8], [1_000, 4_000, 16_000, 64_000]
+
+
+def _sweep(settings: VerifySettings) -> list[dict]:
+    """One PR-SGD run per (N, T), with s = sqrt(N)/(L sqrt(T)) and K from Corollary 2."""
+    clients, horizons = _grid(settings)
+    seeds = tuple(range(settings.seeds))
+    runs = []
+    for N in clients:
+        problem = build_problem(problem_spec("identical_quadratic", n_clients=N, dim=10, mu=0.1, L=10.0,
+                                             samples_per_client=50, seed=0))
+        optimum, note = claim_optimum(problem)
+        L = problem_constants(problem).L
+        for T in horizons:
+            K = yu_sync_interval(T, N)
+            rounds = T // K
+            config = PRSGDConfig.yu(N, L, rounds, K, batch_size=1, seeds=seeds,
+                                    record_rounds=log_spaced_rounds(rounds, 12))
+            result = run_pr_sgd(problem, config, optimum=optimum)
+            runs.append({"N": N, "T": rounds * K, "T_nominal": T, "K": K, "L": L, "problem": problem, "optimum": optimum,
+                         "config": config, "result": result, "note": note})
+    return runs
+
+
+def _bound(run: dict, steps: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Theorem 1's right-hand side after ``steps`` steps, with its constants."""
+    problem, result, L, K, N = run["problem"], run["result"], run["L"], run["K"], run["N"]
+    s = run["config"].step_size.eta0
+    B = float(np.sqrt(np.max(result.max_norm_sq)))
+    bounds = stochastic_gradient_bounds(problem, np.zeros(problem.dim), B, 1)
+    sigma_sq = float(bounds.sigma_sq.max())
+    f0 = problem.objective(np.zeros(problem.dim)) - run["optimum"].F_star
+    rhs = 2 / (s * steps) * f0 + 4 * s**2 * K**2 * bounds.G_sq * L**2 + L / N * s * sigma_sq
+    return rhs, {"N": N, "T": run["T"], "K": K, "s": s, "L": L, "G^2": bounds.G_sq, "sigma^2": sigma_sq,
+                 "B = max ||x_t^i||": B, "f(x_0) - f*": f0}
+
+
+def _hypotheses(run: dict) -> tuple[Hypothesis, ...]:
+    N, T, K, L = run["N"], run["T"], run["K"], run["L"]
+    s = run["config"].step_size.eta0
+    limit = T**0.25 / N**0.75
+    return (
+        Hypothesis(f"[N={N}, T={T}] s = sqrt(N)/(L sqrt(T)) <= 1/L", abs(s - np.sqrt(N) / (L * np.sqrt(T))) < 1e-12 * s
+                   and s <= 1 / L, f"s = {s:.4g}, 1/L = {1 / L:.4g}"),
+        Hypothesis(f"[N={N}, T={T}] K <= T^(1/4)/N^(3/4)", K <= limit + 1e-12, f"K = {K}, T^(1/4)/N^(3/4) = {limit:.4g}"),
+    )
+
+
+def evaluate_thm1(settings: VerifySettings) -> ClaimResult:
+    """The explicit bound at every record point of the largest-T run of each N."""
+    runs = _sweep(settings)
+    checks, plots, constants = [], [], []
+    for N in sorted({r["N"] for r in runs}):
+        run = max((r for r in runs if r["N"] == N), key=lambda r: r["T"])
+        result = run["result"]
+        keep = result.steps > 0
+        steps = result.steps[keep].astype(float)
+        rhs, consts = _bound(run, steps)
+        constants.append(consts)
+        verdict = check_upper_bound(
+            f"yu2019.thm1/N={N}", steps, result.grad_sq_mean[:, keep], rhs, hypotheses=_hypotheses(run)[:1],
+            notes=f"(1/t) sum ||grad f(xbar_(tau-1))||^2 against Thm 1 at every record point t, N = {N}, "
+            f"T = {run['T']}, K = {run['K']}; {run['note']}.",
+        )
+        checks.append((f"explicit bound, N = {N}", verdict))
+        plots.append(rate_plot(
+            f"yu2019_thm1_N{N}", f"Yu et al. Thm 1, PR-SGD, N = {N}: average squared gradient norm and bound",
+            f"(1/t) sum ||grad f(xbar)||^2 (mean over seeds) with Thm 1's bound (dashed), N = {N}, K = {run['K']}.",
+            verdict, xlabel="t (local steps)", ylabel="(1/t) sum ||grad f||^2", bound=rhs.tolist(),
+        ))
+    verdict = combine_checks("yu2019.thm1", checks, headline=max((v for _, v in checks), key=lambda v: v.measured),
+                             notes="Headline: the largest ratio measured / bound over the checked runs.")
+    verdict.evidence["constants"] = constants
+    return ClaimResult(verdict, tuple(plots))
+
+
+def evaluate_cor2(settings: VerifySettings) -> ClaimResult:
+    """Exponent in T at each N, and in N at the largest T, both claimed <= -1/2."""
+    runs = _sweep(settings)
+    checks, series = [], []
+    for N in sorted({r["N"] for r in runs}):
+        group = sorted((r for r in runs if r["N"] == N), key=lambda r: r["T"])
+        x = np.array([r["N"] * r["T"] for r in group], dtype=float)
+        values = np.stack([r["result"].grad_sq_mean[:, -1] for r in group], axis=1)
+        hypotheses = tuple(h for r in group for h in _hypotheses(r))
+        verdict = check_rate_exponent(
+            f"yu2019.cor2/N={N}", x, values, claimed_exponent=-0.5, tolerance=RATE_TOLERANCE, hypotheses=hypotheses,
+            notes=f"final (1/T) sum ||grad f||^2 against N T for T in {[r['T'] for r in group]}, N = {N}.",
+        )
+        checks.append((f"rate in N T, N = {N}", verdict))
+        series.append(verdict)
+    T_max = max(r["T_nominal"] for r in runs)
+    top = sorted((r for r in runs if r["T_nominal"] == T_max), key=lambda r: r["N"])
+    speedup = check_rate_exponent(
+        "yu2019.cor2/speedup", np.array([r["N"] for r in top], dtype=float),
+        np.stack([r["result"].grad_sq_mean[:, -1] for r in top], axis=1), claimed_exponent=-0.5,
+        tolerance=RATE_TOLERANCE, min_points=len(top), notes=f"linear speedup: exponent in N at T = {T_max}.",
+    ) if len(top) >= 3 else None
+    if speedup is not None:
+        checks.append((f"linear speedup in N at T = {T_max}", speedup))
+    verdict = combine_checks("yu2019.cor2", checks, headline=checks[0][1],
+                             notes="Headline: the exponent in N T at the smallest N. Claimed: at most -1/2.")
+    plot = rate_plot(
+        "yu2019_cor2", "Yu et al. Cor. 2: average squared gradient norm vs N T",
+        "Final (1/T) sum ||grad f(xbar)||^2 (mean over seeds) against N T, smallest N, with the fitted slope.",
+        series[0], xlabel="N T", ylabel="(1/T) sum ||grad f||^2",
+    )
+    return ClaimResult(verdict, (plot,))
+
+
+THM1 = Claim(
+    "yu2019.thm1", "Yu, Yang, Zhu, AAAI 2019, Theorem 1 (as stated in the lecture note)",
+    "(1/T) sum E||grad f(xbar_(t-1))||^2 <= 2/(sT)(f(xbar_0) - f*) + 4 s^2 K^2 G^2 L^2 + (L/N) s sigma^2 "
+    "for parallel restarted SGD with identical data and s <= 1/L.", evaluate_thm1,
+)
+COR2 = Claim(
+    "yu2019.cor2", "Yu, Yang, Zhu, AAAI 2019, Corollary 2 (as stated in the lecture note)",
+    "s = sqrt(N)/(L sqrt(T)) and K <= T^(1/4)/N^(3/4) give (1/T) sum E||grad f||^2 = O(1/sqrt(NT)): linear speedup.",
+    evaluate_cor2,
+)
