@@ -7,6 +7,8 @@ from .fixed_point import FixedPoint, fedavg_fixed_point
 from .rates import RateFit, fit_rate
 from .run import DivergenceError, Trajectory, run
 from .schedules import ScheduleError, StepSize
+from .store import RunStore, StoreError
+from .sweep import SweepError, SweepResults, SweepTask, run_sweep
 from .verdict import Hypothesis, Status, Verdict
 
 __all__ = [
@@ -18,9 +20,14 @@ __all__ = [
     "RateFit",
     "RunConfig",
     "RunRequest",
+    "RunStore",
     "ScheduleError",
     "Status",
     "StepSize",
+    "StoreError",
+    "SweepError",
+    "SweepResults",
+    "SweepTask",
     "Trajectory",
     "Verdict",
     "check_lower_bound",
@@ -31,4 +38,5 @@ __all__ = [
     "fit_rate",
     "log_spaced_rounds",
     "run",
+    "run_sweep",
 ]

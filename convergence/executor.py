@@ -1,27 +1,31 @@
-"""Executing many run configs: serially or on a local process pool, with a progress bar.
+"""Executing many run configs as a sweep: serially, on a local process pool or on a Dask cluster.
 
 The unit of work is one (run config, seed) pair, a pure function of its inputs thanks to the
-counter-based sampler, so the trajectories are bit-identical for any number of jobs and any
-completion order. The exact optimum (w*, F*) is computed once in the parent and shipped with
-each task; workers rebuild problems from their specs (cached per process).
+counter-based sampler, so the trajectories are bit-identical for any executor, number of jobs
+and completion order. Each pair is one SweepTask whose key hashes the config restricted to that
+seed, the engine, the tracking flag and the optimum it measures against, so a run store can hand
+back a finished pair instead of recomputing it. The exact optimum (w*, F*) is computed once in
+the parent and shipped with each task; workers rebuild problems from their specs (cached per
+process); the metrics are evaluated here, in the parent, from the recorded iterates.
 """
 
 from __future__ import annotations
 
-import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import hashlib
+import json
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from problems import Optimum, build_problem
 
 from .config import FedAvgConfig, RunConfig
 from .run import DivergenceError, Trajectory, run_seed, trajectory_from_records
+from .store import RunStore
+from .sweep import SweepResults, SweepTask, run_sweep
 
-__all__ = ["RunRequest", "execute"]
+__all__ = ["RunRequest", "execute", "seed_task"]
 
 
 @dataclass(frozen=True)
@@ -33,12 +37,46 @@ class RunRequest:
     track: bool = False
 
 
-def _task(problem_spec: dict, algorithm: FedAvgConfig, seed: int, w_star: np.ndarray, track: bool, engine: str):
-    """Worker body: one seed of one config; returns (records, stats, diverged round, seconds)."""
-    start = time.perf_counter()
+def _seed_run(
+    problem_spec: dict, algorithm: FedAvgConfig, seed: int, w_star: np.ndarray, track: bool, engine: str
+) -> dict[str, np.ndarray]:
+    """Worker body: one seed of one config.
+
+    Returns the iterates at the record points ("records", (P, d)), the tracked maxima of
+    ||w - w*||^2 and ||g||^2 ("max_radius_sq", "max_grad_sq", scalars, NaN when not tracked) and
+    the round at which the run diverged ("diverged", -1 if it did not).
+    """
     problem = build_problem(problem_spec)
     records, stats, diverged = run_seed(problem, algorithm, seed, w_star, engine=engine, track=track)
-    return records, stats, diverged, time.perf_counter() - start
+    return {
+        "records": records,
+        "max_radius_sq": np.array(stats[0]),
+        "max_grad_sq": np.array(stats[1]),
+        "diverged": np.array(diverged, dtype=np.int64),
+    }
+
+
+def seed_task(request: RunRequest, seed: int, engine: str) -> SweepTask:
+    """The sweep task of one seed of a request.
+
+    Its config is the run config restricted to ``seed`` plus the engine, the tracking flag, the
+    seed and record steps (for the store's table) and a digest of w* (the tracked radius is
+    measured from it); its key is the SHA-256 of that config's canonical JSON (16 hex digits,
+    as ``RunConfig.run_id``).
+    """
+    cfg = request.config
+    single = RunConfig(cfg.problem, cfg.algorithm.with_seeds((seed,)))
+    w_star = np.ascontiguousarray(request.optimum.w_star, dtype=np.float64)
+    config_json: dict[str, Any] = {
+        **single.to_json(),
+        "engine": engine,
+        "track": request.track,
+        "seed": seed,
+        "record_steps": [int(step) for step in cfg.algorithm.record_steps],
+        "w_star_sha256": hashlib.sha256(w_star.tobytes()).hexdigest(),
+    }
+    key = hashlib.sha256(json.dumps(config_json, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    return SweepTask(key, _seed_run, (cfg.problem, cfg.algorithm, seed, w_star, request.track, engine), config_json)
 
 
 def execute(
@@ -48,46 +86,42 @@ def execute(
     engine: str = "numba",
     progress: bool = True,
     description: str = "runs",
+    executor: str | None = None,
+    scheduler: str | None = None,
+    store: RunStore | None = None,
+    use_cache: bool = True,
 ) -> list[Trajectory]:
     """Run every request for all its seeds; returns trajectories in the order of ``requests``.
 
-    jobs = 1 runs in this process; jobs > 1 uses a process pool of that size. Raises
-    DivergenceError for the first diverged (config, seed), naming the round.
+    By default jobs = 1 runs in this process and jobs > 1 on a process pool of that size; a
+    ``scheduler`` address runs on that Dask cluster; ``executor`` ("serial", "process", "dask")
+    chooses explicitly. With a ``store``, each finished (config, seed) is stored at once and,
+    with ``use_cache``, stored ones are read back instead of recomputed. Raises DivergenceError
+    for the first diverged (config, seed), naming the round.
     """
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs: must be an integer >= 1, got {jobs!r}")
-    tasks = [(i, seed) for i, req in enumerate(requests) for seed in req.config.algorithm.seeds]
-    results: dict[tuple[int, int], tuple] = {}
-    bar = tqdm(total=len(tasks), desc=description, unit="run", disable=not progress, leave=False)
-    if jobs == 1:
-        for i, seed in tasks:
-            results[(i, seed)] = _task(*_arguments(requests[i], seed, engine))
-            bar.update()
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(_task, *_arguments(requests[i], seed, engine)): (i, seed) for i, seed in tasks}
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
-                bar.update()
-    bar.close()
-    return [_assemble(req, results, i, engine) for i, req in enumerate(requests)]
+    if executor is None and scheduler is None:
+        executor = "serial" if jobs == 1 else "process"
+    tasks = [[seed_task(req, seed, engine) for seed in req.config.algorithm.seeds] for req in requests]
+    results = run_sweep(
+        [task for request_tasks in tasks for task in request_tasks], executor=executor, jobs=jobs,
+        scheduler=scheduler, store=store, use_cache=use_cache, progress=progress, description=description,
+    )
+    return [_assemble(req, request_tasks, results, engine) for req, request_tasks in zip(requests, tasks)]
 
 
-def _arguments(req: RunRequest, seed: int, engine: str) -> tuple:
-    """The picklable arguments of ``_task`` for one seed of a request."""
-    return req.config.problem, req.config.algorithm, seed, req.optimum.w_star, req.track, engine
-
-
-def _assemble(req: RunRequest, results: dict, i: int, engine: str) -> Trajectory:
-    """Stack the seeds of request i into a Trajectory (raising DivergenceError if one diverged)."""
+def _assemble(req: RunRequest, tasks: list[SweepTask], results: SweepResults, engine: str) -> Trajectory:
+    """Stack the seeds of a request into a Trajectory (raising DivergenceError if one diverged)."""
     cfg = req.config
     seeds = cfg.algorithm.seeds
-    for seed in seeds:
-        diverged = results[(i, seed)][2]
+    outcomes = [results[task.key] for task in tasks]
+    for seed, outcome in zip(seeds, outcomes):
+        diverged = int(outcome["diverged"])
         if diverged >= 0:
             raise DivergenceError(cfg.run_id, seed, diverged, cfg.algorithm.local_steps)
     problem = build_problem(cfg.problem)
-    iterates = np.stack([results[(i, s)][0] for s in seeds])
-    stats = np.stack([results[(i, s)][1] for s in seeds])
-    seconds = sum(results[(i, s)][3] for s in seeds)
+    iterates = np.stack([outcome["records"] for outcome in outcomes])
+    stats = np.array([[outcome["max_radius_sq"], outcome["max_grad_sq"]] for outcome in outcomes])
+    seconds = sum(results.seconds[task.key] for task in tasks)
     return trajectory_from_records(cfg, problem, req.optimum, iterates, stats, req.track, engine, seconds)

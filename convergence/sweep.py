@@ -1,0 +1,252 @@
+"""Sweeps: many pure tasks run on an executor, each result stored the moment it finishes.
+
+A task is a key, a picklable top-level function, its arguments and the JSON config it stands
+for. The function must be pure (its result depends on its arguments only), so a result is the
+same whichever executor runs it, in whatever order tasks complete; the sweep adds no order
+dependence of its own (results come back keyed, in task order).
+
+Executors: "serial" (this process), "process" (a local ``ProcessPoolExecutor``) and "dask" (the
+workers of a ``dask.distributed`` cluster, reached with ``Client(scheduler_address)``). The pool
+and Dask share one code path: submit every task, take results ``as_completed``. With a run store,
+the driver process writes each finished task in its own transaction as it arrives, so a sweep
+that is interrupted (Ctrl-C, ``kill -9``, a lost node) resumes with no finished run lost or
+repeated, and a repeated sweep reads everything back instead of computing it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import as_completed as futures_as_completed
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from .store import RunStore
+
+__all__ = ["EXECUTORS", "SweepError", "SweepResults", "SweepTask", "run_sweep"]
+
+EXECUTORS = ("serial", "process", "dask")
+
+logger = logging.getLogger(__name__)
+
+Result = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class SweepTask:
+    """One unit of a sweep: ``fn(*args)`` returns the result stored under ``key``.
+
+    ``fn`` must be a top-level (picklable) pure function returning a mapping of names to NumPy
+    arrays; ``config_json`` is what the key stands for, stored beside the result.
+    """
+
+    key: str
+    fn: Callable[..., Result]
+    args: tuple
+    config_json: dict[str, Any]
+
+
+Finish = Callable[[SweepTask, Result, float], None]  # records one finished task: its result and seconds
+
+
+class SweepError(RuntimeError):
+    """A task of a sweep failed; ``key`` names it and the task's own exception is the cause."""
+
+    def __init__(self, key: str, error: BaseException) -> None:
+        super().__init__(f"sweep task {key} failed: {type(error).__name__}: {error}")
+        self.key = key
+
+
+class SweepResults(dict[str, Result]):
+    """Results by task key, in task order, with the compute time of each and which came from the store.
+
+    ``seconds[key]`` is the time the task's function ran (for a cached task, when it was
+    computed); ``cached`` holds the keys read from the store instead of computed.
+    """
+
+    def __init__(self, results: Iterable[tuple[str, Result]], seconds: dict[str, float], cached: frozenset[str]):
+        super().__init__(results)
+        self.seconds = seconds
+        self.cached = cached
+
+
+def run_sweep(
+    tasks: Sequence[SweepTask],
+    *,
+    executor: str | None = None,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    store: RunStore | None = None,
+    use_cache: bool = True,
+    progress: bool = True,
+    description: str = "runs",
+) -> SweepResults:
+    """Run every task once and return the results by key.
+
+    executor: "serial", "process" (default without a scheduler) or "dask" (default with one;
+    ``scheduler`` is the address of a running ``dask.distributed`` scheduler). jobs: worker
+    processes of the local pool (None: ``os.cpu_count()``); the serial executor runs one task at
+    a time and a Dask cluster brings its own workers. store: each finished task is written to it
+    at once; with ``use_cache``, tasks already stored are read back, not recomputed (the progress
+    bar counts them as done and shows how many). Tasks sharing a key run once (their configs
+    must agree). A failing task raises SweepError naming its key, after the tasks that finished
+    have been stored and the ones not started cancelled.
+    """
+    unique = _unique(tasks)
+    executor = _resolve_executor(executor, scheduler)
+    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"jobs: must be an integer >= 1 or None, got {jobs!r}")
+    results: dict[str, Result] = {}
+    seconds: dict[str, float] = {}
+    if store is not None and use_cache:
+        for task in unique:
+            stored = store.get(task.key)
+            if stored is not None:
+                results[task.key] = stored
+                seconds[task.key] = float((store.meta(task.key) or {}).get("seconds", 0.0))
+    cached = frozenset(results)
+    pending = [task for task in unique if task.key not in results]
+    if cached:
+        logger.info("%s: %d of %d runs read from %s", description, len(cached), len(unique), store)
+    bar = tqdm(total=len(unique), initial=len(cached), desc=description, unit="run", disable=not progress, leave=False)
+    if cached:
+        bar.set_postfix(cached=len(cached))
+
+    def finish(task: SweepTask, result: Result, elapsed: float) -> None:
+        results[task.key], seconds[task.key] = result, elapsed
+        if store is not None:
+            finished = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+            meta = {"seconds": elapsed, "executor": executor, "finished": finished}
+            store.put(task.key, task.config_json, result, meta)
+        bar.update()
+
+    try:
+        if executor == "serial":
+            _run_serial(pending, finish)
+        elif executor == "process" and pending:
+            _run_pool(pending, jobs or os.cpu_count() or 1, finish)
+        elif executor == "dask" and pending:
+            _run_dask(pending, scheduler, finish)
+    finally:
+        bar.close()
+    return SweepResults(((task.key, results[task.key]) for task in unique), seconds, cached)
+
+
+def _unique(tasks: Sequence[SweepTask]) -> list[SweepTask]:
+    """The tasks with repeated keys dropped (first kept); a key with two configs is an error."""
+    first: dict[str, SweepTask] = {}
+    for task in tasks:
+        if not isinstance(task, SweepTask):
+            raise TypeError(f"tasks: expected SweepTask items, got {type(task).__name__}")
+        seen = first.setdefault(task.key, task)
+        if seen.config_json != task.config_json:
+            raise ValueError(f"tasks: key {task.key} is given to two different configs")
+    return list(first.values())
+
+
+def _resolve_executor(executor: str | None, scheduler: str | None) -> str:
+    """The executor to use; a scheduler address goes with "dask" and only with it."""
+    if executor is None:
+        return "process" if scheduler is None else "dask"
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor: unknown executor {executor!r}; choose one of {EXECUTORS}")
+    if (executor == "dask") != (scheduler is not None):
+        raise ValueError(
+            "scheduler: the 'dask' executor needs a scheduler address" if executor == "dask"
+            else f"scheduler: a scheduler address needs the 'dask' executor, not {executor!r}"
+        )
+    return executor
+
+
+def _call(fn: Callable[..., Result], args: tuple) -> tuple[Result, float]:
+    """Worker body: ``fn(*args)`` checked to be a mapping of names to arrays, and its run time."""
+    start = time.perf_counter()
+    result = fn(*args)
+    elapsed = time.perf_counter() - start
+    if not isinstance(result, Mapping) or not all(
+        isinstance(name, str) and isinstance(value, np.ndarray) for name, value in result.items()
+    ):
+        raise TypeError(f"{getattr(fn, '__name__', fn)!s} must return a mapping of names to numpy arrays")
+    return dict(result), elapsed
+
+
+def _run_serial(pending: list[SweepTask], finish: Finish) -> None:
+    """Run the tasks one after the other in this process."""
+    for task in pending:
+        try:
+            result, elapsed = _call(task.fn, task.args)
+        except Exception as error:
+            raise SweepError(task.key, error) from error
+        finish(task, result, elapsed)
+
+
+def _run_pool(pending: list[SweepTask], jobs: int, finish: Finish) -> None:
+    """Run the tasks on a local process pool of ``jobs`` workers (no more than there are tasks)."""
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)))
+    try:
+        futures = {pool.submit(_call, task.fn, task.args): task for task in pending}
+        stop = functools.partial(pool.shutdown, wait=True, cancel_futures=True)  # lets the running ones finish
+        _collect(futures, futures_as_completed(futures), stop, finish)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish) -> None:
+    """Run the tasks on the workers of the Dask cluster whose scheduler is at ``scheduler``."""
+    from dask.distributed import Client, as_completed  # here, so that only Dask sweeps pay for the import
+
+    with Client(scheduler, set_as_default=False) as client:
+        futures = {client.submit(_call, task.fn, task.args, pure=False): task for task in pending}
+        try:
+            completed = as_completed(list(futures), loop=client.loop)
+            _collect(futures, completed, lambda: client.cancel(_running(futures)), finish)
+        finally:
+            client.cancel(_running(futures))
+
+
+def _running(futures: Iterable[Any]) -> list[Any]:
+    """The futures not yet done (queued or running)."""
+    return [future for future in futures if not future.done()]
+
+
+def _collect(
+    futures: Mapping[Any, SweepTask],
+    completed: Iterator[Any],
+    stop: Callable[[], object],
+    finish: Finish,
+) -> None:
+    """Finish each future's task as it completes; on a failure, stop the rest and raise SweepError.
+
+    Before raising, every other task that had already finished successfully is finished too, so
+    no computed result is lost.
+    """
+    finished: set[str] = set()
+    for future in completed:
+        task = futures[future]
+        try:
+            result, elapsed = future.result()
+        except Exception as error:
+            failed, failure = task, error
+            break
+        finish(task, result, elapsed)
+        finished.add(task.key)
+    else:
+        return
+    stop()
+    for future, task in futures.items():
+        if task is failed or task.key in finished or not future.done() or future.cancelled():
+            continue
+        try:
+            result, elapsed = future.result()
+        except Exception:
+            continue
+        finish(task, result, elapsed)
+    raise SweepError(failed.key, failure) from failure
