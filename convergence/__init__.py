@@ -1,6 +1,6 @@
 """Algorithms, kernels, runs, rate fits, bounds and checks (public API)."""
 
-from .checks import check_lower_bound, check_rate_exponent, check_upper_bound
+from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
 from .config import ConfigError, FedAvgConfig, RunConfig, log_spaced_rounds
 from .executor import RunRequest, execute
 from .fixed_point import FixedPoint, fedavg_fixed_point
@@ -31,6 +31,7 @@ __all__ = [
     "Trajectory",
     "Verdict",
     "check_lower_bound",
+    "check_ordering",
     "check_rate_exponent",
     "check_upper_bound",
     "execute",

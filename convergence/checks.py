@@ -40,7 +40,7 @@ from .rates import (
 )
 from .verdict import Hypothesis, Status, Verdict
 
-__all__ = ["check_rate_exponent", "check_upper_bound", "check_lower_bound"]
+__all__ = ["check_rate_exponent", "check_upper_bound", "check_lower_bound", "check_ordering"]
 
 
 def check_rate_exponent(
@@ -257,6 +257,43 @@ def _check_bound(
         notes=note,
         evidence=evidence,
     )
+
+
+def check_ordering(
+    claim_id: str,
+    smaller: np.ndarray,
+    larger: np.ndarray,
+    confidence: float = 0.95,
+    hypotheses: Sequence[Hypothesis] = (),
+    notes: str = "",
+) -> Verdict:
+    """Ordering claim "E[smaller] < E[larger]" from paired per-seed measurements (S,) each.
+
+    The paired differences d_s = larger_s - smaller_s (same seed, same data) get a Student-t
+    interval: PASS if its lower end is > 0, FAIL if its upper end is < 0 (the opposite order
+    holds), INCONCLUSIVE otherwise or with unmet hypotheses. measured = mean difference,
+    theoretical = 0, interval = the interval of the difference.
+    """
+    _check_claim_id(claim_id)
+    smaller = np.asarray(smaller, dtype=float).reshape(-1)
+    larger = np.asarray(larger, dtype=float).reshape(-1)
+    if smaller.shape != larger.shape or smaller.size == 0:
+        raise ValueError(f"smaller/larger: need two equal-length, non-empty arrays, got {smaller.shape} and {larger.shape}")
+    if not (np.all(np.isfinite(smaller)) and np.all(np.isfinite(larger))):
+        raise ValueError("smaller/larger: values must be finite")
+    confidence = _as_confidence(confidence)
+    hypotheses = _as_hypotheses(hypotheses)
+    mean, lo, hi = (float(v[0]) for v in _mean_interval((larger - smaller)[:, None], confidence))
+    summary = f"mean difference {mean:.4g} in [{lo:.4g}, {hi:.4g}] over {smaller.size} paired seed(s)"
+    if lo > 0:
+        status, finding = Status.PASS, f"{summary} > 0: the order holds"
+    elif hi < 0:
+        status, finding = Status.FAIL, f"{summary} < 0: the opposite order holds"
+    else:
+        status, finding = Status.INCONCLUSIVE, f"{summary} contains 0: the data cannot tell"
+    status, note = _apply_hypotheses(status, finding, hypotheses, notes)
+    evidence = {"smaller": smaller.tolist(), "larger": larger.tolist(), "confidence": confidence}
+    return Verdict(claim_id, status, mean, 0.0, (lo, hi), hypotheses, note, evidence)
 
 
 def _mean_interval(values: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

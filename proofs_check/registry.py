@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from .claim import Claim, UnknownClaimError
 from .controls import CONSTANT_STEP_CONTROL
+from .ding2020 import ORDERING as DING2020_ORDERING
+from .ding2020 import SPEEDUP as DING2020_SPEEDUP
+from .ding2020 import THM1 as DING2020_THM1
+from .ding2020 import THM2 as DING2020_THM2
 from .li2020_thm1 import CLAIM as LI2020_THM1
 from .li2020_thm4 import CLAIM as LI2020_THM4
 from .yu2019 import COR2 as YU2019_COR2
@@ -12,7 +16,11 @@ from .yu2019 import THM1 as YU2019_THM1
 __all__ = ["CLAIMS", "get_claim", "default_claims"]
 
 CLAIMS: dict[str, Claim] = {
-    c.id: c for c in (LI2020_THM4, LI2020_THM1, YU2019_THM1, YU2019_COR2, CONSTANT_STEP_CONTROL)
+    c.id: c
+    for c in (
+        LI2020_THM4, LI2020_THM1, DING2020_THM1, DING2020_THM2, DING2020_SPEEDUP, DING2020_ORDERING, YU2019_THM1,
+        YU2019_COR2, CONSTANT_STEP_CONTROL,
+    )
 }
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from convergence.checks import check_lower_bound, check_rate_exponent, check_upper_bound
+from convergence.checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
 from convergence.verdict import Hypothesis, Status
 
 X = np.geomspace(10.0, 1.0e4, 10)
@@ -219,3 +219,27 @@ class TestLowerBound:
     def test_bad_bound_names_the_argument(self) -> None:
         with pytest.raises(ValueError, match="^bound:"):
             check_lower_bound("l", X, np.ones(X.size), np.zeros(X.size))
+
+
+class TestOrdering:
+    """check_ordering: paired seeds, Student-t interval of the difference."""
+
+    def test_clear_order_passes(self) -> None:
+        rng = np.random.default_rng(0)
+        base = rng.normal(size=8)
+        v = check_ordering("o", base, base + 1.0 + 0.01 * rng.normal(size=8))
+        assert v.status is Status.PASS and v.interval[0] > 0
+
+    def test_reversed_order_fails(self) -> None:
+        base = np.linspace(0, 1, 6)
+        v = check_ordering("o", base + 0.5, base + np.array([0.01, -0.02, 0.0, 0.01, -0.01, 0.0]))
+        assert v.status is Status.FAIL and v.interval[1] < 0
+
+    def test_noise_only_is_inconclusive(self) -> None:
+        rng = np.random.default_rng(1)
+        v = check_ordering("o", rng.normal(size=10), rng.normal(size=10))
+        assert v.status is Status.INCONCLUSIVE
+
+    def test_mismatched_lengths_name_the_arguments(self) -> None:
+        with pytest.raises(ValueError, match="smaller/larger"):
+            check_ordering("o", np.ones(3), np.ones(4))
