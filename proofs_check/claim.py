@@ -8,10 +8,11 @@ plots as ``PlotSpec`` objects; the reports layer draws them and never reruns any
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from convergence import Status, Verdict
+from convergence import RunStore, Status, Verdict
 from problems import FederatedProblem, LossKind, Optimum, exact_optimum, problem_constants
 
 __all__ = [
@@ -29,9 +30,12 @@ class UnknownClaimError(KeyError):
 
 @dataclass(frozen=True)
 class VerifySettings:
-    """What a claim evaluation may spend: seeds for stochastic runs, worker processes, size.
+    """What a claim evaluation may spend and where its runs go.
 
-    quick: smaller grids and horizons (for smoke tests); full: the larger sweeps.
+    seeds for stochastic runs; jobs worker processes (or a Dask ``scheduler`` address); quick:
+    smaller grids and horizons (smoke tests); full: the larger sweeps; ``store``: path of the run
+    store (SQLite) that finished runs are written to and read back from unless ``use_cache`` is
+    False (then they are recomputed and overwritten).
     """
 
     seeds: int = 4
@@ -39,6 +43,19 @@ class VerifySettings:
     quick: bool = False
     full: bool = False
     progress: bool = True
+    store: str | None = None
+    use_cache: bool = True
+    scheduler: str | None = None
+
+    @functools.cached_property
+    def run_store(self) -> RunStore | None:
+        """The open run store (None without a store path)."""
+        return None if self.store is None else RunStore(self.store)
+
+    def sweep_options(self) -> dict[str, Any]:
+        """Keyword arguments for convergence.execute / execute_block_cyclic."""
+        return {"jobs": self.jobs, "scheduler": self.scheduler, "store": self.run_store, "use_cache": self.use_cache,
+                "progress": self.progress}
 
     def __post_init__(self) -> None:
         if not isinstance(self.seeds, int) or self.seeds < 1:

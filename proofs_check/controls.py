@@ -28,7 +28,7 @@ def evaluate_constant_step(settings: VerifySettings) -> ClaimResult:
     E, eta = 5, 0.05
     rounds = 40_000 if settings.quick else 200_000
     cfg = RunConfig(spec, FedAvgConfig(E, rounds, StepSize.constant(eta), 0, 1.0, log_spaced_rounds(rounds, 40), (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], jobs=1, progress=settings.progress, description="negative control")
+    (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="negative control")
     steps = traj.steps.astype(float)
     verdict = check_rate_exponent(
         CONTROL_ID, steps, traj.gap, claimed_exponent=-1.0, tolerance=0.05, fit_from=float(steps[-1]) / 10,

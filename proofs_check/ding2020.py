@@ -22,6 +22,7 @@ allows, E = K / I rounds per block.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -32,14 +33,14 @@ from convergence.block_cyclic import (
     MCPSGDConfig,
     MMPSGDConfig,
     block_cyclic_gaps,
-    run_block_cyclic,
 )
+from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
 
 from .claim import Claim, ClaimResult, PlotSpec, VerifySettings, combine_checks, rate_plot
 from .gradient_bounds import stochastic_gradient_bounds
 
-__all__ = ["THM1", "THM2", "SPEEDUP", "ORDERING", "ding_bound", "ding_hypotheses", "PAPER_SETTING"]
+__all__ = ["THM1", "THM2", "SPEEDUP", "ORDERING", "ding_bound", "ding_hypotheses", "PAPER_SETTING", "run_configs"]
 
 CYCLES = 2
 RATE_TOLERANCE = 0.05
@@ -87,26 +88,30 @@ def _largest_I(algorithm: str, N: int, M: int, T: int) -> int:
     return max(1, int(np.floor(horizon**0.25 / N**0.75 + 1e-12)))
 
 
-def run_config(algorithm: str, problem: BlockCyclicProblem, K: int, seeds: tuple[int, ...],
-               record_rounds: tuple[int, ...] = ()) -> DingRun:
-    """One run with the theorem's step sizes and the largest allowed I (K rounded to a multiple of I)."""
-    N, M = problem.n_clients, problem.n_blocks
-    L = problem_constants(problem.combined).L
-    I = _largest_I("mc" if algorithm == "mc" else "mm", N, M, CYCLES * M * K)
-    E = max(1, K // I)
-    K, T = E * I, CYCLES * M * E * I
-    gamma = np.sqrt(N) / (L * np.sqrt(T))
-    common = dict(cycles=CYCLES, rounds_per_block=E, local_steps=I, step_size=StepSize.constant(gamma), batch_size=1,
-                  seeds=seeds, record_rounds=record_rounds)
-    if algorithm == "mc":
-        config = MCPSGDConfig(**common, block_step_size=StepSize.constant(np.sqrt(N * M) / (L * np.sqrt(T))))
-    elif algorithm == "mm":
-        config = MMPSGDConfig(**common)
-    else:
-        config = FedAvgCyclicConfig(**common)
-    optimum = exact_optimum(problem.combined, crosscheck=False)
-    result = run_block_cyclic(problem, config, optimum=optimum, track=algorithm != "fedavg")
-    return DingRun(algorithm, N, M, T, K, I, gamma, result, problem)
+def run_configs(settings: VerifySettings, plans: Sequence[tuple]) -> list[DingRun]:
+    """Run (algorithm, problem, K, seeds, record_rounds) plans through the sweep layer, each with
+    the theorem's step sizes and the largest allowed I (K rounded down to a multiple of I)."""
+    requests, shapes = [], []
+    for algorithm, problem, K, seeds, record_rounds in plans:
+        N, M = problem.n_clients, problem.n_blocks
+        L = problem_constants(problem.combined).L
+        I = _largest_I("mc" if algorithm == "mc" else "mm", N, M, CYCLES * M * K)
+        E = max(1, K // I)
+        K, T = E * I, CYCLES * M * E * I
+        gamma = np.sqrt(N) / (L * np.sqrt(T))
+        common = dict(cycles=CYCLES, rounds_per_block=E, local_steps=I, step_size=StepSize.constant(gamma),
+                      batch_size=1, seeds=seeds, record_rounds=record_rounds)
+        if algorithm == "mc":
+            config = MCPSGDConfig(**common, block_step_size=StepSize.constant(np.sqrt(N * M) / (L * np.sqrt(T))))
+        elif algorithm == "mm":
+            config = MMPSGDConfig(**common)
+        else:
+            config = FedAvgCyclicConfig(**common)
+        requests.append(BlockCyclicRequest(problem.spec, config, track=algorithm != "fedavg"))
+        shapes.append((algorithm, N, M, T, K, I, gamma, problem))
+    results = execute_block_cyclic(requests, **settings.sweep_options(), description="Ding et al. runs")
+    return [DingRun(a, N, M, T, K, I, g, result, problem)
+            for (a, N, M, T, K, I, g, problem), result in zip(shapes, results)]
 
 
 def ding_bound(run: DingRun) -> tuple[float, dict]:
@@ -148,7 +153,7 @@ def _minimax_checks(algorithm: str, settings: VerifySettings) -> tuple[list[tupl
     """Explicit bound at every T point and the rate of the positive part, for MM or MC."""
     problem = instance()
     seeds = tuple(range(settings.seeds))
-    runs = [run_config(algorithm, problem, K, seeds) for K in _grid(settings)]
+    runs = run_configs(settings, [(algorithm, problem, K, seeds, ()) for K in _grid(settings)])
     gaps = np.stack([block_cyclic_gaps(problem, r.result).minimax_gap[:, -1] for r in runs], axis=1)  # (S, P)
     nt = np.array([r.N * r.T for r in runs], dtype=float)
     bounds, constants = zip(*(ding_bound(r) for r in runs))
@@ -234,7 +239,11 @@ def evaluate_speedup(settings: VerifySettings) -> ClaimResult:
     clients = [2, 4, 8] if settings.quick else [2, 4, 8, 16]
     # one horizon for every N, long enough for the largest N: K > C M N and I = 1 <= (T/M)^(1/4)/N^(3/4)
     K_common = max(K, *(max(CYCLES * 3 * N + 1, int(np.ceil(N**3 / CYCLES))) for N in clients))
-    n_runs = [run_config("mc", instance(n_clients=N), K_common, seeds) for N in clients]
+    blocks = [2, 3, 5] if settings.quick else [2, 3, 4, 6]
+    runs = run_configs(settings, [("mc", instance(n_clients=N), K_common, seeds, ()) for N in clients]
+                       + [("mc", instance(n_blocks=M), K_common, seeds, ()) for M in blocks]
+                       + [(a, instance(), K_common, (0,), ()) for a in ("mm", "mc")])
+    n_runs, m_runs, (mm, mc) = runs[: len(clients)], runs[len(clients): -2], runs[-2:]
     checks = []
     by_N = np.stack([_mean_block_gap(r.problem, r) for r in n_runs], axis=1)
     checks.append(("linear speedup in N at fixed T", check_rate_exponent(
@@ -242,15 +251,11 @@ def evaluate_speedup(settings: VerifySettings) -> ClaimResult:
         min_points=3, hypotheses=tuple(h for r in n_runs for h in ding_hypotheses("mc", r.N, r.M, r.T, r.K, r.I, f"N={r.N}")),
         notes=f"MC-PSGD mean per-block gap at T about {n_runs[0].T} against N (claimed exponent <= -1/2).",
     )))
-    blocks = [2, 3, 5] if settings.quick else [2, 3, 4, 6]
-    m_runs = [run_config("mc", instance(n_blocks=M), K_common, seeds) for M in blocks]
     by_M = np.stack([_mean_block_gap(r.problem, r) for r in m_runs], axis=1)
     checks.append(("growth in M at most sqrt(M)", check_rate_exponent(
         "ding2020.speedup/M", np.array([r.M for r in m_runs], dtype=float), by_M, claimed_exponent=0.5, tolerance=0.1,
         min_points=3, notes="MC-PSGD mean per-block gap against M at fixed N and K (Thm 2: O(sqrt(M/(NT)))).",
     )))
-    mm = run_config("mm", instance(), K_common, (0,))
-    mc = run_config("mc", instance(), K_common, (0,))
     ratio = mc.result.communication.total_params / mm.result.communication.total_params
     predicted = 2 * instance().n_blocks ** 0.25
     within = abs(ratio / predicted - 1) <= 0.5
@@ -273,11 +278,10 @@ def evaluate_ordering(settings: VerifySettings) -> ClaimResult:
     seeds = tuple(range(max(settings.seeds, 2)))
     problem = instance()
     K = 256 if settings.quick else 1024
-    mm, mc = run_config("mm", problem, K, seeds), run_config("mc", problem, K, seeds)
-    M, E = problem.n_blocks, mm.result.config.rounds_per_block
-    rounds = CYCLES * M * E
-    block_ends = tuple(range(E, rounds + 1, E))
-    fedavg = run_config("fedavg", problem, K, seeds, record_rounds=block_ends)
+    M, E = problem.n_blocks, max(1, K // _largest_I("mm", problem.n_clients, problem.n_blocks, CYCLES * problem.n_blocks * K))
+    block_ends = tuple(range(E, CYCLES * M * E + 1, E))
+    mm, mc, fedavg = run_configs(settings, [("mm", problem, K, seeds, ()), ("mc", problem, K, seeds, ()),
+                                            ("fedavg", problem, K, seeds, block_ends)])
     mm_gap = block_cyclic_gaps(problem, mm.result).block_gap[:, -1, :].mean(axis=1)
     mc_gap = block_cyclic_gaps(problem, mc.result).block_gap[:, -1, :].mean(axis=1)
     fed = block_cyclic_gaps(problem, fedavg.result)

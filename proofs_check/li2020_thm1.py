@@ -107,8 +107,7 @@ def _run_instance(inst: Instance, settings: VerifySettings) -> tuple[list[tuple[
     seeds = tuple(range(settings.seeds)) if inst.stochastic else (0,)
     cfg = RunConfig(inst.spec, FedAvgConfig(inst.local_steps, rounds, schedule, inst.batch_size, 1.0, records, seeds))
     (traj,) = execute(
-        [RunRequest(cfg, optimum, track=True)], jobs=settings.jobs, progress=settings.progress,
-        description=f"thm1 {inst.label}",
+        [RunRequest(cfg, optimum, track=True)], **settings.sweep_options(), description=f"thm1 {inst.label}"
     )
     c = li_theorem1_constants(
         problem, optimum, inst.local_steps, inst.batch_size,

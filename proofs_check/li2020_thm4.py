@@ -153,7 +153,7 @@ def _simulated_limit(settings, problem, spec, optimum) -> tuple[tuple[str, Verdi
     rounds = _horizon(settings, 40_000, 120_000, 200_000)
     records = log_spaced_rounds(rounds, 30)
     cfg = RunConfig(spec, FedAvgConfig(E, rounds, StepSize.constant(eta), 0, 1.0, (0,) + records, (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], jobs=1, progress=settings.progress, description="thm4 constant step")
+    (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="thm4 constant step")
     end = traj.iterates[0, -1]
     gap_to_limit = float(np.linalg.norm(end - fp.w) / np.linalg.norm(fp.w - optimum.w_star))
     bias = float(np.linalg.norm(fp.w - optimum.w_star))
@@ -182,7 +182,7 @@ def _gradient_descent(settings, problem, spec, optimum, etas) -> tuple[str, Verd
     solved = np.array([np.linalg.norm(fedavg_fixed_point(problem, eta, 1).w - w_star) / scale for eta in etas])
     rounds = _horizon(settings, 60_000, 150_000, 300_000)
     cfg = RunConfig(spec, FedAvgConfig(1, rounds, StepSize.constant(0.2), 0, 1.0, (rounds,), (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], jobs=1, progress=settings.progress, description="thm4 E=1")
+    (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="thm4 E=1")
     simulated = float(np.sqrt(traj.dist_sq[0, -1]) / scale)
     values = np.append(solved, simulated)[None, :]
     verdict = check_upper_bound(
@@ -200,7 +200,7 @@ def _decaying_step(settings, spec, optimum) -> tuple[tuple[str, Verdict], PlotSp
     rounds = _horizon(settings, 100_000, 400_000, 1_000_000)
     records = log_spaced_rounds(rounds, 40)
     cfg = RunConfig(spec, FedAvgConfig(E, rounds, schedule, 0, 1.0, records, (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], jobs=1, progress=settings.progress, description="thm4 decaying step")
+    (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="thm4 decaying step")
     steps = traj.steps.astype(float)
     x = 1 + (a / 5) * steps  # eta_0 / eta_t
     dist = np.sqrt(traj.dist_sq)

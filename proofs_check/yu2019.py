@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from convergence import Hypothesis, Verdict, check_rate_exponent, check_upper_bound, log_spaced_rounds
-from convergence.block_cyclic import PRSGDConfig, run_pr_sgd
+from convergence.block_cyclic import PRSGDConfig
+from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import build_problem, problem_constants, problem_spec
 
 from .claim import Claim, ClaimResult, VerifySettings, claim_optimum, combine_checks, rate_plot
@@ -48,7 +49,7 @@ def _sweep(settings: VerifySettings) -> list[dict]:
     """One PR-SGD run per (N, T), with s = sqrt(N)/(L sqrt(T)) and K from Corollary 2."""
     clients, horizons = _grid(settings)
     seeds = tuple(range(settings.seeds))
-    runs = []
+    plans = []
     for N in clients:
         problem = build_problem(problem_spec("identical_quadratic", n_clients=N, dim=10, mu=0.1, L=10.0,
                                              samples_per_client=50, seed=0))
@@ -59,9 +60,11 @@ def _sweep(settings: VerifySettings) -> list[dict]:
             rounds = T // K
             config = PRSGDConfig.yu(N, L, rounds, K, batch_size=1, seeds=seeds,
                                     record_rounds=log_spaced_rounds(rounds, 12))
-            result = run_pr_sgd(problem, config, optimum=optimum)
-            runs.append({"N": N, "T": rounds * K, "T_nominal": T, "K": K, "L": L, "problem": problem, "optimum": optimum,
-                         "config": config, "result": result, "note": note})
+            plans.append({"N": N, "T": rounds * K, "T_nominal": T, "K": K, "L": L, "problem": problem,
+                          "optimum": optimum, "config": config, "note": note})
+    results = execute_block_cyclic([BlockCyclicRequest(p["problem"].spec, p["config"]) for p in plans],
+                                   **settings.sweep_options(), description="PR-SGD runs")
+    runs = [dict(plan, result=result) for plan, result in zip(plans, results)]
     return runs
 
 

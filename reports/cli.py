@@ -12,13 +12,16 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from convergence import ConfigError, DivergenceError, ScheduleError
+from convergence import ConfigError, DivergenceError, ScheduleError, StoreError, SweepError
 from problems import ProblemError
 from proofs_check import UnknownClaimError
 
 __all__ = ["main", "build_parser"]
 
-EXPECTED_ERRORS = (ConfigError, ProblemError, ScheduleError, UnknownClaimError, DivergenceError, ValueError, OSError)
+EXPECTED_ERRORS = (
+    ConfigError, ProblemError, ScheduleError, UnknownClaimError, DivergenceError, StoreError, SweepError, ValueError,
+    OSError,
+)
 
 
 def _positive_int(name: str):
@@ -49,6 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--jobs", type=_positive_int("--jobs"), default=1, help="worker processes (default 1)")
     verify.add_argument("--claim", action="append", metavar="ID", help="run only this claim (repeatable)")
     verify.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    verify.add_argument("--store", metavar="PATH",
+                        help="run store (SQLite) for finished runs (default: OUT/runs.sqlite); reruns reuse them")
+    verify.add_argument("--no-cache", action="store_true", help="recompute runs even when the store has them")
+    verify.add_argument("--scheduler", metavar="ADDRESS", help="run sweeps on this Dask scheduler (tcp://host:port)")
+
+    export = sub.add_parser("export", help="write a run store as a tidy table (CSV, or Parquet with pyarrow)")
+    export.add_argument("store", help="run store path (e.g. fedbound-report/runs.sqlite)")
+    export.add_argument("table", help="output file: .csv or .parquet")
 
     sub.add_parser("list", help="list the claims fedbound can verify")
 
@@ -67,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _verify(args, argv)
         if args.command == "list":
             return _list()
+        if args.command == "export":
+            return _export(args)
         return _bench(args)
     except EXPECTED_ERRORS as exc:
         if args.debug:
@@ -108,7 +121,9 @@ def _verify(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         raise ValueError("--quick/--full: choose at most one")
     claims = [get_claim(cid) for cid in args.claim] if args.claim else default_claims()
     out = _prepare_out(args.out)
-    settings = VerifySettings(args.seeds, args.jobs, args.quick, args.full, progress=not args.no_progress)
+    store = args.store or str(out / "runs.sqlite")
+    settings = VerifySettings(args.seeds, args.jobs, args.quick, args.full, progress=not args.no_progress,
+                              store=store, use_cache=not args.no_cache, scheduler=args.scheduler)
     start = time.perf_counter()
     verdicts, figures = [], []
     for claim in claims:
@@ -125,6 +140,17 @@ def _verify(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     write_html(out / "index.html", verdicts, figures, meta)
     print(format_verdict_table(verdicts))
     print(f"\nReport: {out / 'index.html'}  (also report.md, verdicts.json); wall time {meta['wall_time_s']:.1f} s")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from convergence import RunStore
+
+    if not Path(args.store).is_file():
+        raise OSError(f"store: no run store at {args.store!r}")
+    with RunStore(args.store) as store:
+        rows = store.export_table(args.table)
+    print(f"wrote {rows} rows to {args.table}")
     return 0
 
 
