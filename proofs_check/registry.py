@@ -10,6 +10,7 @@ from .ding2020 import THM1 as DING2020_THM1
 from .ding2020 import THM2 as DING2020_THM2
 from .li2020_thm1 import CLAIM as LI2020_THM1
 from .li2020_thm4 import CLAIM as LI2020_THM4
+from .report_items import ASSUMPTIONS, LEMMAS
 from .yu2019 import COR2 as YU2019_COR2
 from .yu2019 import THM1 as YU2019_THM1
 
@@ -19,7 +20,7 @@ CLAIMS: dict[str, Claim] = {
     c.id: c
     for c in (
         LI2020_THM4, LI2020_THM1, DING2020_THM1, DING2020_THM2, DING2020_SPEEDUP, DING2020_ORDERING, YU2019_THM1,
-        YU2019_COR2, CONSTANT_STEP_CONTROL,
+        YU2019_COR2, ASSUMPTIONS, LEMMAS, CONSTANT_STEP_CONTROL,
     )
 }
 

@@ -57,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--no-cache", action="store_true", help="recompute runs even when the store has them")
     verify.add_argument("--scheduler", metavar="ADDRESS", help="run sweeps on this Dask scheduler (tcp://host:port)")
 
+    falsify = sub.add_parser("falsify", help="search for a counterexample to a claim's inequality (hypothesis)")
+    falsify.add_argument("claim", help="a built-in falsifiable claim id, or module:attribute of your own FalsifiableClaim")
+    falsify.add_argument("--budget", type=_positive_int("--budget"), default=100, help="examples to try (default 100)")
+    falsify.add_argument("--seed", type=int, default=0, help="search seed (default 0); the result reproduces with it")
+    falsify.add_argument("--json", action="store_true", help="print the result as JSON")
+
     export = sub.add_parser("export", help="write a run store as a tidy table (CSV, or Parquet with pyarrow)")
     export.add_argument("store", help="run store path (e.g. fedbound-report/runs.sqlite)")
     export.add_argument("table", help="output file: .csv or .parquet")
@@ -80,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list()
         if args.command == "export":
             return _export(args)
+        if args.command == "falsify":
+            return _falsify(args)
         return _bench(args)
     except EXPECTED_ERRORS as exc:
         if args.debug:
@@ -140,6 +148,38 @@ def _verify(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     write_html(out / "index.html", verdicts, figures, meta)
     print(format_verdict_table(verdicts))
     print(f"\nReport: {out / 'index.html'}  (also report.md, verdicts.json); wall time {meta['wall_time_s']:.1f} s")
+    return 0
+
+
+def _falsify(args: argparse.Namespace) -> int:
+    import importlib
+    import json
+
+    from proofs_check.falsify import FALSIFIABLE, FalsifiableClaim, falsify
+
+    if ":" in args.claim:
+        module, _, attribute = args.claim.partition(":")
+        try:
+            claim = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"claim: cannot load {args.claim!r} ({exc})") from None
+        if not isinstance(claim, FalsifiableClaim):
+            raise ValueError(f"claim: {args.claim!r} is a {type(claim).__name__}, not a FalsifiableClaim")
+    elif args.claim in FALSIFIABLE:
+        claim = FALSIFIABLE[args.claim]
+    else:
+        raise ValueError(f"claim: unknown falsifiable claim {args.claim!r}; known: {', '.join(FALSIFIABLE)}")
+    if args.seed < 0:
+        raise ValueError(f"--seed: must be >= 0, got {args.seed}")
+    result = falsify(claim, args.budget, args.seed)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(result.message)
+        if result.found:
+            print(f"reproduce: fedbound falsify {args.claim} --budget {args.budget} --seed {args.seed}")
+            print("counterexample (JSON):")
+            print(json.dumps(result.counterexample, indent=2))
     return 0
 
 

@@ -71,3 +71,22 @@ def test_kernel_cache_means_no_recompile_in_a_second_process(tmp_path: Path) -> 
     assert first.stdout.split()[0] == "1"  # compiled (and cached) once
     misses, hits = second.stdout.split()
     assert misses == "0" and int(hits) >= 1
+
+
+def test_falsify_finds_the_planted_claim(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["falsify", "li2020.lemma3[constant=0.01]", "--budget", "30", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["found"] and result["violation"] > 0
+    assert result["counterexample"]["claim"] == "li2020.lemma3[constant=0.01]"
+
+
+def test_falsify_does_not_find_a_true_lemma(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["falsify", "li2020.lemma3", "--budget", "20", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["found"] is False
+
+
+def test_falsify_user_claim_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["falsify", "no_such_module:claim"]) == 2
+    assert "cannot load 'no_such_module:claim'" in capsys.readouterr().err
+    assert main(["falsify", "json:dumps"]) == 2
+    assert "not a FalsifiableClaim" in capsys.readouterr().err

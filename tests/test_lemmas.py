@@ -1,0 +1,151 @@
+"""The step-by-step probe replays convergence.run exactly; the lemma checks PASS where the lemmas'
+hypotheses hold, FAIL on planted false versions, and are INCONCLUSIVE when a hypothesis is unmet."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from convergence import FedAvgConfig, RunConfig, Status, StepSize, run
+from convergence.probe import probe_fedavg
+from problems import FederatedProblem, identical_quadratic, li_counterexample, problem_constants, random_quadratic
+from proofs_check.lemmas import LEMMA_IDS, collect, li_lemma1, li_lemma2, li_lemma3, lemma_table, yu_drift
+from proofs_check.strategies import fedavg_configs, quadratic_problems
+
+COUNTEREXAMPLE = li_counterexample(5, 4, 2e-4)
+
+
+def classification(loss: str, seed: int = 0) -> FederatedProblem:
+    """Three clients of 4-6 rows, 3 features (softmax: 3 classes), unequal weights."""
+    rng = np.random.default_rng(seed)
+    sizes = np.array([4, 6, 5])
+    X = rng.normal(size=(sizes.sum(), 3))
+    C = 3 if loss == "softmax" else 1
+    y = rng.integers(0, 3 if loss == "softmax" else 2, sizes.sum()).astype(float)
+    return FederatedProblem("small", loss, X, y, np.concatenate([[0], np.cumsum(sizes)]), sizes / sizes.sum(), 0.1,
+                            n_classes=C)
+
+
+PROBLEMS = {
+    "counterexample": COUNTEREXAMPLE,
+    "quadratic": random_quadratic(3, 3, 0.2, 2.0, 1.0, 5, 1, "dirichlet"),
+    "logistic": classification("logistic"),
+    "softmax": classification("softmax"),
+}
+
+
+@pytest.mark.parametrize("name", list(PROBLEMS))
+@pytest.mark.parametrize("batch,server_lr", [(0, 1.0), (3, 1.0), (2, 0.7)])
+def test_probe_replays_run(name: str, batch: int, server_lr: float) -> None:
+    problem = PROBLEMS[name]
+    alg = FedAvgConfig(3, 6, StepSize.inverse_time(0.1, 0.05), batch, server_lr, (0, 2, 6), (4, 9))
+    config = RunConfig(problem.spec, alg)
+    numpy_run = run(config, problem=problem, engine="numpy")
+    numba_run = run(config, problem=problem, engine="numba")
+    for i, seed in enumerate(alg.seeds):
+        probe = probe_fedavg(problem, alg, seed)
+        models = probe.global_models[list(alg.record_rounds)]
+        np.testing.assert_array_equal(models, numpy_run.iterates[i])  # same arithmetic, bit for bit
+        np.testing.assert_allclose(models, numba_run.iterates[i], rtol=1e-10, atol=1e-12 * np.abs(models).max())
+        assert np.abs(models[-1] - models[0]).max() > 1e-3  # the run moved
+
+
+def test_probe_records_every_local_step() -> None:
+    problem = PROBLEMS["quadratic"]
+    alg = FedAvgConfig(3, 2, StepSize.constant(0.1), 2, 1.0, (2,), (5,))
+    probe = probe_fedavg(problem, alg, 5)
+    T, N, d = alg.total_steps, problem.n_clients, problem.dim
+    assert probe.local_models.shape == (T + 1, N, d) and probe.stochastic_gradients.shape == (T, N, d)
+    for t in range(T):
+        if (t + 1) % alg.local_steps:  # inside a round: w_{t+1}^k = w_t^k - eta_t g_{t,k}
+            np.testing.assert_allclose(
+                probe.local_models[t + 1], probe.local_models[t] - probe.step_sizes[t] * probe.stochastic_gradients[t]
+            )
+        for k in range(N):
+            np.testing.assert_allclose(probe.full_gradients[t, k], problem.local_gradient(probe.local_models[t, k], k))
+    np.testing.assert_allclose(probe.averages, np.einsum("k,tkd->td", problem.weights, probe.local_models))
+    # at a synchronisation step every client holds the global model
+    assert np.ptp(probe.local_models[alg.local_steps], axis=0).max() == 0.0
+
+
+def li_config(problem: FederatedProblem, E: int, rounds: int, batch: int, seeds: int = 16) -> FedAvgConfig:
+    """A constant step eta = 1/(4L) (Li's Lemma 1 condition; non-increasing, eta_t <= 2 eta_{t+E})."""
+    return FedAvgConfig(E, rounds, StepSize.constant(0.25 / problem_constants(problem).L), batch, 1.0, (rounds,),
+                        tuple(range(seeds)))
+
+
+@pytest.mark.parametrize("name", ["counterexample", "quadratic"])
+def test_li_lemmas_pass_with_their_hypotheses(name: str) -> None:
+    problem = PROBLEMS[name]
+    data = collect(problem, li_config(problem, 4, 8, 2))
+    for verdict in (li_lemma1(data), li_lemma2(data), li_lemma3(data)):
+        assert verdict.hypotheses_met, verdict.notes
+        assert verdict.status is Status.PASS, verdict.notes
+        assert verdict.measured <= 1.0
+
+
+def test_lemmas_pass_with_the_li_schedule() -> None:
+    problem = PROBLEMS["quadratic"]
+    consts = problem_constants(problem)
+    config = FedAvgConfig(5, 6, StepSize.li(consts.mu, consts.L, 5), 3, 1.0, (6,), tuple(range(8)))
+    data = collect(problem, config, region="visited")
+    for verdict in (li_lemma1(data), li_lemma3(data)):
+        assert verdict.hypotheses_met and verdict.status is Status.PASS, verdict.notes
+
+
+def test_planted_false_lemma3_fails() -> None:
+    problem = random_quadratic(4, 3, 0.5, 2.0, 2.0, 6, 0)
+    data = collect(problem, li_config(problem, 4, 5, 2))
+    assert li_lemma3(data).status is Status.PASS
+    planted = li_lemma3(data, constant=0.01)
+    assert planted.claim_id == "li2020.lemma3[constant=0.01]"
+    assert planted.status is Status.FAIL and planted.interval[0] > 1.0, planted.notes
+
+
+def test_drift_on_identical_data() -> None:
+    problem = identical_quadratic(3, 3, 0.3, 2.0, 5, 2)
+    config = FedAvgConfig(4, 5, StepSize.constant(0.3), 1, 1.0, (5,), tuple(range(16)))
+    data = collect(problem, config)
+    verdict = yu_drift(data)
+    assert verdict.hypotheses_met and verdict.status is Status.PASS, verdict.notes
+    assert yu_drift(data, constant=1e-4).status is Status.FAIL
+
+
+def test_unmet_hypotheses_give_inconclusive() -> None:
+    problem = PROBLEMS["quadratic"]
+    L = problem_constants(problem).L
+    data = collect(problem, FedAvgConfig(3, 3, StepSize.constant(0.9 / L), 2, 1.0, (3,), tuple(range(4))))
+    lemma1 = li_lemma1(data)  # eta = 0.9/L > 1/(4L)
+    assert not lemma1.hypotheses_met and lemma1.status is Status.INCONCLUSIVE
+    drift = yu_drift(data)  # the clients' data differ
+    assert not drift.hypotheses_met and drift.status is Status.INCONCLUSIVE
+
+
+def test_exact_gradients_and_single_local_step() -> None:
+    # batch 0: g_t = gbar_t, both sides of Lemma 2 vanish; E = 1: Lemma 3's both sides vanish.
+    problem = PROBLEMS["counterexample"]
+    data = collect(problem, li_config(problem, 1, 6, 0, seeds=1))
+    assert li_lemma2(data).status is Status.PASS
+    assert li_lemma3(data).status is Status.PASS and li_lemma3(data, constant=0.01).status is Status.PASS
+    assert li_lemma1(data).status is Status.PASS
+
+
+def test_lemma_table_rows() -> None:
+    problem = PROBLEMS["counterexample"]
+    rows = lemma_table(problem, li_config(problem, 3, 4, 2, seeds=4))
+    assert [row.lemma_id for row in rows] == list(LEMMA_IDS)
+    for row in rows:
+        assert row.status is row.verdict.status and np.isfinite(row.worst_ratio)
+        assert row.to_json()["lemma"] == row.lemma_id
+    assert rows[3].status is Status.INCONCLUSIVE  # Yu's drift needs identical data
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.data())
+def test_li_lemma3_never_fails(data: st.DataObject) -> None:
+    # the example of proofs_check.strategies' module docstring
+    problem = data.draw(quadratic_problems(n_clients=(2, 3), dim=(2, 3)))
+    config = data.draw(fedavg_configs(problem, local_steps=(2, 4), rounds=(1, 4), n_seeds=(4, 8)))
+    assert li_lemma3(collect(problem, config)).status is not Status.FAIL
