@@ -8,7 +8,12 @@ microseconds per local client-step for both engines, their ratio, and the floor
 
 where the flops count the support-restricted step (PackedClients.flops_per_step). Workloads:
 W1: Li et al.'s counterexample (N = 5, p = 4, d = 21), exact gradients, E = 20;
-W2: synthetic(1, 1), 100 clients, softmax 60 x 10 (+ bias), batch 24, E = 20.
+W2: synthetic(1, 1), 100 clients, softmax 60 x 10 (+ bias), batch 24, E = 20;
+W3: MC-PSGD on block-cyclic softmax data, 100 clients, M = 5, 60 x 10 (+ bias), batch 24, I = 10
+    (a client-step is one local iteration: one SGD step on each of the two chains, so its floor
+    is twice W2's per-step floor; the per-round loss evaluations are included in the time).
+Sweep scaling: 8 equal FedAvg runs (one config, 8 seeds) executed with 1 and with 2 worker
+processes; the ratio of wall times (ideal 2 on 2 cores).
 """
 
 from __future__ import annotations
@@ -83,6 +88,37 @@ def _time_engine(problem, workload: Workload, engine: str, repeats: int) -> floa
     return seconds / (rounds * workload.local_steps * problem.n_clients) * 1e6
 
 
+def _time_mc_psgd(engine: str, repeats: int) -> tuple[float, Any]:
+    """Median microseconds per client-iteration of MC-PSGD (W3), and its problem."""
+    from problems import build_block_cyclic
+
+    from .block_cyclic import MCPSGDConfig, run_block_cyclic
+
+    problem = build_block_cyclic(problem_spec("block_cyclic_softmax", n_clients=100, n_blocks=5, n_features=60,
+                                              n_classes=10, samples_per_client=50, seed=0))
+    E = 2 if engine == "numba" else 1
+    config = MCPSGDConfig(cycles=1, rounds_per_block=E, local_steps=10, step_size=StepSize.constant(0.01),
+                          block_step_size=StepSize.constant(0.01), batch_size=24)
+    run_block_cyclic(problem, config, engine=engine)
+    seconds = _median_seconds(lambda: run_block_cyclic(problem, config, engine=engine), repeats)
+    return seconds / (5 * E * 10 * 100) * 1e6, problem
+
+
+def sweep_scaling(repeats: int = 1) -> dict[str, float]:
+    """Wall time of 8 equal FedAvg runs with 1 and 2 worker processes (medians), and the speed-up."""
+    from problems import exact_optimum
+
+    from .config import RunConfig
+    from .executor import RunRequest, execute
+
+    spec = problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=10, l2=0.25, seed=1)
+    optimum = exact_optimum(build_problem(spec), crosscheck=False)
+    request = RunRequest(RunConfig(spec, FedAvgConfig(5, 10_000, StepSize.constant(0.001), 8, 1.0, (10_000,),
+                                                      tuple(range(8)))), optimum)
+    times = {jobs: _median_seconds(lambda: execute([request], jobs=jobs, progress=False), repeats) for jobs in (1, 2)}
+    return {"jobs1_s": times[1], "jobs2_s": times[2], "speedup": times[1] / times[2]}
+
+
 def run_bench(repeats: int = 5) -> dict[str, Any]:
     """Time every workload; returns a JSON-able report with the machine rates."""
     rates = machine_rates(repeats)
@@ -103,7 +139,20 @@ def run_bench(repeats: int = 5) -> dict[str, Any]:
             "floor_us_per_client_step": floor_us, "numba_over_floor": numba_us / floor_us,
             "flops_per_client_step": flops, "exp_calls_per_client_step": exps,
         })
-    return {"machine": rates, "workloads": results}
+    with threadpool_limits(limits=1):
+        mc_numba, problem = _time_mc_psgd("numba", repeats)
+        mc_numpy, _ = _time_mc_psgd("numpy", max(1, repeats // 2))
+    packed = pack_clients(problem.combined)
+    flops = 2 * float(packed.flops_per_step(24).mean())
+    exps = 2 * 24 * problem.combined.n_classes
+    floor_us = flops / (rates["matmul_gflops_1core"] * 1e3) + exps * rates["exp_ns"] * 1e-3
+    results.append({
+        "workload": "W3", "description": "MC-PSGD, 100 clients, M = 5, softmax 60x10, batch 24, I = 10",
+        "numba_us_per_client_step": mc_numba, "numpy_us_per_client_step": mc_numpy,
+        "numpy_over_numba": mc_numpy / mc_numba, "floor_us_per_client_step": floor_us,
+        "numba_over_floor": mc_numba / floor_us, "flops_per_client_step": flops, "exp_calls_per_client_step": exps,
+    })
+    return {"machine": rates, "workloads": results, "sweep_scaling": sweep_scaling()}
 
 
 def format_bench(report: dict[str, Any]) -> str:
@@ -120,4 +169,7 @@ def format_bench(report: dict[str, Any]) -> str:
             f"  {r['description']}"
         )
     lines.append("us = microseconds per local client-step; kernels run single-threaded; medians over repeats.")
+    sc = report["sweep_scaling"]
+    lines.append(f"sweep of 8 FedAvg runs: {sc['jobs1_s']:.2f} s with 1 process, {sc['jobs2_s']:.2f} s with 2: "
+                 f"speed-up {sc['speedup']:.2f}x")
     return "\n".join(lines)

@@ -1,0 +1,273 @@
+"""Lemma checks on MM-PSGD / MC-PSGD trajectories: Ding et al. (2020) Lemmas 2, 3, 8 and 9.
+
+Source: Y. Ding et al., "Distributed Optimization over Block-Cyclic Data", arXiv 2002.07454
+(``shared/papers/ding2020_block_cyclic.md``: Lemmas 2-3 with eq. 14 and their proofs eq. 30-31,
+Lemma 8 with eq. 48-49 and its proof eq. 56-59, Lemma 9 with eq. 60-63; ``shared/THEOREMS.md``,
+"Ding et al. 2020"). A ``DingLemmaData`` replays every seed step by step
+(``convergence.block_cyclic_probe``; notation there: K participants per round, K = N under the
+paper's full participation, x_t^i, xbar_t = (1/K) sum_i x_t^i, g_t^i, grad F_m^i(x_t^i), block
+m(t)) and computes the constants on the region the run visits. Expectations are means over seeds
+with a Student-t interval and ``convergence.check_upper_bound`` gives the verdict (PASS when the
+interval stays below the bound at every point, FAIL when it is provably above somewhere); x is
+the 1-based step index t + 1 (Lemmas 2-3), round index r + 1 (Lemma 8) or block index m + 1
+(Lemma 9).
+
+Statements, each a function below (shapes: S seeds, T steps, R rounds, M blocks):
+
+* ding2020.lemma2 (Assumption 3, eq. 14): E||g_t - gbar_t||^2 <= sigma^2 / N with
+  g_t = (1/N) sum_i g_t^i and gbar_t = (1/N) sum_i grad F_m^i(x_t^i) (as in the proof, eq. 30, which
+  needs each client's own mean; eq. 12 writes grad F_m), realised minibatch gradients, (S, T) against (T,).
+* ding2020.lemma3 (Assumption 4): E||xbar_t - x_t^i||^2 <= 4 gamma^2 I^2 G^2 for every i, checked as
+  E max_i (which implies every i) and as E mean_i (the form Lemma 1 uses); (S, T) against (T,);
+  gamma = max_t gamma_t (the paper's step is constant).
+* ding2020.lemma8 (MC-PSGD, eq. 56): at every communication round the average local loss
+  (1/N) sum_i F_m^i of the selected u_bar is <= min of those of x_bar and y_bar. It holds for every
+  realisation, hence in expectation (eq. 57) and averaged over rounds (eq. 48-49, 58-59). Checked
+  per seed and round with the losses evaluated independently of the run (``FederatedProblem.
+  local_objectives``), to 1e-12 (1 + |min|): (1, S R) against (S R,).
+* ding2020.lemma9 (Assumptions 2 and 5, eq. 60): F_m(x) - F_m(y) <= 2 B^2 L^2 + 2 B^2 + 2 B^2 L for all
+  x, y with ||x||^2, ||y||^2 <= B^2. Evaluated at the worst pair of the visited set V (every global
+  model, block-separate model, predictor and local iterate of both chains over all seeds):
+  max_{x in V} F_m(x) - min_{y in V} F_m(y) per block, B^2 = max_{v in V} ||v||^2,
+  L = max_{m,i} L_m^i; (1, M) against (M,). Its proof (eq. 63) also applies Assumption 5 to the
+  block optimum x_m*, a hypothesis checked here.
+
+Constants: sigma^2 and G^2 are certified bounds over the ball ||x|| <= max_{s,t,i} ||x_t^i|| (it holds
+every point where a gradient g_t^i is taken), from ``gradient_bounds.stochastic_gradient_bounds`` on
+``problem.combined``, the maximum over the (block, client) pseudo-clients. With exact gradients
+(batch 0) sigma^2 = 0 and G^2 is the one-row bound (an upper bound of the exact-gradient G^2).
+A planted false version of each lemma (``factor``, ``constant`` or ``model`` arguments, named in
+the claim id) must FAIL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from convergence import Hypothesis, Verdict, check_upper_bound
+from convergence.block_cyclic import MCPSGDConfig, MMPSGDConfig
+from convergence.block_cyclic_probe import BlockCyclicProbe, probe_block_cyclic
+from problems import BlockCyclicProblem, exact_optimum, problem_constants
+
+from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
+from .lemmas import LemmaRow, _bound_verdict
+
+__all__ = [
+    "DING_LEMMA_IDS",
+    "LEMMA8_TOLERANCE",
+    "DingLemmaData",
+    "collect_ding",
+    "ding_lemma2",
+    "ding_lemma3",
+    "ding_lemma8",
+    "ding_lemma9",
+    "check_ding_lemmas",
+    "ding_lemma_table",
+]
+
+DING_LEMMA_IDS = ("ding2020.lemma2", "ding2020.lemma3", "ding2020.lemma8", "ding2020.lemma9")
+LEMMA8_TOLERANCE = 1e-12
+"""Relative slack of Lemma 8's exact inequality (two loss implementations differ by rounding)."""
+
+
+@dataclass(frozen=True, eq=False)
+class DingLemmaData:
+    """Every local iterate of every seed of ``config`` on ``problem`` and the constants on the
+    visited region (module docstring). ``visited`` (P, d) holds the distinct points of V,
+    ``block_values`` (P, M) F_m at each of them, ``block_optima`` (M, d) the x_m*."""
+
+    problem: BlockCyclicProblem
+    config: MMPSGDConfig | MCPSGDConfig
+    probes: tuple[BlockCyclicProbe, ...]
+    L: float
+    radius: float
+    bounds: GradientBounds
+    sigma_sq: float
+    G_sq: float
+    visited: np.ndarray
+    block_values: np.ndarray
+    block_optima: np.ndarray
+
+    @property
+    def mc(self) -> bool:
+        """True for MC-PSGD (two chains and a selection per round)."""
+        return isinstance(self.config, MCPSGDConfig)
+
+    @property
+    def participants(self) -> int:
+        """K, the clients averaged per round (N under full participation)."""
+        return self.probes[0].participants.shape[1]
+
+    @property
+    def x(self) -> np.ndarray:
+        """The 1-based step index t + 1 of the local steps t = 0..T-1, shape (T,)."""
+        return np.arange(1, self.probes[0].step_sizes.size + 1, dtype=np.float64)
+
+    @property
+    def B_sq(self) -> float:
+        """B^2 = max ||v||^2 over the visited set V."""
+        return float(np.max(np.sum(self.visited**2, axis=1)))
+
+    def stack(self, name: str) -> np.ndarray:
+        """One probe array stacked over the seeds, shape (S, ...)."""
+        return np.stack([getattr(probe, name) for probe in self.probes])
+
+    def constants_note(self) -> str:
+        exact = "; exact gradients: sigma^2 = 0, G^2 the one-row bound" if self.config.batch_size == 0 else ""
+        return (f"L = {self.L:.6g}, sigma^2 = {self.sigma_sq:.6g}, G^2 = {self.G_sq:.6g} ({self.bounds.describe()}, "
+                f"max over {self.problem.n_blocks} x {self.problem.n_clients} (block, client) objectives{exact}), "
+                f"B^2 = {self.B_sq:.6g} over {self.visited.shape[0]} visited points")
+
+
+def _visited_points(probe: BlockCyclicProbe) -> np.ndarray:
+    """Every model of one probe (global, block-separate, predictors, both chains' local iterates; u_bar is
+    one of the first two), (P, d)."""
+    d = probe.global_models.shape[1]
+    parts = [probe.global_models, probe.predictors.reshape(-1, d), probe.local_models.reshape(-1, d)]
+    if probe.separate_models is not None:
+        parts += [probe.separate_models, probe.separate_local_models.reshape(-1, d)]
+    return np.concatenate(parts)
+
+
+def collect_ding(
+    problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seeds: Sequence[int] | None = None
+) -> DingLemmaData:
+    """Probe every seed (``config.seeds`` when None) from w0 = 0 and compute the constants."""
+    seeds = tuple(config.seeds if seeds is None else seeds)
+    if not seeds:
+        raise ValueError("seeds: need at least one seed")
+    probes = tuple(probe_block_cyclic(problem, config, seed) for seed in seeds)
+    combined = problem.combined
+    radius = float(max(np.max(np.linalg.norm(probe.local_models, axis=2)) for probe in probes))
+    bounds = stochastic_gradient_bounds(combined, np.zeros(problem.dim), radius, max(config.batch_size, 1))
+    sigma_sq = float(bounds.sigma_sq.max()) if config.batch_size > 0 else 0.0
+    visited = np.unique(np.concatenate([_visited_points(probe) for probe in probes]), axis=0)
+    block_values = np.array([problem.block_objectives(v) for v in visited])
+    optima = np.array([exact_optimum(problem.block(m), crosscheck=False).w_star for m in range(problem.n_blocks)])
+    return DingLemmaData(problem, config, probes, float(problem_constants(combined).L), radius, bounds, sigma_sq,
+                         bounds.G_sq, visited, block_values, optima)
+
+
+# ----------------------------------------------------------------------------------- lemmas
+def ding_lemma2(data: DingLemmaData, factor: float = 1.0) -> Verdict:
+    """Ding et al. (2020) Lemma 2 (eq. 14), E||g_t - gbar_t||^2 <= factor sigma^2 / N with N the
+    clients averaged per round (factor = 1 in the paper; another value is a planted variant)."""
+    K = data.participants
+    noise = (data.stack("stochastic_gradients") - data.stack("local_gradients")).mean(axis=2)  # (S, T, d)
+    lhs = np.sum(noise**2, axis=2)
+    rhs = factor * data.sigma_sq / K
+    hypotheses = (Hypothesis("Assumption 3 on the visited region", bool(np.isfinite(data.sigma_sq)),
+                             f"sigma^2 = {data.sigma_sq:.6g} over the ball ||x|| <= {data.radius:.6g}"),)
+    claim_id = "ding2020.lemma2" if factor == 1.0 else f"ding2020.lemma2[factor={factor:g}]"
+    notes = (f"realised ||g_t - gbar_t||^2, N = {K} clients per round, batch {data.config.batch_size or 'exact'}, "
+             f"factor {factor:g}, mean over {len(data.probes)} seed(s); {data.constants_note()}")
+    return _bound_verdict(claim_id, data.x, lhs, np.full(data.x.size, rhs), hypotheses, notes)
+
+
+def ding_lemma3(data: DingLemmaData, constant: float = 4.0, over: Literal["max", "mean"] = "max") -> Verdict:
+    """Ding et al. (2020) Lemma 3, E||xbar_t - x_t^i||^2 <= constant gamma^2 I^2 G^2, with the max
+    or the mean over clients i on the left (constant = 4 in the paper; another value is planted)."""
+    T = data.x.size
+    local = data.stack("local_models")[:, :T]  # (S, T, K, d)
+    deviation = np.sum((data.stack("averages")[:, :T, None] - local) ** 2, axis=3)  # (S, T, K)
+    if over == "max":
+        lhs = deviation.max(axis=2)
+    elif over == "mean":
+        lhs = deviation.mean(axis=2)
+    else:
+        raise ValueError(f"over: expected 'max' or 'mean', got {over!r}")
+    gamma, I = float(data.probes[0].step_sizes.max()), data.config.local_steps
+    bound = np.full(T, constant * gamma**2 * I**2 * data.G_sq)
+    hypotheses = (Hypothesis("Assumption 4 on the visited region", bool(np.isfinite(data.G_sq)),
+                             f"G^2 = {data.G_sq:.6g} over the ball ||x|| <= {data.radius:.6g}"),)
+    base = "ding2020.lemma3" if over == "max" else "ding2020.lemma3/mean"
+    claim_id = base if constant == 4.0 else f"{base}[constant={constant:g}]"
+    notes = (f"{over}_i ||xbar_t - x_t^i||^2, I = {I}, gamma = max_t gamma_t = {gamma:.6g}, constant {constant:g}, "
+             f"mean over {len(data.probes)} seed(s); {data.constants_note()}")
+    return check_upper_bound(claim_id, data.x, lhs, bound, hypotheses=hypotheses, notes=notes)
+
+
+def _round_losses(problem: BlockCyclicProblem, probe: BlockCyclicProbe) -> np.ndarray:
+    """(1/K) sum_{i in S_r} F_m^i at x_bar, y_bar and u_bar of every round, shape (R, 3)."""
+    M, N = problem.n_blocks, problem.n_clients
+    out = np.empty((probe.selected_models.shape[0], 3))
+    for r, (m, part) in enumerate(zip(probe.round_blocks, probe.participants)):
+        models = (probe.global_models[r + 1], probe.separate_models[r], probe.selected_models[r])
+        out[r] = [problem.combined.local_objectives(w).reshape(M, N)[m, part].mean() for w in models]
+    return out
+
+
+def ding_lemma8(data: DingLemmaData, model: Literal["selected", "rejected"] = "selected") -> Verdict:
+    """Ding et al. (2020) Lemma 8 (eq. 56): per seed and round, the average local loss of the
+    selected u_bar is <= min(that of x_bar, that of y_bar). ``model="rejected"`` puts the model the
+    server did not select on the left, a planted false version. MC-PSGD only."""
+    if not data.mc:
+        raise ValueError("ding2020.lemma8 concerns MC-PSGD's selection; the config is MM-PSGD")
+    if model not in ("selected", "rejected"):
+        raise ValueError(f"model: expected 'selected' or 'rejected', got {model!r}")
+    losses = np.stack([_round_losses(data.problem, probe) for probe in data.probes])  # (S, R, 3)
+    best = losses[:, :, :2].min(axis=2)
+    if model == "selected":
+        lhs = losses[:, :, 2]
+    else:
+        lhs = np.where(data.stack("chose_separate"), losses[:, :, 0], losses[:, :, 1])
+    S, R = best.shape
+    slack = LEMMA8_TOLERANCE * (1.0 + np.abs(best))
+    worst = float(np.max(lhs - best))
+    run_losses = np.stack([np.stack([probe.loss_x, probe.loss_y], axis=1) for probe in data.probes])
+    agreement = float(np.max(np.abs(run_losses - losses[:, :, :2])))
+    claim_id = "ding2020.lemma8" if model == "selected" else "ding2020.lemma8[rejected]"
+    notes = (f"{model} model's average local loss - min(x_bar, y_bar): worst difference {worst:.3g} over {S} seed(s) "
+             f"x {R} rounds (must be <= {LEMMA8_TOLERANCE:g} (1 + |min|)); the run's own losses agree with this "
+             f"evaluation to {agreement:.3g}; y_bar selected in {int(data.stack('chose_separate').sum())} rounds; "
+             "every realisation obeys it, so eq. 48-49 follow")
+    x = np.tile(np.arange(1, R + 1, dtype=np.float64), S)
+    return check_upper_bound(claim_id, x, lhs.reshape(1, -1), (best + slack).reshape(-1), notes=notes)
+
+
+def ding_lemma9(data: DingLemmaData, factor: float = 1.0) -> Verdict:
+    """Ding et al. (2020) Lemma 9 (eq. 60), max_V F_m - min_V F_m <= factor (2 B^2 L^2 + 2 B^2 + 2 B^2 L)
+    for every block m (factor = 1 in the paper; another value is a planted variant)."""
+    B_sq, L, M = data.B_sq, data.L, data.problem.n_blocks
+    lhs = data.block_values.max(axis=0) - data.block_values.min(axis=0)  # (M,)
+    rhs = factor * (2 * B_sq * L**2 + 2 * B_sq + 2 * B_sq * L)
+    optimum_sq = np.sum(data.block_optima**2, axis=1)
+    hypotheses = (
+        Hypothesis("Assumption 2: every F_m^i L-smooth", bool(np.isfinite(L)), f"L = {L:.6g} (problem_constants)"),
+        Hypothesis("Assumption 5 at the block optima (eq. 63): ||x_m*||^2 <= B^2", bool(np.all(optimum_sq <= B_sq)),
+                   f"max_m ||x_m*||^2 = {optimum_sq.max():.6g}, B^2 = {B_sq:.6g}"),
+    )
+    claim_id = "ding2020.lemma9" if factor == 1.0 else f"ding2020.lemma9[factor={factor:g}]"
+    notes = (f"worst pair of the visited set per block, factor {factor:g}: max_m (max F_m - min F_m) = {lhs.max():.6g} "
+             f"against {rhs:.6g}; {data.constants_note()}")
+    return check_upper_bound(claim_id, np.arange(1, M + 1, dtype=np.float64), lhs[None, :], np.full(M, rhs),
+                             hypotheses=hypotheses, notes=notes)
+
+
+def check_ding_lemmas(
+    problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seeds: Sequence[int] | None = None
+) -> list[tuple[str, Verdict]]:
+    """(label, verdict) of Lemmas 2, 3 (max and mean over clients), 8 (MC-PSGD only) and 9 on one
+    config, each seed of ``seeds`` (``config.seeds`` when None) replayed once."""
+    data = collect_ding(problem, config, seeds)
+    rows = [
+        ("Lemma 2: E||g_t - gbar_t||^2 <= sigma^2/N", ding_lemma2(data)),
+        ("Lemma 3: E max_i ||xbar_t - x_t^i||^2 <= 4 gamma^2 I^2 G^2", ding_lemma3(data)),
+        ("Lemma 3: E mean_i ||xbar_t - x_t^i||^2 <= 4 gamma^2 I^2 G^2", ding_lemma3(data, over="mean")),
+    ]
+    if data.mc:
+        rows.append(("Lemma 8: loss(u_bar) <= min(loss(x_bar), loss(y_bar)) every round", ding_lemma8(data)))
+    rows.append(("Lemma 9: F_m(x) - F_m(y) <= 2B^2L^2 + 2B^2 + 2B^2L on the visited set", ding_lemma9(data)))
+    return rows
+
+
+def ding_lemma_table(
+    problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seeds: Sequence[int] | None = None
+) -> tuple[LemmaRow, ...]:
+    """Rows (claim id, status, worst ratio LHS/RHS, interval) of ``check_ding_lemmas``."""
+    return tuple(LemmaRow(v.claim_id, v.status, v.measured, v.interval, v)
+                 for _, v in check_ding_lemmas(problem, config, seeds))
