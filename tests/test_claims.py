@@ -1,0 +1,69 @@
+"""Claims end to end: hypotheses evaluated with their values, and quick evaluations.
+
+The full-size evaluations (`fedbound verify` on its defaults) are marked slow; the quick ones
+here check the plumbing and the findings that do not depend on the horizon.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from convergence import Status
+from proofs_check import VerifySettings, get_claim
+from proofs_check.ding2020 import PAPER_SETTING, ding_hypotheses
+from proofs_check.yu2019 import yu_sync_interval
+
+QUICK = VerifySettings(seeds=2, quick=True, progress=False)
+
+
+def test_ding_hypotheses_reject_the_papers_experiment() -> None:
+    # Sec. 5: N = 100, M = 5, C = 10, E = 200, I = 10, so T = C M E I = 1e5 and
+    # T^(1/4) / N^(3/4) = 10^(5/4) / 10^(3/2) = 10^(-1/4) = 0.562 < I = 10.
+    p = PAPER_SETTING
+    T = p["C"] * p["M"] * p["E"] * p["I"]
+    K = p["E"] * p["I"]
+    sync, cycles = ding_hypotheses("mm", p["N"], p["M"], T, K, p["I"])
+    assert T == 100_000 and not sync.met and "0.5623" in sync.detail
+    # K = 2000 > C M N = 2 * 5 * 100 = 1000 for fedbound's C = 2 (the check uses CYCLES = 2)
+    assert cycles.met
+
+
+def test_yu_sync_interval_is_the_largest_allowed() -> None:
+    # K <= T^(1/4) / N^(3/4): T = 4096, N = 1 gives 8; N = 16 gives 8 / 8 = 1.
+    assert yu_sync_interval(4096, 1) == 8 and yu_sync_interval(4096, 16) == 1
+    assert yu_sync_interval(10, 100) == 1  # never below one local step
+
+
+def test_li_thm4_quick_passes_with_its_sub_checks() -> None:
+    verdict = get_claim("li2020.thm4").evaluate(QUICK).verdict
+    names = [c["name"] for c in verdict.evidence["checks"]]
+    assert verdict.status is Status.PASS
+    assert "lower bound (eq. 34)" in names and any("decaying step" in n for n in names)
+    # Lemma 6's lower bound is loose, not violated: the worst ratio bias / bound is above 1
+    assert verdict.measured > 1
+
+
+def test_ding_thm2_reports_the_paper_setting_and_per_block_rates() -> None:
+    verdict = get_claim("ding2020.thm2").evaluate(QUICK).verdict
+    assert "does not meet the hypothesis" in verdict.notes
+    assert verdict.evidence["paper_setting"]["hypothesis_met"] is False
+    blocks = [c for c in verdict.evidence["checks"] if c["name"].startswith("per-block rate")]
+    assert len(blocks) == 3 and all(math.isfinite(c["measured"]) for c in blocks)
+
+
+def test_negative_control_fails_as_expected() -> None:
+    verdict = get_claim("control.constant-step-rate").evaluate(QUICK).verdict
+    assert verdict.status is Status.FAIL and verdict.as_expected
+
+
+@pytest.mark.slow
+def test_full_verify_defaults_pass() -> None:
+    from proofs_check import default_claims
+
+    settings = VerifySettings(seeds=4, progress=False)
+    for claim in default_claims():
+        verdict = claim.evaluate(settings).verdict
+        expected = claim.expected or Status.PASS
+        assert verdict.status is expected, (claim.id, verdict.notes)
