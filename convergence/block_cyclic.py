@@ -105,6 +105,16 @@ def _record_rounds(value: Any) -> tuple[int, ...]:
     return tuple(int(r) for r in record)
 
 
+def _check_step_and_batch(config: Any) -> None:
+    """Validate ``config.step_size`` (a StepSize) and normalise ``config.batch_size`` (int >= 0)."""
+    if not isinstance(config.step_size, StepSize):
+        raise ConfigError(f"step_size: must be a StepSize, got {config.step_size!r}")
+    batch = config.batch_size
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 0:
+        raise ConfigError(f"batch_size: must be an integer >= 0 (0 = exact gradients), got {batch!r}")
+    object.__setattr__(config, "batch_size", int(batch))
+
+
 def _participants(value: Any) -> int | None:
     """None (all clients) or an integer K >= 1 (checked against N at run time)."""
     return None if value is None else _positive_int("participants", value)
@@ -128,12 +138,7 @@ class _CyclicSchedule:
         object.__setattr__(self, "cycles", _positive_int("cycles", self.cycles))
         object.__setattr__(self, "rounds_per_block", _positive_int("rounds_per_block", self.rounds_per_block))
         object.__setattr__(self, "local_steps", _positive_int("local_steps", self.local_steps))
-        if not isinstance(self.step_size, StepSize):
-            raise ConfigError(f"step_size: must be a StepSize, got {self.step_size!r}")
-        batch = self.batch_size
-        if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 0:
-            raise ConfigError(f"batch_size: must be an integer >= 0 (0 = exact gradients), got {batch!r}")
-        object.__setattr__(self, "batch_size", int(batch))
+        _check_step_and_batch(self)
         object.__setattr__(self, "record_rounds", _record_rounds(self.record_rounds))
         object.__setattr__(self, "seeds", _seeds(self.seeds))
 
@@ -219,12 +224,7 @@ class PRSGDConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "rounds", _positive_int("rounds", self.rounds))
         object.__setattr__(self, "sync_interval", _positive_int("sync_interval", self.sync_interval))
-        if not isinstance(self.step_size, StepSize):
-            raise ConfigError(f"step_size: must be a StepSize, got {self.step_size!r}")
-        batch = self.batch_size
-        if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 0:
-            raise ConfigError(f"batch_size: must be an integer >= 0 (0 = exact gradients), got {batch!r}")
-        object.__setattr__(self, "batch_size", int(batch))
+        _check_step_and_batch(self)
         object.__setattr__(self, "participants", _participants(self.participants))
         record = _record_rounds(self.record_rounds) or (self.rounds,)
         if record[-1] > self.rounds:
