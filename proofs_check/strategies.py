@@ -7,7 +7,8 @@ property tests stay fast; every drawn problem carries a JSON ``spec`` from which
 * ``quadratic_problems``: least squares with exact constants mu and L (``problems.random_quadratic``)
   or, with ``identical_data=True``, N copies of one such client (``problems.identical_quadratic``);
 * ``logistic_problems``: l2 binary logistic regression, labels from per-client teachers;
-* ``softmax_problems``: l2 softmax regression, labels from per-client teachers.
+* ``softmax_problems``: l2 softmax regression, labels from per-client teachers;
+* ``block_cyclic_problems``: block-cyclic least squares (Ding et al. 2020), blocks and clients apart.
 
 Configuration strategies take the problem they are for (the step size depends on its L):
 
@@ -42,10 +43,20 @@ import numpy as np
 from hypothesis import strategies as st
 
 from convergence import FedAvgConfig, StepSize
-from problems import FederatedProblem, LossKind, build_problem, identical_quadratic, problem_constants, random_quadratic
+from problems import (
+    BlockCyclicProblem,
+    FederatedProblem,
+    LossKind,
+    block_cyclic_quadratic,
+    build_problem,
+    identical_quadratic,
+    problem_constants,
+    random_quadratic,
+)
 
 __all__ = [
     "quadratic_problems",
+    "block_cyclic_problems",
     "logistic_problems",
     "softmax_problems",
     "build_drawn_problem",
@@ -221,6 +232,35 @@ def softmax_problems(
 
 
 # ------------------------------------------------------------------ configuration strategies
+def block_cyclic_problems(
+    n_clients: IntRange = (1, 3),
+    n_blocks: IntRange = (1, 3),
+    dim: IntRange = (2, 4),
+    samples: IntRange = (2, 6),
+    block_spread_range: FloatRange = (0.0, 2.0),
+    client_spread_range: FloatRange = (0.0, 1.0),
+    mu_range: FloatRange = (0.05, 1.0),
+) -> st.SearchStrategy[BlockCyclicProblem]:
+    """Block-cyclic least-squares problems (Ding et al. 2020, Sec. 2) from ``block_cyclic_quadratic``.
+
+    Draws N clients, M blocks, d, rows per (block, client), how far the block optima are apart
+    (block_spread; 0 = one distribution for every block), client heterogeneity within a block,
+    mu and a seed. Every F_m^i is mu-strongly convex (l2 term) and has an exact optimum, so the
+    per-block and global gaps of ``convergence.block_cyclic`` runs are exact.
+    """
+
+    @st.composite
+    def build(draw: st.DrawFn) -> BlockCyclicProblem:
+        return block_cyclic_quadratic(
+            draw(_ints(n_clients, "n_clients", 1)), draw(_ints(n_blocks, "n_blocks", 1)), draw(_ints(dim, "dim", 1)),
+            draw(_ints(samples, "samples", 1)), draw(_floats(block_spread_range, "block_spread_range", positive=False)),
+            draw(_floats(client_spread_range, "client_spread_range", positive=False)),
+            draw(_floats(mu_range, "mu_range")), 0.1, draw(_SEEDS),
+        )
+
+    return build()
+
+
 def fedavg_configs(
     problem: FederatedProblem,
     local_steps: IntRange = (1, 4),

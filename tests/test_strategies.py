@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from convergence import FedAvgConfig
 from problems import FederatedProblem, LossKind, problem_constants
 from proofs_check.strategies import (
+    block_cyclic_problems,
     build_drawn_problem,
     fedavg_configs,
     logistic_problems,
@@ -77,3 +78,18 @@ def test_bad_ranges_name_the_argument() -> None:
         fedavg_configs(problem, schedules=("cosine",))
     with pytest.raises(ValueError, match="schedules"):
         fedavg_configs(problem, schedules=("li",), max_eta_L=0.1)
+
+
+@settings(max_examples=15, deadline=None)
+@given(block_cyclic_problems())
+def test_block_cyclic_problems_have_exact_block_optima(problem) -> None:
+    # x_m* minimises F_m: the gradient of the block objective vanishes there, and the global
+    # optimum x* is no better than x_m* on block m (F_m(x*) >= F_m(x_m*)).
+    from problems import exact_optimum
+
+    x_star = exact_optimum(problem.combined, crosscheck=False).w_star
+    for m in range(problem.n_blocks):
+        block = problem.block(m)
+        opt = exact_optimum(block, crosscheck=False)
+        assert np.linalg.norm(block.gradient(opt.w_star)) <= 1e-8 * max(1.0, np.linalg.norm(opt.w_star))
+        assert block.objective(x_star) >= opt.F_star - 1e-12 * max(1.0, abs(opt.F_star))
