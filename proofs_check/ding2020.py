@@ -7,7 +7,7 @@ and for MC-PSGD, for every block m, E F_m(u~_m) - F_m(x_m*) <= O(sqrt(M)/sqrt(NT
 The explicit form (THEOREMS.md, from Lemmas 4-6, eq. 16, 17, 33) is evaluated with every
 constant computed for the instance: L = max, mu = min over the (block, client) objectives F_m^i,
 B^2 = the largest ||x_t^i||^2 over every local iterate (tracked by the kernel), and sigma^2, G^2
-bounded over the ball ||x|| <= B (``gradient_bounds``).
+bounded over the ball ||x|| <= B (``assumptions``: exact sups for least squares).
 ding2020.speedup: MC-PSGD's per-block error falls like N^{-1/2} at fixed T (linear speedup)
 and grows at most like M^{1/2} at fixed N T; MC-PSGD sends about 2 M^{1/4} times MM-PSGD's floats.
 ding2020.ordering (Sec. 5's comparison): on blocks far apart, MM-PSGD's and MC-PSGD's predictors
@@ -38,7 +38,7 @@ from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyc
 from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
 
 from .claim import Claim, ClaimResult, PlotSpec, VerifySettings, combine_checks, rate_plot
-from .gradient_bounds import stochastic_gradient_bounds
+from .assumptions import Ball, second_moment_bound, variance_bound
 
 __all__ = ["THM1", "THM2", "SPEEDUP", "ORDERING", "ding_bound", "ding_hypotheses", "PAPER_SETTING", "run_configs"]
 
@@ -120,8 +120,9 @@ def ding_bound(run: DingRun) -> tuple[float, dict]:
     consts = problem_constants(problem.combined)
     L, mu = float(consts.L), float(consts.mu)
     B_sq = float(np.max(result.max_norm_sq))
-    bounds = stochastic_gradient_bounds(problem.combined, np.zeros(problem.dim), np.sqrt(B_sq), 1)
-    sigma_sq, G_sq = float(bounds.sigma_sq.max()), bounds.G_sq
+    ball = Ball(np.zeros(problem.dim), float(np.sqrt(B_sq)))
+    sigma_sq = variance_bound(problem.combined, ball, 1).max
+    G_sq = second_moment_bound(problem.combined, ball, 1).value
     g, T, K, I, N = run.gamma, run.T, run.K, run.I, run.N
     value = (
         2 * B_sq / (g * T) + g * sigma_sq / (2 * N) + 2 * g**2 * I**2 * G_sq * L**2 / mu + 4 * g**3 * I**2 * G_sq * L**2

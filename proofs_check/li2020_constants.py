@@ -12,8 +12,8 @@ How each constant is obtained here:
   the standard bounds for logistic / softmax); Gamma = F* - sum_k p_k F_k* from exact optima.
 * sigma_k^2 and G^2 only need to hold at the iterates, so they are bounded over the region the
   run visits: the ball of radius R = max_{t,k} ||w_t^k - w*|| around w*, with R measured
-  exactly by the kernel over every local iterate; the bounds are those of ``gradient_bounds``
-  with centre w*.
+  exactly by the kernel over every local iterate; the sups are those of ``assumptions``
+  (exact for least squares, certified bounds for logistic / softmax).
   With exact gradients sigma_k = 0 and G^2 is the largest ||grad F_k(w_t^k)||^2 over every
   local iterate of the run, measured exactly by the kernel.
 """
@@ -26,7 +26,7 @@ import numpy as np
 
 from problems import FederatedProblem, Optimum, heterogeneity_gamma, problem_constants
 
-from .gradient_bounds import stochastic_gradient_bounds
+from .assumptions import Ball, second_moment_bound, variance_bound
 
 __all__ = ["LiConstants", "li_theorem1_constants", "li_theorem1_bound"]
 
@@ -76,10 +76,12 @@ def li_theorem1_constants(
         G_sq = float(observed_grad_sq)
         method = "exact gradients: largest ||grad F_k(w_t^k)||^2 over every local iterate of the run"
     else:
-        bounds = stochastic_gradient_bounds(problem, w_star, radius, batch_size)
-        sigma_sq, G_sq = bounds.sigma_sq, bounds.G_sq
-        method = (f"certified bound over the ball of radius R = {radius:.4g} around w* that contains every local "
-                  f"iterate (observed max ||g||^2 = {observed_grad_sq:.4g})")
+        ball = Ball(w_star, radius)
+        sigma = variance_bound(problem, ball, batch_size)
+        G = second_moment_bound(problem, ball, batch_size)
+        sigma_sq, G_sq = sigma.values, G.value
+        method = (f"sup over the ball of radius R = {radius:.4g} around w* that contains every local iterate, "
+                  f"{G.method} (observed max ||g||^2 = {observed_grad_sq:.4g})")
     Gamma = heterogeneity_gamma(problem, optimum)
     B = float(problem.weights**2 @ sigma_sq + 6 * L * Gamma + 8 * (local_steps - 1) ** 2 * G_sq)
     return LiConstants(

@@ -9,7 +9,7 @@ Corollary 2: s = sqrt(N)/(L sqrt(T)) and K <= T^{1/4}/N^{3/4} give O(1/sqrt(NT))
 Instance: ``identical_quadratic`` (every client holds the same rows, so each worker's gradient is
 unbiased for f, as the theorem assumes), single-row minibatches. G^2 and sigma^2 are bounded over
 the ball ||x|| <= B that contains every local iterate (B tracked exactly by the kernel; see
-``gradient_bounds``). Checks: the explicit bound at every record point of the largest-T run for
+``assumptions``: exact for least squares). Checks: the explicit bound at every record point of the largest-T run for
 each N (thm1); the fitted exponent of the final average squared gradient norm in T at each N and
 in N at the largest T, both claimed <= -1/2 (cor2), with the hypothesis K <= T^{1/4}/N^{3/4}
 evaluated on every configuration.
@@ -25,7 +25,7 @@ from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyc
 from problems import build_problem, problem_constants, problem_spec
 
 from .claim import Claim, ClaimResult, VerifySettings, claim_optimum, combine_checks, rate_plot
-from .gradient_bounds import stochastic_gradient_bounds
+from .assumptions import Ball, second_moment_bound, variance_bound
 
 __all__ = ["THM1", "COR2", "evaluate_thm1", "evaluate_cor2", "yu_sync_interval"]
 
@@ -73,11 +73,12 @@ def _bound(run: dict, steps: np.ndarray) -> tuple[np.ndarray, dict]:
     problem, result, L, K, N = run["problem"], run["result"], run["L"], run["K"], run["N"]
     s = run["config"].step_size.eta0
     B = float(np.sqrt(np.max(result.max_norm_sq)))
-    bounds = stochastic_gradient_bounds(problem, np.zeros(problem.dim), B, 1)
-    sigma_sq = float(bounds.sigma_sq.max())
+    ball = Ball(np.zeros(problem.dim), B)
+    sigma_sq = variance_bound(problem, ball, 1).max
+    G_sq = second_moment_bound(problem, ball, 1).value
     f0 = problem.objective(np.zeros(problem.dim)) - run["optimum"].F_star
-    rhs = 2 / (s * steps) * f0 + 4 * s**2 * K**2 * bounds.G_sq * L**2 + L / N * s * sigma_sq
-    return rhs, {"N": N, "T": run["T"], "K": K, "s": s, "L": L, "G^2": bounds.G_sq, "sigma^2": sigma_sq,
+    rhs = 2 / (s * steps) * f0 + 4 * s**2 * K**2 * G_sq * L**2 + L / N * s * sigma_sq
+    return rhs, {"N": N, "T": run["T"], "K": K, "s": s, "L": L, "G^2": G_sq, "sigma^2": sigma_sq,
                  "B = max ||x_t^i||": B, "f(x_0) - f*": f0}
 
 
