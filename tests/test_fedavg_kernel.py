@@ -85,8 +85,11 @@ def test_schedule_formulas() -> None:
 def test_minibatch_sampler_is_shared_and_uniform() -> None:
     sizes = np.array([7, 13, 1, 50])
     expected = sample_indices_np(9, 123, sizes, 6)
-    key = seed_key(9)
-    got = np.array([[sample_index(stream_key(key, 123, k, 4), j, sizes[k]) for j in range(6)] for k in range(4)])
+    # called from Python, the jitted helpers return Python ints: keep them uint64 (numba would type
+    # a Python int above 2^63 as int64 and overflow)
+    key = np.uint64(seed_key(9))
+    got = np.array([[sample_index(np.uint64(stream_key(key, 123, k, 4)), j, sizes[k]) for j in range(6)]
+                    for k in range(4)])
     np.testing.assert_array_equal(got, expected)
     draws = np.concatenate([sample_indices_np(1, t, np.array([10]), 50)[0] for t in range(400)])
     counts = np.bincount(draws, minlength=10)
