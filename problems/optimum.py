@@ -250,5 +250,19 @@ def exact_optimum(problem: FederatedProblem, crosscheck: bool = True) -> Optimum
 
 
 def heterogeneity_gamma(problem: FederatedProblem, optimum: Optimum) -> float:
-    """Li's Gamma = F* - sum_k p_k F_k* (>= 0 up to rounding; 0 when all F_k share a minimiser)."""
-    return float(optimum.F_star - problem.weights @ optimum.local_F_star)
+    """Li's Gamma = F* - sum_k p_k F_k* = sum_k p_k (F_k(w*) - F_k*) (>= 0; 0 when all F_k share a minimiser).
+
+    Summed per client as F_k(w*) - F_k*, never as a difference of the two large sums. For least
+    squares each term is the exact quadratic form 1/2 (w* - w_k*)' H_k (w* - w_k*) with
+    H_k = X_k'X_k / n_k + mu I, which keeps full relative precision even when F* and the F_k* are
+    huge and nearly equal (badly scaled targets).
+    """
+    if problem.loss is LossKind.LEAST_SQUARES and _fingerprint(problem) in _CACHE:
+        solutions = _CACHE[_fingerprint(problem)][1]
+        terms = []
+        for k, local in enumerate(solutions[1:]):
+            Xk, _ = problem.client_data(k)
+            delta = optimum.w_star - local.w
+            terms.append(0.5 * (float(np.sum((Xk @ delta) ** 2)) / Xk.shape[0] + problem.mu * float(delta @ delta)))
+        return float(problem.weights @ np.array(terms))
+    return float(problem.weights @ (problem.local_objectives(optimum.w_star) - optimum.local_F_star))

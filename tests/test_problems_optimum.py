@@ -177,3 +177,17 @@ def test_newton_reports_non_convergence() -> None:
 def test_mu_zero_classification_is_rejected() -> None:
     with pytest.raises(ProblemError, match="^mu:"):
         exact_optimum(classification_problem("logistic", mu=0.0), crosscheck=False)
+
+
+def test_gamma_keeps_precision_when_targets_are_huge() -> None:
+    # Scaling every target by s scales w*, every w_k* and every F_k - F_k* by s^2, so Gamma(s y)
+    # = s^2 Gamma(y) exactly; with s = 1e8 the F values are ~1e16 times larger and the difference
+    # F* - sum p_k F_k* of two nearly equal sums would have lost every digit.
+    from problems import FederatedProblem, exact_optimum, heterogeneity_gamma, random_quadratic
+
+    base = random_quadratic(n_clients=3, dim=3, mu=0.5, L=2.0, heterogeneity=0.5, samples_per_client=5, seed=4)
+    scaled = FederatedProblem("scaled", base.loss, base.X, 1e8 * base.y, base.offsets, base.weights, base.mu)
+    gamma = heterogeneity_gamma(base, exact_optimum(base, crosscheck=False))
+    gamma_scaled = heterogeneity_gamma(scaled, exact_optimum(scaled, crosscheck=False))
+    assert gamma > 0
+    assert abs(gamma_scaled / 1e16 - gamma) <= 1e-8 * gamma
