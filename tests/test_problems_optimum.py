@@ -179,15 +179,16 @@ def test_mu_zero_classification_is_rejected() -> None:
         exact_optimum(classification_problem("logistic", mu=0.0), crosscheck=False)
 
 
-def test_gamma_keeps_precision_when_targets_are_huge() -> None:
-    # Scaling every target by s scales w*, every w_k* and every F_k - F_k* by s^2, so Gamma(s y)
-    # = s^2 Gamma(y) exactly; with s = 1e8 the F values are ~1e16 times larger and the difference
-    # F* - sum p_k F_k* of two nearly equal sums would have lost every digit.
-    from problems import FederatedProblem, exact_optimum, heterogeneity_gamma, random_quadratic
+def test_gamma_keeps_precision_when_it_is_tiny_next_to_F() -> None:
+    # Two one-row clients, x = 1, targets c -/+ h, mu = 1: F_k(w) = 1/2 (w - y_k)^2 + 1/2 w^2, so
+    # w_k* = y_k / 2, w* = c / 2, and F_k(w*) - F_k* = 1/2 * 2 * (h/2)^2: Gamma = h^2 / 4 exactly.
+    # With c = 1e8 and h = 1e-3, F* and the F_k* are ~2.5e15 while Gamma = 2.5e-7: the difference
+    # F* - sum p_k F_k* of the two sums would be pure rounding (~0.5); the per-client quadratic
+    # form keeps full precision.
+    from problems import FederatedProblem, exact_optimum, heterogeneity_gamma
 
-    base = random_quadratic(n_clients=3, dim=3, mu=0.5, L=2.0, heterogeneity=0.5, samples_per_client=5, seed=4)
-    scaled = FederatedProblem("scaled", base.loss, base.X, 1e8 * base.y, base.offsets, base.weights, base.mu)
-    gamma = heterogeneity_gamma(base, exact_optimum(base, crosscheck=False))
-    gamma_scaled = heterogeneity_gamma(scaled, exact_optimum(scaled, crosscheck=False))
-    assert gamma > 0
-    assert abs(gamma_scaled / 1e16 - gamma) <= 1e-8 * gamma
+    c, h = 1e8, 1e-3
+    problem = FederatedProblem("tiny-gamma", "least_squares", np.ones((2, 1)), np.array([c - h, c + h]), [0, 1, 2],
+                               [0.5, 0.5], 1.0)
+    gamma = heterogeneity_gamma(problem, exact_optimum(problem, crosscheck=False))
+    assert abs(gamma - h**2 / 4) <= 1e-6 * h**2 / 4
