@@ -184,11 +184,11 @@ def test_gamma_keeps_precision_when_it_is_tiny_next_to_F() -> None:
     # w_k* = y_k / 2, w* = c / 2, and F_k(w*) - F_k* = 1/2 * 2 * (h/2)^2: Gamma = h^2 / 4 exactly.
     # With c = 1e8 and h = 1e-3, F* and the F_k* are ~2.5e15 while Gamma = 2.5e-7: the difference
     # F* - sum p_k F_k* of the two sums would be pure rounding (~0.5); the per-client quadratic
-    # form keeps full precision.
+    # form loses only what w* - w_k* loses (eps |w*| / |w* - w_k*| ~ 1e-16 * 5e7 / 5e-4 = 1e-5).
     from problems import FederatedProblem, exact_optimum, heterogeneity_gamma
 
     c, h = 1e8, 1e-3
     problem = FederatedProblem("tiny-gamma", "least_squares", np.ones((2, 1)), np.array([c - h, c + h]), [0, 1, 2],
                                [0.5, 0.5], 1.0)
     gamma = heterogeneity_gamma(problem, exact_optimum(problem, crosscheck=False))
-    assert abs(gamma - h**2 / 4) <= 1e-6 * h**2 / 4
+    assert abs(gamma - h**2 / 4) <= 1e-4 * h**2 / 4
