@@ -55,7 +55,7 @@ def _sweep(settings: VerifySettings) -> list[dict]:
                                              samples_per_client=50, seed=0))
         optimum, note = claim_optimum(problem)
         L = problem_constants(problem).L
-        for T in horizons:
+        for T in (T for T in horizons if T >= N**3):  # K = 1 <= T^(1/4)/N^(3/4) needs T >= N^3
             K = yu_sync_interval(T, N)
             rounds = T // K
             config = PRSGDConfig.yu(N, L, rounds, K, batch_size=1, seeds=seeds,
