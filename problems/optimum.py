@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 from scipy.linalg import lstsq, solve
 
 from ._base import FederatedProblem, LossKind, ProblemError
@@ -231,7 +232,11 @@ def exact_optimum(problem: FederatedProblem, crosscheck: bool = True) -> Optimum
     """
     key = _fingerprint(problem)
     if key not in _CACHE:
-        _CACHE[key] = _solve_primary(problem)
+        # single-threaded BLAS: the Hessians here are small (d <= a few thousand), and measured on
+        # the 100-client synthetic problem one thread is 2x faster than OpenBLAS's default (13 s vs
+        # 26 s) and immune to oversubscription when other processes load the machine
+        with threadpool_limits(limits=1, user_api="blas"):
+            _CACHE[key] = _solve_primary(problem)
     optimum, solutions = _CACHE[key]
     if not crosscheck or optimum.crosscheck is not None:
         return optimum
