@@ -43,6 +43,9 @@ from .assumptions import Ball, second_moment_bound, variance_bound
 __all__ = ["THM1", "THM2", "SPEEDUP", "ORDERING", "ding_bound", "ding_hypotheses", "PAPER_SETTING", "run_configs"]
 
 CYCLES = 2
+TRAFFIC_K = 32_768
+"""Iterations per block of the traffic check: T = C M K = 196608 gives I_MM = 7, I_MC = 5 for
+N = 4, M = 3, so the integer I's approach the continuous ratio M^(1/4) of Sec. 3.2."""
 RATE_TOLERANCE = 0.05
 PAPER_SETTING = {"N": 100, "M": 5, "C": 10, "E": 200, "I": 10}
 """Sec. 5: N = 100 clients, M = 5 blocks, C = 10 cycles, E = 200 rounds per block, I = 10."""
@@ -243,7 +246,7 @@ def evaluate_speedup(settings: VerifySettings) -> ClaimResult:
     blocks = [2, 3, 5] if settings.quick else [2, 3, 4, 6]
     runs = run_configs(settings, [("mc", instance(n_clients=N), K_common, seeds, ()) for N in clients]
                        + [("mc", instance(n_blocks=M), K_common, seeds, ()) for M in blocks]
-                       + [(a, instance(), K_common, (0,), ()) for a in ("mm", "mc")])
+                       + [(a, instance(), TRAFFIC_K, (0,), ()) for a in ("mm", "mc")])
     n_runs, m_runs, (mm, mc) = runs[: len(clients)], runs[len(clients): -2], runs[-2:]
     checks = []
     by_N = np.stack([_mean_block_gap(r.problem, r) for r in n_runs], axis=1)
@@ -259,12 +262,13 @@ def evaluate_speedup(settings: VerifySettings) -> ClaimResult:
     )))
     ratio = mc.result.communication.total_params / mm.result.communication.total_params
     predicted = 2 * instance().n_blocks ** 0.25
-    within = abs(ratio / predicted - 1) <= 0.5
+    within = abs(ratio / predicted - 1) <= 0.25
     checks.append(("MC / MM traffic about 2 M^(1/4)", Verdict(
         "ding2020.speedup/traffic", Status.PASS if within else Status.FAIL, ratio, predicted, None,
         notes=f"floats sent by MC-PSGD / MM-PSGD at T = {mm.T}, each with the largest I its theorem allows "
-        f"(I_MM = {mm.I}, I_MC = {mc.I}); the paper's estimate 2 M^(1/4) = {predicted:.3f}; PASS within 50% "
-        "(the integer I's make the ratio 2 I_MM / I_MC plus the reset broadcasts).",
+        f"(I_MM = {mm.I}, I_MC = {mc.I}); the paper's estimate 2 M^(1/4) = {predicted:.3f}; PASS within 25% "
+        "(the ratio is 2 I_MM / I_MC plus the reset broadcasts: integer I's are close to the continuous "
+        "T^(1/4) ratio M^(1/4) only for long runs, hence the long horizon of this check).",
     )))
     verdict = combine_checks("ding2020.speedup", checks, headline=checks[0][1],
                              notes="Headline: the exponent of MC-PSGD's per-block gap in N at fixed T.")
