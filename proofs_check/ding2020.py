@@ -138,7 +138,7 @@ def ding_bound(run: DingRun) -> tuple[float, dict]:
 
 def _grid(settings: VerifySettings) -> list[int]:
     if settings.quick:
-        return [32, 128, 512]
+        return [32, 64, 128, 512]
     if settings.full:
         return [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
     return [32, 64, 128, 256, 512, 1024, 2048]

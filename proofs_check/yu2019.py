@@ -39,7 +39,7 @@ def yu_sync_interval(T: int, N: int) -> int:
 
 def _grid(settings: VerifySettings) -> tuple[list[int], list[int]]:
     if settings.quick:
-        return [2, 4], [1_000, 4_000, 16_000]
+        return [2, 4], [1_000, 2_000, 4_000, 16_000]
     if settings.full:
         return [2, 4, 8, 16], [1_000, 4_000, 16_000, 64_000, 256_000, 1_024_000]
     return [2, 4, 8], [1_000, 4_000, 16_000, 64_000]
