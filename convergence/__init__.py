@@ -1,43 +1,6 @@
 """Algorithms, kernels, runs, rate fits, bounds and checks (public API)."""
 
-from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
-from .config import ConfigError, FedAvgConfig, RunConfig, log_spaced_rounds
-from .executor import RunRequest, execute
-from .fixed_point import FixedPoint, fedavg_fixed_point
-from .rates import RateFit, fit_rate
-from .run import DivergenceError, Trajectory, run
-from .schedules import ScheduleError, StepSize
-from .store import RunStore, StoreError
-from .sweep import SweepError, SweepResults, SweepTask, run_sweep
-from .verdict import Hypothesis, Status, Verdict
+import lazy_loader
 
-__all__ = [
-    "ConfigError",
-    "DivergenceError",
-    "FedAvgConfig",
-    "FixedPoint",
-    "Hypothesis",
-    "RateFit",
-    "RunConfig",
-    "RunRequest",
-    "RunStore",
-    "ScheduleError",
-    "Status",
-    "StepSize",
-    "StoreError",
-    "SweepError",
-    "SweepResults",
-    "SweepTask",
-    "Trajectory",
-    "Verdict",
-    "check_lower_bound",
-    "check_ordering",
-    "check_rate_exponent",
-    "check_upper_bound",
-    "execute",
-    "fedavg_fixed_point",
-    "fit_rate",
-    "log_spaced_rounds",
-    "run",
-    "run_sweep",
-]
+# The public names are those imported in __init__.pyi; each submodule is imported on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

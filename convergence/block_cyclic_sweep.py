@@ -31,7 +31,7 @@ from .block_cyclic import (
     run_pr_sgd,
 )
 from .store import RunStore
-from .sweep import SweepTask, run_sweep
+from .sweep import SweepMonitor, SweepTask, run_sweep
 
 __all__ = ["BlockCyclicRequest", "execute_block_cyclic"]
 
@@ -88,7 +88,7 @@ def execute_block_cyclic(
     scheduler: str | None = None,
     store: RunStore | None = None,
     use_cache: bool = True,
-    progress: bool = True,
+    progress: bool | SweepMonitor = True,
     description: str = "block-cyclic runs",
 ) -> list[BlockCyclicResult]:
     """Run every request for all its seeds through ``run_sweep``; results in request order."""

@@ -23,7 +23,7 @@ from problems import Optimum, build_problem
 from .config import FedAvgConfig, RunConfig
 from .run import DivergenceError, Trajectory, run_seed, trajectory_from_records
 from .store import RunStore
-from .sweep import SweepResults, SweepTask, run_sweep
+from .sweep import SweepMonitor, SweepResults, SweepTask, run_sweep
 
 __all__ = ["RunRequest", "execute", "seed_task"]
 
@@ -84,7 +84,7 @@ def execute(
     *,
     jobs: int = 1,
     engine: str = "numba",
-    progress: bool = True,
+    progress: bool | SweepMonitor = True,
     description: str = "runs",
     executor: str | None = None,
     scheduler: str | None = None,

@@ -24,14 +24,13 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
-from tqdm import tqdm
 
 from .store import RunStore
 
-__all__ = ["EXECUTORS", "SweepError", "SweepResults", "SweepTask", "run_sweep"]
+__all__ = ["EXECUTORS", "SweepError", "SweepMonitor", "SweepResults", "SweepTask", "run_sweep"]
 
 EXECUTORS = ("serial", "process", "dask")
 
@@ -55,6 +54,38 @@ class SweepTask:
 
 
 Finish = Callable[[SweepTask, Result, float], None]  # records one finished task: its result and seconds
+
+
+class SweepMonitor(Protocol):
+    """Watches sweeps: told when one starts (the JSON configs of its distinct tasks and how many
+    of them the store already holds), after each computed run, and when it ends. ``fedbound
+    verify`` uses one to print progress, count reused and computed runs, and list what each claim ran."""
+
+    def sweep_started(self, description: str, configs: Sequence[Mapping[str, Any]], cached: int) -> None: ...
+
+    def run_finished(self) -> None: ...
+
+    def sweep_finished(self, description: str, total: int, cached: int, seconds: float) -> None: ...
+
+
+class _ProgressBar:
+    """The default monitor: a transient tqdm bar per sweep on stderr."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+
+    def sweep_started(self, description: str, configs: Sequence[Mapping[str, Any]], cached: int) -> None:
+        from tqdm import tqdm
+
+        self._bar = tqdm(total=len(configs), initial=cached, desc=description, unit="run", leave=False)
+        if cached:
+            self._bar.set_postfix(cached=cached)
+
+    def run_finished(self) -> None:
+        self._bar.update()
+
+    def sweep_finished(self, description: str, total: int, cached: int, seconds: float) -> None:
+        self._bar.close()
 
 
 class SweepError(RuntimeError):
@@ -86,7 +117,7 @@ def run_sweep(
     scheduler: str | None = None,
     store: RunStore | None = None,
     use_cache: bool = True,
-    progress: bool = True,
+    progress: bool | SweepMonitor = True,
     description: str = "runs",
 ) -> SweepResults:
     """Run every task once and return the results by key.
@@ -96,7 +127,8 @@ def run_sweep(
     processes of the local pool (None: ``os.cpu_count()``); the serial executor runs one task at
     a time and a Dask cluster brings its own workers. store: each finished task is written to it
     at once; with ``use_cache``, tasks already stored are read back, not recomputed (the progress
-    bar counts them as done and shows how many). Tasks sharing a key run once (their configs
+    bar counts them as done and shows how many). progress: True for a transient progress bar,
+    False for none, or a ``SweepMonitor`` to report to. Tasks sharing a key run once (their configs
     must agree). A failing task raises SweepError naming its key, after the tasks that finished
     have been stored and the ones not started cancelled.
     """
@@ -116,9 +148,10 @@ def run_sweep(
     pending = [task for task in unique if task.key not in results]
     if cached:
         logger.info("%s: %d of %d runs read from %s", description, len(cached), len(unique), store)
-    bar = tqdm(total=len(unique), initial=len(cached), desc=description, unit="run", disable=not progress, leave=False)
-    if cached:
-        bar.set_postfix(cached=len(cached))
+    monitor = _monitor(progress)
+    start = time.perf_counter()
+    if monitor is not None:
+        monitor.sweep_started(description, [task.config_json for task in unique], len(cached))
 
     def finish(task: SweepTask, result: Result, elapsed: float) -> None:
         results[task.key], seconds[task.key] = result, elapsed
@@ -126,7 +159,8 @@ def run_sweep(
             finished = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
             meta = {"seconds": elapsed, "executor": executor, "finished": finished}
             store.put(task.key, task.config_json, result, meta)
-        bar.update()
+        if monitor is not None:
+            monitor.run_finished()
 
     try:
         if executor == "serial":
@@ -136,8 +170,16 @@ def run_sweep(
         elif executor == "dask" and pending:
             _run_dask(pending, scheduler, finish)
     finally:
-        bar.close()
+        if monitor is not None:
+            monitor.sweep_finished(description, len(unique), len(cached), time.perf_counter() - start)
     return SweepResults(((task.key, results[task.key]) for task in unique), seconds, cached)
+
+
+def _monitor(progress: bool | SweepMonitor) -> SweepMonitor | None:
+    """The monitor ``progress`` asks for: the default bar, none, or the one given."""
+    if isinstance(progress, bool):
+        return _ProgressBar() if progress else None
+    return progress
 
 
 def _unique(tasks: Sequence[SweepTask]) -> list[SweepTask]:

@@ -79,6 +79,28 @@ class Verdict:
             data["interval"] = [_finite_or_none(v) for v in self.interval]
         return data
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        """The verdict ``to_json`` wrote (null figures read back as NaN); KeyError/ValueError on
+        a malformed object."""
+        interval = data.get("interval")
+        expected = data.get("expected")
+        return cls(
+            claim_id=str(data["claim_id"]),
+            status=Status(data["status"]),
+            measured=_float_or_nan(data["measured"]),
+            theoretical=_float_or_nan(data["theoretical"]),
+            interval=None if interval is None else (_float_or_nan(interval[0]), _float_or_nan(interval[1])),
+            hypotheses=tuple(Hypothesis(str(h["name"]), bool(h["met"]), str(h["detail"])) for h in data["hypotheses"]),
+            notes=str(data.get("notes", "")),
+            evidence=dict(data.get("evidence") or {}),
+            expected=None if expected is None else Status(expected),
+        )
+
+
+def _float_or_nan(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
 
 def _finite_or_none(value: float) -> float | None:
     """JSON has no NaN/inf: map them to null."""

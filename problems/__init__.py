@@ -12,36 +12,7 @@ Public API (everything else is private):
 * optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``.
 """
 
-from ._base import FederatedProblem, LossKind, ProblemError
-from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax, label_block_partition
-from .constants import ProblemConstants, problem_constants
-from .counterexample import li_counterexample, li_counterexample_matrices
-from .identical import identical_quadratic
-from .optimum import Optimum, OptimumError, exact_optimum, heterogeneity_gamma
-from .quadratic import random_quadratic
-from .registry import build_block_cyclic, build_problem, problem_spec
-from .synthetic import synthetic
+import lazy_loader
 
-__all__ = [
-    "FederatedProblem",
-    "LossKind",
-    "ProblemError",
-    "li_counterexample",
-    "li_counterexample_matrices",
-    "random_quadratic",
-    "identical_quadratic",
-    "synthetic",
-    "BlockCyclicProblem",
-    "block_cyclic_quadratic",
-    "block_cyclic_softmax",
-    "label_block_partition",
-    "build_problem",
-    "build_block_cyclic",
-    "problem_spec",
-    "ProblemConstants",
-    "problem_constants",
-    "Optimum",
-    "OptimumError",
-    "exact_optimum",
-    "heterogeneity_gamma",
-]
+# The public names are those imported in __init__.pyi; each submodule is imported on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -1,6 +1,8 @@
 """Claims: a theorem's statement, its citation, and an evaluator that returns a verdict.
 
-A claim's evaluator runs the sweep it needs (through convergence.execute), checks its
+A ``Claim`` is data (id, references, statement in math, what its headline figure measures) plus
+the import path of its evaluator, so listing claims imports no numerical library; the evaluator
+module is imported when the claim is evaluated. A claim's evaluator runs the sweep it needs (through convergence.execute), checks its
 hypotheses on the configuration (unmet ones are reported, never ignored), and turns the
 trajectories into a Verdict with the checkers of convergence.checks. It returns the data of its
 plots as ``PlotSpec`` objects; the reports layer draws them and never reruns anything.
@@ -9,11 +11,17 @@ plots as ``PlotSpec`` objects; the reports layer draws them and never reruns any
 from __future__ import annotations
 
 import functools
+import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from convergence import RunStore, Status, Verdict
-from problems import FederatedProblem, LossKind, Optimum, exact_optimum, problem_constants
+from convergence.verdict import Status, Verdict
+
+from .references import Reference
+
+if TYPE_CHECKING:
+    from convergence import RunStore, SweepMonitor
+    from problems import FederatedProblem, Optimum
 
 __all__ = [
     "VerifySettings", "PlotSpec", "ClaimResult", "Claim", "combine_checks", "UnknownClaimError", "rate_plot",
@@ -33,7 +41,8 @@ class VerifySettings:
     """What a claim evaluation may spend and where its runs go.
 
     seeds for stochastic runs; jobs worker processes (or a Dask ``scheduler`` address); quick:
-    smaller grids and horizons (smoke tests); full: the larger sweeps; ``store``: path of the run
+    smaller grids and horizons (smoke tests); full: the larger sweeps; progress: True for progress
+    bars, False for none, or a ``SweepMonitor`` every sweep reports to; ``store``: path of the run
     store (SQLite) that finished runs are written to and read back from unless ``use_cache`` is
     False (then they are recomputed and overwritten).
     """
@@ -42,7 +51,7 @@ class VerifySettings:
     jobs: int = 1
     quick: bool = False
     full: bool = False
-    progress: bool = True
+    progress: bool | SweepMonitor = True
     store: str | None = None
     use_cache: bool = True
     scheduler: str | None = None
@@ -50,6 +59,8 @@ class VerifySettings:
     @functools.cached_property
     def run_store(self) -> RunStore | None:
         """The open run store (None without a store path)."""
+        from convergence import RunStore
+
         return None if self.store is None else RunStore(self.store)
 
     def sweep_options(self) -> dict[str, Any]:
@@ -89,14 +100,42 @@ class ClaimResult:
 
 @dataclass(frozen=True)
 class Claim:
-    """A checkable statement: id, citation, statement (math in text), and its evaluator."""
+    """A checkable statement and how to evaluate it.
+
+    ``references`` are the works it comes from (the first is the primary source) and ``where``
+    the place in it ("Theorem 1, eq. 4-5"); ``statement`` is the claim in math: what is bounded,
+    under which hypotheses; ``measured`` says in one line what the verdict's headline figure is
+    (a ratio, an exponent, a difference); ``evaluator`` is ``"module:function"``, a function
+    ``VerifySettings -> ClaimResult`` imported on first evaluation. ``expected`` is set for
+    negative controls; ``default`` claims run in a plain ``fedbound verify``.
+    """
 
     id: str
-    citation: str
+    references: tuple[Reference, ...]
+    where: str
     statement: str
-    evaluate: Callable[[VerifySettings], ClaimResult] = field(repr=False)
+    measured: str
+    evaluator: str = field(repr=False)
     expected: Status | None = None
     default: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.references:
+            raise ValueError(f"references: claim {self.id!r} cites no work")
+        module, _, function = self.evaluator.partition(":")
+        if not module or not function:
+            raise ValueError(f"evaluator: expected 'module:function', got {self.evaluator!r}")
+
+    @property
+    def citation(self) -> str:
+        """E.g. ``Li, Huang, Yang, Wang, Zhang (ICLR 2020, arXiv:1907.02189), Theorem 1``."""
+        return f"{self.references[0].short}, {self.where}"
+
+    def evaluate(self, settings: VerifySettings) -> ClaimResult:
+        """Run the claim's evaluator (imported now) under ``settings``."""
+        module, _, function = self.evaluator.partition(":")
+        evaluate: Callable[[VerifySettings], ClaimResult] = getattr(importlib.import_module(module), function)
+        return evaluate(settings)
 
 
 def combine_checks(
@@ -134,9 +173,11 @@ def combine_checks(
 def rate_plot(
     name: str, title: str, caption: str, verdict: Verdict, *, xlabel: str, ylabel: str,
     bound: Sequence[float] | None = None, label: str = "measured (mean over seeds)",
+    reference: tuple[float, str] | None = None,
 ) -> PlotSpec:
     """PlotSpec of a rate or bound check: its per-point mean and interval, the fitted line
-    (when the check fitted one) and an optional bound curve, from the verdict's evidence."""
+    (when the check fitted one), an optional bound curve and an optional reference power law
+    ``(exponent, label)`` through the first point (a claimed rate), from the verdict's evidence."""
     ev = verdict.evidence
     data: dict[str, Any] = {
         "x": ev["x"], "mean": ev["mean"], "lo": ev["lo"], "hi": ev["hi"], "xlabel": xlabel, "ylabel": ylabel,
@@ -147,6 +188,8 @@ def rate_plot(
         data["fit"] = [ev["exponent"], ev["intercept"], x_used]
     if bound is not None:
         data["bound"] = list(bound)
+    if reference is not None:
+        data["reference"] = list(reference)
     return PlotSpec(name, "rate", title, caption, data)
 
 
@@ -159,6 +202,8 @@ def claim_optimum(problem: FederatedProblem) -> tuple[Optimum, str]:
     (The cvxpy cross-check of those losses runs in the test suite on small instances; on the
     claim instances it takes minutes and is less accurate than the certificate.)
     """
+    from problems import LossKind, exact_optimum, problem_constants
+
     crosscheck = problem.loss is LossKind.LEAST_SQUARES
     optimum = exact_optimum(problem, crosscheck=crosscheck)
     mu_F = problem_constants(problem).mu_global

@@ -37,10 +37,10 @@ from convergence.block_cyclic import (
 from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
 
-from .claim import Claim, ClaimResult, PlotSpec, VerifySettings, combine_checks, rate_plot
+from .claim import ClaimResult, PlotSpec, VerifySettings, combine_checks, rate_plot
 from .assumptions import Ball, second_moment_bound, variance_bound
 
-__all__ = ["THM1", "THM2", "SPEEDUP", "ORDERING", "ding_bound", "ding_hypotheses", "PAPER_SETTING", "run_configs"]
+__all__ = ["evaluate_thm1", "evaluate_thm2", "evaluate_speedup", "evaluate_ordering", "ding_bound", "ding_hypotheses", "PAPER_SETTING", "run_configs"]
 
 CYCLES = 2
 TRAFFIC_K = 32_768
@@ -190,9 +190,9 @@ def _minimax_checks(algorithm: str, settings: VerifySettings) -> tuple[list[tupl
         f"ding2020_{algorithm}_gap", "curves", f"Ding et al. {name}: mini-max gap and bound vs N T",
         f"(1/M) sum_m F_m(predictor_m) - F(x*) (mean over seeds; it is negative here) and the explicit bound.",
         {"curves": [
-            {"x": nt.tolist(), "y": np.abs(gaps.mean(axis=0)).tolist(), "label": "|mini-max gap| (gap < 0 here)"},
+            {"x": nt.tolist(), "y": np.abs(gaps.mean(axis=0)).tolist(), "label": "|mini-max gap| (the gap is negative)"},
             {"x": nt.tolist(), "y": list(bounds), "label": "explicit bound"},
-        ], "xlabel": "N T", "ylabel": "gap", "logx": True, "logy": True},
+        ], "xlabel": r"$NT$", "ylabel": r"$|\frac{1}{M}\sum_m F_m(\tilde x_m) - F(x^*)|$ (absolute value)", "logx": True, "logy": True},
     )]
     return checks, plots, list(constants), runs
 
@@ -213,7 +213,7 @@ def _evaluate_theorem(algorithm: str, settings: VerifySettings) -> ClaimResult:
         plots.append(rate_plot(
             "ding2020_mc_block1", "Ding et al. Thm 2: MC-PSGD per-block gap, block 1",
             "F_1(u~_1) - F_1(x_1*) (mean over seeds, interval) against N T with the fitted slope.",
-            checks[2][1], xlabel="N T", ylabel="F_m(u~_m) - F_m(x_m*)",
+            checks[2][1], xlabel=r"$NT$", ylabel=r"$F_1(\tilde u_1) - F_1(x_1^*)$",
         ))
     claim_id = "ding2020.thm1" if algorithm == "mm" else "ding2020.thm2"
     verdict = combine_checks(claim_id, checks, headline=checks[0][1],
@@ -274,7 +274,7 @@ def evaluate_speedup(settings: VerifySettings) -> ClaimResult:
                              notes="Headline: the exponent of MC-PSGD's per-block gap in N at fixed T.")
     plot = rate_plot("ding2020_speedup_N", "Ding et al.: MC-PSGD per-block gap vs N at fixed T",
                      "Mean per-block gap (1/M) sum_m F_m(u~_m) - F_m(x_m*) against N with the fitted slope.",
-                     checks[0][1], xlabel="N", ylabel="per-block gap")
+                     checks[0][1], xlabel=r"$N$", ylabel=r"$\frac{1}{M}\sum_m F_m(\tilde u_m) - F_m(x_m^*)$")
     return ClaimResult(verdict, (plot,))
 
 
@@ -318,20 +318,7 @@ def evaluate_ordering(settings: VerifySettings) -> ClaimResult:
             {"x": steps.tolist(), "y": fed.global_gap[0].tolist(), "label": "FedAvg cyclic, F(x_bar) - F*"},
             {"x": steps.tolist(), "y": [float(mm_gap[0])] * len(steps), "label": "MM-PSGD per-block gap (final)"},
             {"x": steps.tolist(), "y": [float(mc_gap[0])] * len(steps), "label": "MC-PSGD per-block gap (final)"},
-        ], "xlabel": "local steps t", "ylabel": "gap", "logx": False, "logy": True},
+        ], "xlabel": r"local steps $t$", "ylabel": r"$F(\bar x) - F^*$ and per-block gaps", "logx": False, "logy": True},
     )
     return ClaimResult(verdict, (plot,))
 
-
-THM1 = Claim("ding2020.thm1", "Ding et al. 2020, Theorem 1 (MM-PSGD), explicit form from Lemmas 4-6",
-             "gamma = sqrt(N)/(L sqrt T), I <= T^(1/4)/N^(3/4), K > CMN => (1/M) sum_m E F_m(x~_m) - F(x*) <= O(1/sqrt(NT)).",
-             evaluate_thm1)
-THM2 = Claim("ding2020.thm2", "Ding et al. 2020, Theorem 2 (MC-PSGD)",
-             "eta = sqrt(NM)/(L sqrt T), I <= (T/M)^(1/4)/N^(3/4), K > CMN => the same O(1/sqrt(NT)) and, per block, "
-             "E F_m(u~_m) - F_m(x_m*) <= O(sqrt(M)/sqrt(NT)).", evaluate_thm2)
-SPEEDUP = Claim("ding2020.speedup", "Ding et al. 2020, Sec. 3.2 and Theorems 1-2",
-                "Linear speedup in N; the rate does not depend on M beyond Thm 2's sqrt(M); MC-PSGD sends about "
-                "2 M^(1/4) times MM-PSGD's traffic.", evaluate_speedup)
-ORDERING = Claim("ding2020.ordering", "Ding et al. 2020, Sec. 5 (Fig. 2)",
-                 "On blocks far apart, MM-/MC-PSGD predictors beat FedAvg on cyclic data, MC-PSGD is at least as good "
-                 "per block, FedAvg on cyclic data oscillates across blocks.", evaluate_ordering)

@@ -109,7 +109,8 @@ class FalsifiableClaim:
 class FalsifyResult:
     """The outcome of ``falsify``: whether a violation was found, the shrunk counterexample as JSON
     ({"claim", "inputs", "violation"}), the seed and budget that reproduce the search, how many
-    times ``violation`` ran (generation and shrinking) and how long it took."""
+    examples the search tried (at most ``budget``; up to and including the first violating one),
+    how many more evaluations shrinking took, and how long it all took."""
 
     claim_id: str
     found: bool
@@ -117,7 +118,8 @@ class FalsifyResult:
     counterexample: dict[str, Any] | None
     seed: int
     budget: int
-    evaluations: int
+    examples_tried: int
+    shrink_evaluations: int
     seconds: float
     message: str
 
@@ -125,7 +127,8 @@ class FalsifyResult:
         return {
             "claim": self.claim_id, "found": self.found, "violation": self.violation,
             "counterexample": self.counterexample, "seed": self.seed, "budget": self.budget,
-            "evaluations": self.evaluations, "seconds": self.seconds, "message": self.message,
+            "examples_tried": self.examples_tried, "shrink_evaluations": self.shrink_evaluations,
+            "seconds": self.seconds, "message": self.message,
         }
 
 
@@ -137,14 +140,17 @@ def falsify(claim: FalsifiableClaim, budget: int, seed: int) -> FalsifyResult:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
     calls = 0
+    first_hit: int | None = None  # the call that found the first violation: the search's last example
 
     def violated(inputs: Any) -> bool:
-        nonlocal calls
+        nonlocal calls, first_hit
         calls += 1
         value = float(claim.violation(inputs))
         if math.isnan(value):
             raise ValueError(f"violation: claim {claim.id} returned NaN (a violation must be a number)")
         target(min(value, 1e300), label="violation")
+        if value > 0 and first_hit is None:
+            first_hit = calls
         return value > 0
 
     search = settings(
@@ -155,14 +161,16 @@ def falsify(claim: FalsifiableClaim, budget: int, seed: int) -> FalsifyResult:
     try:
         example = find(claim.inputs, violated, settings=search, random=random.Random(seed))
     except NoSuchExample:
-        return FalsifyResult(claim.id, False, None, None, seed, budget, calls, time.perf_counter() - start,
-                             f"{claim.id}: no violation in {budget} examples (seed {seed})")
+        return FalsifyResult(claim.id, False, None, None, seed, budget, calls, 0, time.perf_counter() - start,
+                             f"{claim.id}: no violation in {calls} examples (budget {budget}, seed {seed})")
     value = float(claim.violation(example))
     counterexample = {"claim": claim.id, "inputs": claim.encode(example), "violation": value}
     json.dumps(counterexample)  # the counterexample must be JSON
+    tried = first_hit if first_hit is not None else calls
     return FalsifyResult(
-        claim.id, True, value, counterexample, seed, budget, calls, time.perf_counter() - start,
-        f"{claim.id}: violated by {value:.6g} after shrinking ({calls} evaluations, seed {seed})",
+        claim.id, True, value, counterexample, seed, budget, tried, calls - tried, time.perf_counter() - start,
+        f"{claim.id}: violated by {value:.6g} (found at example {tried} of budget {budget}, then {calls - tried} "
+        f"shrinking evaluations; seed {seed})",
     )
 
 

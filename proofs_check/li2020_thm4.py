@@ -44,16 +44,11 @@ from convergence import (
 )
 from problems import build_problem, li_counterexample_matrices, problem_spec
 
-from .claim import Claim, ClaimResult, PlotSpec, VerifySettings, claim_optimum, combine_checks, rate_plot
+from .claim import ClaimResult, PlotSpec, VerifySettings, claim_optimum, combine_checks, rate_plot
 
-__all__ = ["CLAIM", "evaluate"]
+__all__ = ["evaluate"]
 
 CLAIM_ID = "li2020.thm4"
-STATEMENT = (
-    "On the Appendix C problem (N = 5, p = 4, mu = 2e-4) FedAvg with exact gradients, E > 1 and a constant small "
-    "step converges to w~* with ||w~* - w*|| >= (E-1) eta / 16 ||A_1 A_2 w*|| (A_i -> A_i + mu I for mu > 0); "
-    "E = 1 reaches w*; a decaying step reaches w* for any E."
-)
 LINEAR_TOLERANCE = 0.1
 """Allowed deviation of the fitted exponent of the bias in (E-1) eta from 1 (eq. 33-34: the bias
 is (E-1) eta/2 ||A^{-1}(V - A_1 A) w*|| + O(eta^2), linear to first order)."""
@@ -119,7 +114,7 @@ def evaluate(settings: VerifySettings, N: int = 5, p: int = 4, mu: float = 2e-4)
             "Exact limit ||w~* - w*|| of constant-step FedAvg on the Appendix C problem, coloured by E, "
             "with the lower bound (E-1) eta / 16 ||A_1 A_2 w*||.",
             {"x": xs.tolist(), "measured": bias.tolist(), "bound": bounds.tolist(), "groups": groups.tolist(),
-             "xlabel": "(E-1) eta", "ylabel": "||w~* - w*||"},
+             "xlabel": r"$(E-1)\,\eta$", "ylabel": r"$\|\tilde w^* - w^*\|$"},
         ),
         sim_plot,
         decay_plot,
@@ -170,7 +165,7 @@ def _simulated_limit(settings, problem, spec, optimum) -> tuple[tuple[str, Verdi
         {"curves": [
             {"x": traj.steps[1:].tolist(), "y": dist[1:].tolist(), "label": "simulated ||w_t - w*||"},
             {"x": traj.steps[1:].tolist(), "y": [bias] * (len(dist) - 1), "label": "solved bias ||w~* - w*||"},
-        ], "xlabel": "local steps t", "ylabel": "||w_t - w*||", "logx": True, "logy": True},
+        ], "xlabel": r"local steps $t$", "ylabel": r"$\|w_t - w^*\|$", "logx": True, "logy": True},
     )
     return ("simulation reaches the solved limit (E = 5, eta = 0.05)", verdict), plot
 
@@ -214,9 +209,7 @@ def _decaying_step(settings, spec, optimum) -> tuple[tuple[str, Verdict], PlotSp
     plot = rate_plot(
         "li2020_thm4_decay", "Decaying step, E=5: FedAvg reaches w* (Li et al. 2020, App. C.2)",
         "||w_t - w*|| for eta_t = (1/5)/(5 + 1e-4 t), E = 5, against eta_0/eta_t, with the fitted slope.",
-        verdict, xlabel="eta_0 / eta_t", ylabel="||w_t - w*||",
+        verdict, xlabel=r"$\eta_0 / \eta_t$", ylabel=r"$\|w_t - w^*\|$",
     )
     return ("decaying step reaches w* (E = 5)", verdict), plot
 
-
-CLAIM = Claim(CLAIM_ID, "Li et al., ICLR 2020, Theorem 4/5, Lemma 6 (Appendix C)", STATEMENT, evaluate)

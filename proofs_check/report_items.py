@@ -33,13 +33,13 @@ from .assumptions import (
     strong_convexity,
     variance_bound,
 )
-from .claim import Claim, ClaimResult, VerifySettings, combine_checks
+from .claim import ClaimResult, VerifySettings, combine_checks
 from .ding2020 import CYCLES
 from .ding2020 import instance as ding_instance
 from .ding_lemmas import check_ding_lemmas
 from .lemmas import check_lemmas, collect
 
-__all__ = ["ASSUMPTIONS", "LEMMAS", "DEFAULT_PROBLEMS"]
+__all__ = ["evaluate_constants", "evaluate_lemmas", "DEFAULT_PROBLEMS"]
 
 DEFAULT_PROBLEMS = {
     "counterexample": problem_spec("li_counterexample", N=5, p=4, mu=2e-4),
@@ -150,9 +150,3 @@ def evaluate_lemmas(settings: VerifySettings) -> ClaimResult:
     )
     return ClaimResult(verdict)
 
-
-ASSUMPTIONS = Claim("assumptions.constants", "THEOREMS.md notation; Li et al. Assumptions 1-4, lecture note (sigma_G^2, BGD)",
-                    "The constants of the assumptions per default problem, validated by sampling.", evaluate_constants)
-LEMMAS = Claim("lemmas", "Li et al. 2020 Lemmas 1-3; Yu et al. 2019 drift (lecture note); Ding et al. 2020 Lemmas 2, 3, 8, 9",
-               "li2020.lemma1-3, yu2019.drift and ding2020.lemma2, 3, 8, 9 hold along recorded trajectories.",
-               evaluate_lemmas)

@@ -24,10 +24,10 @@ from convergence.block_cyclic import PRSGDConfig
 from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import build_problem, problem_constants, problem_spec
 
-from .claim import Claim, ClaimResult, VerifySettings, claim_optimum, combine_checks, rate_plot
+from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks, rate_plot
 from .assumptions import Ball, second_moment_bound, variance_bound
 
-__all__ = ["THM1", "COR2", "evaluate_thm1", "evaluate_cor2", "yu_sync_interval"]
+__all__ = ["evaluate_thm1", "evaluate_cor2", "yu_sync_interval"]
 
 RATE_TOLERANCE = 0.05
 
@@ -113,7 +113,7 @@ def evaluate_thm1(settings: VerifySettings) -> ClaimResult:
         plots.append(rate_plot(
             f"yu2019_thm1_N{N}", f"Yu et al. Thm 1, PR-SGD, N = {N}: average squared gradient norm and bound",
             f"(1/t) sum ||grad f(xbar)||^2 (mean over seeds) with Thm 1's bound (dashed), N = {N}, K = {run['K']}.",
-            verdict, xlabel="t (local steps)", ylabel="(1/t) sum ||grad f||^2", bound=rhs.tolist(),
+            verdict, xlabel=r"$t$ (local steps)", ylabel=r"$\frac{1}{t}\sum_\tau \|\nabla f(\bar x_{\tau-1})\|^2$", bound=rhs.tolist(),
         ))
     verdict = combine_checks("yu2019.thm1", checks, headline=max((v for _, v in checks), key=lambda v: v.measured),
                              notes="Headline: the largest ratio measured / bound over the checked runs.")
@@ -150,18 +150,7 @@ def evaluate_cor2(settings: VerifySettings) -> ClaimResult:
     plot = rate_plot(
         "yu2019_cor2", "Yu et al. Cor. 2: average squared gradient norm vs N T",
         "Final (1/T) sum ||grad f(xbar)||^2 (mean over seeds) against N T, smallest N, with the fitted slope.",
-        series[0], xlabel="N T", ylabel="(1/T) sum ||grad f||^2",
+        series[0], xlabel=r"$NT$", ylabel=r"$\frac{1}{T}\sum_t \|\nabla f(\bar x_{t-1})\|^2$",
     )
     return ClaimResult(verdict, (plot,))
 
-
-THM1 = Claim(
-    "yu2019.thm1", "Yu, Yang, Zhu, AAAI 2019, Theorem 1 (as stated in the lecture note)",
-    "(1/T) sum E||grad f(xbar_(t-1))||^2 <= 2/(sT)(f(xbar_0) - f*) + 4 s^2 K^2 G^2 L^2 + (L/N) s sigma^2 "
-    "for parallel restarted SGD with identical data and s <= 1/L.", evaluate_thm1,
-)
-COR2 = Claim(
-    "yu2019.cor2", "Yu, Yang, Zhu, AAAI 2019, Corollary 2 (as stated in the lecture note)",
-    "s = sqrt(N)/(L sqrt(T)) and K <= T^(1/4)/N^(3/4) give (1/T) sum E||grad f||^2 = O(1/sqrt(NT)): linear speedup.",
-    evaluate_cor2,
-)

@@ -1,27 +1,6 @@
 """Plots, HTML / Markdown / JSON rendering and the command line (public API)."""
 
-from .figures import draw
-from .plots import plot_bias, plot_curves, plot_rate
-from .render import (
-    ReportFigure,
-    format_verdict_table,
-    render_html,
-    render_markdown,
-    write_html,
-    write_markdown,
-    write_verdicts_json,
-)
+import lazy_loader
 
-__all__ = [
-    "ReportFigure",
-    "draw",
-    "format_verdict_table",
-    "plot_bias",
-    "plot_curves",
-    "plot_rate",
-    "render_html",
-    "render_markdown",
-    "write_html",
-    "write_markdown",
-    "write_verdicts_json",
-]
+# The public names are those imported in __init__.pyi; each submodule is imported on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

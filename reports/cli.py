@@ -7,21 +7,36 @@ one line naming the problem and exit status 2; only --debug shows a traceback.
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
-from convergence import ConfigError, DivergenceError, ScheduleError, StoreError, SweepError
-from problems import ProblemError
-from proofs_check import UnknownClaimError
-
 __all__ = ["main", "build_parser"]
 
-EXPECTED_ERRORS = (
-    ConfigError, ProblemError, ScheduleError, UnknownClaimError, DivergenceError, StoreError, SweepError, ValueError,
-    OSError,
+_CLAIM_IDS_HELP = (
+    "Claim ids are those `fedbound list` prints (e.g. li2020.thm1, ding2020.thm2, lemmas); "
+    "`fedbound list` also gives each claim's citation, statement and what its verdict measures."
 )
+_FALSIFY_HELP = (
+    "Exit status: 0 when no counterexample was found within the budget, 1 when one was found (it is printed, "
+    "shrunk, with a line that reproduces it), 2 on bad input. Built-in ids: `fedbound falsify --list`; a built-in "
+    "claim takes parameters as ID[param=value] (quote it in the shell: 'li2020.lemma3[constant=0.01]'). Your own "
+    "claim: module:attribute naming a proofs_check.FalsifiableClaim; the current directory is importable, as with "
+    "python -m."
+)
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    """The errors that end a command with one line (imported only when one is being handled)."""
+    from convergence import ConfigError, DivergenceError, ScheduleError, StoreError, SweepError
+    from problems import ProblemError
+    from proofs_check import UnknownClaimError
+
+    return (ConfigError, ProblemError, ScheduleError, UnknownClaimError, DivergenceError, StoreError, SweepError,
+            ValueError, OSError)
 
 
 def _positive_int(name: str):
@@ -44,22 +59,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    verify = sub.add_parser("verify", help="run claims and write the report (HTML, Markdown, JSON, PNG)")
+    verify = sub.add_parser("verify", help="run claims and write the report (HTML, Markdown, JSON, PNG/SVG)",
+                            description="Run claims and write the report folder. " + _CLAIM_IDS_HELP
+                            + " Running some claims into a folder that holds a report made with the same mode and "
+                            "seeds merges into it; with other settings it is refused.")
     verify.add_argument("--quick", action="store_true", help="smaller grids and horizons (about a minute)")
     verify.add_argument("--full", action="store_true", help="larger horizons (several minutes)")
     verify.add_argument("--out", default="fedbound-report", help="output directory (default: ./fedbound-report)")
     verify.add_argument("--seeds", type=_positive_int("--seeds"), default=4, help="seeds for stochastic runs (default 4)")
     verify.add_argument("--jobs", type=_positive_int("--jobs"), default=1, help="worker processes (default 1)")
-    verify.add_argument("--claim", action="append", metavar="ID", help="run only this claim (repeatable)")
-    verify.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    verify.add_argument("--claim", action="append", metavar="ID",
+                        help="run only this claim (repeatable); ids from `fedbound list`")
+    verify.add_argument("--no-progress", action="store_true", help="print no progress (only the verdict table)")
     verify.add_argument("--store", metavar="PATH",
                         help="run store (SQLite) for finished runs (default: OUT/runs.sqlite); reruns reuse them")
     verify.add_argument("--no-cache", action="store_true", help="recompute runs even when the store has them")
     verify.add_argument("--scheduler", metavar="ADDRESS", help="run sweeps on this Dask scheduler (tcp://host:port)")
 
-    falsify = sub.add_parser("falsify", help="search for a counterexample to a claim's inequality (hypothesis)")
-    falsify.add_argument("claim", help="a built-in falsifiable claim id, or module:attribute of your own FalsifiableClaim")
-    falsify.add_argument("--budget", type=_positive_int("--budget"), default=100, help="examples to try (default 100)")
+    falsify = sub.add_parser("falsify", help="search for a counterexample to a claim's inequality (hypothesis)",
+                             description="Search with hypothesis for an input that violates a claim's inequality, "
+                             "then shrink it. " + _FALSIFY_HELP)
+    falsify.add_argument("claim", nargs="?",
+                         help="a built-in falsifiable claim id (see --list), or module:attribute of your own FalsifiableClaim")
+    falsify.add_argument("--list", action="store_true", help="list the built-in falsifiable claims and exit")
+    falsify.add_argument("--budget", type=_positive_int("--budget"), default=100,
+                         help="examples to try before giving up (default 100); shrinking a found one is counted apart")
     falsify.add_argument("--seed", type=int, default=0, help="search seed (default 0); the result reproduces with it")
     falsify.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -67,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("store", help="run store path (e.g. fedbound-report/runs.sqlite)")
     export.add_argument("table", help="output file: .csv or .parquet")
 
-    sub.add_parser("list", help="list the claims fedbound can verify")
+    listing = sub.add_parser("list", help="list the claims fedbound can verify")
+    listing.add_argument("--falsifiable", action="store_true", help="list the claims `fedbound falsify` takes instead")
 
     bench = sub.add_parser("bench", help="time the kernels against the NumPy reference and the floor")
     bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -80,111 +105,124 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "verify":
-            return _verify(args, argv)
-        if args.command == "list":
-            return _list()
-        if args.command == "export":
-            return _export(args)
-        if args.command == "falsify":
-            return _falsify(args)
-        return _bench(args)
-    except EXPECTED_ERRORS as exc:
-        if args.debug:
-            raise
-        print(f"fedbound: error: {exc}", file=sys.stderr)
-        return 2
+        return _dispatch(args, list(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:
         print("fedbound: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # an internal bug: one line, the traceback on request
+    except BrokenPipeError:  # e.g. `fedbound list | head`: the reader left, nothing more to say
+        sys.stderr.close()
+        return 0
+    except Exception as exc:
         if args.debug:
             raise
+        if isinstance(exc, _expected_errors()):
+            print(f"fedbound: error: {exc}", file=sys.stderr)
+            return 2
         print(f"fedbound: internal error ({type(exc).__name__}): {exc}. Rerun with --debug for the traceback.",
               file=sys.stderr)
         return 3
 
 
-def _prepare_out(out: str) -> Path:
-    """Create the output directory and prove it is writable."""
-    path = Path(out)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".fedbound-write-test"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as exc:
-        raise OSError(f"--out: cannot write to output directory {str(path)!r} ({exc.strerror or exc})") from None
-    return path
+def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.command == "verify":
+        return _verify(args, argv)
+    if args.command == "list":
+        return _list(args)
+    if args.command == "export":
+        return _export(args)
+    if args.command == "falsify":
+        return _falsify(args)
+    return _bench(args)
 
 
-def _verify(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from proofs_check import VerifySettings, default_claims, get_claim
 
-    from .render import format_verdict_table, write_html, write_markdown, write_verdicts_json
-    from .figures import draw
-    from .meta import run_metadata
+    from .progress import VerifyProgress
+    from .render import format_verdict_table
+    from .verify import prepare_out, verify
 
     if args.quick and args.full:
         raise ValueError("--quick/--full: choose at most one")
-    claims = [get_claim(cid) for cid in args.claim] if args.claim else default_claims()
-    out = _prepare_out(args.out)
-    store = args.store or str(out / "runs.sqlite")
-    settings = VerifySettings(args.seeds, args.jobs, args.quick, args.full, progress=not args.no_progress,
-                              store=store, use_cache=not args.no_cache, scheduler=args.scheduler)
+    if args.store == "":
+        raise ValueError("--store: an empty path is not a file; leave it out for OUT/runs.sqlite")
+    ids = list(dict.fromkeys(args.claim)) if args.claim else None
+    claims = [get_claim(cid) for cid in ids] if ids else default_claims()
+    out = prepare_out(args.out)
+    progress = VerifyProgress([c.id for c in claims], enabled=not args.no_progress)
+    settings = VerifySettings(args.seeds, args.jobs, args.quick, args.full, progress=progress,
+                              store=args.store or str(out / "runs.sqlite"), use_cache=not args.no_cache,
+                              scheduler=args.scheduler)
     start = time.perf_counter()
-    verdicts, figures = [], []
-    for claim in claims:
-        print(f"[fedbound] {claim.id}: {claim.citation}", file=sys.stderr, flush=True)
-        claim_start = time.perf_counter()
-        result = claim.evaluate(settings)
-        verdicts.append(result.verdict)
-        figures += [draw(spec, claim.id, out) for spec in result.plots]
-        print(f"[fedbound] {claim.id}: {result.verdict.status.value} ({time.perf_counter() - claim_start:.1f} s)",
-              file=sys.stderr, flush=True)
-    meta = run_metadata(argv, settings, time.perf_counter() - start, [c.id for c in claims])
-    write_verdicts_json(out / "verdicts.json", verdicts, meta)
-    write_markdown(out / "report.md", verdicts, figures, meta)
-    write_html(out / "index.html", verdicts, figures, meta)
-    print(format_verdict_table(verdicts))
-    print(f"\nReport: {out / 'index.html'}  (also report.md, verdicts.json); wall time {meta['wall_time_s']:.1f} s")
+    outcome = verify(claims, settings, out, argv, progress)
+    print(format_verdict_table(list(outcome.verdicts)))
+    kept = len(outcome.verdicts) - len(outcome.ran)
+    merged = f"; {kept} claim(s) kept from the earlier report in this folder" if kept else ""
+    print(f"\nReport: {out / 'index.html'}  (also report.md, verdicts.json){merged}; "
+          f"{outcome.meta['cache']}; wall time {time.perf_counter() - start:.1f} s")
     return 0
 
 
 def _falsify(args: argparse.Namespace) -> int:
-    import importlib
     import json
 
-    from proofs_check.falsify import FALSIFIABLE, FalsifiableClaim, falsify
+    from proofs_check.falsify import FALSIFIABLE, falsify
 
-    if ":" in args.claim:
-        module, _, attribute = args.claim.partition(":")
-        try:
-            claim = getattr(importlib.import_module(module), attribute)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"claim: cannot load {args.claim!r} ({exc})") from None
-        if not isinstance(claim, FalsifiableClaim):
-            raise ValueError(f"claim: {args.claim!r} is a {type(claim).__name__}, not a FalsifiableClaim")
-    elif args.claim in FALSIFIABLE:
-        claim = FALSIFIABLE[args.claim]
-    else:
-        raise ValueError(f"claim: unknown falsifiable claim {args.claim!r}; known: {', '.join(FALSIFIABLE)}")
+    if args.list:
+        return _list_falsifiable()
+    if args.claim is None:
+        raise ValueError("claim: name a claim to falsify (ids: fedbound falsify --list)")
     if args.seed < 0:
         raise ValueError(f"--seed: must be >= 0, got {args.seed}")
+    claim = _load_falsifiable(args.claim, FALSIFIABLE)
     result = falsify(claim, args.budget, args.seed)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
         print(result.message)
         if result.found:
-            print(f"reproduce: fedbound falsify {args.claim} --budget {args.budget} --seed {args.seed}")
+            print(f"reproduce: {shlex.join(['fedbound', 'falsify', args.claim, '--budget', str(args.budget), '--seed', str(args.seed)])}")
             print("counterexample (JSON):")
             print(json.dumps(result.counterexample, indent=2))
+    return 1 if result.found else 0
+
+
+def _load_falsifiable(name: str, builtin: dict):
+    """A built-in claim by id, or ``module:attribute`` imported with the current directory on the path."""
+    import importlib
+
+    from proofs_check.falsify import FalsifiableClaim
+
+    if ":" not in name:
+        if name not in builtin:
+            raise ValueError(f"claim: unknown falsifiable claim {name!r}; known: {', '.join(builtin)} "
+                             "(or module:attribute of your own FalsifiableClaim)")
+        return builtin[name]
+    module, _, attribute = name.partition(":")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        claim = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"claim: cannot load {name!r} ({exc})") from None
+    if not isinstance(claim, FalsifiableClaim):
+        raise ValueError(f"claim: {name!r} is a {type(claim).__name__}, not a FalsifiableClaim")
+    return claim
+
+
+def _list_falsifiable() -> int:
+    from proofs_check.falsify import FALSIFIABLE
+
+    for claim in FALSIFIABLE.values():
+        tag = " [planted false: a working falsifier finds a counterexample]" if claim.known_false else ""
+        print(f"{claim.id}{tag}\n    {claim.description}\n")
+    print("A claim with parameters is written ID[param=value], e.g. 'li2020.lemma3[constant=0.01]' (quote it in the "
+          "shell). Your own: fedbound falsify mymodule:my_claim (a proofs_check.FalsifiableClaim).")
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
-    from convergence import RunStore
+    from convergence.store import RunStore
 
     if not Path(args.store).is_file():
         raise OSError(f"store: no run store at {args.store!r}")
@@ -194,12 +232,14 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list() -> int:
-    from proofs_check import CLAIMS
+def _list(args: argparse.Namespace) -> int:
+    if args.falsifiable:
+        return _list_falsifiable()
+    from proofs_check.registry import CLAIMS
 
     for claim in CLAIMS.values():
         tag = " [negative control, expected FAIL]" if claim.expected is not None else ""
-        print(f"{claim.id}{tag}\n    {claim.citation}\n    {claim.statement}\n")
+        print(f"{claim.id}{tag}\n    {claim.citation}\n    {claim.statement}\n    measured: {claim.measured}\n")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Draw the PlotSpecs that claims return, as PNG files beside the report."""
+"""Draw the PlotSpecs that claims return, as PNG and SVG files beside the report."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ __all__ = ["draw"]
 
 
 def draw(spec: PlotSpec, claim_id: str, out_dir: Path) -> ReportFigure:
-    """Render ``spec`` to ``out_dir/<name>.png`` and return it as a figure of ``claim_id``."""
+    """Render ``spec`` to ``out_dir/<name>.png`` (and ``.svg``) and return it as a figure of ``claim_id``."""
     path = Path(out_dir) / f"{spec.name}.png"
     d = spec.data
     if spec.kind == "rate":
         plot_rate(
             path, d["x"], d["mean"], d.get("lo"), d.get("hi"), bound=d.get("bound"),
-            fit=tuple(d["fit"]) if d.get("fit") else None, xlabel=d["xlabel"], ylabel=d["ylabel"],
+            fit=tuple(d["fit"]) if d.get("fit") else None,
+            reference=tuple(d["reference"]) if d.get("reference") else None, xlabel=d["xlabel"], ylabel=d["ylabel"],
             title=spec.title, label=d.get("label", "measured"),
         )
     elif spec.kind == "bias":

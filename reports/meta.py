@@ -1,39 +1,91 @@
-"""Run metadata recorded in every report: command, settings, wall time, versions, machine."""
+"""Run metadata recorded in every report: command, settings, what the run store gave, wall time,
+the git commit of a checkout, versions of every library a verdict depends on, machine, files."""
 
 from __future__ import annotations
 
 import os
 import platform
-import sys
+import subprocess
+from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import numba
-import numpy
-import scipy
+if TYPE_CHECKING:
+    from proofs_check.claim import VerifySettings
 
-from proofs_check import VerifySettings
+    from .render import ReportFigure
 
-__all__ = ["run_metadata"]
+__all__ = ["run_metadata", "library_versions", "git_commit"]
+
+LIBRARIES = ("numpy", "scipy", "numba", "cvxpy", "matplotlib", "hypothesis", "dask")
+"""The libraries whose versions a report records (the ones its numbers or checks depend on)."""
 
 
-def run_metadata(argv: Sequence[str] | None, settings: VerifySettings, wall_time: float, claims: list[str]) -> dict[str, Any]:
-    """A JSON-able dict describing how the report was produced."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    return {
-        "command": "fedbound " + " ".join(args),
+def run_metadata(
+    command: Sequence[str], settings: VerifySettings, wall_time: float, claims: list[str], reused: int, computed: int,
+    *, merged: Sequence[str] = (), out: Path, figures: Sequence[ReportFigure] = (),
+) -> dict[str, Any]:
+    """A JSON-able dict describing how the report was produced (render.py orders its keys)."""
+    cache = f"{reused} run(s) reused from the store, {computed} computed"
+    if not settings.use_cache:
+        cache += " (--no-cache: stored runs were not read)"
+    files = ["report.md", "verdicts.json"] + [_relative(f.path, out) for f in figures]
+    if settings.store:
+        files.append(_relative(Path(settings.store), out))
+    meta: dict[str, Any] = {
+        "command": "fedbound " + " ".join(command),
         "claims": claims,
         "seeds": settings.seeds,
         "jobs": settings.jobs,
         "run_store": settings.store,
-        "cache": "reused stored runs" if settings.use_cache else "recomputed (--no-cache)",
+        "cache": cache,
         "scheduler": settings.scheduler or "local",
         "mode": "quick" if settings.quick else ("full" if settings.full else "default"),
         "wall_time_s": round(wall_time, 2),
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": git_commit(),
         "python": platform.python_version(),
-        "numpy": numpy.__version__,
-        "scipy": scipy.__version__,
-        "numba": numba.__version__,
+        "versions": library_versions(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}",
+        "files": files,
     }
+    if merged:
+        meta["merged"] = (f"claims {', '.join(merged)} were kept from the earlier report in this folder "
+                          "(same mode and seeds); the others were computed by this command")
+    return meta
+
+
+def library_versions() -> dict[str, str]:
+    """Installed versions of ``LIBRARIES`` (read from package metadata, nothing imported)."""
+    versions = {}
+    for name in LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def git_commit() -> str | None:
+    """The commit of the checkout fedbound runs from (with ``+dirty`` for local changes), or
+    None when it is an installed copy (no git checkout around the package)."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return None
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("+dirty" if dirty else "")
+
+
+def _relative(path: Path, out: Path) -> str:
+    try:
+        return os.path.relpath(Path(path).resolve(), out.resolve())
+    except ValueError:  # another drive on Windows
+        return str(path)

@@ -1,6 +1,8 @@
-"""Report figures: rates, biases and generic curves, saved as PNG with the Agg backend.
+"""Report figures: rates, biases and generic curves, saved as PNG and SVG with the Agg backend.
 
-Every function saves one PNG to ``path`` (creating its folder) and returns the path. Values that
+Every function saves one PNG to ``path`` (creating its folder), the same figure as SVG beside it
+(``path`` with the suffix ``.svg``, for papers), and returns the PNG's path. Axis labels may use
+matplotlib mathtext (``$\\|\\tilde w^* - w^*\\|$``). Values that
 a log axis cannot show (non-positive) and non-finite values are masked; the figure then says
 how many points it left out. Empty input raises ValueError naming the argument.
 
@@ -70,6 +72,7 @@ def plot_rate(
     bound: ArrayLike | None = None,
     bound_label: str = "theoretical bound",
     fit: tuple[float, float, ArrayLike] | None = None,
+    reference: tuple[float, str] | None = None,
     xlabel: str,
     ylabel: str,
     title: str,
@@ -84,7 +87,9 @@ def plot_rate(
     ``bound`` is a theoretical bound evaluated at the first series' x, drawn dashed.
     ``fit = (exponent, intercept, x_used)`` is a fitted power law
     ``log y = intercept + exponent * log x`` (natural logarithms), drawn over ``x_used`` with
-    its exponent in the legend.
+    its exponent in the legend. ``reference = (exponent, label)`` draws the power law
+    ``y_0 (x / x_0)^exponent`` through the first series' first point (a claimed rate, so that a
+    curve that does not follow it is visibly off).
     """
     all_series: list[RateSeries] = []
     if x is not None or mean is not None:
@@ -118,6 +123,8 @@ def plot_rate(
                       color="black", linestyle="--", linewidth=1.4, label=bound_label)
             if fit is not None:
                 _draw_fit(ax, fit, notes)
+            if reference is not None:
+                _draw_reference(ax, all_series[0], reference)
             _finish(fig, ax, True, True, xlabel, ylabel, title, notes)
             return _save(fig, path)
         finally:
@@ -256,8 +263,8 @@ def _draw_rate_series(ax: Axes, entry: RateSeries, prefix: str, color: str, note
         los = _vector(f"{prefix}lo", lo, len(xs))
         his = _vector(f"{prefix}hi", hi, len(xs))
         shown = _shown(xs, True) & _shown(ys, True)
-        band = shown & _shown(los, True) & _shown(his, True)
-        _note_masked(notes, f"{text} band", int(shown.sum() - band.sum()), True)
+        band = shown & _shown(los, True) & _shown(his, True) & (his > los)
+        _note_masked(notes, f"{text} band", int((shown & (his > los)).sum() - band.sum()), True)
         order = np.argsort(xs, kind="stable")
         if band.any():
             ax.fill_between(
@@ -280,6 +287,19 @@ def _draw_fit(ax: Axes, fit: tuple[float, float, ArrayLike], notes: list[str]) -
     if xs.size:
         ax.plot(xs, np.exp(intercept) * xs**exponent, color="0.25", linestyle=":", linewidth=2.0,
                 label=f"fit: slope {float(exponent):.3g}")
+
+
+def _draw_reference(ax: Axes, first: RateSeries, reference: tuple[float, str]) -> None:
+    """Draw y_0 (x / x_0)^exponent over the series' x range, through its first showable point."""
+    exponent, text = reference
+    xs = np.asarray(first["x"], dtype=float)
+    ys = np.asarray(first["mean"], dtype=float)
+    ok = _shown(xs, True) & _shown(ys, True)
+    if not ok.any():
+        return
+    order = np.argsort(xs[ok], kind="stable")
+    x_ok, y_ok = xs[ok][order], ys[ok][order]
+    ax.plot(x_ok, y_ok[0] * (x_ok / x_ok[0]) ** exponent, color="C3", linestyle="-.", linewidth=1.4, label=text)
 
 
 def _group_colors(n: int) -> list[Any]:
@@ -316,7 +336,9 @@ def _finish(
 
 
 def _save(fig: Figure, path: str | PathLike[str]) -> Path:
+    """Save the figure as PNG at ``path`` and as SVG beside it; return the PNG's path."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=_DPI, bbox_inches="tight", format="png")
+    fig.savefig(out.with_suffix(".svg"), bbox_inches="tight", format="svg")
     return out

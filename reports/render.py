@@ -6,7 +6,12 @@ alarm (a check that cannot fail is a defect, DESIGN.md) and every format says so
 
 ``meta`` is the run's metadata, a JSON-able mapping. These keys come first when present:
 ``command``, ``seeds``, ``wall_time_s``, ``versions`` (name -> version) and ``machine``; any
-other key follows in its own order.
+other key follows in its own order (``files`` is shown as links).
+
+``claims`` (claim id -> ``proofs_check.Claim``) adds to each card its citation, its statement in
+math and what its headline figure measures, a "measured quantity" column to the summary, and a
+bibliography; ``grids`` (claim id -> list of sweep summaries, see ``reports.progress``) adds the
+configurations each claim ran. Both are optional: verdicts of user checks render without them.
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from convergence.verdict import Status, Verdict
+
+if TYPE_CHECKING:
+    from proofs_check.claim import Claim
 
 __all__ = [
     "ReportFigure",
@@ -45,6 +53,7 @@ _META_ORDER = ("command", "seeds", "wall_time_s", "versions", "machine")
 _MAX_EVIDENCE_ROWS = 15
 _MISSING = "n/a"
 _SUMMARY_HEADERS = ("claim", "status", "measured", "theoretical", "interval", "hypotheses met")
+_QUANTITY_HEADER = "measured quantity"
 _CONTROL_HEADERS = ("control", "expected", "got", "outcome", "measured", "theoretical", "interval",
                     "hypotheses met")
 _ALARM_ADVICE = ("A check that cannot fail is a defect: verdicts from the same checker are "
@@ -76,15 +85,28 @@ class _Table(NamedTuple):
 
 
 def write_verdicts_json(
-    path: str | os.PathLike[str], verdicts: Sequence[Verdict], meta: Mapping[str, Any] | None = None
+    path: str | os.PathLike[str], verdicts: Sequence[Verdict], meta: Mapping[str, Any] | None = None,
+    *, figures: Sequence[ReportFigure] = (), grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> Path:
-    """Write ``{"fedbound_version", "created", "meta", "claims"}`` atomically; NaN/inf become null."""
-    _figures_by_claim(verdicts, ())
+    """Write ``{"fedbound_version", "created", "meta", "claims"}`` atomically; NaN/inf become null.
+
+    Each claim object is ``Verdict.to_json()`` plus ``figures`` (``{"png", "svg", "caption"}``,
+    file names relative to the JSON's folder) and ``grid`` (the sweeps it ran, when given)."""
+    by_claim = _figures_by_claim(verdicts, figures)
+    base = Path(path).parent
+    claims = []
+    for i, v in enumerate(verdicts):
+        data = v.to_json()
+        data["figures"] = [{"png": _md_image_path(f.path, base), "svg": _md_image_path(f.path.with_suffix(".svg"), base),
+                            "caption": f.caption} for f in by_claim[v.claim_id]]
+        if grids is not None:
+            data["grid"] = list(grids.get(v.claim_id, []))
+        claims.append(_jsonable(data, f"claims[{i}]"))
     document = {
         "fedbound_version": _fedbound_version(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "meta": _jsonable(dict(meta or {}), "meta"),
-        "claims": [_jsonable(v.to_json(), f"claims[{i}]") for i, v in enumerate(verdicts)],
+        "claims": claims,
     }
     text = json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     return _atomic_write(path, text)
@@ -120,10 +142,14 @@ def render_markdown(
     meta: Mapping[str, Any] | None = None,
     *,
     base_dir: str | os.PathLike[str] | None = None,
+    claims: Mapping[str, Claim] | None = None,
+    grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> str:
     """The report as Markdown; figure paths are written relative to ``base_dir`` when given."""
     by_claim = _figures_by_claim(verdicts, figures)
-    claims, controls = _split(verdicts)
+    info = dict(claims or {})
+    grids = dict(grids or {})
+    checked, controls = _split(verdicts)
     out = [f"# {_TITLE}", ""]
     alarms = _alarms(verdicts)
     if alarms:
@@ -132,19 +158,22 @@ def render_markdown(
         out += [f"> - {_md_code(v.claim_id)}: {_control_outcome(v)}" for v in alarms]
         out.append("")
     out += ["## Run", ""]
-    out += [f"- **{key}**: {_md_code(value) if key == 'command' else value}" for key, value in _meta_items(meta)]
+    out += [f"- **{key}**: {_md_meta_value(key, value, meta)}" for key, value in _meta_items(meta)]
     out += [f"- **fedbound**: {_fedbound_version()}", "", "## Verdicts", "", _summary(verdicts), ""]
-    if claims:
-        out += [_md_table(_summary_table(claims)), ""]
+    if checked:
+        out += [_md_table(_summary_table(checked, info)), ""]
     if controls:
         out += ["## Negative controls", "",
                 "Checks expected to come out a given way (usually FAIL), to show that the checker "
                 "can fail.", "", _md_table(_controls_table(controls)), ""]
-    for heading, group in (("Claims", claims), ("Negative control details", controls)):
+    for heading, group in (("Claims", checked), ("Negative control details", controls)):
         if group:
             out += [f"## {heading}", ""]
             for v in group:
-                out += _md_section(v, by_claim[v.claim_id], base_dir)
+                out += _md_section(v, by_claim[v.claim_id], base_dir, info.get(v.claim_id), grids.get(v.claim_id, ()))
+    references = _references(verdicts, info)
+    if references:
+        out += ["## References", ""] + [f"- [{r.key}] {r.entry}" + (f" <{r.url}>" if r.url else "") for r in references]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -153,9 +182,12 @@ def write_markdown(
     verdicts: Sequence[Verdict],
     figures: Sequence[ReportFigure] = (),
     meta: Mapping[str, Any] | None = None,
+    *,
+    claims: Mapping[str, Claim] | None = None,
+    grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> Path:
     """Write :func:`render_markdown` to ``path`` atomically, figure paths relative to its folder."""
-    text = render_markdown(verdicts, figures, meta, base_dir=Path(path).parent)
+    text = render_markdown(verdicts, figures, meta, base_dir=Path(path).parent, claims=claims, grids=grids)
     return _atomic_write(path, text)
 
 
@@ -163,10 +195,15 @@ def render_html(
     verdicts: Sequence[Verdict],
     figures: Sequence[ReportFigure] = (),
     meta: Mapping[str, Any] | None = None,
+    *,
+    claims: Mapping[str, Claim] | None = None,
+    grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> str:
     """The report as one self-contained HTML page: inline CSS, PNGs embedded as data URIs."""
     by_claim = _figures_by_claim(verdicts, figures)
-    claims, controls = _split(verdicts)
+    info = dict(claims or {})
+    grids = dict(grids or {})
+    checked, controls = _split(verdicts)
     e = html.escape
     body = [f"<h1>{e(_TITLE)}</h1>"]
     alarms = _alarms(verdicts)
@@ -174,18 +211,25 @@ def render_html(
         items = "".join(f"<li><code>{e(v.claim_id)}</code>: {e(_control_outcome(v))}</li>" for v in alarms)
         body.append(f'<div class="alarm" role="alert"><p>ALARM: {len(alarms)} negative control(s) did not '
                     f"come out as expected. {e(_ALARM_ADVICE)}</p><ul>{items}</ul></div>")
-    rows = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in _meta_items(meta))
+    rows = "".join(f"<dt>{e(k)}</dt><dd>{_html_meta_value(k, v, meta)}</dd>" for k, v in _meta_items(meta))
     body.append(f'<h2>Run</h2><dl class="meta">{rows}<dt>fedbound</dt><dd>{e(_fedbound_version())}</dd></dl>')
     body.append(f"<h2>Verdicts</h2><p>{e(_summary(verdicts))}</p>")
-    if claims:
-        body.append(_html_table(_summary_table(claims), "summary"))
+    if checked:
+        body.append(_html_table(_summary_table(checked, info), "summary"))
     if controls:
         body.append("<h2>Negative controls</h2><p>Checks expected to come out a given way (usually FAIL), "
                     "to show that the checker can fail.</p>" + _html_table(_controls_table(controls), "summary"))
-    for heading, group in (("Claims", claims), ("Negative control details", controls)):
+    for heading, group in (("Claims", checked), ("Negative control details", controls)):
         if group:
             body.append(f"<h2>{e(heading)}</h2>")
-            body += [_html_section(v, by_claim[v.claim_id]) for v in group]
+            body += [_html_section(v, by_claim[v.claim_id], info.get(v.claim_id), grids.get(v.claim_id, ()))
+                     for v in group]
+    references = _references(verdicts, info)
+    if references:
+        items = "".join(
+            f'<li id="ref-{e(r.key)}">[{e(r.key)}] {e(r.entry)}'
+            + (f' <a href="{e(r.url)}">{e(r.url)}</a>' if r.url else "") + "</li>" for r in references)
+        body.append(f'<h2>References</h2><ul class="references">{items}</ul>')
     body.append(f'<footer class="note">generated by fedbound {e(_fedbound_version())}</footer>')
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -201,9 +245,12 @@ def write_html(
     verdicts: Sequence[Verdict],
     figures: Sequence[ReportFigure] = (),
     meta: Mapping[str, Any] | None = None,
+    *,
+    claims: Mapping[str, Claim] | None = None,
+    grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> Path:
     """Write :func:`render_html` to ``path`` atomically."""
-    return _atomic_write(path, render_html(verdicts, figures, meta))
+    return _atomic_write(path, render_html(verdicts, figures, meta, claims=claims, grids=grids))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,10 +299,52 @@ def _control_outcome(v: Verdict) -> str:
     return f"negative control: expected {expected}, got {got} (NOT as expected)"
 
 
-def _summary_table(verdicts: Sequence[Verdict]) -> _Table:
-    return _Table(_SUMMARY_HEADERS, tuple(
+def _summary_table(verdicts: Sequence[Verdict], info: Mapping[str, Claim]) -> _Table:
+    """One row per claim; with claim metadata, a column naming what "measured" is."""
+    rows = tuple(
         (v.claim_id, v.status.value, _fmt(v.measured), _fmt(v.theoretical), _fmt_interval(v.interval),
-         _fmt_hypotheses(v)) for v in verdicts))
+         _fmt_hypotheses(v)) for v in verdicts)
+    if not any(v.claim_id in info for v in verdicts):
+        return _Table(_SUMMARY_HEADERS, rows)
+    quantity = tuple(info[v.claim_id].measured if v.claim_id in info else "" for v in verdicts)
+    headers = (*_SUMMARY_HEADERS[:2], _QUANTITY_HEADER, *_SUMMARY_HEADERS[2:])
+    return _Table(headers, tuple((r[0], r[1], q, *r[2:]) for r, q in zip(rows, quantity)))
+
+
+def _references(verdicts: Sequence[Verdict], info: Mapping[str, Claim]) -> list[Any]:
+    """The works the reported claims cite, each once, in order of first citation."""
+    seen: dict[str, Any] = {}
+    for v in verdicts:
+        claim = info.get(v.claim_id)
+        for ref in claim.references if claim else ():
+            seen.setdefault(ref.key, ref)
+    return list(seen.values())
+
+
+def _grid_tables(grid: Sequence[Mapping[str, Any]]) -> list[tuple[str, _Table]]:
+    """Per sweep a caption and a table: the shared settings as one row of (setting, value)
+    pairs and every varying setting with its distinct values."""
+    out = []
+    for sweep in grid:
+        rows = [(k, str(v)) for k, v in sweep.get("fixed", {}).items()]
+        rows += [(k, "varies: " + ", ".join(map(str, vals))) for k, vals in sweep.get("varying", {}).items()]
+        caption = f"{sweep.get('description', 'runs')}: {sweep.get('runs', 0)} run(s), {sweep.get('reused', 0)} reused"
+        out.append((caption, _Table(("setting", "value"), tuple(rows))))
+    return out
+
+
+def _md_meta_value(key: str, value: str, meta: Mapping[str, Any] | None) -> str:
+    if key == "command":
+        return _md_code(value)
+    if key == "files" and meta:
+        return ", ".join(f"[{name}]({name})" for name in meta["files"])
+    return value
+
+
+def _html_meta_value(key: str, value: str, meta: Mapping[str, Any] | None) -> str:
+    if key == "files" and meta:
+        return ", ".join(f'<a href="{html.escape(name)}">{html.escape(name)}</a>' for name in meta["files"])
+    return html.escape(value)
 
 
 def _controls_table(verdicts: Sequence[Verdict]) -> _Table:
@@ -360,9 +449,14 @@ def _column_table(columns: dict[str, list[Any]]) -> _Table:
 # Markdown
 
 
-def _md_section(v: Verdict, figures: Sequence[ReportFigure], base_dir: str | os.PathLike[str] | None) -> list[str]:
+def _md_section(v: Verdict, figures: Sequence[ReportFigure], base_dir: str | os.PathLike[str] | None,
+                claim: Claim | None = None, grid: Sequence[Mapping[str, Any]] = ()) -> list[str]:
     kind = " (negative control)" if v.expected is not None else ""
     out = [f"### {_md_code(v.claim_id)}: {v.status.value}{kind}", ""]
+    if claim is not None:
+        cites = "; ".join(f"[{r.key}]" for r in claim.references)
+        out += [f"*{claim.citation}* {cites}", "", f"**Statement.** {claim.statement}", "",
+                f"**Measured** = {claim.measured}.", ""]
     if v.expected is not None:
         out += [f"> **ALARM: {_control_outcome(v)}.** {_ALARM_ADVICE}" if not v.as_expected
                 else f"*{_control_outcome(v)}*", ""]
@@ -383,12 +477,16 @@ def _md_section(v: Verdict, figures: Sequence[ReportFigure], base_dir: str | os.
             out += [f"- {key}: {value}" for key, value in scalars] + [""]
         for table in tables:
             out += [_md_table(table), ""] + ([f"*{table.note}*", ""] if table.note else [])
+    if grid:
+        out += ["**Configurations run**", ""]
+        for caption, table in _grid_tables(grid):
+            out += [f"*{caption}*", "", _md_table(table), ""]
     for fig in figures:
         alt = (fig.caption or v.claim_id).replace("[", "\\[").replace("]", "\\]")
         target = _md_image_path(fig.path, base_dir)
         out += [f"![{alt}]({f'<{target}>' if ' ' in target else target})", ""]
-        if fig.caption:
-            out += [f"*{fig.caption}*", ""]
+        svg = _md_image_path(fig.path.with_suffix(".svg"), base_dir)
+        out += [(f"*{fig.caption}* " if fig.caption else "") + f"([SVG]({svg}))", ""]
     return out
 
 
@@ -428,7 +526,12 @@ h3{font-size:1.12em;margin:0 0 .4em}
 h4{font-size:1em;margin:1em 0 .3em}
 article{border:1px solid #d0d7de;border-radius:8px;padding:14px 18px;margin:16px 0}
 table{border-collapse:collapse;margin:.5em 0;font-size:.92em}
-th,td{border:1px solid #d0d7de;padding:4px 9px;text-align:left;vertical-align:top}
+th,td{border:1px solid #d0d7de;padding:4px 9px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+.table-wrap{max-width:100%;overflow-x:auto}
+table.checks td:last-child,table.summary td:nth-child(3){min-width:16em}
+.citation{color:#57606a;font-style:italic;margin:.2em 0}
+.statement{background:#f6f8fa;border-left:4px solid #8c959f;padding:6px 10px}
+ul.references li{margin:.3em 0}
 th{background:#f6f8fa}
 table.evidence td{text-align:right;font-variant-numeric:tabular-nums}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em;
@@ -451,11 +554,17 @@ dl.meta dd{margin:0;word-break:break-word}
 """
 
 
-def _html_section(v: Verdict, figures: Sequence[ReportFigure]) -> str:
+def _html_section(v: Verdict, figures: Sequence[ReportFigure], claim: Claim | None = None,
+                  grid: Sequence[Mapping[str, Any]] = ()) -> str:
     e = html.escape
     kind = " (negative control)" if v.expected is not None else ""
     out = [f'<article id="{e(_anchor(v.claim_id))}">',
            f"<h3><code>{e(v.claim_id)}</code> {_badge(v.status.value)}{e(kind)}</h3>"]
+    if claim is not None:
+        cites = " ".join(f'<a href="#ref-{e(r.key)}">[{e(r.key)}]</a>' for r in claim.references)
+        out += [f'<p class="citation">{e(claim.citation)} {cites}</p>',
+                f'<p class="statement"><strong>Statement.</strong> {e(claim.statement)}</p>',
+                f'<p class="quantity"><strong>Measured</strong> = {e(claim.measured)}.</p>']
     if v.expected is not None:
         out.append(f'<p class="alarm" role="alert">ALARM: {e(_control_outcome(v))}. {e(_ALARM_ADVICE)}</p>'
                    if not v.as_expected else f'<p class="control">{e(_control_outcome(v))}</p>')
@@ -477,8 +586,14 @@ def _html_section(v: Verdict, figures: Sequence[ReportFigure]) -> str:
         if scalars:
             out.append("<ul>" + "".join(f"<li>{e(k)}: {e(val)}</li>" for k, val in scalars) + "</ul>")
         out += [_html_table(t, "evidence") for t in tables]
+    if grid:
+        out.append("<details><summary>Configurations run</summary>")
+        for caption, table in _grid_tables(grid):
+            out += [f'<p class="note">{e(caption)}</p>', _html_table(table, "grid")]
+        out.append("</details>")
     for fig in figures:
-        caption = f"<figcaption>{e(fig.caption)}</figcaption>" if fig.caption else ""
+        svg = e(fig.path.with_suffix(".svg").name)
+        caption = f'<figcaption>{e(fig.caption)} (<a href="{svg}">SVG</a>)</figcaption>'
         out.append(f'<figure><img src="{_data_uri(fig)}" alt="{e(fig.caption or v.claim_id)}">{caption}</figure>')
     out.append("</article>")
     return "\n".join(out)
@@ -491,7 +606,8 @@ def _html_table(table: _Table, css_class: str) -> str:
         "<tr>" + "".join(f"<td>{_html_cell(h, c)}</td>" for h, c in zip(table.headers, row)) + "</tr>"
         for row in table.rows)
     note = f'<p class="note">{e(table.note)}</p>' if table.note else ""
-    return f'<table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}'
+    return (f'<div class="table-wrap"><table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>'
+            f"</table></div>{note}")
 
 
 def _html_cell(header: str, text: str) -> str:

@@ -74,15 +74,17 @@ def test_kernel_cache_means_no_recompile_in_a_second_process(tmp_path: Path) -> 
 
 
 def test_falsify_finds_the_planted_claim(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["falsify", "li2020.lemma3[constant=0.01]", "--budget", "30", "--json"]) == 0
+    assert main(["falsify", "li2020.lemma3[constant=0.01]", "--budget", "30", "--json"]) == 1  # found: exit 1
     result = json.loads(capsys.readouterr().out)
     assert result["found"] and result["violation"] > 0
+    assert 1 <= result["examples_tried"] <= 30 and result["shrink_evaluations"] >= 0
     assert result["counterexample"]["claim"] == "li2020.lemma3[constant=0.01]"
 
 
 def test_falsify_does_not_find_a_true_lemma(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["falsify", "li2020.lemma3", "--budget", "20", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["found"] is False
+    assert main(["falsify", "li2020.lemma3", "--budget", "20", "--json"]) == 0  # none found: exit 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["found"] is False and result["examples_tried"] <= 20
 
 
 def test_falsify_user_claim_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:

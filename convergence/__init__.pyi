@@ -1,0 +1,13 @@
+"""Type stub of the convergence package: its public API. ``__init__.py`` loads these names lazily
+(lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
+
+from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
+from .config import ConfigError, FedAvgConfig, RunConfig, log_spaced_rounds
+from .executor import RunRequest, execute
+from .fixed_point import FixedPoint, fedavg_fixed_point
+from .rates import RateFit, fit_rate
+from .run import DivergenceError, Trajectory, run
+from .schedules import ScheduleError, StepSize
+from .store import RunStore, StoreError
+from .sweep import SweepError, SweepMonitor, SweepResults, SweepTask, run_sweep
+from .verdict import Hypothesis, Status, Verdict

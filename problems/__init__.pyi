@@ -1,0 +1,12 @@
+"""Type stub of the problems package: its public API. ``__init__.py`` loads these names lazily
+(lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
+
+from ._base import FederatedProblem, LossKind, ProblemError
+from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax, label_block_partition
+from .constants import ProblemConstants, problem_constants
+from .counterexample import li_counterexample, li_counterexample_matrices
+from .identical import identical_quadratic
+from .optimum import Optimum, OptimumError, exact_optimum, heterogeneity_gamma
+from .quadratic import random_quadratic
+from .registry import build_block_cyclic, build_problem, problem_spec
+from .synthetic import synthetic

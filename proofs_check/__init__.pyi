@@ -1,0 +1,27 @@
+"""Type stub of the proofs_check package: its public API. ``__init__.py`` loads these names lazily
+(lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
+
+from .assumptions import (
+    BGDPair,
+    Ball,
+    ClientEstimate,
+    Estimate,
+    Points,
+    bgd_curve,
+    bgd_pair,
+    gradient_dissimilarity,
+    gradient_variance,
+    heterogeneity,
+    parameter_bound,
+    second_moment_bound,
+    smoothness,
+    strong_convexity,
+    variance_bound,
+)
+from .claim import Claim, ClaimResult, PlotSpec, UnknownClaimError, VerifySettings, combine_checks
+from .references import REFERENCES, Reference
+from .falsify import FALSIFIABLE, FalsifiableClaim, FalsifyResult, falsify, reproduce
+from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
+from .lemmas import check_lemmas, collect, lemma_table
+from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants
+from .registry import CLAIMS, default_claims, get_claim

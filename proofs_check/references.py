@@ -1,0 +1,66 @@
+"""The works fedbound's claims come from: one ``Reference`` each, cited in the report and its
+bibliography. Importing this module costs nothing (no numerical libraries)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Reference", "LI2020", "DING2020", "YU2019", "LIU2022_NOTE", "REFERENCES"]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A cited work: ``key`` is the short label used in claim cards (e.g. ``li2020``)."""
+
+    key: str
+    authors: str
+    title: str
+    venue: str
+    year: int
+    arxiv: str | None = None
+    note: str = ""
+
+    @property
+    def short(self) -> str:
+        """In-text citation, e.g. ``Li, Huang, Yang, Wang, Zhang (ICLR 2020, arXiv:1907.02189)``."""
+        where = f"{self.venue} {self.year}" if self.venue else str(self.year)
+        arxiv = f", arXiv:{self.arxiv}" if self.arxiv else ""
+        return f"{self.authors} ({where}{arxiv})"
+
+    @property
+    def url(self) -> str | None:
+        """The arXiv abstract page, when the work has an arXiv id."""
+        return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else None
+
+    @property
+    def entry(self) -> str:
+        """The bibliography entry: authors, title, venue, year, arXiv id, note."""
+        parts = [f"{self.authors}. {self.title}. {self.venue + ', ' if self.venue else ''}{self.year}."]
+        if self.arxiv:
+            parts.append(f"arXiv:{self.arxiv}.")
+        if self.note:
+            parts.append(self.note)
+        return " ".join(parts)
+
+
+LI2020 = Reference(
+    "li2020", "X. Li, K. Huang, W. Yang, S. Wang, Z. Zhang", "On the Convergence of FedAvg on Non-IID Data",
+    "ICLR", 2020, "1907.02189",
+)
+DING2020 = Reference(
+    "ding2020", "Y. Ding, C. Niu, Y. Yan, Z. Zheng, F. Wu, G. Chen, S. Tang, R. Jia",
+    "Distributed Optimization over Block-Cyclic Data", "preprint", 2020, "2002.07454",
+)
+YU2019 = Reference(
+    "yu2019", "H. Yu, S. Yang, S. Zhu",
+    "Parallel Restarted SGD with Faster Convergence and Less Communication: Demystifying Why Model Averaging "
+    "Works for Deep Learning", "AAAI", 2019, "1807.06629",
+    note="Theorem 1 and Corollary 2 are checked as restated in Liu's lecture note (below).",
+)
+LIU2022_NOTE = Reference(
+    "liu2022", "J. Liu", "Lecture Note 3-1: Federated Learning (feat. Distributed Learning), ECE 8101: Nonconvex "
+    "Optimization for Machine Learning", "The Ohio State University", 2022,
+    note="Source of the heterogeneity measures sigma_G^2 and the (G, B)-BGD pair, and of the restated Yu et al. results.",
+)
+
+REFERENCES: dict[str, Reference] = {r.key: r for r in (LI2020, DING2020, YU2019, LIU2022_NOTE)}

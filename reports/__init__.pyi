@@ -1,0 +1,14 @@
+"""Type stub of the reports package: its public API. ``__init__.py`` loads these names lazily
+(lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
+
+from .figures import draw
+from .plots import plot_bias, plot_curves, plot_rate
+from .render import (
+    ReportFigure,
+    format_verdict_table,
+    render_html,
+    render_markdown,
+    write_html,
+    write_markdown,
+    write_verdicts_json,
+)
