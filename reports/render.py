@@ -393,10 +393,20 @@ def _evidence(evidence: Mapping[str, Any]) -> tuple[list[tuple[str, str]], list[
     return scalars, records + [_column_table(cols) for cols in columns.values()]
 
 
+_MAX_RECORD_COLUMNS = 8
+"""A records table with more keys than this is transposed (one row per key) to fit its card."""
+
+
 def _records_table(records: Sequence[Mapping[str, Any]]) -> _Table:
-    """A list of flat mappings (e.g. constants per instance) as one table, keys as headers."""
+    """A list of flat mappings (e.g. constants per instance) as one table: keys as headers, or,
+    with more than _MAX_RECORD_COLUMNS keys and fewer records, one row per key and a column
+    per record (headed by its first value, e.g. the instance label)."""
     keys = tuple(dict.fromkeys(k for r in records for k in r))
-    return _Table(keys, tuple(tuple(_fmt(r.get(k)) for k in keys) for r in records))
+    if len(keys) <= _MAX_RECORD_COLUMNS or len(records) >= len(keys):
+        return _Table(keys, tuple(tuple(_fmt(r.get(k)) for k in keys) for r in records))
+    first, rest = keys[0], keys[1:]
+    headers = (first, *(_fmt(r.get(first)) for r in records))
+    return _Table(headers, tuple((k, *(_fmt(r.get(k)) for r in records)) for k in rest))
 
 
 _CHECK_HEADERS = ("sub-check", "status", "measured", "theoretical", "interval", "finding")
@@ -519,21 +529,22 @@ def _md_image_path(path: Path, base_dir: str | os.PathLike[str] | None) -> str:
 _CSS = """
 body{margin:0;background:#fff;color:#1f2328;line-height:1.5;
 font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}
-main{max-width:1020px;margin:0 auto;padding:24px 28px 48px}
+main{max-width:1180px;margin:0 auto;padding:24px 28px 48px}
 h1{font-size:1.7em;border-bottom:1px solid #d0d7de;padding-bottom:.3em}
 h2{font-size:1.35em;margin-top:1.8em;border-bottom:1px solid #eaeef2;padding-bottom:.2em}
 h3{font-size:1.12em;margin:0 0 .4em}
 h4{font-size:1em;margin:1em 0 .3em}
 article{border:1px solid #d0d7de;border-radius:8px;padding:14px 18px;margin:16px 0}
 table{border-collapse:collapse;margin:.5em 0;font-size:.92em}
-th,td{border:1px solid #d0d7de;padding:4px 9px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{border:1px solid #d0d7de;padding:4px 9px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+td.nowrap,.badge,td code{white-space:nowrap}
 .table-wrap{max-width:100%;overflow-x:auto}
-table.checks td:last-child,table.summary td:nth-child(3){min-width:16em}
 .citation{color:#57606a;font-style:italic;margin:.2em 0}
 .statement{background:#f6f8fa;border-left:4px solid #8c959f;padding:6px 10px}
 ul.references li{margin:.3em 0}
 th{background:#f6f8fa}
-table.evidence td{text-align:right;font-variant-numeric:tabular-nums}
+table.evidence td{font-variant-numeric:tabular-nums}
+table.evidence td.nowrap{text-align:right}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em;
 background:#f6f8fa;padding:1px 4px;border-radius:4px}
 .badge{display:inline-block;padding:0 8px;border:1px solid;border-radius:10px;font-weight:600;font-size:.85em}
@@ -603,11 +614,22 @@ def _html_table(table: _Table, css_class: str) -> str:
     e = html.escape
     head = "".join(f"<th>{e(h)}</th>" for h in table.headers)
     rows = "".join(
-        "<tr>" + "".join(f"<td>{_html_cell(h, c)}</td>" for h, c in zip(table.headers, row)) + "</tr>"
+        "<tr>" + "".join(f"<td{_NOWRAP if h in _SHORT_COLUMNS or _is_token(c) else ''}>{_html_cell(h, c)}</td>"
+                         for h, c in zip(table.headers, row)) + "</tr>"
         for row in table.rows)
     note = f'<p class="note">{e(table.note)}</p>' if table.note else ""
     return (f'<div class="table-wrap"><table class="{css_class}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>'
             f"</table></div>{note}")
+
+
+_SHORT_COLUMNS = frozenset({"status", "expected", "got", "measured", "theoretical", "interval", "outcome"})
+"""Columns of short figures that must not wrap inside a number."""
+_NOWRAP = ' class="nowrap"'
+
+
+def _is_token(text: str) -> bool:
+    """A short word or number (e.g. 2e-4), which would be unreadable broken across lines."""
+    return len(text) <= 14 and " " not in text
 
 
 def _html_cell(header: str, text: str) -> str:
