@@ -8,8 +8,10 @@ realised stochastic-gradient norm.
 
 from __future__ import annotations
 
+import html
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -58,6 +60,28 @@ class Trajectory:
     engine: str
     seconds: float
 
+    def to_frame(self) -> Any:
+        """A tidy pandas DataFrame: one row per seed, record point and metric, with columns
+        ``run_id``, ``seed``, ``step``, ``metric`` (``gap`` = F(w) - F*, ``dist_sq`` = ||w - w*||^2)
+        and ``value``. Needs pandas (``pip install 'fedbound[data]'``)."""
+        pd = _pandas()
+        rows = [(self.run_id, seed, int(step), metric, float(values[s, p]))
+                for metric, values in (("gap", self.gap), ("dist_sq", self.dist_sq))
+                for s, seed in enumerate(self.seeds) for p, step in enumerate(self.steps)]
+        return pd.DataFrame(rows, columns=["run_id", "seed", "step", "metric", "value"])
+
+    def _repr_html_(self) -> str:
+        """A short HTML summary for notebooks: the config and the mean metrics at a few record points."""
+        alg = self.config.algorithm
+        head = (f"<p><b>Trajectory</b> <code>{self.run_id}</code>: {html.escape(str(self.config.problem.get('family')))}, "
+                f"E = {alg.local_steps}, {alg.rounds} rounds, {len(self.seeds)} seed(s), engine {self.engine}</p>")
+        picked = sorted({0, len(self.steps) // 2, len(self.steps) - 1})
+        rows = "".join(
+            f"<tr><td>{int(self.steps[p])}</td><td>{np.mean(self.gap[:, p]):.4g}</td>"
+            f"<td>{np.mean(self.dist_sq[:, p]):.4g}</td></tr>" for p in picked)
+        return (head + "<table><tr><th>step</th><th>mean F(w) - F*</th><th>mean ||w - w*||²</th></tr>"
+                + rows + "</table>")
+
     def merged(self, other: "Trajectory") -> "Trajectory":
         """This trajectory with the seeds of ``other`` (same config otherwise) appended."""
         return Trajectory(
@@ -67,6 +91,15 @@ class Trajectory:
             np.concatenate([self.max_radius_sq, other.max_radius_sq]),
             np.concatenate([self.max_grad_sq, other.max_grad_sq]), self.engine, self.seconds + other.seconds,
         )
+
+
+def _pandas() -> Any:
+    """pandas, or an ImportError that says how to get it."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("to_frame needs pandas: pip install 'fedbound[data]'") from None
+    return pandas
 
 
 def run_seed(

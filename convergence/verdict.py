@@ -9,6 +9,7 @@ cannot tell (too few points, an interval too wide, unmet hypotheses).
 from __future__ import annotations
 
 import enum
+import html
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -79,6 +80,37 @@ class Verdict:
             data["interval"] = [_finite_or_none(v) for v in self.interval]
         return data
 
+    def to_frame(self) -> Any:
+        """A pandas DataFrame of the verdict and its sub-checks (one row each: ``check``,
+        ``status``, ``measured``, ``theoretical``, ``lo``, ``hi``, ``notes``); the first row is the
+        verdict itself. Needs pandas (``pip install 'fedbound[data]'``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_frame needs pandas: pip install 'fedbound[data]'") from None
+        rows = [_frame_row(self.claim_id, self.to_json())]
+        rows += [_frame_row(str(c.get("name", c.get("claim_id"))), c) for c in self.evidence.get("checks", [])]
+        return pd.DataFrame(rows, columns=["check", "status", "measured", "theoretical", "lo", "hi", "notes"])
+
+    def _repr_html_(self) -> str:
+        """The verdict as a small HTML card for notebooks: status, figures, hypotheses, sub-checks."""
+        e = html.escape
+        interval = "n/a" if self.interval is None else f"[{self.interval[0]:.4g}, {self.interval[1]:.4g}]"
+        out = [f"<p><b>{e(self.claim_id)}</b>: <b>{self.status.value}</b> &mdash; measured {self.measured:.4g}, "
+               f"theoretical {self.theoretical:.4g}, interval {interval}</p>"]
+        if self.hypotheses:
+            out.append("<ul>" + "".join(f"<li>{'met' if h.met else '<b>UNMET</b>'}: {e(h.name)}: {e(h.detail)}</li>"
+                                        for h in self.hypotheses) + "</ul>")
+        checks = self.evidence.get("checks", [])
+        if checks:
+            out.append("<table><tr><th>sub-check</th><th>status</th><th>measured</th><th>theoretical</th></tr>"
+                       + "".join(f"<tr><td>{e(str(c.get('name')))}</td><td>{e(str(c.get('status')))}</td>"
+                                 f"<td>{e(str(c.get('measured')))}</td><td>{e(str(c.get('theoretical')))}</td></tr>"
+                                 for c in checks) + "</table>")
+        if self.notes:
+            out.append(f"<p>{e(self.notes)}</p>")
+        return "".join(out)
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Verdict:
         """The verdict ``to_json`` wrote (null figures read back as NaN); KeyError/ValueError on
@@ -96,6 +128,12 @@ class Verdict:
             evidence=dict(data.get("evidence") or {}),
             expected=None if expected is None else Status(expected),
         )
+
+
+def _frame_row(name: str, data: dict[str, Any]) -> tuple[Any, ...]:
+    interval = data.get("interval") or [None, None]
+    return (name, data.get("status"), _float_or_nan(data.get("measured")), _float_or_nan(data.get("theoretical")),
+            _float_or_nan(interval[0]), _float_or_nan(interval[1]), data.get("notes", ""))
 
 
 def _float_or_nan(value: float | None) -> float:

@@ -222,3 +222,17 @@ def test_sub_checks_are_rendered_as_a_table(tmp_path) -> None:
     md = render_markdown([claim])
     assert "**Sub-checks**" in md and "| rate | FAIL |" in md and "second finding" in md
     assert "Sub-checks" in render_html([claim])
+
+
+def test_verdict_to_frame_and_html_show_the_sub_checks() -> None:
+    from convergence import Hypothesis, Status, Verdict
+
+    sub = Verdict("x/sub", Status.FAIL, 2.0, 1.0, (1.5, 2.5), notes="bound broken")
+    top = Verdict("x", Status.FAIL, 2.0, 1.0, (1.5, 2.5), (Hypothesis("h", False, "a > b"),),
+                  evidence={"checks": [dict(sub.to_json(), name="bound")]})
+    frame = top.to_frame()
+    assert list(frame["check"]) == ["x", "bound"]
+    assert list(frame["status"]) == ["FAIL", "FAIL"] and frame["hi"].iloc[1] == 2.5
+    page = top._repr_html_()
+    assert "UNMET" in page and "bound" in page and "FAIL" in page
+    assert Verdict.from_json(top.to_json()) == top
