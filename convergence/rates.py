@@ -1,4 +1,4 @@
-"""Power-law rate fits with a confidence interval from a bootstrap over seeds.
+"""Power-law rate fits with a confidence interval from OLS (Student t) and a bootstrap over seeds.
 
 A rate theorem  E[q(x)] <= C x^a  (x = the number of steps T, or a shifted horizon gamma + T as
 in Li et al. 2020, Thm 1) predicts a straight line of slope a in log-log scale. Given
@@ -6,24 +6,27 @@ measurements ``values[s, j]`` of q at record points x_j for seeds s = 1..S, ``fi
 
     log ybar_j = b + a log x_j,        ybar_j = (1/S) sum_s values[s, j],
 
-by ordinary least squares (OLS) on the points with x_j >= fit_from and ybar_j > floor. The log of
-the mean (not the mean of the logs) is fitted because theorems bound the expectation E[q].
+by ordinary least squares (OLS) on the n points with x_j >= fit_from and ybar_j > floor. The log
+of the mean (not the mean of the logs) is fitted because theorems bound the expectation E[q].
 
-Confidence interval for the exponent a, at level ``confidence`` (1 - alpha):
+Confidence interval for the exponent a, at level ``confidence`` = 1 - alpha (two-sided):
 
+* OLS: a +- t_{n-2, 1-alpha/2} se(a), with Student's t quantile on n - 2 degrees of freedom and
+  se(a) = sqrt(RSS / (n - 2) / sum_j (log x_j - mean log x)^2): the exact interval of an OLS
+  slope with i.i.d. normal residuals (e.g. Seber & Lee, "Linear Regression Analysis", 2003,
+  sec. 5.1). It measures how far the mean curve is from a power law, which the bootstrap does
+  not see. (The normal quantile 1.96 would be 6.5x too narrow at n = 3 and 2.2x at n = 4.)
 * bootstrap over seeds (S >= 2): draw S seed rows with replacement, average them, refit; the
   percentile interval of the ``n_boot`` refitted slopes (Efron & Tibshirani, "An Introduction to
   the Bootstrap", 1993, ch. 13). Seeds are the independent unit; the points of one seed form one
   trajectory and are never resampled on their own. A replicate applies the same floor rule (its
   points with mean <= floor are left out of its refit); if some replicate keeps fewer than two
   points its slope is undefined and the interval is (-inf, inf): the data cannot tell.
-* OLS: a +- z se(a), z = Phi^{-1}(1 - alpha/2) the normal quantile,
-  se(a) = sqrt(RSS / (n - 2) / sum_j (log x_j - mean log x)^2). This measures how far the mean
-  curve is from a power law, which the bootstrap does not see.
 
-The reported interval is the hull of the two (the wider of them on each side), so a curve that is
-not a power law never gets a falsely sharp interval. With S = 1 (deterministic runs) the
-bootstrap is degenerate and the interval is the OLS one: the point estimate widened by z se(a).
+The reported interval (``RateFit.interval``, named by ``RateFit.method``) is the hull of the two
+(the wider of them on each side), so neither the seed-to-seed noise nor the misfit of the power
+law can make it falsely sharp; it covers a with probability at least that of either interval.
+With S = 1 the bootstrap is undefined and the interval is the OLS one alone.
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ _MIN_FIT_POINTS = 3  # n - 2 >= 1 degrees of freedom for the OLS standard error
 class RateFit:
     """A fitted power law  mean_s values[s, j] ~ exp(intercept) * x_j ** exponent.
 
-    ``interval`` is the confidence interval of ``exponent`` (see the module docstring);
-    ``n_points`` the number of points fitted, ``x_used`` / ``y_mean_used`` those points and their
+    ``interval`` is the confidence interval of ``exponent`` at level ``confidence``: the hull of
+    ``ols_interval`` (Student t, n_points - 2 degrees of freedom) and ``bootstrap_interval`` (the
+    seed-bootstrap percentile interval; None when n_seeds = 1), as ``method`` says (see the module
+    docstring); ``n_points`` the number of points fitted, ``x_used`` / ``y_mean_used`` those points and their
     means over the ``n_seeds`` seeds; ``residual_std`` the OLS residual standard error in log
     scale, sqrt(RSS / (n_points - 2)); ``n_floored`` the number of points with x >= fit_from
     left out because their mean was <= floor.
@@ -58,7 +63,19 @@ class RateFit:
     x_used: tuple[float, ...]
     y_mean_used: tuple[float, ...]
     residual_std: float
+    confidence: float
+    ols_interval: tuple[float, float]
+    bootstrap_interval: tuple[float, float] | None
     n_floored: int = 0
+
+    @property
+    def method(self) -> str:
+        """How ``interval`` was formed, with its level and degrees of freedom."""
+        ols = f"OLS Student-t interval ({self.n_points - 2} df)"
+        level = f"{100 * self.confidence:g}%"
+        if self.bootstrap_interval is None:
+            return f"{level} {ols}; one seed, no bootstrap"
+        return f"{level} hull of the {ols} and the seed-bootstrap percentile interval ({self.n_seeds} seeds)"
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """The fitted line exp(intercept) * x ** exponent at the points x (any shape)."""
@@ -106,12 +123,13 @@ def fit_rate(
         )
     log_x = np.log(x[keep])
     slope, intercept, residual_std, slope_se = _ols(log_x, np.log(mean[keep]))
-    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
-    lo, hi = slope - z * slope_se, slope + z * slope_se
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, log_x.size - 2)) * slope_se
+    ols_interval = (slope - half, slope + half)
     n_seeds = values.shape[0]
+    boot = None
     if n_seeds >= 2:
-        boot_lo, boot_hi = _bootstrap_interval(log_x, values[:, keep], floor_value, n_boot, confidence, seed)
-        lo, hi = min(lo, boot_lo), max(hi, boot_hi)
+        boot = _bootstrap_interval(log_x, values[:, keep], floor_value, n_boot, confidence, seed)
+    lo, hi = ols_interval if boot is None else (min(ols_interval[0], boot[0]), max(ols_interval[1], boot[1]))
     return RateFit(
         exponent=slope,
         interval=(lo, hi),
@@ -121,6 +139,9 @@ def fit_rate(
         x_used=tuple(float(v) for v in x[keep]),
         y_mean_used=tuple(float(v) for v in mean[keep]),
         residual_std=residual_std,
+        confidence=confidence,
+        ols_interval=ols_interval,
+        bootstrap_interval=boot,
         n_floored=int(np.sum(in_range & ~keep)),
     )
 

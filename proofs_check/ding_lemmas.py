@@ -103,6 +103,11 @@ class DingLemmaData:
         return self.probes[0].participants.shape[1]
 
     @property
+    def deterministic(self) -> bool:
+        """True with exact local gradients (batch 0) and every client in every round: nothing is drawn."""
+        return self.config.batch_size == 0 and self.participants == self.problem.n_clients
+
+    @property
     def x(self) -> np.ndarray:
         """The 1-based step index t + 1 of the local steps t = 0..T-1, shape (T,)."""
         return np.arange(1, self.probes[0].step_sizes.size + 1, dtype=np.float64)
@@ -165,7 +170,8 @@ def ding_lemma2(data: DingLemmaData, factor: float = 1.0) -> Verdict:
     claim_id = "ding2020.lemma2" if factor == 1.0 else f"ding2020.lemma2[factor={factor:g}]"
     notes = (f"realised ||g_t - gbar_t||^2, N = {K} clients per round, batch {data.config.batch_size or 'exact'}, "
              f"factor {factor:g}, mean over {len(data.probes)} seed(s); {data.constants_note()}")
-    return _bound_verdict(claim_id, data.x, lhs, np.full(data.x.size, rhs), hypotheses, notes)
+    return _bound_verdict(claim_id, data.x, lhs, np.full(data.x.size, rhs), hypotheses, notes,
+                          deterministic=data.deterministic)
 
 
 def ding_lemma3(data: DingLemmaData, constant: float = 4.0, over: Literal["max", "mean"] = "max") -> Verdict:
@@ -188,7 +194,8 @@ def ding_lemma3(data: DingLemmaData, constant: float = 4.0, over: Literal["max",
     claim_id = base if constant == 4.0 else f"{base}[constant={constant:g}]"
     notes = (f"{over}_i ||xbar_t - x_t^i||^2, I = {I}, gamma = max_t gamma_t = {gamma:.6g}, constant {constant:g}, "
              f"mean over {len(data.probes)} seed(s); {data.constants_note()}")
-    return check_upper_bound(claim_id, data.x, lhs, bound, hypotheses=hypotheses, notes=notes)
+    return check_upper_bound(claim_id, data.x, lhs, bound, hypotheses=hypotheses, notes=notes,
+                             deterministic=data.deterministic)
 
 
 def _round_losses(problem: BlockCyclicProblem, probe: BlockCyclicProbe) -> np.ndarray:
@@ -226,7 +233,8 @@ def ding_lemma8(data: DingLemmaData, model: Literal["selected", "rejected"] = "s
              f"evaluation to {agreement:.3g}; y_bar selected in {int(data.stack('chose_separate').sum())} rounds; "
              "every realisation obeys it, so eq. 48-49 follow")
     x = np.tile(np.arange(1, R + 1, dtype=np.float64), S)
-    return check_upper_bound(claim_id, x, lhs.reshape(1, -1), (best + slack).reshape(-1), notes=notes)
+    return check_upper_bound(claim_id, x, lhs.reshape(1, -1), (best + slack).reshape(-1), notes=notes,
+                             deterministic=True)  # a per-realisation inequality: every (seed, round) is checked exactly
 
 
 def ding_lemma9(data: DingLemmaData, factor: float = 1.0) -> Verdict:
@@ -245,7 +253,8 @@ def ding_lemma9(data: DingLemmaData, factor: float = 1.0) -> Verdict:
     notes = (f"worst pair of the visited set per block, factor {factor:g}: max_m (max F_m - min F_m) = {lhs.max():.6g} "
              f"against {rhs:.6g}; {data.constants_note()}")
     return check_upper_bound(claim_id, np.arange(1, M + 1, dtype=np.float64), lhs[None, :], np.full(M, rhs),
-                             hypotheses=hypotheses, notes=notes)
+                             hypotheses=hypotheses, notes=notes,
+                             deterministic=True)  # the worst pair of the visited set, computed exactly
 
 
 def check_ding_lemmas(

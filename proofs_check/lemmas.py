@@ -108,6 +108,11 @@ class LemmaData:
         """eta_t for t = 0..T-1, shape (T,)."""
         return self.probes[0].step_sizes
 
+    @property
+    def deterministic(self) -> bool:
+        """True with exact local gradients (batch 0): FedAvg with full participation draws nothing."""
+        return self.config.batch_size == 0
+
     def stack(self, name: str) -> np.ndarray:
         """One Probe array stacked over the seeds, shape (S, ...)."""
         return np.stack([getattr(probe, name) for probe in self.probes])
@@ -157,9 +162,12 @@ def _bound_verdict(
     bound: np.ndarray,
     hypotheses: Sequence[Hypothesis],
     notes: str,
+    *,
+    deterministic: bool,
 ) -> Verdict:
-    """check_upper_bound on the points where the bound is positive; where it is exactly 0 (E = 1,
-    exact gradients, a zero step) the measured side must vanish up to rounding."""
+    """check_upper_bound on the points where the bound is positive (``deterministic`` as there);
+    where it is exactly 0 (E = 1, exact gradients, a zero step) the measured side must vanish up
+    to rounding."""
     positive = bound > 0
     scale = 1.0 + float(np.max(np.abs(values)))
     zero_ok = bool(np.all(np.abs(values.mean(axis=0)[~positive]) <= _ROUNDING * scale))
@@ -171,7 +179,7 @@ def _bound_verdict(
                           {"x": x.tolist(), "mean": values.mean(axis=0).tolist(), "bound": bound.tolist()})
         return _downgrade(verdict)
     verdict = check_upper_bound(claim_id, x[positive], values[:, positive], bound[positive],
-                                hypotheses=hypotheses, notes=notes)
+                                hypotheses=hypotheses, notes=notes, deterministic=deterministic)
     if not zero_ok:
         return dataclasses.replace(verdict, status=Status.FAIL, notes=verdict.notes + "; bound 0 but measured side > 0")
     if np.any(~positive):
@@ -219,7 +227,8 @@ def li_lemma1(data: LemmaData) -> Verdict:
     notes = ("E||vbar_{t+1} - w*||^2 against (1 - eta mu) E||wbar_t - w*||^2 + eta^2 E||g - gbar||^2 + 6 L eta^2 Gamma "
              "+ 2 E sum p_k ||wbar_t - w_t^k||^2; step noise integrated exactly, paired over "
              f"{len(data.probes)} seed(s); {data.constants_note()}")
-    return _bound_verdict("li2020.lemma1", data.x, lhs - rhs + bound, bound, hypotheses, notes)
+    return _bound_verdict("li2020.lemma1", data.x, lhs - rhs + bound, bound, hypotheses, notes,
+                          deterministic=data.deterministic)
 
 
 def li_lemma2(data: LemmaData) -> Verdict:
@@ -232,7 +241,8 @@ def li_lemma2(data: LemmaData) -> Verdict:
                              f"sum_k p_k^2 sigma_k^2 = {rhs:.6g}; {data.sigma_sq.method}"),)
     notes = (f"realised ||g_t - gbar_t||^2, batch {data.config.batch_size or 'exact'}, mean over "
              f"{len(data.probes)} seed(s); {data.constants_note()}")
-    return _bound_verdict("li2020.lemma2", data.x, lhs, np.full(data.x.size, rhs), hypotheses, notes)
+    return _bound_verdict("li2020.lemma2", data.x, lhs, np.full(data.x.size, rhs), hypotheses, notes,
+                          deterministic=data.deterministic)
 
 
 def li_lemma3(data: LemmaData, constant: float = 4.0) -> Verdict:
@@ -252,7 +262,7 @@ def li_lemma3(data: LemmaData, constant: float = 4.0) -> Verdict:
     )
     claim_id = "li2020.lemma3" if constant == 4.0 else f"li2020.lemma3[constant={constant:g}]"
     notes = f"E = {E}, constant {constant:g}, mean over {len(data.probes)} seed(s); {data.constants_note()}"
-    return _bound_verdict(claim_id, data.x, lhs, bound, hypotheses, notes)
+    return _bound_verdict(claim_id, data.x, lhs, bound, hypotheses, notes, deterministic=data.deterministic)
 
 
 def _identical_data(problem: FederatedProblem) -> bool:
@@ -287,7 +297,8 @@ def yu_drift(data: LemmaData, constant: float = 4.0) -> Verdict:
     claim_id = "yu2019.drift" if constant == 4.0 else f"yu2019.drift[constant={constant:g}]"
     notes = (f"K = E = {K}, s = {s:.6g}, constant {constant:g}, every client and step, mean over {len(data.probes)} "
              f"seed(s); {data.constants_note()}")
-    return _bound_verdict(claim_id, np.repeat(data.x, N), lhs, bound, hypotheses, notes)
+    return _bound_verdict(claim_id, np.repeat(data.x, N), lhs, bound, hypotheses, notes,
+                          deterministic=data.deterministic)
 
 
 def check_lemmas(data: LemmaData) -> tuple[Verdict, ...]:

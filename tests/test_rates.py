@@ -57,27 +57,50 @@ def test_interval_is_deterministic_given_seed() -> None:
     assert fit_rate(X, values, seed=7).interval != fit_rate(X, values, seed=8).interval
 
 
-def test_single_seed_interval_is_ols_standard_error() -> None:
-    # S = 1: no bootstrap, the interval is slope +- z_{0.975} se(slope), with se from an
+def test_single_seed_interval_is_the_student_t_interval_by_hand() -> None:
+    # Three points, log x = (0, 1, 2), log y = (0, -1.1, -1.9). By hand: mean log y = -1, the
+    # deviations of log x are (-1, 0, 1), so sxx = 2, sxy = -1 - 0.9 = -1.9, slope = -0.95,
+    # intercept = -1 + 0.95 = -0.05; residuals (0.05, -0.1, 0.05), RSS = 0.015 on n - 2 = 1 df,
+    # se = sqrt(0.015 / 1 / 2) = sqrt(0.0075). The 95% interval is -0.95 +- t_{1, 0.975} se.
+    x = np.exp(np.array([0.0, 1.0, 2.0]))
+    y = np.exp(np.array([0.0, -1.1, -1.9]))
+    fit = fit_rate(x, y)
+    half = stats.t.ppf(0.975, 1) * math.sqrt(0.0075)
+    assert fit.exponent == pytest.approx(-0.95, abs=1e-12)
+    assert fit.intercept == pytest.approx(-0.05, abs=1e-12)
+    assert fit.residual_std == pytest.approx(math.sqrt(0.015), rel=1e-12)
+    assert fit.interval == pytest.approx((-0.95 - half, -0.95 + half), rel=1e-12)
+    assert fit.ols_interval == fit.interval and fit.bootstrap_interval is None
+    assert fit.method == "95% OLS Student-t interval (1 df); one seed, no bootstrap"
+    # t_{1, 0.975} = 12.71 against the normal 1.96: the old interval was 6.5x too narrow.
+    assert half / (stats.norm.ppf(0.975) * math.sqrt(0.0075)) == pytest.approx(6.48, abs=0.01)
+
+
+def test_single_seed_interval_matches_linregress() -> None:
+    # S = 1: no bootstrap, the interval is slope +- t_{n-2, 0.975} se(slope), with se from an
     # independent OLS (scipy.stats.linregress) of log y on log x.
     values = noisy_power_law(-1.5, 1, 0.2, 3)
     fit = fit_rate(X, values)
     ref = stats.linregress(np.log(X), np.log(values[0]))
-    z = stats.norm.ppf(0.975)
+    t = stats.t.ppf(0.975, X.size - 2)
     assert fit.exponent == pytest.approx(ref.slope, rel=1e-12)
     assert fit.intercept == pytest.approx(ref.intercept, rel=1e-12)
-    assert fit.interval[0] == pytest.approx(ref.slope - z * ref.stderr, rel=1e-12)
-    assert fit.interval[1] == pytest.approx(ref.slope + z * ref.stderr, rel=1e-12)
+    assert fit.interval[0] == pytest.approx(ref.slope - t * ref.stderr, rel=1e-12)
+    assert fit.interval[1] == pytest.approx(ref.slope + t * ref.stderr, rel=1e-12)
 
 
-def test_interval_at_least_as_wide_as_ols() -> None:
-    # With S >= 2 the interval is the hull of the bootstrap and OLS intervals.
+def test_interval_is_the_hull_of_student_t_and_bootstrap() -> None:
+    # With S >= 2 the interval is the hull of the bootstrap and the OLS Student-t intervals.
     values = noisy_power_law(-1.0, 5, 0.3, 4)
     fit = fit_rate(X, values)
     ref = stats.linregress(np.log(X), np.log(values.mean(axis=0)))
-    z = stats.norm.ppf(0.975)
-    assert fit.interval[0] <= ref.slope - z * ref.stderr + 1e-12
-    assert fit.interval[1] >= ref.slope + z * ref.stderr - 1e-12
+    t = stats.t.ppf(0.975, X.size - 2)
+    assert fit.ols_interval == pytest.approx((ref.slope - t * ref.stderr, ref.slope + t * ref.stderr), rel=1e-12)
+    assert fit.bootstrap_interval is not None
+    assert fit.interval == (min(fit.ols_interval[0], fit.bootstrap_interval[0]),
+                            max(fit.ols_interval[1], fit.bootstrap_interval[1]))
+    assert fit.method == ("95% hull of the OLS Student-t interval (10 df) and the seed-bootstrap percentile "
+                          "interval (5 seeds)")
 
 
 def test_bootstrap_resamples_seeds() -> None:
