@@ -7,12 +7,14 @@ from .fixed_point import FixedPoint, fedavg_fixed_point
 from .rates import RateFit, fit_rate
 from .run import DivergenceError, Trajectory, run
 from .schedules import ScheduleError, StepSize
-from .store import RunStore, StoreError
+from .store import CorruptRunError, CorruptRunWarning, RunStore, StoreError, StoredRun
 from .sweep import SweepError, SweepResults, SweepTask, run_sweep
 from .verdict import Hypothesis, Status, Verdict
 
 __all__ = [
     "ConfigError",
+    "CorruptRunError",
+    "CorruptRunWarning",
     "DivergenceError",
     "FedAvgConfig",
     "FixedPoint",
@@ -25,6 +27,7 @@ __all__ = [
     "Status",
     "StepSize",
     "StoreError",
+    "StoredRun",
     "SweepError",
     "SweepResults",
     "SweepTask",

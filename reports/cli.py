@@ -186,9 +186,7 @@ def _falsify(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from convergence import RunStore
 
-    if not Path(args.store).is_file():
-        raise OSError(f"store: no run store at {args.store!r}")
-    with RunStore(args.store) as store:
+    with RunStore(args.store, readonly=True, field="store") as store:
         rows = store.export_table(args.table)
     print(f"wrote {rows} rows to {args.table}")
     return 0
