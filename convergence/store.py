@@ -152,6 +152,7 @@ class RunStore:
             ) from None
         if not readonly:
             db.execute("PRAGMA synchronous=NORMAL")
+        db.text_factory = _text  # text that is not UTF-8 any more reads, and fails its digest
         return db
 
     def close(self) -> None:
@@ -205,8 +206,8 @@ class RunStore:
         row = self._db.execute("SELECT config, meta, digest FROM runs WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        arrays = self._db.execute(
-            "SELECT name, dtype, shape, data, digest FROM arrays WHERE key = ? ORDER BY name", (key,)
+        arrays = self._db.execute(  # a value edited into text still reads as its bytes, and fails its digest
+            "SELECT name, dtype, shape, CAST(data AS BLOB), digest FROM arrays WHERE key = ? ORDER BY name", (key,)
         ).fetchall()
         return _verified_run(self.path, key, row, arrays)
 
@@ -284,11 +285,11 @@ class RunStore:
         store itself.
         """
         path = Path(path)
+        if path.exists() and os.path.samefile(path, self.path):
+            raise StoreError(f"table: {str(path)!r} is the run store itself; choose another output file")
         fmt = (format or path.suffix.lstrip(".")).lower()
         if fmt not in ("csv", "parquet"):
             raise StoreError(f"format: unknown table format {fmt!r} (from {path.name!r}); use 'csv' or 'parquet'")
-        if path.exists() and os.path.samefile(path, self.path):
-            raise StoreError(f"table: {str(path)!r} is the run store itself; choose another output file")
         partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
         try:
             with self._snapshot():
@@ -390,6 +391,11 @@ def _create_store(path: Path, field: str) -> None:
         raise StoreError(f"{field}: cannot create a run store at {str(path)!r} ({exc})") from None
     finally:
         partial.unlink(missing_ok=True)
+
+
+def _text(data: bytes) -> str:
+    """A stored text value, its bytes kept (invalid UTF-8 as surrogate escapes) so a digest can judge it."""
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _encode(key: str, name: str, array: np.ndarray) -> _ArrayRow:
