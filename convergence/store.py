@@ -336,6 +336,8 @@ def _check_store_file(path: Path, field: str) -> bool:
     a fedbound run store of this schema version. Reads the file header only, writes nothing."""
     if path.is_dir():
         raise StoreError(f"{field}: {str(path)!r} is a directory, not a fedbound run store (give a file path)")
+    if path.exists() and not path.is_file():
+        raise StoreError(f"{field}: {str(path)!r} is not a regular file, so not a fedbound run store")
     try:
         with path.open("rb") as handle:
             header = handle.read(_HEADER_BYTES)

@@ -11,6 +11,8 @@ stored seeds, and the store grows linearly in the number of seeds.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import sqlite3
@@ -187,6 +189,25 @@ def test_a_corrupt_run_is_reported_and_recomputed(case: str, clean_store: tuple[
     _assert_identical(expected, healed)
 
 
+def test_verify_recomputes_an_edited_store_and_keeps_its_verdict(tmp_path: Path) -> None:
+    # The headline case: editing a stored array used to change a verdict with exit status 0.
+    out, store = tmp_path / "report", tmp_path / "runs.sqlite"
+    args = ["verify", "--quick", "--claim", "control.constant-step-rate", "--out", str(out), "--store", str(store),
+            "--no-progress"]
+    assert main(args) == 0
+    clean = json.loads((out / "verdicts.json").read_text())["claims"]
+    with RunStore(store) as opened:
+        keys = opened.keys()
+    for key in keys:  # every trajectory scaled by 10: plausible numbers, another verdict if used
+        _edit_records(store, key, lambda data: (np.frombuffer(data) * 10.0).tobytes())
+    with pytest.warns(CorruptRunWarning) as caught:
+        assert main(args) == 0
+    messages = " ".join(str(warning.message) for warning in caught)
+    assert all(key in messages for key in keys) and str(store) in messages
+    again = json.loads((out / "verdicts.json").read_text())["claims"]
+    assert [(c["status"], c["measured"]) for c in again] == [(c["status"], c["measured"]) for c in clean]
+
+
 def test_export_refuses_a_corrupt_run_and_leaves_the_output_alone(clean_store: tuple[Path, list],
                                                                     tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
@@ -265,12 +286,16 @@ def test_export_of_a_file_that_is_not_a_store_is_one_error_and_changes_nothing(
         assert [p.name for p in tmp_path.iterdir()] == ["foreign.db"]
 
 
-def test_a_directory_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_directory_or_fifo_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(StoreError, match=f"^--store: '{tmp_path}' is a directory"):
         RunStore(tmp_path, field="--store")
     assert main(["export", str(tmp_path), str(tmp_path / "table.csv")]) == 2
     assert f"fedbound: error: store: '{tmp_path}' is a directory" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # opening it to read the header would block
+    with pytest.raises(StoreError, match="is not a regular file"):
+        RunStore(fifo, field="--store")
 
 
 def test_a_missing_path_is_a_new_store_but_nothing_to_export(tmp_path: Path,
