@@ -101,8 +101,9 @@ def run_sweep(
     read back, not recomputed (the progress bar counts them as done and shows how many), unless
     the stored run fails its checksums or was stored for another config: then a
     CorruptRunWarning names the run and the store, and the task is recomputed and stored again.
-    Tasks sharing a key run once (their configs must agree). A failing task raises SweepError naming its key, after the tasks that finished
-    have been stored and the ones not started cancelled.
+    Tasks sharing a key run once (their configs must agree). A failing task raises SweepError
+    naming its key, after the tasks that finished have been stored and the ones not started
+    cancelled.
     """
     unique = _unique(tasks)
     executor = _resolve_executor(executor, scheduler)

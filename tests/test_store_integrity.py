@@ -286,6 +286,18 @@ def test_export_of_a_file_that_is_not_a_store_is_one_error_and_changes_nothing(
         assert [p.name for p in tmp_path.iterdir()] == ["foreign.db"]
 
 
+def test_verify_names_its_store_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "mine.db"
+    _foreign_db(store)
+    before = store.read_bytes()
+    args = ["verify", "--quick", "--claim", "control.constant-step-rate", "--out", str(tmp_path / "report"),
+            "--store", str(store), "--no-progress"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"fedbound: error: --store: '{store}' is a SQLite database but not a fedbound run store" in err
+    assert store.read_bytes() == before
+
+
 def test_a_directory_or_fifo_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(StoreError, match=f"^--store: '{tmp_path}' is a directory"):
         RunStore(tmp_path, field="--store")
