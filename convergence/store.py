@@ -293,8 +293,7 @@ class RunStore:
         partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
         try:
             with self._snapshot():
-                fields = sorted({name for (text,) in self._db.execute("SELECT config FROM runs")
-                                 for name in _config_fields(json.loads(text))})
+                fields = self._field_names()
                 columns = ["run_id", *fields, *TABLE_COLUMNS[1:]]
                 write = _write_csv if fmt == "csv" else _write_parquet
                 count = write(partial, columns, self._rows(fields))
@@ -302,6 +301,16 @@ class RunStore:
         finally:
             partial.unlink(missing_ok=True)
         return count
+
+    def _field_names(self) -> list[str]:
+        """The flattened config fields of every stored run, sorted (a config that is no JSON is corrupt)."""
+        names: set[str] = set()
+        for key, text in self._db.execute("SELECT key, config FROM runs"):
+            try:
+                names.update(_config_fields(json.loads(text)))
+            except ValueError:
+                raise CorruptRunError(self.path, key, "its config is no longer JSON") from None
+        return sorted(names)
 
     def _rows(self, fields: list[str]) -> Iterator[list[Any]]:
         """Rows of the tidy table (verified runs, by key and array name), aligned with run_id, ``fields``

@@ -208,14 +208,15 @@ def test_verify_recomputes_an_edited_store_and_keeps_its_verdict(tmp_path: Path)
     assert [(c["status"], c["measured"]) for c in again] == [(c["status"], c["measured"]) for c in clean]
 
 
-def test_export_refuses_a_corrupt_run_and_leaves_the_output_alone(clean_store: tuple[Path, list],
-                                                                    tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("case", ["array dtype changed", "config edited into invalid UTF-8"])
+def test_export_refuses_a_corrupt_run_and_leaves_the_output_alone(
+    case: str, clean_store: tuple[Path, list], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path, table = tmp_path / "runs.sqlite", tmp_path / "table.csv"
     shutil.copyfile(clean_store[0], path)
     table.write_text("previous table\n")
     key = _keys()[1]
-    _sql(path, f"UPDATE arrays SET dtype = '>f8' WHERE {_records(key)}")
+    CORRUPTIONS[case].edit(path, key, _keys()[0])
     assert main(["export", str(path), str(table)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fedbound: error: ") and key in err and str(path) in err
