@@ -8,6 +8,6 @@ from .fixed_point import FixedPoint, fedavg_fixed_point
 from .rates import RateFit, fit_rate
 from .run import DivergenceError, Trajectory, run
 from .schedules import ScheduleError, StepSize
-from .store import RunStore, StoreError
+from .store import CorruptRunError, CorruptRunWarning, RunStore, StoreError, StoredRun
 from .sweep import SweepError, SweepMonitor, SweepResults, SweepTask, run_sweep
 from .verdict import Hypothesis, Status, Verdict

@@ -3,8 +3,10 @@
 Each task runs one seed of a block-cyclic config (MM-PSGD, MC-PSGD, FedAvg-cyclic) or of a PR-SGD
 config and returns its arrays; ``run_sweep`` executes the tasks on the chosen executor (serial,
 process pool, Dask), stores each as it finishes and reuses stored ones, and the seeds are stacked
-back into a ``BlockCyclicResult``. A task is a pure function of (problem spec, config, seed,
-track), so results are bit-identical on every executor.
+back into a ``BlockCyclicResult``. A task is a pure function of (problem spec, single-seed config,
+track), so results are bit-identical on every executor, and it is keyed by its own seed, not by
+the seed list it came with. The result's ``seconds`` is the sum of the tasks' compute times (for
+stored runs, as recorded in the store's metadata when they were computed).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from .block_cyclic import (
 from .store import RunStore
 from .sweep import SweepMonitor, SweepTask, run_sweep
 
-__all__ = ["BlockCyclicRequest", "execute_block_cyclic"]
+__all__ = ["BlockCyclicRequest", "execute_block_cyclic", "seed_task"]
 
 _PER_SEED = ("global_models", "predictors", "separate_models", "selected_separate", "grad_sq_mean",
              "max_mean_drift", "max_drift", "max_norm_sq")
@@ -49,20 +51,22 @@ class BlockCyclicRequest:
     track: bool = False
 
 
-def _seed_task(spec: dict, config, seed: int, track: bool) -> dict[str, np.ndarray]:
-    """Worker body: one seed; the result's arrays with the seed axis dropped."""
-    one = dataclasses.replace(config, seeds=(seed,))
+def _seed_task(spec: dict, config, track: bool) -> dict[str, np.ndarray]:
+    """Worker body: the one seed of a single-seed ``config``; the result's arrays with the seed axis dropped.
+
+    Only results: the run's wall-clock time is the sweep's to record, in the store's metadata.
+    """
     if isinstance(config, PRSGDConfig):
         problem = build_problem(spec)
-        result = run_pr_sgd(problem, one, optimum=exact_optimum(problem, crosscheck=False))
+        result = run_pr_sgd(problem, config, optimum=exact_optimum(problem, crosscheck=False))
     else:
         problem = build_block_cyclic(spec)
-        result = run_block_cyclic(problem, one, optimum=exact_optimum(problem.combined, crosscheck=False), track=track)
+        result = run_block_cyclic(problem, config, optimum=exact_optimum(problem.combined, crosscheck=False),
+                                  track=track)
     out = {name: np.asarray(getattr(result, name))[0] for name in _PER_SEED if getattr(result, name) is not None}
     out.update({name: np.asarray(getattr(result, name)) for name in _SHARED})
     c = result.communication
     out["communication"] = np.array([c.rounds, c.down_params, c.up_params, c.up_losses], dtype=np.int64)
-    out["seconds"] = np.array(result.seconds)
     return out
 
 
@@ -75,10 +79,19 @@ def _algorithm(config) -> str:
     return "mm_psgd" if isinstance(config, MMPSGDConfig) else "fedavg_cyclic"
 
 
-def _key(request: BlockCyclicRequest, seed: int) -> str:
-    payload = {"spec": request.spec, "config": request.config.to_json(), "seed": seed, "track": request.track,
-               "kind": type(request.config).__name__}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
+def seed_task(request: BlockCyclicRequest, seed: int) -> SweepTask:
+    """The sweep task of one seed of a request, keyed by that seed alone.
+
+    Its config is the problem spec, the algorithm config restricted to ``seed`` (so it holds no
+    other seed: the stored size grows linearly with the number of seeds, and a run stored for
+    ``seed`` is reused whichever seed list it came with), the config type, the tracking flag and
+    the seed; its key is the SHA-256 of that config's canonical JSON (24 hex digits).
+    """
+    one = dataclasses.replace(request.config, seeds=(seed,))
+    config_json = {"problem": request.spec, "algorithm": one.to_json(), "kind": type(one).__name__, "seed": seed,
+                   "track": request.track}
+    key = hashlib.sha256(json.dumps(config_json, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
+    return SweepTask(key, _seed_task, (request.spec, one, request.track), config_json)
 
 
 def execute_block_cyclic(
@@ -92,19 +105,14 @@ def execute_block_cyclic(
     description: str = "block-cyclic runs",
 ) -> list[BlockCyclicResult]:
     """Run every request for all its seeds through ``run_sweep``; results in request order."""
-    tasks, index = [], []
-    for i, req in enumerate(requests):
-        for seed in req.config.seeds:
-            key = _key(req, seed)
-            config_json = {"problem": req.spec, "algorithm": req.config.to_json(), "seed": seed, "track": req.track}
-            tasks.append(SweepTask(key, _seed_task, (req.spec, req.config, seed, req.track), config_json))
-            index.append((i, seed, key))
+    tasks = [[seed_task(req, seed) for seed in req.config.seeds] for req in requests]
     executor = None if scheduler else ("serial" if jobs == 1 else "process")
-    results = run_sweep(tasks, executor=executor, jobs=jobs, scheduler=scheduler, store=store, use_cache=use_cache,
-                        progress=progress, description=description)
+    results = run_sweep([task for request_tasks in tasks for task in request_tasks], executor=executor, jobs=jobs,
+                        scheduler=scheduler, store=store, use_cache=use_cache, progress=progress,
+                        description=description)
     out = []
-    for i, req in enumerate(requests):
-        parts = [results[key] for j, _, key in index if j == i]
+    for req, request_tasks in zip(requests, tasks):
+        parts = [results[task.key] for task in request_tasks]
         first = parts[0]
         rounds, down, up, losses = (int(v) for v in first["communication"])
         out.append(BlockCyclicResult(
@@ -112,6 +120,6 @@ def execute_block_cyclic(
             seeds=tuple(req.config.seeds), **{name: first[name] for name in _SHARED},
             **{name: (np.stack([p[name] for p in parts]) if name in first else None) for name in _PER_SEED},
             communication=Communication(rounds, down, up, losses), engine="numba",
-            seconds=float(sum(float(p["seconds"]) for p in parts)),
+            seconds=float(sum(results.seconds[task.key] for task in request_tasks)),
         ))
     return out

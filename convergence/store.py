@@ -12,9 +12,20 @@ Why SQLite (standard library, no server):
 - no extra dependency.
 
 A sweep's driver process is the only writer: results arrive from the workers (local processes or
-a Dask cluster) and the driver stores each one as soon as it completes. Arrays are serialised
-with NumPy's ``.npy`` format (``allow_pickle=False``, so reading a store never runs code) into one
-BLOB per array; the config and the metadata are JSON text columns.
+a Dask cluster) and the driver stores each one as soon as it completes. Each result array is one
+row: its dtype (``dtype.str``), its shape (JSON) and its raw C-order bytes, so reading a store
+never runs code; the config and the metadata (wall-clock seconds, executor, time finished) are
+JSON text columns. Metadata is not a result: it never enters the result arrays.
+
+Integrity. The file is marked as a fedbound store (``PRAGMA application_id``) and carries its
+schema version (``PRAGMA user_version``); any other file (a foreign SQLite database, an empty,
+truncated or non-SQLite file, a directory) is refused with a StoreError naming the path, before
+anything in it is touched, and a new store is created atomically (initialised beside its path,
+then linked into place). Each array row carries a SHA-256 over its run key, name, dtype, shape
+and bytes, so an edited, reshaped or retyped array, or one moved to another run, fails its
+check; each run row carries a SHA-256 over its key, config, metadata and the digests of its
+arrays, so an edited config or a removed or added array fails too. ``load`` verifies both and
+raises CorruptRunError (naming the run and the store) rather than return anything unverified.
 
 ``export_table`` writes a tidy long table of every stored result for pandas, R or a spreadsheet.
 """
@@ -22,24 +33,29 @@ BLOB per array; the config and the metadata are JSON text columns.
 from __future__ import annotations
 
 import csv
-import io
+import hashlib
 import json
 import os
 import sqlite3
+import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["RunStore", "StoreError", "TABLE_COLUMNS"]
+__all__ = ["CorruptRunError", "CorruptRunWarning", "RunStore", "StoreError", "StoredRun", "TABLE_COLUMNS"]
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2  # 1: .npy blobs without checksums; 2: raw arrays, per-array and per-run SHA-256
+_APPLICATION_ID = int.from_bytes(b"fbnd", "big")  # PRAGMA application_id of every fedbound run store
+_SQLITE_MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite 3 database file
+_HEADER_BYTES = 100  # the SQLite file header: user_version at offset 60, application_id at offset 68
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, config TEXT NOT NULL, meta TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS arrays ("
-    " key TEXT NOT NULL, name TEXT NOT NULL, npy BLOB NOT NULL, PRIMARY KEY (key, name)) WITHOUT ROWID",
+    "CREATE TABLE runs (key TEXT PRIMARY KEY, config TEXT NOT NULL, meta TEXT NOT NULL, digest TEXT NOT NULL)",
+    "CREATE TABLE arrays (key TEXT NOT NULL, name TEXT NOT NULL, dtype TEXT NOT NULL, shape TEXT NOT NULL,"
+    " data BLOB NOT NULL, digest TEXT NOT NULL, PRIMARY KEY (key, name)) WITHOUT ROWID",
 )
 _BUSY_TIMEOUT_S = 60.0  # how long a reader or the writer waits for a lock held by another process
 _NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integers, floats: what a tidy table's value holds
@@ -49,31 +65,95 @@ TABLE_COLUMNS = ("run_id", "seed", "record", "step", "metric", "value")
 
 
 class StoreError(RuntimeError):
-    """A run store that cannot be used as asked (another schema version, a bad array or format)."""
+    """A run store that cannot be used as asked (not a fedbound store, another schema version, a bad array)."""
+
+
+class CorruptRunError(StoreError):
+    """A stored run that fails its checksums; ``key`` names the run and ``path`` the store."""
+
+    def __init__(self, path: Path, key: str, reason: str) -> None:
+        super().__init__(f"run store {str(path)!r}: run {key} is corrupt: {reason}")
+        self.path = path
+        self.key = key
+        self.reason = reason
+
+
+class CorruptRunWarning(UserWarning):
+    """A stored run failed its checks and is being recomputed (the message names the run and the store)."""
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run read back from the store, every checksum verified.
+
+    ``config`` and ``meta`` are the JSON documents given to ``put``; ``result`` maps names to
+    arrays with the dtype, shape and bits they were stored with.
+    """
+
+    key: str
+    config: dict[str, Any]
+    meta: dict[str, Any]
+    result: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class _ArrayRow:
+    """One array as stored: its dtype, shape (JSON), C-order bytes and their digest."""
+
+    name: str
+    dtype: str
+    shape: str
+    data: bytes
+    digest: str
 
 
 class RunStore:
-    """Finished runs in the SQLite file ``path`` (created when missing).
+    """Finished runs in the fedbound run store at ``path``.
+
+    A missing ``path`` becomes a new, empty store (unless ``readonly``); an existing one must be a
+    fedbound store of this schema version, undamaged, or StoreError says why, naming ``field``
+    (the option or argument the path came from, e.g. ``--store``) and the path, and leaves the
+    file as it was. ``readonly`` opens it for reading only (SQLite enforces it).
 
     Each run is stored under its ``key`` with its config (JSON), its metadata (JSON: timing,
     executor, ...) and its result, a mapping of names to numeric NumPy arrays, returned by
-    ``get`` with the same dtype, shape and bits. Open it as a context manager, or ``close()`` it.
+    ``load``/``get`` with the same dtype, shape and bits, or refused as CorruptRunError when
+    its checksums fail. Open it as a context manager, or ``close()`` it.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False, field: str = "store") -> None:
         self.path = Path(path)
-        self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, _SCHEMA_VERSION):
-            self._db.close()
-            raise StoreError(f"{self.path}: run store schema version {version}, this fedbound reads {_SCHEMA_VERSION}")
-        if version == 0:  # a new file (or one a concurrent opener is initialising): create the tables
-            with self._transaction():
-                for statement in _SCHEMA:
-                    self._db.execute(statement)
-                self._db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+        self.field = field
+        if not _check_store_file(self.path, field):
+            if readonly:
+                raise StoreError(f"{field}: no run store at {str(self.path)!r}")
+            _create_store(self.path, field)
+        self._db = self._connect(readonly)
+
+    def _connect(self, readonly: bool) -> sqlite3.Connection:
+        """A connection to the (checked) store file, after SQLite's own structural check of it."""
+        try:
+            if readonly:
+                uri = f"{self.path.resolve().as_uri()}?mode=ro"
+                db = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+            else:
+                db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.field}: cannot open run store {str(self.path)!r} ({exc})") from None
+        try:
+            problems = [row[0] for row in db.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError("; ".join(map(str, problems[:3])))
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise StoreError(
+                f"{self.field}: {str(self.path)!r} is a damaged fedbound run store (truncated or overwritten: {exc});"
+                " it was left as it is: move it away or delete it to start a new store"
+            ) from None
+        if not readonly:
+            db.execute("PRAGMA synchronous=NORMAL")
+        db.text_factory = _text  # text that is not UTF-8 any more reads, and fails its digest
+        return db
 
     def close(self) -> None:
         """Close the connection (committed runs are already on disk)."""
@@ -109,27 +189,42 @@ class RunStore:
             self._db.execute("COMMIT")
 
     def has(self, key: str) -> bool:
-        """Whether a run is stored under ``key``."""
+        """Whether a run is stored under ``key`` (whether it is intact is for ``load`` to say)."""
         return self._db.execute("SELECT 1 FROM runs WHERE key = ?", (key,)).fetchone() is not None
 
-    def get(self, key: str) -> dict[str, np.ndarray] | None:
-        """The stored result of ``key`` (name -> array), or None when there is none."""
-        rows = self._db.execute(
-            "SELECT arrays.name, arrays.npy FROM runs LEFT JOIN arrays USING (key) WHERE runs.key = ?", (key,)
-        ).fetchall()
-        if not rows:
+    def load(self, key: str) -> StoredRun | None:
+        """The run stored under ``key``, verified, or None when there is none.
+
+        Raises CorruptRunError, naming the run and the store, when an array's bytes, dtype or
+        shape, the config, the metadata or the set of arrays no longer match their checksums.
+        """
+        with self._snapshot():
+            return self._read(key)
+
+    def _read(self, key: str) -> StoredRun | None:
+        """``load`` inside the caller's read transaction."""
+        row = self._db.execute("SELECT config, meta, digest FROM runs WHERE key = ?", (key,)).fetchone()
+        if row is None:
             return None
-        return {name: _decode(blob) for name, blob in rows if name is not None}
+        arrays = self._db.execute(  # a value edited into text still reads as its bytes, and fails its digest
+            "SELECT name, dtype, shape, CAST(data AS BLOB), digest FROM arrays WHERE key = ? ORDER BY name", (key,)
+        ).fetchall()
+        return _verified_run(self.path, key, row, arrays)
+
+    def get(self, key: str) -> dict[str, np.ndarray] | None:
+        """The verified result of ``key`` (name -> array), or None; CorruptRunError when it fails its checks."""
+        run = self.load(key)
+        return None if run is None else run.result
 
     def config(self, key: str) -> dict[str, Any] | None:
-        """The stored config JSON of ``key``, or None."""
-        row = self._db.execute("SELECT config FROM runs WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        """The verified config JSON of ``key``, or None."""
+        run = self.load(key)
+        return None if run is None else run.config
 
     def meta(self, key: str) -> dict[str, Any] | None:
-        """The stored metadata of ``key`` (e.g. seconds, executor, finished), or None."""
-        row = self._db.execute("SELECT meta FROM runs WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        """The verified metadata of ``key`` (e.g. seconds, executor, finished), or None."""
+        run = self.load(key)
+        return None if run is None else run.meta
 
     def put(
         self, key: str, config_json: Mapping[str, Any], result: Mapping[str, np.ndarray], meta: Mapping[str, Any]
@@ -141,14 +236,20 @@ class RunStore:
         """
         if not isinstance(key, str) or not key:
             raise StoreError(f"key: must be a non-empty string, got {key!r}")
-        blobs = [(key, name, _encode(key, name, array)) for name, array in result.items()]
+        arrays = [_encode(key, name, array) for name, array in result.items()]
         config_text = _json_text(key, "config", config_json)
         meta_text = _json_text(key, "meta", meta)
+        digest = _run_digest(key, config_text, meta_text, [(array.name, array.digest) for array in arrays])
         with self._transaction():
             self._db.execute("DELETE FROM arrays WHERE key = ?", (key,))
             self._db.execute("DELETE FROM runs WHERE key = ?", (key,))
-            self._db.execute("INSERT INTO runs (key, config, meta) VALUES (?, ?, ?)", (key, config_text, meta_text))
-            self._db.executemany("INSERT INTO arrays (key, name, npy) VALUES (?, ?, ?)", blobs)
+            self._db.execute(
+                "INSERT INTO runs (key, config, meta, digest) VALUES (?, ?, ?, ?)", (key, config_text, meta_text, digest)
+            )
+            self._db.executemany(
+                "INSERT INTO arrays (key, name, dtype, shape, data, digest) VALUES (?, ?, ?, ?, ?, ?)",
+                [(key, a.name, a.dtype, a.shape, a.data, a.digest) for a in arrays],
+            )
 
     def delete(self, key: str) -> bool:
         """Remove the run ``key``; returns whether there was one."""
@@ -174,62 +275,188 @@ class RunStore:
         field; axis 0 of every array of rank >= 1 is the record axis (``record`` = its index,
         ``step`` = the config's top-level ``record_steps`` entry when the lengths agree), and
         further axes are folded into the metric name (``records[3]``); a rank-0 array is one row
-        with empty record and step. Missing values are empty in CSV and null in Parquet.
+        with empty record and step. Missing values are empty in CSV and null in Parquet. Only
+        results are exported: metadata (wall-clock seconds and the like) is not.
 
         ``format`` is "csv" or "parquet", taken from the file suffix when None. CSV uses the
         standard library; Parquet needs pyarrow. pandas reads both (``read_csv``, ``read_parquet``).
+        The table is written beside ``path`` and moved into place when complete, so a run that
+        fails its checksums (CorruptRunError) leaves ``path`` as it was; ``path`` may not be the
+        store itself.
         """
         path = Path(path)
+        if path.exists() and os.path.samefile(path, self.path):
+            raise StoreError(f"table: {str(path)!r} is the run store itself; choose another output file")
         fmt = (format or path.suffix.lstrip(".")).lower()
         if fmt not in ("csv", "parquet"):
             raise StoreError(f"format: unknown table format {fmt!r} (from {path.name!r}); use 'csv' or 'parquet'")
-        with self._snapshot():
-            fields = sorted({name for (text,) in self._db.execute("SELECT config FROM runs")
-                             for name in _config_fields(json.loads(text))})
-            columns = ["run_id", *fields, *TABLE_COLUMNS[1:]]
-            write = _write_csv if fmt == "csv" else _write_parquet
-            return write(path, columns, self._rows(fields))
+        partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
+        try:
+            with self._snapshot():
+                fields = self._field_names()
+                columns = ["run_id", *fields, *TABLE_COLUMNS[1:]]
+                write = _write_csv if fmt == "csv" else _write_parquet
+                count = write(partial, columns, self._rows(fields))
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
+        return count
+
+    def _field_names(self) -> list[str]:
+        """The flattened config fields of every stored run, sorted (a config that is no JSON is corrupt)."""
+        names: set[str] = set()
+        for key, text in self._db.execute("SELECT key, config FROM runs"):
+            try:
+                names.update(_config_fields(json.loads(text)))
+            except ValueError:
+                raise CorruptRunError(self.path, key, "its config is no longer JSON") from None
+        return sorted(names)
 
     def _rows(self, fields: list[str]) -> Iterator[list[Any]]:
-        """Rows of the tidy table, aligned with run_id, ``fields`` and the fixed columns."""
-        runs = self._db.execute(
-            "SELECT runs.key, runs.config, arrays.name, arrays.npy FROM runs JOIN arrays USING (key) "
-            "ORDER BY runs.key, arrays.name"
-        )
-        for key, text, name, blob in runs:
-            config = json.loads(text)
-            flat = _config_fields(config)
+        """Rows of the tidy table (verified runs, by key and array name), aligned with run_id, ``fields``
+        and the fixed columns."""
+        keys = [key for (key,) in self._db.execute("SELECT key FROM runs ORDER BY key")]
+        for key in keys:
+            run = self._read(key)
+            assert run is not None  # the keys come from the same read transaction
+            flat = _config_fields(run.config)
             prefix = [key, *(flat.get(field) for field in fields)]
-            seed = config.get("seed")
-            array = _decode(blob)
-            if array.ndim == 0:
-                yield [*prefix, seed, None, None, name, _scalar(array)]
-                continue
-            steps = config.get("record_steps")
-            steps = steps if isinstance(steps, list) and len(steps) == array.shape[0] else None
-            for record in range(array.shape[0]):
-                step = None if steps is None else steps[record]
-                values = array[record]
-                for index in np.ndindex(values.shape):
-                    metric = f"{name}[{','.join(map(str, index))}]" if index else name
-                    yield [*prefix, seed, record, step, metric, _scalar(values[index])]
+            seed = run.config.get("seed")
+            for name, array in run.result.items():
+                yield from _array_rows(prefix, seed, run.config.get("record_steps"), name, array)
 
 
-def _encode(key: str, name: str, array: np.ndarray) -> bytes:
-    """The .npy bytes of a numeric array (anything else is refused, naming run and array)."""
+def _array_rows(prefix: list[Any], seed: Any, steps: Any, name: str, array: np.ndarray) -> Iterator[list[Any]]:
+    """The table rows of one array: one per record point and element, or one for a rank-0 array."""
+    if array.ndim == 0:
+        yield [*prefix, seed, None, None, name, _scalar(array)]
+        return
+    steps = steps if isinstance(steps, list) and len(steps) == array.shape[0] else None
+    for record in range(array.shape[0]):
+        step = None if steps is None else steps[record]
+        values = array[record]
+        for index in np.ndindex(values.shape):
+            metric = f"{name}[{','.join(map(str, index))}]" if index else name
+            yield [*prefix, seed, record, step, metric, _scalar(values[index])]
+
+
+def _check_store_file(path: Path, field: str) -> bool:
+    """Whether ``path`` holds a store (False when there is no file); StoreError when it is anything but
+    a fedbound run store of this schema version. Reads the file header only, writes nothing."""
+    if path.is_dir():
+        raise StoreError(f"{field}: {str(path)!r} is a directory, not a fedbound run store (give a file path)")
+    if path.exists() and not path.is_file():
+        raise StoreError(f"{field}: {str(path)!r} is not a regular file, so not a fedbound run store")
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(_HEADER_BYTES)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise StoreError(f"{field}: cannot read run store {str(path)!r} ({exc.strerror or exc})") from None
+    reason = _header_problem(header)
+    if reason is not None:
+        raise StoreError(f"{field}: {str(path)!r} {reason}; it was left as it is")
+    return True
+
+
+def _header_problem(header: bytes) -> str | None:
+    """Why a file with this header is not a fedbound run store of this schema version, or None."""
+    if not header:
+        return "is an empty file, not a fedbound run store (a path that does not exist yet makes a new store)"
+    if not header.startswith(_SQLITE_MAGIC):
+        return "is not a SQLite database, so not a fedbound run store"
+    if len(header) < _HEADER_BYTES:
+        return "is a truncated SQLite file (shorter than its header), not a usable run store"
+    version = int.from_bytes(header[60:64], "big", signed=True)
+    application_id = int.from_bytes(header[68:72], "big", signed=True)
+    if application_id == 0 and version == 1:
+        return (f"looks like a run store of an older fedbound (schema 1, without checksums); this fedbound reads "
+                f"schema {_SCHEMA_VERSION}: delete it or choose another path, and its runs are recomputed")
+    if application_id != _APPLICATION_ID:
+        return f"is a SQLite database but not a fedbound run store (application id {application_id})"
+    if version != _SCHEMA_VERSION:
+        return f"is a fedbound run store of schema version {version}; this fedbound reads {_SCHEMA_VERSION}"
+    return None
+
+
+def _create_store(path: Path, field: str) -> None:
+    """Create an empty store at ``path``: initialised in a file beside it, then linked into place, so no
+    reader ever sees a half-made store (when another process creates it first, its store is kept)."""
+    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.new")
+    try:
+        db = sqlite3.connect(partial, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA application_id={_APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            for statement in _SCHEMA:
+                db.execute(statement)
+            db.execute("PRAGMA journal_mode=WAL")
+        finally:
+            db.close()
+        try:
+            os.link(partial, path)
+        except FileExistsError:
+            pass  # another process created the store meanwhile: use theirs
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"{field}: cannot create a run store at {str(path)!r} ({exc})") from None
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _text(data: bytes) -> str:
+    """A stored text value, its bytes kept (invalid UTF-8 as surrogate escapes) so a digest can judge it."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _encode(key: str, name: str, array: np.ndarray) -> _ArrayRow:
+    """The stored row of a numeric array (anything else is refused, naming run and array)."""
     if not isinstance(name, str) or not name:
         raise StoreError(f"run {key}: array names must be non-empty strings, got {name!r}")
     if not isinstance(array, np.ndarray) or array.dtype.kind not in _NUMERIC_KINDS:
         kind = array.dtype if isinstance(array, np.ndarray) else type(array).__name__
         raise StoreError(f"run {key}: result {name!r} must be a numeric numpy array (bool, int, float), got {kind}")
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
-    return buffer.getvalue()
+    dtype, shape, data = array.dtype.str, json.dumps(list(array.shape)), array.tobytes()
+    return _ArrayRow(name, dtype, shape, data, _array_digest(key, name, dtype, shape, data))
 
 
-def _decode(blob: bytes) -> np.ndarray:
-    """The array stored as .npy bytes."""
-    return np.load(io.BytesIO(blob), allow_pickle=False)
+def _array_digest(key: str, name: str, dtype: Any, shape: Any, data: bytes) -> str:
+    """SHA-256 of an array row bound to its run key and name, so a row moved to another run fails it."""
+    digest = hashlib.sha256(json.dumps([key, name, dtype, shape]).encode())
+    digest.update(b"\n")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def _run_digest(key: str, config_text: Any, meta_text: Any, arrays: list[tuple[str, str]]) -> str:
+    """SHA-256 of a run row: its key, config and metadata text and its arrays' names and digests."""
+    return hashlib.sha256(json.dumps([key, config_text, meta_text, sorted(arrays)]).encode()).hexdigest()
+
+
+def _verified_run(path: Path, key: str, row: tuple[Any, ...], arrays: list[tuple[Any, ...]]) -> StoredRun:
+    """The run of a ``runs`` row and its ``arrays`` rows; CorruptRunError when a checksum fails."""
+    config_text, meta_text, digest = row
+    result: dict[str, np.ndarray] = {}
+    for name, dtype, shape, data, array_digest in arrays:
+        if not isinstance(data, bytes) or _array_digest(key, name, dtype, shape, data) != array_digest:
+            raise CorruptRunError(path, key, f"array {name!r} fails its checksum (its bytes, dtype or shape "
+                                             "changed, or it was moved from another run)")
+        result[name] = _decode(path, key, name, dtype, shape, data)
+    if _run_digest(key, config_text, meta_text, [(array[0], array[4]) for array in arrays]) != digest:
+        raise CorruptRunError(path, key, "its config, metadata or set of arrays fails the run checksum")
+    return StoredRun(key, json.loads(config_text), json.loads(meta_text), result)
+
+
+def _decode(path: Path, key: str, name: str, dtype: str, shape: str, data: bytes) -> np.ndarray:
+    """The array of a row whose digest checked out (a row that still cannot be read is corrupt)."""
+    try:
+        kind = np.dtype(dtype)
+        dims = tuple(json.loads(shape))
+        if kind.kind not in _NUMERIC_KINDS or len(data) != kind.itemsize * int(np.prod(dims, dtype=np.int64)):
+            raise ValueError(f"{len(data)} bytes do not hold a {dtype} array of shape {dims}")
+        return np.frombuffer(data, dtype=kind).reshape(dims).copy()
+    except (TypeError, ValueError) as exc:
+        raise CorruptRunError(path, key, f"array {name!r} cannot be read ({exc})") from None
 
 
 def _scalar(value: np.ndarray | np.generic) -> int | float:

@@ -16,9 +16,11 @@ repeated, and a repeated sweep reads everything back instead of computing it.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
@@ -28,7 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .store import RunStore
+from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun
 
 __all__ = ["EXECUTORS", "SweepError", "SweepMonitor", "SweepResults", "SweepTask", "run_sweep"]
 
@@ -126,11 +128,14 @@ def run_sweep(
     ``scheduler`` is the address of a running ``dask.distributed`` scheduler). jobs: worker
     processes of the local pool (None: ``os.cpu_count()``); the serial executor runs one task at
     a time and a Dask cluster brings its own workers. store: each finished task is written to it
-    at once; with ``use_cache``, tasks already stored are read back, not recomputed (the progress
-    bar counts them as done and shows how many). progress: True for a transient progress bar,
-    False for none, or a ``SweepMonitor`` to report to. Tasks sharing a key run once (their configs
-    must agree). A failing task raises SweepError naming its key, after the tasks that finished
-    have been stored and the ones not started cancelled.
+    at once, its compute time in the run's metadata; with ``use_cache``, tasks already stored are
+    read back, not recomputed (the progress bar counts them as done and shows how many), unless
+    the stored run fails its checksums or was stored for another config: then a
+    CorruptRunWarning names the run and the store, and the task is recomputed and stored again.
+    progress: True for a transient progress bar, False for none, or a ``SweepMonitor`` to report
+    to. Tasks sharing a key run once (their configs must agree). A failing task raises SweepError
+    naming its key, after the tasks that finished have been stored and the ones not started
+    cancelled.
     """
     unique = _unique(tasks)
     executor = _resolve_executor(executor, scheduler)
@@ -140,10 +145,10 @@ def run_sweep(
     seconds: dict[str, float] = {}
     if store is not None and use_cache:
         for task in unique:
-            stored = store.get(task.key)
+            stored = _stored_run(store, task)
             if stored is not None:
-                results[task.key] = stored
-                seconds[task.key] = float((store.meta(task.key) or {}).get("seconds", 0.0))
+                results[task.key] = stored.result
+                seconds[task.key] = float(stored.meta.get("seconds", 0.0))
     cached = frozenset(results)
     pending = [task for task in unique if task.key not in results]
     if cached:
@@ -180,6 +185,27 @@ def _monitor(progress: bool | SweepMonitor) -> SweepMonitor | None:
     if isinstance(progress, bool):
         return _ProgressBar() if progress else None
     return progress
+
+
+def _stored_run(store: RunStore, task: SweepTask) -> StoredRun | None:
+    """The task's run from the store, or None when it must be computed: not stored, or stored but
+    failing its checksums or stored for another config (both warned about, naming the run and the
+    store, with CorruptRunWarning; the recomputed run then replaces it)."""
+    try:
+        stored = store.load(task.key)
+    except CorruptRunError as error:
+        warnings.warn(f"{error}; recomputing it", CorruptRunWarning, stacklevel=3)
+        return None
+    if stored is not None and stored.config != _as_json(task.config_json):
+        warnings.warn(f"run store {str(store.path)!r}: run {task.key} is corrupt: its stored config is not the "
+                      "config of this run; recomputing it", CorruptRunWarning, stacklevel=3)
+        return None
+    return stored
+
+
+def _as_json(config: Mapping[str, Any]) -> Any:
+    """A config as the store gives it back (tuples become lists, keys strings)."""
+    return json.loads(json.dumps(config))
 
 
 def _unique(tasks: Sequence[SweepTask]) -> list[SweepTask]:

@@ -58,10 +58,10 @@ class VerifySettings:
 
     @functools.cached_property
     def run_store(self) -> RunStore | None:
-        """The open run store (None without a store path)."""
+        """The open run store (None without a store path); errors name it ``--store``, the option it comes from."""
         from convergence import RunStore
 
-        return None if self.store is None else RunStore(self.store)
+        return None if self.store is None else RunStore(self.store, field="--store")
 
     def sweep_options(self) -> dict[str, Any]:
         """Keyword arguments for convergence.execute / execute_block_cyclic."""

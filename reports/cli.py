@@ -224,9 +224,7 @@ def _list_falsifiable() -> int:
 def _export(args: argparse.Namespace) -> int:
     from convergence.store import RunStore
 
-    if not Path(args.store).is_file():
-        raise OSError(f"store: no run store at {args.store!r}")
-    with RunStore(args.store) as store:
+    with RunStore(args.store, readonly=True, field="store") as store:
         rows = store.export_table(args.table)
     print(f"wrote {rows} rows to {args.table}")
     return 0
@@ -251,3 +249,7 @@ def _bench(args: argparse.Namespace) -> int:
     report = run_bench(repeats=args.repeats)
     print(json.dumps(report, indent=2) if args.json else format_bench(report))
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
