@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from problems import FederatedProblem, Optimum, build_problem, exact_optimum
+from problems import FederatedProblem, Optimum, build_problem, check_optimum, check_problem, exact_optimum
 
-from ._fedavg_kernel import fedavg_kernel
+from ._fedavg_kernel import DIVERGENCE_FACTOR, fedavg_kernel
 from ._fedavg_reference import fedavg_reference
 from ._packing import pack_clients
 from .config import FedAvgConfig, RunConfig
@@ -33,7 +33,8 @@ class DivergenceError(RuntimeError):
         first, last = round_index * local_steps + 1, (round_index + 1) * local_steps
         super().__init__(
             f"run {run_id} diverged: seed {seed}, round {round_index + 1} (local steps {first}-{last}); "
-            "||w - w*|| exceeded 1e15 times its initial value or became non-finite. Lower the step size."
+            f"||w - w*||^2 exceeded {DIVERGENCE_FACTOR:g} (1 + ||w0 - w*||^2) or became non-finite. "
+            "Lower the step size."
         )
         self.seed, self.round_index = seed, round_index
 
@@ -118,11 +119,13 @@ def run(
 ) -> Trajectory:
     """Execute ``config`` for all its seeds and measure gap and distance at the record points.
 
-    Raises DivergenceError naming the seed and round when the iterates blow up.
+    A given ``problem`` must be the one ``config.problem`` describes and a given ``optimum`` that
+    problem's (ProblemError naming ``problem`` / ``optimum`` otherwise). Raises DivergenceError
+    naming the seed and round when the iterates blow up.
     """
     start = time.perf_counter()
-    problem = build_problem(config.problem) if problem is None else problem
-    optimum = exact_optimum(problem, crosscheck=False) if optimum is None else optimum
+    problem = build_problem(config.problem) if problem is None else check_problem(problem, config.problem)
+    optimum = exact_optimum(problem, crosscheck=False) if optimum is None else check_optimum(optimum, problem)
     alg = config.algorithm
     n_rec, S = len(alg.record_rounds), len(alg.seeds)
     iterates = np.zeros((S, n_rec, problem.dim))

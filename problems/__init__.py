@@ -9,7 +9,10 @@ Public API (everything else is private):
   ``block_cyclic_softmax``, ``label_block_partition``;
 * the registry: ``build_problem(spec)``, ``build_block_cyclic(spec)``, ``problem_spec(family, **params)``;
 * constants: ``ProblemConstants``, ``problem_constants``;
-* optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``.
+* optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``, ``check_optimum``;
+* the registry's ``check_problem(problem, spec)`` (does a problem belong to a spec?);
+* validation shared by every layer: ``check_int``, ``check_ints``, ``check_real``, ``check_memory``,
+  ``available_memory``, ``format_bytes``, ``MEMORY_FRACTION``.
 """
 
 from ._base import FederatedProblem, LossKind, ProblemError
@@ -17,10 +20,11 @@ from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cycl
 from .constants import ProblemConstants, problem_constants
 from .counterexample import li_counterexample, li_counterexample_matrices
 from .identical import identical_quadratic
-from .optimum import Optimum, OptimumError, exact_optimum, heterogeneity_gamma
+from .optimum import Optimum, OptimumError, check_optimum, exact_optimum, heterogeneity_gamma
 from .quadratic import random_quadratic
-from .registry import build_block_cyclic, build_problem, problem_spec
+from .registry import build_block_cyclic, build_problem, check_problem, problem_spec
 from .synthetic import synthetic
+from .validation import MEMORY_FRACTION, available_memory, check_int, check_ints, check_memory, check_real, format_bytes
 
 __all__ = [
     "FederatedProblem",
@@ -38,10 +42,19 @@ __all__ = [
     "build_problem",
     "build_block_cyclic",
     "problem_spec",
+    "check_problem",
     "ProblemConstants",
     "problem_constants",
     "Optimum",
     "OptimumError",
     "exact_optimum",
     "heterogeneity_gamma",
+    "check_optimum",
+    "MEMORY_FRACTION",
+    "available_memory",
+    "check_int",
+    "check_ints",
+    "check_memory",
+    "check_real",
+    "format_bytes",
 ]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._base import FederatedProblem, LossKind
-from ._params import as_float, as_int, make_spec
+from ._params import make_spec
+from .validation import check_int, check_real
 from .quadratic import random_quadratic
 
 __all__ = ["identical_quadratic"]
@@ -21,12 +22,12 @@ def identical_quadratic(
     n_clients: int = 8, dim: int = 10, mu: float = 0.1, L: float = 10.0, samples_per_client: int = 50, seed: int = 0
 ) -> FederatedProblem:
     """N clients, each with the same ``samples_per_client`` least-squares rows in R^dim."""
-    N = as_int("n_clients", n_clients, minimum=1)
+    N = check_int("n_clients", n_clients, minimum=1)
     base = random_quadratic(1, dim, mu, L, 0.0, samples_per_client, seed)
     n = base.X.shape[0]
     spec = make_spec(
         "identical_quadratic",
-        {"n_clients": N, "dim": int(dim), "mu": as_float("mu", mu), "L": as_float("L", L),
+        {"n_clients": N, "dim": int(dim), "mu": check_real("mu", mu), "L": check_real("L", L),
          "samples_per_client": int(samples_per_client), "seed": int(seed)},
     )
     return FederatedProblem(
