@@ -5,10 +5,11 @@ from .config import ConfigError, FedAvgConfig, RunConfig, log_spaced_rounds
 from .executor import RunRequest, execute
 from .fixed_point import FixedPoint, fedavg_fixed_point
 from .rates import RateFit, fit_rate
+from .resources import check_jobs, check_run_memory, check_sweep_memory
 from .run import DivergenceError, Trajectory, run
 from .schedules import ScheduleError, StepSize
 from .store import RunStore, StoreError
-from .sweep import SweepError, SweepResults, SweepTask, run_sweep
+from .sweep import SweepError, SweepResults, SweepTask, check_scheduler, run_sweep
 from .verdict import Hypothesis, Status, Verdict
 
 __all__ = [
@@ -30,9 +31,13 @@ __all__ = [
     "SweepTask",
     "Trajectory",
     "Verdict",
+    "check_jobs",
     "check_lower_bound",
     "check_ordering",
     "check_rate_exponent",
+    "check_run_memory",
+    "check_scheduler",
+    "check_sweep_memory",
     "check_upper_bound",
     "execute",
     "fedavg_fixed_point",

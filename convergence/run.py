@@ -20,6 +20,7 @@ from ._fedavg_kernel import DIVERGENCE_FACTOR, fedavg_kernel
 from ._fedavg_reference import fedavg_reference
 from ._packing import pack_clients
 from .config import FedAvgConfig, RunConfig
+from .resources import check_run_memory
 
 __all__ = ["Trajectory", "DivergenceError", "run", "run_seed", "trajectory_from_records", "ENGINES"]
 
@@ -120,13 +121,15 @@ def run(
     """Execute ``config`` for all its seeds and measure gap and distance at the record points.
 
     A given ``problem`` must be the one ``config.problem`` describes and a given ``optimum`` that
-    problem's (ProblemError naming ``problem`` / ``optimum`` otherwise). Raises DivergenceError
-    naming the seed and round when the iterates blow up.
+    problem's (ProblemError naming ``problem`` / ``optimum`` otherwise). A run whose estimated
+    memory cannot fit is refused before it starts (ConfigError, ``resources.check_run_memory``).
+    Raises DivergenceError naming the seed and round when the iterates blow up.
     """
     start = time.perf_counter()
     problem = build_problem(config.problem) if problem is None else check_problem(problem, config.problem)
     optimum = exact_optimum(problem, crosscheck=False) if optimum is None else check_optimum(optimum, problem)
     alg = config.algorithm
+    check_run_memory(problem, alg, engine)
     n_rec, S = len(alg.record_rounds), len(alg.seeds)
     iterates = np.zeros((S, n_rec, problem.dim))
     stats = np.full((S, 2), np.nan)

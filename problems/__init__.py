@@ -11,7 +11,7 @@ Public API (everything else is private):
 * constants: ``ProblemConstants``, ``problem_constants``;
 * optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``, ``check_optimum``;
 * the registry's ``check_problem(problem, spec)`` (does a problem belong to a spec?);
-* validation shared by every layer: ``check_int``, ``check_ints``, ``check_real``, ``check_memory``,
+* validation shared by every layer: ``check_int``, ``check_ints``, ``check_real``, ``check_memory``, ``check_problem_size``,
   ``available_memory``, ``format_bytes``, ``MEMORY_FRACTION``.
 """
 
@@ -24,7 +24,7 @@ from .optimum import Optimum, OptimumError, check_optimum, exact_optimum, hetero
 from .quadratic import random_quadratic
 from .registry import build_block_cyclic, build_problem, check_problem, problem_spec
 from .synthetic import synthetic
-from .validation import MEMORY_FRACTION, available_memory, check_int, check_ints, check_memory, check_real, format_bytes
+from .validation import MEMORY_FRACTION, available_memory, check_int, check_ints, check_memory, check_problem_size, check_real, format_bytes
 
 __all__ = [
     "FederatedProblem",
@@ -55,6 +55,7 @@ __all__ = [
     "check_int",
     "check_ints",
     "check_memory",
+    "check_problem_size",
     "check_real",
     "format_bytes",
 ]

@@ -38,7 +38,7 @@ import numpy as np
 
 from ._base import FederatedProblem, LossKind, ProblemError
 from ._params import as_choice, make_spec
-from .validation import check_int, check_real
+from .validation import check_int, check_problem_size, check_real
 
 __all__ = ["BlockCyclicProblem", "block_cyclic_quadratic", "block_cyclic_softmax", "label_block_partition"]
 
@@ -218,6 +218,7 @@ def block_cyclic_quadratic(
     mu = check_real("mu", mu, minimum=0.0)
     noise = check_real("noise", noise, minimum=0.0)
     seed = check_int("seed", seed, minimum=0)
+    check_problem_size("n_clients, n_blocks, dim, samples_per_client", M * N * n, d, d)
 
     rng = np.random.default_rng(seed)
     theta = _ground_truths(rng, (d,), M, N, block_spread, client_spread)
@@ -281,6 +282,8 @@ def block_cyclic_softmax(
     client_spread = check_real("client_spread", client_spread, minimum=0.0)
     l2 = check_real("l2", l2, minimum=0.0, strict=True)
     seed = check_int("seed", seed, minimum=0)
+    check_problem_size("n_clients, n_blocks, n_features, n_classes, samples_per_client", M * N * n, f + 1,
+                       (f + 1) * C)
 
     rng = np.random.default_rng(seed)
     logistic = C == 2

@@ -31,7 +31,7 @@ import numpy as np
 
 from ._base import FederatedProblem, LossKind
 from ._params import make_spec
-from .validation import check_int, check_real
+from .validation import check_int, check_memory, check_problem_size, check_real
 
 __all__ = ["li_counterexample", "li_counterexample_matrices"]
 
@@ -50,6 +50,7 @@ def li_counterexample_matrices(N: int = 5, p: int = 4) -> tuple[np.ndarray, np.n
     """
     N, p = _validate(N, p)
     d = N * p + 1
+    check_memory("N, p", 8 * N * d * d, f"{N} matrices {d} x {d}")
     idx = np.arange(1, d + 1)  # 1-based coordinates as in eq. 29
     i, j = idx[:, None], idx[None, :]
     A_list = np.zeros((N, d, d))
@@ -92,6 +93,7 @@ def li_counterexample(N: int = 5, p: int = 4, mu: float = 2e-4) -> FederatedProb
     """
     N, p = _validate(N, p)
     mu = check_real("mu", mu, minimum=0.0)
+    check_problem_size("N, p", N * (p + 1), N * p + 1, N * p + 1)
     n_k = p + 1
     d = N * p + 1
     X_paper = [_factor_rows(N, p, k) for k in range(N)]

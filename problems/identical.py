@@ -12,7 +12,7 @@ import numpy as np
 
 from ._base import FederatedProblem, LossKind
 from ._params import make_spec
-from .validation import check_int, check_real
+from .validation import check_int, check_problem_size, check_real
 from .quadratic import random_quadratic
 
 __all__ = ["identical_quadratic"]
@@ -23,12 +23,14 @@ def identical_quadratic(
 ) -> FederatedProblem:
     """N clients, each with the same ``samples_per_client`` least-squares rows in R^dim."""
     N = check_int("n_clients", n_clients, minimum=1)
+    d = check_int("dim", dim, minimum=2)
+    n = check_int("samples_per_client", samples_per_client, minimum=d)
+    check_problem_size("n_clients, dim, samples_per_client", N * n, d, d)
     base = random_quadratic(1, dim, mu, L, 0.0, samples_per_client, seed)
-    n = base.X.shape[0]
     spec = make_spec(
         "identical_quadratic",
-        {"n_clients": N, "dim": int(dim), "mu": check_real("mu", mu), "L": check_real("L", L),
-         "samples_per_client": int(samples_per_client), "seed": int(seed)},
+        {"n_clients": N, "dim": d, "mu": check_real("mu", mu), "L": check_real("L", L),
+         "samples_per_client": n, "seed": base.spec["params"]["seed"]},
     )
     return FederatedProblem(
         name=f"identical_quadratic(N={N}, d={dim}, seed={seed})",

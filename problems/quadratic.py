@@ -32,7 +32,7 @@ import numpy as np
 
 from ._base import FederatedProblem, LossKind, ProblemError
 from ._params import as_choice, make_spec
-from .validation import check_int, check_real
+from .validation import check_int, check_problem_size, check_real
 
 __all__ = ["random_quadratic"]
 
@@ -78,6 +78,7 @@ def random_quadratic(
     h = check_real("heterogeneity", heterogeneity, minimum=0.0)
     n = check_int("samples_per_client", samples_per_client, minimum=d)
     seed = check_int("seed", seed, minimum=0)
+    check_problem_size("n_clients, dim, samples_per_client", N * n, d, d)
     weighting = as_choice("weighting", weighting, _WEIGHTINGS)
 
     rng = np.random.default_rng(seed)

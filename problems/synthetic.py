@@ -31,11 +31,12 @@ n = 27348 samples, 273 +- 421 per device, for synthetic(1, 1); our counts vary w
 
 from __future__ import annotations
 
+import math
 import numpy as np
 
 from ._base import FederatedProblem, LossKind
 from ._params import make_spec
-from .validation import check_int, check_real
+from .validation import check_int, check_problem_size, check_real
 
 __all__ = ["synthetic"]
 
@@ -66,6 +67,8 @@ def synthetic(
     C = check_int("n_classes", n_classes, minimum=2)
     l2 = check_real("l2", l2, minimum=0.0)
     seed = check_int("seed", seed, minimum=0)
+    expected_rows = N * (math.ceil(math.exp(_LOGNORMAL_MEAN + _LOGNORMAL_SIGMA**2 / 2)) + _MIN_SAMPLES)
+    check_problem_size("n_clients, n_features, n_classes", expected_rows, f0 + 1, (f0 + 1) * C)
 
     rng = np.random.default_rng(seed)
     sizes = rng.lognormal(_LOGNORMAL_MEAN, _LOGNORMAL_SIGMA, N).astype(np.int64) + _MIN_SAMPLES

@@ -31,6 +31,7 @@ __all__ = [
     "check_int",
     "check_ints",
     "check_memory",
+    "check_problem_size",
     "check_real",
     "format_bytes",
 ]
@@ -140,3 +141,13 @@ def check_memory(fields: str, nbytes: int, what: str, *, error: type[Exception] 
             f"{fields}: {what} would need about {format_bytes(nbytes)}, more than {MEMORY_FRACTION:.0%} of the "
             f"{format_bytes(limit / MEMORY_FRACTION)} of memory available; choose smaller sizes"
         )
+
+
+def check_problem_size(fields: str, rows: int, features: int, dim: int) -> None:
+    """Refuse (ProblemError naming ``fields``) a problem family whose data cannot fit in memory.
+
+    Estimate, in float64 entries: the rows and targets twice (the per-client parts and the packed
+    copy), rows * (features + 1) * 2, plus the dim x dim Hessian of its exact optimum.
+    """
+    nbytes = 8 * (2 * rows * (features + 1) + dim * dim)
+    check_memory(fields, nbytes, f"a problem of {rows} rows x {features} features (d = {dim})")
