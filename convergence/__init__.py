@@ -1,7 +1,7 @@
 """Algorithms, kernels, runs, rate fits, bounds and checks (public API)."""
 
 from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
-from .config import ConfigError, FedAvgConfig, RunConfig, log_spaced_rounds
+from .config import ConfigError, FedAvgConfig, RunConfig, config_int, log_spaced_rounds
 from .executor import RunRequest, execute
 from .fixed_point import FixedPoint, fedavg_fixed_point
 from .rates import RateFit, fit_rate
@@ -39,6 +39,7 @@ __all__ = [
     "check_scheduler",
     "check_sweep_memory",
     "check_upper_bound",
+    "config_int",
     "execute",
     "fedavg_fixed_point",
     "fit_rate",

@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from convergence import RunStore, Status, Verdict
+from convergence import RunStore, Status, Verdict, config_int
 from problems import FederatedProblem, LossKind, Optimum, exact_optimum, problem_constants
 
 __all__ = [
@@ -58,10 +58,8 @@ class VerifySettings:
                 "progress": self.progress}
 
     def __post_init__(self) -> None:
-        if not isinstance(self.seeds, int) or self.seeds < 1:
-            raise ValueError(f"seeds: need an integer >= 1, got {self.seeds!r}")
-        if not isinstance(self.jobs, int) or self.jobs < 1:
-            raise ValueError(f"jobs: need an integer >= 1, got {self.jobs!r}")
+        object.__setattr__(self, "seeds", config_int("seeds", self.seeds))
+        object.__setattr__(self, "jobs", config_int("jobs", self.jobs))
         if self.quick and self.full:
             raise ValueError("quick/full: choose at most one of them")
 
