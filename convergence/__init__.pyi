@@ -2,12 +2,13 @@
 (lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
 
 from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
-from .config import ConfigError, FedAvgConfig, RunConfig, log_spaced_rounds
+from .config import ConfigError, FedAvgConfig, RunConfig, config_int, log_spaced_rounds
 from .executor import RunRequest, execute
 from .fixed_point import FixedPoint, fedavg_fixed_point
 from .rates import RateFit, fit_rate
+from .resources import check_jobs, check_run_memory, check_sweep_memory
 from .run import DivergenceError, Trajectory, run
 from .schedules import ScheduleError, StepSize
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoreError, StoredRun
-from .sweep import SweepError, SweepMonitor, SweepResults, SweepTask, run_sweep
+from .sweep import SweepError, SweepMonitor, SweepResults, SweepTask, check_scheduler, run_sweep
 from .verdict import Hypothesis, Status, Verdict

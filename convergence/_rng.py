@@ -21,9 +21,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["GOLDEN", "mix64", "seed_key", "stream_key", "sample_index", "sample_indices_np"]
+__all__ = ["GOLDEN", "SEED_MAX", "mix64", "seed_key", "stream_key", "sample_index", "sample_indices_np"]
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+SEED_MAX = 2**63 - 1
+"""Largest seed: the kernels take the seed as a signed 64-bit integer (int64) before mixing it."""
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30 = np.uint64(30)
@@ -66,9 +68,10 @@ def sample_indices_np(seed: int, t: int, sizes: np.ndarray, batch: int) -> np.nd
     """
     sizes = np.asarray(sizes, dtype=np.uint64)
     n_clients = sizes.size
-    key = _mix64_np(np.uint64(seed) + GOLDEN)
-    ks = np.arange(n_clients, dtype=np.uint64)
-    streams = _mix64_np(key + GOLDEN * (np.uint64(t) * np.uint64(n_clients) + ks + np.uint64(1)))
+    with np.errstate(over="ignore"):  # modulo 2^64, as in the kernels
+        key = _mix64_np(np.uint64(seed) + GOLDEN)
+        ks = np.arange(n_clients, dtype=np.uint64)
+        streams = _mix64_np(key + GOLDEN * (np.uint64(t) * np.uint64(n_clients) + ks + np.uint64(1)))
     js = np.arange(1, batch + 1, dtype=np.uint64)
     h = _mix64_np(streams[:, None] + GOLDEN * js[None, :])
     return (((h >> _S32) * sizes[:, None]) >> _S32).astype(np.int64)

@@ -44,7 +44,9 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from problems import BlockCyclicProblem, FederatedProblem, Optimum, ProblemError, exact_optimum
+from problems import (
+    BlockCyclicProblem, FederatedProblem, Optimum, ProblemError, check_optimum, check_real, exact_optimum,
+)
 
 from ._block_cyclic_kernel import (
     MODE_MC,
@@ -57,7 +59,7 @@ from ._block_cyclic_kernel import (
     kernel_seed,
 )
 from ._block_cyclic_reference import block_cyclic_reference
-from .config import ConfigError, FedAvgConfig, RunConfig
+from .config import ConfigError, FedAvgConfig, RunConfig, config_int, config_record_rounds, config_seeds
 from .run import ENGINES, DivergenceError, Trajectory, run
 from .schedules import StepSize
 
@@ -78,46 +80,16 @@ __all__ = [
 _PREDICTORS = {"average": PREDICTOR_AVERAGE, "exponential": PREDICTOR_EXPONENTIAL}
 
 
-def _positive_int(name: str, value: Any) -> int:
-    """``value`` as an int >= 1, or ConfigError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigError(f"{name}: must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def _seeds(value: Any) -> tuple[int, ...]:
-    """At least one seed, all distinct integers >= 0."""
-    seeds = tuple(value)
-    if not seeds or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0 for s in seeds):
-        raise ConfigError(f"seeds: need at least one seed, all integers >= 0, got {value!r}")
-    if len(set(seeds)) != len(seeds):
-        raise ConfigError(f"seeds: must be distinct, got {value!r}")
-    return tuple(int(s) for s in seeds)
-
-
-def _record_rounds(value: Any) -> tuple[int, ...]:
-    """Strictly increasing integers >= 0 (the upper end is checked against the problem at run time)."""
-    record = tuple(value)
-    if any(isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 0 for r in record):
-        raise ConfigError(f"record_rounds: must be integers >= 0, got {value!r}")
-    if list(record) != sorted(set(record)):
-        raise ConfigError(f"record_rounds: must be strictly increasing, got {value!r}")
-    return tuple(int(r) for r in record)
-
-
 def _check_step_and_batch(config: Any) -> None:
     """Validate ``config.step_size`` (a StepSize) and normalise ``config.batch_size`` (int >= 0)."""
     if not isinstance(config.step_size, StepSize):
         raise ConfigError(f"step_size: must be a StepSize, got {config.step_size!r}")
-    batch = config.batch_size
-    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 0:
-        raise ConfigError(f"batch_size: must be an integer >= 0 (0 = exact gradients), got {batch!r}")
-    object.__setattr__(config, "batch_size", int(batch))
+    object.__setattr__(config, "batch_size", config_int("batch_size", config.batch_size, minimum=0))
 
 
 def _participants(value: Any) -> int | None:
     """None (all clients) or an integer K >= 1 (checked against N at run time)."""
-    return None if value is None else _positive_int("participants", value)
+    return None if value is None else config_int("participants", value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,12 +107,12 @@ class _CyclicSchedule:
     seeds: tuple[int, ...] = (0,)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "cycles", _positive_int("cycles", self.cycles))
-        object.__setattr__(self, "rounds_per_block", _positive_int("rounds_per_block", self.rounds_per_block))
-        object.__setattr__(self, "local_steps", _positive_int("local_steps", self.local_steps))
+        object.__setattr__(self, "cycles", config_int("cycles", self.cycles))
+        object.__setattr__(self, "rounds_per_block", config_int("rounds_per_block", self.rounds_per_block))
+        object.__setattr__(self, "local_steps", config_int("local_steps", self.local_steps))
         _check_step_and_batch(self)
-        object.__setattr__(self, "record_rounds", _record_rounds(self.record_rounds))
-        object.__setattr__(self, "seeds", _seeds(self.seeds))
+        object.__setattr__(self, "record_rounds", config_record_rounds(self.record_rounds))
+        object.__setattr__(self, "seeds", config_seeds(self.seeds))
 
     def total_rounds(self, n_blocks: int) -> int:
         """R = C M E."""
@@ -173,7 +145,7 @@ class MMPSGDConfig(_CyclicSchedule):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "participants", _participants(self.participants))
-        if self.predictor not in _PREDICTORS:
+        if not isinstance(self.predictor, str) or self.predictor not in _PREDICTORS:
             raise ConfigError(f"predictor: expected one of {sorted(_PREDICTORS)}, got {self.predictor!r}")
 
     def to_json(self) -> dict[str, Any]:
@@ -222,23 +194,19 @@ class PRSGDConfig:
     seeds: tuple[int, ...] = (0,)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rounds", _positive_int("rounds", self.rounds))
-        object.__setattr__(self, "sync_interval", _positive_int("sync_interval", self.sync_interval))
+        object.__setattr__(self, "rounds", config_int("rounds", self.rounds))
+        object.__setattr__(self, "sync_interval", config_int("sync_interval", self.sync_interval))
         _check_step_and_batch(self)
         object.__setattr__(self, "participants", _participants(self.participants))
-        record = _record_rounds(self.record_rounds) or (self.rounds,)
-        if record[-1] > self.rounds:
-            raise ConfigError(f"record_rounds: every record round must lie in [0, rounds={self.rounds}]")
-        object.__setattr__(self, "record_rounds", record)
-        object.__setattr__(self, "seeds", _seeds(self.seeds))
+        object.__setattr__(self, "record_rounds", config_record_rounds(self.record_rounds, self.rounds) or (self.rounds,))
+        object.__setattr__(self, "seeds", config_seeds(self.seeds))
 
     @classmethod
     def yu(cls, n_clients: int, L: float, rounds: int, sync_interval: int, **kwargs: Any) -> "PRSGDConfig":
         """Corollary 2's constant step s = sqrt(N) / (L sqrt(T)), T = rounds * sync_interval."""
-        if not (isinstance(L, (int, float)) and math.isfinite(L) and L > 0):
-            raise ConfigError(f"L: the smoothness constant must be finite and > 0, got {L!r}")
-        T = _positive_int("rounds", rounds) * _positive_int("sync_interval", sync_interval)
-        step = math.sqrt(_positive_int("n_clients", n_clients)) / (L * math.sqrt(T))
+        L = check_real("L", L, 0.0, strict=True, error=ConfigError)
+        T = config_int("rounds", rounds) * config_int("sync_interval", sync_interval)
+        step = math.sqrt(config_int("n_clients", n_clients)) / (L * math.sqrt(T))
         return cls(rounds=rounds, sync_interval=sync_interval, step_size=StepSize.constant(step), **kwargs)
 
     def to_json(self) -> dict[str, Any]:
@@ -360,7 +328,8 @@ def _execute(
     """Every seed through the kernel or the reference (BLAS single-threaded, as in ``run_seed``)."""
     if engine not in ENGINES:
         raise ValueError(f"engine: unknown engine {engine!r}; choose one of {ENGINES}")
-    optimum = exact_optimum(problem.combined, crosscheck=False) if optimum is None else optimum
+    combined = problem.combined
+    optimum = exact_optimum(combined, crosscheck=False) if optimum is None else check_optimum(optimum, combined)
     w0 = np.zeros(problem.dim)
     records = []
     with threadpool_limits(limits=1, user_api="blas"):

@@ -91,7 +91,7 @@ class BlockCyclicProbe:
 def probe_block_cyclic(problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seed: int) -> BlockCyclicProbe:
     """Replay ``config`` on ``problem`` for ``seed`` from w0 = 0 (as ``run_block_cyclic``), keeping
     every local iterate and gradient; raises DivergenceError naming the round when a global model
-    stops being finite (the run's own test, distance to x* beyond 1e15 times its start, is not
+    stops being finite (the run's own test, ||x - x*||^2 > 1e30 (1 + ||x_0 - x*||^2), is not
     repeated: the probe needs no optimum)."""
     if not isinstance(config, MMPSGDConfig):
         raise TypeError(f"config: expected an MMPSGDConfig or MCPSGDConfig, got {type(config).__name__}")

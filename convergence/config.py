@@ -9,19 +9,49 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from problems import check_int, check_ints, check_real
+
+from ._rng import SEED_MAX
 from .schedules import StepSize
 
-__all__ = ["ConfigError", "FedAvgConfig", "RunConfig", "log_spaced_rounds"]
+__all__ = [
+    "ConfigError", "FedAvgConfig", "RunConfig", "config_int", "config_record_rounds", "config_seeds",
+    "log_spaced_rounds",
+]
 
 
 class ConfigError(ValueError):
     """Invalid run configuration; the message names the offending field."""
+
+
+def config_int(name: str, value: Any, minimum: int = 1) -> int:
+    """An integer config field >= ``minimum`` (problems.check_int); ConfigError naming ``name``."""
+    return check_int(name, value, minimum=minimum, error=ConfigError)
+
+
+def config_seeds(value: Any) -> tuple[int, ...]:
+    """At least one seed, distinct integers in [0, SEED_MAX] (the sampler's range); ConfigError naming seeds."""
+    seeds = check_ints("seeds", value, minimum=0, maximum=SEED_MAX, error=ConfigError)
+    if not seeds:
+        raise ConfigError("seeds: need at least one seed")
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"seeds: must be distinct, got {value!r}")
+    return seeds
+
+
+def config_record_rounds(value: Any, rounds: int | None = None) -> tuple[int, ...]:
+    """Strictly increasing integer record rounds >= 0, at most ``rounds`` when it is given."""
+    record = check_ints("record_rounds", value, minimum=0, error=ConfigError)
+    if list(record) != sorted(set(record)):
+        raise ConfigError(f"record_rounds: must be strictly increasing, got {value!r}")
+    if rounds is not None and record and record[-1] > rounds:
+        raise ConfigError(f"record_rounds: every record round must lie in [0, rounds={rounds}]")
+    return record
 
 
 @dataclass(frozen=True)
@@ -45,30 +75,15 @@ class FedAvgConfig:
     seeds: tuple[int, ...] = (0,)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.local_steps, (int, np.integer)) or self.local_steps < 1:
-            raise ConfigError(f"local_steps (E): must be an integer >= 1, got {self.local_steps!r}")
-        if not isinstance(self.rounds, (int, np.integer)) or self.rounds < 1:
-            raise ConfigError(f"rounds: must be an integer >= 1, got {self.rounds!r}")
+        object.__setattr__(self, "local_steps", config_int("local_steps (E)", self.local_steps))
+        object.__setattr__(self, "rounds", config_int("rounds", self.rounds))
         if not isinstance(self.step_size, StepSize):
-            raise ConfigError("step_size: must be a StepSize")
-        if not isinstance(self.batch_size, (int, np.integer)) or self.batch_size < 0:
-            raise ConfigError(f"batch_size: must be an integer >= 0 (0 = exact gradients), got {self.batch_size!r}")
-        if not (isinstance(self.server_lr, (int, float)) and math.isfinite(self.server_lr) and self.server_lr > 0):
-            raise ConfigError(f"server_lr: must be a finite number > 0, got {self.server_lr!r}")
-        record = tuple(int(r) for r in (self.record_rounds or (self.rounds,)))
-        if any(r < 0 or r > self.rounds for r in record):
-            raise ConfigError(f"record_rounds: every record round must lie in [0, rounds={self.rounds}]")
-        if list(record) != sorted(set(record)):
-            raise ConfigError("record_rounds: must be strictly increasing")
-        seeds = tuple(int(s) for s in self.seeds)
-        if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
-            raise ConfigError("seeds: need at least one seed, all distinct integers >= 0")
+            raise ConfigError(f"step_size: must be a StepSize, got {self.step_size!r}")
+        object.__setattr__(self, "batch_size", config_int("batch_size", self.batch_size, minimum=0))
+        object.__setattr__(self, "server_lr", check_real("server_lr", self.server_lr, 0.0, strict=True, error=ConfigError))
+        record = config_record_rounds(self.record_rounds, self.rounds) or (self.rounds,)
         object.__setattr__(self, "record_rounds", record)
-        object.__setattr__(self, "seeds", seeds)
-        object.__setattr__(self, "local_steps", int(self.local_steps))
-        object.__setattr__(self, "rounds", int(self.rounds))
-        object.__setattr__(self, "batch_size", int(self.batch_size))
-        object.__setattr__(self, "server_lr", float(self.server_lr))
+        object.__setattr__(self, "seeds", config_seeds(self.seeds))
 
     @property
     def total_steps(self) -> int:
@@ -107,6 +122,12 @@ class RunConfig:
     algorithm: FedAvgConfig
     label: str = field(default="", compare=False)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.problem, dict):
+            raise ConfigError(f"problem: expected a problem spec (a dict), got {type(self.problem).__name__}")
+        if not isinstance(self.algorithm, FedAvgConfig):
+            raise ConfigError(f"algorithm: expected a FedAvgConfig, got {type(self.algorithm).__name__}")
+
     def to_json(self) -> dict[str, Any]:
         return {"problem": self.problem, "algorithm": self.algorithm.to_json()}
 
@@ -119,7 +140,8 @@ class RunConfig:
 
 def log_spaced_rounds(rounds: int, n_points: int, first: int = 1) -> tuple[int, ...]:
     """About ``n_points`` distinct rounds spaced evenly in log scale from ``first`` to ``rounds``."""
-    if rounds < first:
+    if config_int("rounds", rounds) < config_int("first", first):
         raise ConfigError(f"rounds: must be >= {first}")
+    config_int("n_points", n_points)
     grid = np.unique(np.round(np.geomspace(first, rounds, n_points)).astype(np.int64))
     return tuple(int(r) for r in grid)

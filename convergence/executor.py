@@ -21,6 +21,7 @@ import numpy as np
 from problems import Optimum, build_problem
 
 from .config import FedAvgConfig, RunConfig
+from .resources import check_run_memory, check_sweep_memory
 from .run import DivergenceError, Trajectory, run_seed, trajectory_from_records
 from .store import RunStore
 from .sweep import SweepMonitor, SweepResults, SweepTask, run_sweep
@@ -96,11 +97,14 @@ def execute(
     By default jobs = 1 runs in this process and jobs > 1 on a process pool of that size; a
     ``scheduler`` address runs on that Dask cluster; ``executor`` ("serial", "process", "dask")
     chooses explicitly. With a ``store``, each finished (config, seed) is stored at once and,
-    with ``use_cache``, stored ones are read back instead of recomputed. Raises DivergenceError
-    for the first diverged (config, seed), naming the round.
+    with ``use_cache``, stored ones are read back instead of recomputed. Before any task is built,
+    the memory of each run and of the whole sweep is estimated (``resources``) and a request
+    that cannot fit is refused with ConfigError. Raises DivergenceError for the first diverged
+    (config, seed), naming the round.
     """
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs: must be an integer >= 1, got {jobs!r}")
+    _check_memory(requests, engine)
     if executor is None and scheduler is None:
         executor = "serial" if jobs == 1 else "process"
     tasks = [[seed_task(req, seed, engine) for seed in req.config.algorithm.seeds] for req in requests]
@@ -109,6 +113,19 @@ def execute(
         scheduler=scheduler, store=store, use_cache=use_cache, progress=progress, description=description,
     )
     return [_assemble(req, request_tasks, results, engine) for req, request_tasks in zip(requests, tasks)]
+
+
+def _check_memory(requests: Sequence[RunRequest], engine: str) -> None:
+    """Refuse requests whose single-seed runs, or whose sweep as a whole, cannot fit in memory."""
+    for req in requests:
+        alg = req.config.algorithm
+        check_run_memory(build_problem(req.config.problem), alg.with_seeds(alg.seeds[:1]), engine)
+    pairs = sum(len(req.config.algorithm.seeds) for req in requests)
+    floats = sum(
+        len(req.config.algorithm.seeds) * len(req.config.algorithm.record_rounds) * (req.optimum.w_star.size + 2)
+        for req in requests
+    )
+    check_sweep_memory(pairs, floats)
 
 
 def _assemble(req: RunRequest, tasks: list[SweepTask], results: SweepResults, engine: str) -> Trajectory:

@@ -16,12 +16,13 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from problems import FederatedProblem, Optimum, build_problem, exact_optimum
+from problems import FederatedProblem, Optimum, build_problem, check_optimum, check_problem, exact_optimum
 
-from ._fedavg_kernel import fedavg_kernel
+from ._fedavg_kernel import DIVERGENCE_FACTOR, fedavg_kernel
 from ._fedavg_reference import fedavg_reference
 from ._packing import pack_clients
 from .config import FedAvgConfig, RunConfig
+from .resources import check_run_memory
 
 __all__ = ["Trajectory", "DivergenceError", "run", "run_seed", "trajectory_from_records", "ENGINES"]
 
@@ -35,7 +36,8 @@ class DivergenceError(RuntimeError):
         first, last = round_index * local_steps + 1, (round_index + 1) * local_steps
         super().__init__(
             f"run {run_id} diverged: seed {seed}, round {round_index + 1} (local steps {first}-{last}); "
-            "||w - w*|| exceeded 1e15 times its initial value or became non-finite. Lower the step size."
+            f"||w - w*||^2 exceeded {DIVERGENCE_FACTOR:g} (1 + ||w0 - w*||^2) or became non-finite. "
+            "Lower the step size."
         )
         self.seed, self.round_index = seed, round_index
 
@@ -151,12 +153,16 @@ def run(
 ) -> Trajectory:
     """Execute ``config`` for all its seeds and measure gap and distance at the record points.
 
+    A given ``problem`` must be the one ``config.problem`` describes and a given ``optimum`` that
+    problem's (ProblemError naming ``problem`` / ``optimum`` otherwise). A run whose estimated
+    memory cannot fit is refused before it starts (ConfigError, ``resources.check_run_memory``).
     Raises DivergenceError naming the seed and round when the iterates blow up.
     """
     start = time.perf_counter()
-    problem = build_problem(config.problem) if problem is None else problem
-    optimum = exact_optimum(problem, crosscheck=False) if optimum is None else optimum
+    problem = build_problem(config.problem) if problem is None else check_problem(problem, config.problem)
+    optimum = exact_optimum(problem, crosscheck=False) if optimum is None else check_optimum(optimum, problem)
     alg = config.algorithm
+    check_run_memory(problem, alg, engine)
     n_rec, S = len(alg.record_rounds), len(alg.seeds)
     iterates = np.zeros((S, n_rec, problem.dim))
     stats = np.full((S, 2), np.nan)

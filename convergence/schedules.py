@@ -13,12 +13,13 @@ Kinds (each is a closed form, evaluated identically by the Numba kernel and the 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numba import njit
+
+from problems import check_int, check_real
 
 __all__ = ["StepSize", "ScheduleError", "step_size_at"]
 
@@ -40,12 +41,10 @@ class StepSize:
     decay: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.kind not in _CODES:
+        if not isinstance(self.kind, str) or self.kind not in _CODES:
             raise ScheduleError(f"step_size.kind: unknown schedule {self.kind!r}; choose one of {sorted(_CODES)}")
         for name in ("eta0", "mu", "gamma", "decay"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ScheduleError(f"step_size.{name}: must be a finite number, got {value!r}")
+            object.__setattr__(self, name, check_real(f"step_size.{name}", getattr(self, name), error=ScheduleError))
         if self.kind == "li":
             if self.mu <= 0:
                 raise ScheduleError(f"step_size.mu: the li schedule needs mu > 0, got {self.mu}")
@@ -59,22 +58,29 @@ class StepSize:
     @classmethod
     def constant(cls, eta: float) -> "StepSize":
         """eta_t = eta."""
-        return cls("constant", eta0=float(eta))
+        return cls("constant", eta0=eta)
 
     @classmethod
     def li(cls, mu: float, L: float, local_steps: int) -> "StepSize":
-        """Li et al. Theorem 1: eta_t = 2 / (mu (gamma + t)), gamma = max{8 L / mu, E}."""
-        return cls("li", mu=float(mu), gamma=float(max(8.0 * L / mu, local_steps)))
+        """Li et al. Theorem 1: eta_t = 2 / (mu (gamma + t)), gamma = max{8 L / mu, E}.
+
+        Needs mu > 0 (strong convexity), L > 0 and E = ``local_steps`` >= 1; ScheduleError naming
+        the field otherwise.
+        """
+        mu = check_real("step_size.mu", mu, 0.0, strict=True, error=ScheduleError)
+        L = check_real("step_size.L", L, 0.0, strict=True, error=ScheduleError)
+        E = check_int("step_size.local_steps", local_steps, minimum=1, error=ScheduleError)
+        return cls("li", mu=mu, gamma=max(8.0 * L / mu, float(E)))
 
     @classmethod
     def inverse_time(cls, eta0: float, decay: float) -> "StepSize":
         """eta_t = eta0 / (1 + decay t)."""
-        return cls("inverse_time", eta0=float(eta0), decay=float(decay))
+        return cls("inverse_time", eta0=eta0, decay=decay)
 
     @classmethod
     def per_round(cls, eta0: float) -> "StepSize":
         """eta_t = eta0 / (1 + round)."""
-        return cls("per_round", eta0=float(eta0))
+        return cls("per_round", eta0=eta0)
 
     @property
     def code(self) -> int:

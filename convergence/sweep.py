@@ -19,6 +19,8 @@ import functools
 import json
 import logging
 import os
+import socket
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -30,13 +32,20 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .config import ConfigError
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun
 
-__all__ = ["EXECUTORS", "SweepError", "SweepMonitor", "SweepResults", "SweepTask", "run_sweep"]
+__all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT_S", "SweepError", "SweepMonitor", "SweepResults", "SweepTask",
+           "check_scheduler", "run_sweep"]
 
 EXECUTORS = ("serial", "process", "dask")
 
 logger = logging.getLogger(__name__)
+
+_PARENT_POLL_S = 0.5  # how often a pool worker checks that the driver is alive
+SCHEDULER_TIMEOUT_S = 5.0
+"""How long reaching a Dask scheduler may take before the sweep gives up (connect and handshake)."""
+_SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # dask.distributed's network transports
 
 Result = dict[str, np.ndarray]
 
@@ -256,9 +265,26 @@ def _run_serial(pending: list[SweepTask], finish: Finish) -> None:
         finish(task, result, elapsed)
 
 
+def _watch_parent(parent: int) -> None:
+    """Pool-worker initializer: a daemon thread ends this worker once its parent (the driver) is gone.
+
+    A driver killed with SIGKILL cannot shut its pool down, and its workers, blocked reading a
+    task queue whose other ends their siblings still hold, would otherwise live on. When the
+    parent dies the worker is re-parented, so ``os.getppid()`` changes: checked every
+    ``_PARENT_POLL_S`` seconds.
+    """
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="fedbound-parent-watch", daemon=True).start()
+
+
 def _run_pool(pending: list[SweepTask], jobs: int, finish: Finish) -> None:
-    """Run the tasks on a local process pool of ``jobs`` workers (no more than there are tasks)."""
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)))
+    """Run the tasks on a local process pool of ``jobs`` workers (no more than there are tasks);
+    the workers end by themselves if the driver is killed (``_watch_parent``)."""
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), initializer=_watch_parent, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(_call, task.fn, task.args): task for task in pending}
         stop = functools.partial(pool.shutdown, wait=True, cancel_futures=True)  # lets the running ones finish
@@ -267,11 +293,39 @@ def _run_pool(pending: list[SweepTask], jobs: int, finish: Finish) -> None:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def check_scheduler(address: Any, name: str = "scheduler") -> str:
+    """``address`` if it is a Dask scheduler address ([scheme://]host:port) that accepts a TCP
+    connection within SCHEDULER_TIMEOUT_S; ConfigError naming ``name`` otherwise.
+
+    Checked with a plain socket before any Dask client exists, so a bad address fails in seconds
+    with one message (a Client that never connected reports errors again from its destructor).
+    """
+    if not isinstance(address, str):
+        raise ConfigError(f"{name}: expected an address such as tcp://host:8786, got {address!r}")
+    scheme, _, rest = address.rpartition("://")
+    host, _, port_text = rest.rpartition(":")
+    if scheme not in ("",) + _SCHEDULER_SCHEMES or not host.strip("[]") or not port_text.isdigit():
+        raise ConfigError(f"{name}: expected [{'|'.join(_SCHEDULER_SCHEMES)}://]host:port, got {address!r}")
+    port = int(port_text)
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"{name}: port {port} is outside 1..65535 in {address!r}")
+    try:
+        socket.create_connection((host.strip("[]"), port), timeout=SCHEDULER_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ConfigError(f"{name}: no Dask scheduler reachable at {address!r} ({exc})") from None
+    return address
+
+
 def _run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish) -> None:
     """Run the tasks on the workers of the Dask cluster whose scheduler is at ``scheduler``."""
     from dask.distributed import Client, as_completed  # here, so that only Dask sweeps pay for the import
 
-    with Client(scheduler, set_as_default=False) as client:
+    check_scheduler(scheduler)
+    try:
+        client = Client(scheduler, set_as_default=False, timeout=SCHEDULER_TIMEOUT_S)
+    except OSError as exc:
+        raise ConfigError(f"scheduler: cannot connect to the Dask scheduler at {scheduler!r} ({exc})") from None
+    with client:
         futures = {client.submit(_call, task.fn, task.args, pure=False): task for task in pending}
         try:
             completed = as_completed(list(futures), loop=client.loop)

@@ -9,7 +9,10 @@ Public API (everything else is private):
   ``block_cyclic_softmax``, ``label_block_partition``;
 * the registry: ``build_problem(spec)``, ``build_block_cyclic(spec)``, ``problem_spec(family, **params)``;
 * constants: ``ProblemConstants``, ``problem_constants``;
-* optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``.
+* optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``, ``check_optimum``;
+* the registry's ``check_problem(problem, spec)`` (does a problem belong to a spec?);
+* validation shared by every layer: ``check_int``, ``check_ints``, ``check_real``, ``check_memory``, ``check_problem_size``,
+  ``available_memory``, ``format_bytes``, ``MEMORY_FRACTION``.
 """
 
 import lazy_loader

@@ -6,7 +6,17 @@ from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cycl
 from .constants import ProblemConstants, problem_constants
 from .counterexample import li_counterexample, li_counterexample_matrices
 from .identical import identical_quadratic
-from .optimum import Optimum, OptimumError, exact_optimum, heterogeneity_gamma
+from .optimum import Optimum, OptimumError, check_optimum, exact_optimum, heterogeneity_gamma
 from .quadratic import random_quadratic
-from .registry import build_block_cyclic, build_problem, problem_spec
+from .registry import build_block_cyclic, build_problem, check_problem, problem_spec
 from .synthetic import synthetic
+from .validation import (
+    MEMORY_FRACTION,
+    available_memory,
+    check_int,
+    check_ints,
+    check_memory,
+    check_problem_size,
+    check_real,
+    format_bytes,
+)

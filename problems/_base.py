@@ -24,17 +24,17 @@ Data are packed for kernels: the rows of all clients stacked in ``X`` (n, f) and
 from __future__ import annotations
 
 import enum
+import functools
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .validation import ProblemError, check_int, check_real
+
 __all__ = ["LossKind", "FederatedProblem", "ProblemError"]
-
-
-class ProblemError(ValueError):
-    """Invalid problem data; the message names the offending field."""
 
 
 class LossKind(str, enum.Enum):
@@ -72,14 +72,14 @@ class FederatedProblem:
     notes: str = ""
 
     def __post_init__(self) -> None:
-        loss = LossKind(self.loss)
+        loss = _loss_kind(self.loss)
         object.__setattr__(self, "loss", loss)
-        X = np.ascontiguousarray(self.X, dtype=np.float64)
-        y = np.ascontiguousarray(self.y, dtype=np.float64).reshape(-1)
-        offsets = np.ascontiguousarray(self.offsets, dtype=np.int64).reshape(-1)
-        weights = np.ascontiguousarray(self.weights, dtype=np.float64).reshape(-1)
-        if X.ndim != 2:
-            raise ProblemError(f"X: expected a 2-d array (rows, features), got shape {X.shape}")
+        X = _float_array("X", self.X)
+        y = _float_array("y", self.y).reshape(-1)
+        offsets = _int_array("offsets", self.offsets)
+        weights = _float_array("weights", self.weights).reshape(-1)
+        if X.ndim != 2 or X.shape[1] == 0:
+            raise ProblemError(f"X: expected a 2-d array (rows, features) with at least one feature, got shape {X.shape}")
         if not np.all(np.isfinite(X)):
             raise ProblemError("X: data contain NaN or infinite values")
         if y.shape[0] != X.shape[0]:
@@ -97,9 +97,8 @@ class FederatedProblem:
             raise ProblemError("weights: client weights p_k must be finite and non-negative")
         if abs(weights.sum() - 1.0) > 1e-9:
             raise ProblemError(f"weights: client weights p_k must sum to 1 (they sum to {weights.sum():.12g})")
-        if not (np.isfinite(self.mu) and self.mu >= 0):
-            raise ProblemError(f"mu: l2 regularisation must be finite and >= 0, got {self.mu}")
-        n_classes = int(self.n_classes)
+        mu = check_real("mu", self.mu, minimum=0.0)
+        n_classes = check_int("n_classes", self.n_classes, minimum=1)
         if loss is LossKind.SOFTMAX:
             if n_classes < 2:
                 raise ProblemError("n_classes: softmax needs at least 2 classes")
@@ -109,18 +108,27 @@ class FederatedProblem:
             n_classes = 1
             if loss is LossKind.LOGISTIC and not np.all((y == 0) | (y == 1)):
                 raise ProblemError("y: logistic labels must be 0 or 1")
-        constants = (
-            np.zeros(n_clients)
-            if self.constants is None
-            else np.ascontiguousarray(self.constants, dtype=np.float64).reshape(-1)
-        )
+        constants = np.zeros(n_clients) if self.constants is None else _float_array("constants", self.constants)
+        constants = constants.reshape(-1)
         if constants.shape != (n_clients,) or not np.all(np.isfinite(constants)):
             raise ProblemError(f"constants: expected {n_clients} finite per-client constants")
         for name, value in (("X", X), ("y", y), ("offsets", offsets), ("weights", weights), ("constants", constants)):
             value.setflags(write=False)
             object.__setattr__(self, name, value)
-        object.__setattr__(self, "mu", float(self.mu))
+        object.__setattr__(self, "mu", mu)
         object.__setattr__(self, "n_classes", n_classes)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 (hex) of everything that defines F and the F_k: loss, mu, classes and the arrays.
+
+        Two problems with the same fingerprint have the same objective, gradients and optimum;
+        the name, notes and spec do not enter it. Computed once per problem (one pass over X).
+        """
+        digest = hashlib.sha256(f"{self.loss.value}|{self.mu!r}|{self.n_classes}|{self.X.shape}".encode())
+        for array in (self.X, self.y, self.offsets, self.weights, self.constants):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -220,6 +228,41 @@ class FederatedProblem:
             "mu": self.mu,
             "spec": json.loads(json.dumps(self.spec)),
         }
+
+
+def _loss_kind(value: Any) -> LossKind:
+    """``value`` as a LossKind; ProblemError naming ``loss`` otherwise."""
+    try:
+        return LossKind(value)
+    except ValueError:
+        raise ProblemError(f"loss: expected one of {[kind.value for kind in LossKind]}, got {value!r}") from None
+
+
+def _as_array(name: str, value: Any) -> np.ndarray:
+    """``np.asarray(value)``, with ProblemError naming ``name`` for ragged or unconvertible data."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise ProblemError(f"{name}: cannot be read as an array ({exc})") from None
+
+
+def _float_array(name: str, value: Any) -> np.ndarray:
+    """``value`` as a C-contiguous float64 array of real numbers; ProblemError naming ``name`` otherwise.
+
+    Only real (bool excluded) numeric data are taken: strings, objects and complex numbers are refused.
+    """
+    array = _as_array(name, value)
+    if array.dtype.kind not in "iuf":
+        raise ProblemError(f"{name}: expected real numbers, got an array of dtype {array.dtype}")
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
+def _int_array(name: str, value: Any) -> np.ndarray:
+    """``value`` as a 1-d C-contiguous int64 array of integers; ProblemError naming ``name`` otherwise."""
+    array = _as_array(name, value)
+    if array.dtype.kind not in "iu":
+        raise ProblemError(f"{name}: expected integers, got an array of dtype {array.dtype}")
+    return np.ascontiguousarray(array, dtype=np.int64).reshape(-1)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:

@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 
 from ._base import FederatedProblem, LossKind, ProblemError
-from ._params import as_choice, as_float, as_int, make_spec
+from ._params import as_choice, make_spec
+from .validation import check_int, check_problem_size, check_real
 
 __all__ = ["BlockCyclicProblem", "block_cyclic_quadratic", "block_cyclic_softmax", "label_block_partition"]
 
@@ -64,8 +65,8 @@ class BlockCyclicProblem:
     spec: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        M = as_int("n_blocks", self.n_blocks, minimum=1)
-        N = as_int("n_clients", self.n_clients, minimum=1)
+        M = check_int("n_blocks", self.n_blocks, minimum=1)
+        N = check_int("n_clients", self.n_clients, minimum=1)
         combined = self.combined
         if not isinstance(combined, FederatedProblem):
             raise ProblemError("combined: expected a FederatedProblem")
@@ -93,7 +94,7 @@ class BlockCyclicProblem:
 
     def block(self, m: int) -> FederatedProblem:
         """Block m as a problem of N clients with weights 1/N; its F is F_m and its optimum x_m*."""
-        m = as_int("m", m, minimum=0)
+        m = check_int("m", m, minimum=0)
         if m >= self.n_blocks:
             raise ProblemError(f"m: block index must be < n_blocks = {self.n_blocks}, got {m}")
         c, N = self.combined, self.n_clients
@@ -121,7 +122,7 @@ class BlockCyclicProblem:
         the block-cyclic F when every (block, client) has the same number of rows, and weights rows
         differently otherwise.
         """
-        seed = as_int("seed", seed, minimum=0)
+        seed = check_int("seed", seed, minimum=0)
         c, N = self.combined, self.n_clients
         n = c.X.shape[0]
         if n < N:
@@ -208,15 +209,16 @@ def block_cyclic_quadratic(
     ground truths, and x*, x_m* are computed by ``exact_optimum``.
     Shapes: combined X (M N samples_per_client, dim), d = dim.
     """
-    N = as_int("n_clients", n_clients, minimum=1)
-    M = as_int("n_blocks", n_blocks, minimum=1)
-    d = as_int("dim", dim, minimum=1)
-    n = as_int("samples_per_client", samples_per_client, minimum=1)
-    block_spread = as_float("block_spread", block_spread, minimum=0.0)
-    client_spread = as_float("client_spread", client_spread, minimum=0.0)
-    mu = as_float("mu", mu, minimum=0.0)
-    noise = as_float("noise", noise, minimum=0.0)
-    seed = as_int("seed", seed, minimum=0)
+    N = check_int("n_clients", n_clients, minimum=1)
+    M = check_int("n_blocks", n_blocks, minimum=1)
+    d = check_int("dim", dim, minimum=1)
+    n = check_int("samples_per_client", samples_per_client, minimum=1)
+    block_spread = check_real("block_spread", block_spread, minimum=0.0)
+    client_spread = check_real("client_spread", client_spread, minimum=0.0)
+    mu = check_real("mu", mu, minimum=0.0)
+    noise = check_real("noise", noise, minimum=0.0)
+    seed = check_int("seed", seed, minimum=0)
+    check_problem_size("n_clients, n_blocks, dim, samples_per_client", M * N * n, d, d)
 
     rng = np.random.default_rng(seed)
     theta = _ground_truths(rng, (d,), M, N, block_spread, client_spread)
@@ -271,15 +273,17 @@ def block_cyclic_softmax(
     rows and the labels. As in ``synthetic``, l2 weighs ||w||^2 directly: mu = 2 l2.
     Shapes: combined X (M N samples_per_client, f + 1); d = (f + 1) C (softmax) or f + 1 (logistic).
     """
-    N = as_int("n_clients", n_clients, minimum=1)
-    M = as_int("n_blocks", n_blocks, minimum=1)
-    f = as_int("n_features", n_features, minimum=1)
-    C = as_int("n_classes", n_classes, minimum=2)
-    n = as_int("samples_per_client", samples_per_client, minimum=1)
-    block_spread = as_float("block_spread", block_spread, minimum=0.0)
-    client_spread = as_float("client_spread", client_spread, minimum=0.0)
-    l2 = as_float("l2", l2, minimum=0.0, strict=True)
-    seed = as_int("seed", seed, minimum=0)
+    N = check_int("n_clients", n_clients, minimum=1)
+    M = check_int("n_blocks", n_blocks, minimum=1)
+    f = check_int("n_features", n_features, minimum=1)
+    C = check_int("n_classes", n_classes, minimum=2)
+    n = check_int("samples_per_client", samples_per_client, minimum=1)
+    block_spread = check_real("block_spread", block_spread, minimum=0.0)
+    client_spread = check_real("client_spread", client_spread, minimum=0.0)
+    l2 = check_real("l2", l2, minimum=0.0, strict=True)
+    seed = check_int("seed", seed, minimum=0)
+    check_problem_size("n_clients, n_blocks, n_features, n_classes, samples_per_client", M * N * n, f + 1,
+                       (f + 1) * C)
 
     rng = np.random.default_rng(seed)
     logistic = C == 2
@@ -392,16 +396,16 @@ def label_block_partition(
     if y.size == 0 or np.any(y != np.round(y)) or y.min() < 0:
         raise ProblemError("y: labels must be non-negative integers")
     labels = y.astype(np.int64)
-    C = int(labels.max()) + 1 if n_classes is None else as_int("n_classes", n_classes, minimum=2)
+    C = int(labels.max()) + 1 if n_classes is None else check_int("n_classes", n_classes, minimum=2)
     if C < 2 or labels.max() >= C:
         raise ProblemError(f"n_classes: need >= 2 classes covering every label, got {C} (max label {labels.max()})")
-    M = as_int("n_blocks", n_blocks, minimum=1)
-    per_block = as_int("labels_per_block", labels_per_block, minimum=1)
+    M = check_int("n_blocks", n_blocks, minimum=1)
+    per_block = check_int("labels_per_block", labels_per_block, minimum=1)
     if per_block > C:
         raise ProblemError(f"labels_per_block: at most n_classes = {C}, got {per_block}")
-    N = as_int("n_clients", n_clients, minimum=1)
-    seed = as_int("seed", seed, minimum=0)
-    l2 = as_float("l2", l2, minimum=0.0, strict=True)
+    N = check_int("n_clients", n_clients, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    l2 = check_real("l2", l2, minimum=0.0, strict=True)
     client_order = as_choice("client_order", client_order, _CLIENT_ORDERS)
 
     rng = np.random.default_rng(seed)

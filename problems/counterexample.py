@@ -30,14 +30,15 @@ from __future__ import annotations
 import numpy as np
 
 from ._base import FederatedProblem, LossKind
-from ._params import as_float, as_int, make_spec
+from ._params import make_spec
+from .validation import check_int, check_memory, check_problem_size, check_real
 
 __all__ = ["li_counterexample", "li_counterexample_matrices"]
 
 
 def _validate(N: int, p: int) -> tuple[int, int]:
     """Check Li's standing assumptions N > 1 and p > 1 (Appendix C.1)."""
-    return as_int("N", N, minimum=2), as_int("p", p, minimum=2)
+    return check_int("N", N, minimum=2), check_int("p", p, minimum=2)
 
 
 def li_counterexample_matrices(N: int = 5, p: int = 4) -> tuple[np.ndarray, np.ndarray]:
@@ -49,6 +50,7 @@ def li_counterexample_matrices(N: int = 5, p: int = 4) -> tuple[np.ndarray, np.n
     """
     N, p = _validate(N, p)
     d = N * p + 1
+    check_memory("N, p", 8 * N * d * d, f"{N} matrices {d} x {d}")
     idx = np.arange(1, d + 1)  # 1-based coordinates as in eq. 29
     i, j = idx[:, None], idx[None, :]
     A_list = np.zeros((N, d, d))
@@ -90,7 +92,8 @@ def li_counterexample(N: int = 5, p: int = 4, mu: float = 2e-4) -> FederatedProb
     N = 5, p = 4, mu = 2e-4 are the paper's numerical illustration (Appendix C.2, Fig. 2).
     """
     N, p = _validate(N, p)
-    mu = as_float("mu", mu, minimum=0.0)
+    mu = check_real("mu", mu, minimum=0.0)
+    check_problem_size("N, p", N * (p + 1), N * p + 1, N * p + 1)
     n_k = p + 1
     d = N * p + 1
     X_paper = [_factor_rows(N, p, k) for k in range(N)]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._base import FederatedProblem, LossKind
-from ._params import as_float, as_int, make_spec
+from ._params import make_spec
+from .validation import check_int, check_problem_size, check_real
 from .quadratic import random_quadratic
 
 __all__ = ["identical_quadratic"]
@@ -21,13 +22,15 @@ def identical_quadratic(
     n_clients: int = 8, dim: int = 10, mu: float = 0.1, L: float = 10.0, samples_per_client: int = 50, seed: int = 0
 ) -> FederatedProblem:
     """N clients, each with the same ``samples_per_client`` least-squares rows in R^dim."""
-    N = as_int("n_clients", n_clients, minimum=1)
+    N = check_int("n_clients", n_clients, minimum=1)
+    d = check_int("dim", dim, minimum=2)
+    n = check_int("samples_per_client", samples_per_client, minimum=d)
+    check_problem_size("n_clients, dim, samples_per_client", N * n, d, d)
     base = random_quadratic(1, dim, mu, L, 0.0, samples_per_client, seed)
-    n = base.X.shape[0]
     spec = make_spec(
         "identical_quadratic",
-        {"n_clients": N, "dim": int(dim), "mu": as_float("mu", mu), "L": as_float("L", L),
-         "samples_per_client": int(samples_per_client), "seed": int(seed)},
+        {"n_clients": N, "dim": d, "mu": check_real("mu", mu), "L": check_real("L", L),
+         "samples_per_client": n, "seed": base.spec["params"]["seed"]},
     )
     return FederatedProblem(
         name=f"identical_quadratic(N={N}, d={dim}, seed={seed})",

@@ -41,7 +41,6 @@ Results are cached per process, keyed by a SHA-256 fingerprint of the problem's 
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -55,7 +54,7 @@ from ._cvx import cvxpy_minimise
 from ._newton import newton_minimise
 from ._rows import RowObjective, global_rows, local_rows
 
-__all__ = ["Optimum", "OptimumError", "exact_optimum", "heterogeneity_gamma", "CROSSCHECK_RTOL"]
+__all__ = ["Optimum", "OptimumError", "check_optimum", "exact_optimum", "heterogeneity_gamma", "CROSSCHECK_RTOL"]
 
 CROSSCHECK_RTOL = 1e-8
 """Largest relative disagreement between the primary method and cvxpy that the cross-check accepts."""
@@ -71,7 +70,7 @@ class Optimum:
 
     ``grad_norm`` = ||grad F(w*)||; ``crosscheck`` holds the relative differences to cvxpy
     (``w_star``, ``F_star``, ``local_w_star`` and ``local_F_star`` maxima over clients) and the
-    solver statuses.
+    solver statuses; ``problem_fingerprint`` is the ``fingerprint`` of the problem it solves.
     """
 
     w_star: np.ndarray
@@ -80,6 +79,7 @@ class Optimum:
     method: str
     crosscheck: dict[str, Any] | None
     grad_norm: float
+    problem_fingerprint: str
 
 
 @dataclass(frozen=True)
@@ -121,14 +121,6 @@ def _minimise(objective: RowObjective, what: str) -> _Solution:
     if objective.loss is LossKind.LEAST_SQUARES:
         return _least_squares(objective)
     return _newton(objective, what)
-
-
-def _fingerprint(problem: FederatedProblem) -> str:
-    """SHA-256 of everything that defines F and the F_k."""
-    digest = hashlib.sha256(f"{problem.loss.value}|{problem.mu!r}|{problem.n_classes}|{problem.X.shape}".encode())
-    for array in (problem.X, problem.y, problem.offsets, problem.weights, problem.constants):
-        digest.update(np.ascontiguousarray(array).tobytes())
-    return digest.hexdigest()
 
 
 def _rel(a: np.ndarray | float, b: np.ndarray | float) -> float:
@@ -215,7 +207,8 @@ def _solve_primary(problem: FederatedProblem) -> tuple[Optimum, list[_Solution]]
         else f"{problem.loss.value}: damped Newton with exact Hessian to ||grad|| <= 1e-12 relative"
     )
     grad_norm = float(np.linalg.norm(problem.gradient(w_star)))
-    return Optimum(w_star, problem.objective(w_star), local_F_star, method, None, grad_norm), solutions
+    optimum = Optimum(w_star, problem.objective(w_star), local_F_star, method, None, grad_norm, problem.fingerprint)
+    return optimum, solutions
 
 
 def _objectives(problem: FederatedProblem) -> list[RowObjective]:
@@ -230,7 +223,7 @@ def exact_optimum(problem: FederatedProblem, crosscheck: bool = True) -> Optimum
     result without cross-check is cross-checked when ``crosscheck`` is requested). Raises
     ProblemError (mu = 0 with a logistic / softmax loss) or OptimumError.
     """
-    key = _fingerprint(problem)
+    key = problem.fingerprint
     if key not in _CACHE:
         # single-threaded BLAS: the Hessians here are small (d <= a few thousand), and measured on
         # the 100-client synthetic problem one thread is 2x faster than OpenBLAS's default (13 s vs
@@ -249,8 +242,22 @@ def exact_optimum(problem: FederatedProblem, crosscheck: bool = True) -> Optimum
         optimum.method + "; cross-checked with cvxpy/Clarabel",
         report,
         optimum.grad_norm,
+        optimum.problem_fingerprint,
     )
     _CACHE[key] = (optimum, solutions)
+    return optimum
+
+
+def check_optimum(optimum: Any, problem: FederatedProblem) -> Optimum:
+    """``optimum`` if it is an Optimum computed for ``problem`` (same fingerprint); ProblemError
+    naming ``optimum`` otherwise (an optimum of another problem would make every gap meaningless)."""
+    if not isinstance(optimum, Optimum):
+        raise ProblemError(f"optimum: expected an Optimum (see exact_optimum), got {type(optimum).__name__}")
+    if optimum.problem_fingerprint != problem.fingerprint:
+        raise ProblemError(
+            f"optimum: computed for another problem (fingerprint {optimum.problem_fingerprint[:12]}), "
+            f"not for {problem.name!r} (fingerprint {problem.fingerprint[:12]})"
+        )
     return optimum
 
 
@@ -262,8 +269,8 @@ def heterogeneity_gamma(problem: FederatedProblem, optimum: Optimum) -> float:
     H_k = X_k'X_k / n_k + mu I, which keeps full relative precision even when F* and the F_k* are
     huge and nearly equal (badly scaled targets).
     """
-    if problem.loss is LossKind.LEAST_SQUARES and _fingerprint(problem) in _CACHE:
-        solutions = _CACHE[_fingerprint(problem)][1]
+    if problem.loss is LossKind.LEAST_SQUARES and problem.fingerprint in _CACHE:
+        solutions = _CACHE[problem.fingerprint][1]
         terms = []
         for k, local in enumerate(solutions[1:]):
             Xk, _ = problem.client_data(k)

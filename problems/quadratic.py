@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._base import FederatedProblem, LossKind, ProblemError
-from ._params import as_choice, as_float, as_int, make_spec
+from ._params import as_choice, make_spec
+from .validation import check_int, check_problem_size, check_real
 
 __all__ = ["random_quadratic"]
 
@@ -68,15 +69,16 @@ def random_quadratic(
     Shapes: X (N * samples_per_client, dim), y (N * samples_per_client,), d = dim. Requires
     mu > 0, L > mu, dim >= 2, samples_per_client >= dim, heterogeneity >= 0.
     """
-    N = as_int("n_clients", n_clients, minimum=1)
-    d = as_int("dim", dim, minimum=2)
-    mu = as_float("mu", mu, minimum=0.0, strict=True)
-    L = as_float("L", L)
+    N = check_int("n_clients", n_clients, minimum=1)
+    d = check_int("dim", dim, minimum=2)
+    mu = check_real("mu", mu, minimum=0.0, strict=True)
+    L = check_real("L", L)
     if L <= mu:
         raise ProblemError(f"L: must exceed mu = {mu}, got {L}")
-    h = as_float("heterogeneity", heterogeneity, minimum=0.0)
-    n = as_int("samples_per_client", samples_per_client, minimum=d)
-    seed = as_int("seed", seed, minimum=0)
+    h = check_real("heterogeneity", heterogeneity, minimum=0.0)
+    n = check_int("samples_per_client", samples_per_client, minimum=d)
+    seed = check_int("seed", seed, minimum=0)
+    check_problem_size("n_clients, dim, samples_per_client", N * n, d, d)
     weighting = as_choice("weighting", weighting, _WEIGHTINGS)
 
     rng = np.random.default_rng(seed)

@@ -24,14 +24,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._base import FederatedProblem, ProblemError
-from ._params import as_float, as_int, make_spec
+from ._params import make_spec
+from .validation import check_int, check_real
 from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax
 from .counterexample import li_counterexample
 from .identical import identical_quadratic
 from .quadratic import random_quadratic
 from .synthetic import synthetic
 
-__all__ = ["build_problem", "build_block_cyclic", "problem_spec"]
+__all__ = ["build_problem", "build_block_cyclic", "check_problem", "problem_spec"]
 
 _FAMILIES: dict[str, Callable[..., FederatedProblem | BlockCyclicProblem]] = {
     "li_counterexample": li_counterexample,
@@ -43,14 +44,16 @@ _FAMILIES: dict[str, Callable[..., FederatedProblem | BlockCyclicProblem]] = {
 }
 _SPEC_KEYS = ("family", "params")
 _CACHE_SIZE = 16  # built problems kept per process (the largest default, synthetic, is ~20 MB)
+_FINGERPRINTS: dict[str, str] = {}
+"""canonical spec JSON -> fingerprint of the problem it builds (kept after the problem leaves the cache)."""
 
 
 def _normalise(name: str, value: Any, kind: type) -> Any:
     """``value`` converted to the JSON type of the builder's annotation ``kind``."""
     if kind is int:
-        return as_int(name, value)
+        return check_int(name, value)
     if kind is float:
-        return as_float(name, value)
+        return check_real(name, value)
     if not isinstance(value, str):
         raise ProblemError(f"{name}: expected a string, got {value!r}")
     return value
@@ -109,8 +112,47 @@ def _canonical_json(spec: Mapping[str, Any]) -> str:
     return json.dumps(canonical, sort_keys=True)
 
 
+def check_problem(problem: Any, spec: Mapping[str, Any]) -> FederatedProblem:
+    """``problem`` if it is the problem ``spec`` describes; ProblemError naming ``problem`` otherwise.
+
+    The spec recorded in the problem must be the same spec (compared canonically). When ``spec``
+    names a registered family, the problem's data must also be those the family builds, compared
+    by ``FederatedProblem.fingerprint`` with the fingerprint recorded when this process built that
+    spec (built once if it never was). A spec no family builds (a provenance spec such as a
+    shuffled view) can only be compared as it stands.
+    """
+    if not isinstance(problem, FederatedProblem):
+        raise ProblemError(f"problem: expected a FederatedProblem, got {type(problem).__name__}")
+    canonical = _canonical_or_none(spec)
+    if problem.spec != spec and (canonical is None or _canonical_or_none(problem.spec) != canonical):
+        raise ProblemError(f"problem: {problem.name!r} has spec {problem.spec}, not the config's spec {dict(spec)}")
+    if canonical is not None and problem.fingerprint != _fingerprint(canonical):
+        raise ProblemError(
+            f"problem: the data of {problem.name!r} are not those its spec builds "
+            f"(fingerprint {problem.fingerprint[:12]}, expected {_fingerprint(canonical)[:12]})"
+        )
+    return problem
+
+
+def _canonical_or_none(spec: Any) -> str | None:
+    """The canonical JSON of ``spec``, or None when it names no registered family."""
+    try:
+        return _canonical_json(spec)
+    except ProblemError:
+        return None
+
+
+def _fingerprint(canonical_json: str) -> str:
+    """Fingerprint of the (combined) problem a canonical spec builds, building it only if never built."""
+    if canonical_json not in _FINGERPRINTS:
+        _build(canonical_json)
+    return _FINGERPRINTS[canonical_json]
+
+
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _build(canonical_json: str) -> FederatedProblem | BlockCyclicProblem:
     """Build (once per process) the problem of a canonical spec given as sorted JSON."""
     canonical = json.loads(canonical_json)
-    return _FAMILIES[canonical["family"]](**canonical["params"])
+    built = _FAMILIES[canonical["family"]](**canonical["params"])
+    _FINGERPRINTS[canonical_json] = (built.combined if isinstance(built, BlockCyclicProblem) else built).fingerprint
+    return built

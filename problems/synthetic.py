@@ -31,10 +31,12 @@ n = 27348 samples, 273 +- 421 per device, for synthetic(1, 1); our counts vary w
 
 from __future__ import annotations
 
+import math
 import numpy as np
 
 from ._base import FederatedProblem, LossKind
-from ._params import as_float, as_int, make_spec
+from ._params import make_spec
+from .validation import check_int, check_problem_size, check_real
 
 __all__ = ["synthetic"]
 
@@ -58,13 +60,15 @@ def synthetic(
     Draw order from ``default_rng(seed)``: n_k, u_k, B_k, v_k for all clients, then per client
     (W_k, b_k, x). See the module docstring for every choice and its source.
     """
-    alpha = as_float("alpha", alpha, minimum=0.0)
-    beta = as_float("beta", beta, minimum=0.0)
-    N = as_int("n_clients", n_clients, minimum=1)
-    f0 = as_int("n_features", n_features, minimum=1)
-    C = as_int("n_classes", n_classes, minimum=2)
-    l2 = as_float("l2", l2, minimum=0.0)
-    seed = as_int("seed", seed, minimum=0)
+    alpha = check_real("alpha", alpha, minimum=0.0)
+    beta = check_real("beta", beta, minimum=0.0)
+    N = check_int("n_clients", n_clients, minimum=1)
+    f0 = check_int("n_features", n_features, minimum=1)
+    C = check_int("n_classes", n_classes, minimum=2)
+    l2 = check_real("l2", l2, minimum=0.0)
+    seed = check_int("seed", seed, minimum=0)
+    expected_rows = N * (math.ceil(math.exp(_LOGNORMAL_MEAN + _LOGNORMAL_SIGMA**2 / 2)) + _MIN_SAMPLES)
+    check_problem_size("n_clients, n_features, n_classes", expected_rows, f0 + 1, (f0 + 1) * C)
 
     rng = np.random.default_rng(seed)
     sizes = rng.lognormal(_LOGNORMAL_MEAN, _LOGNORMAL_SIGMA, N).astype(np.int64) + _MIN_SAMPLES

@@ -69,10 +69,10 @@ class VerifySettings:
                 "progress": self.progress}
 
     def __post_init__(self) -> None:
-        if not isinstance(self.seeds, int) or self.seeds < 1:
-            raise ValueError(f"seeds: need an integer >= 1, got {self.seeds!r}")
-        if not isinstance(self.jobs, int) or self.jobs < 1:
-            raise ValueError(f"jobs: need an integer >= 1, got {self.jobs!r}")
+        from convergence.config import config_int
+
+        object.__setattr__(self, "seeds", config_int("seeds", self.seeds))
+        object.__setattr__(self, "jobs", config_int("jobs", self.jobs))
         if self.quick and self.full:
             raise ValueError("quick/full: choose at most one of them")
 

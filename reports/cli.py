@@ -12,7 +12,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 __all__ = ["main", "build_parser"]
 
@@ -39,15 +39,22 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
             ValueError, OSError)
 
 
-def _positive_int(name: str):
+def _positive_int(name: str) -> Callable[[str], int]:
+    """An argparse type: decimal digits only (no sign, spaces or underscores) giving an int >= 1."""
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 1, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 1, got {value}")
-        return value
+        if not (text.isascii() and text.isdigit()) or int(text) < 1:
+            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 1, got {text!r}")
+        return int(text)
+
+    return parse
+
+
+def _path(name: str) -> Callable[[str], str]:
+    """An argparse type: a non-blank path."""
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{name}: expected a path, got {text!r}")
+        return text
 
     return parse
 
@@ -65,13 +72,16 @@ def build_parser() -> argparse.ArgumentParser:
                             "seeds merges into it; with other settings it is refused.")
     verify.add_argument("--quick", action="store_true", help="smaller grids and horizons (about a minute)")
     verify.add_argument("--full", action="store_true", help="larger horizons (several minutes)")
-    verify.add_argument("--out", default="fedbound-report", help="output directory (default: ./fedbound-report)")
+    verify.add_argument("--out", type=_path("--out"), default="fedbound-report",
+                        help="output directory (default: ./fedbound-report)")
     verify.add_argument("--seeds", type=_positive_int("--seeds"), default=4, help="seeds for stochastic runs (default 4)")
-    verify.add_argument("--jobs", type=_positive_int("--jobs"), default=1, help="worker processes (default 1)")
+    verify.add_argument("--jobs", type=_positive_int("--jobs"), default=1,
+                        help="worker processes (default 1; capped at the CPU count unless --force-jobs)")
+    verify.add_argument("--force-jobs", action="store_true", help="allow --jobs above the CPU count")
     verify.add_argument("--claim", action="append", metavar="ID",
                         help="run only this claim (repeatable); ids from `fedbound list`")
     verify.add_argument("--no-progress", action="store_true", help="print no progress (only the verdict table)")
-    verify.add_argument("--store", metavar="PATH",
+    verify.add_argument("--store", type=_path("--store"), metavar="PATH",
                         help="run store (SQLite) for finished runs (default: OUT/runs.sqlite); reruns reuse them")
     verify.add_argument("--no-cache", action="store_true", help="recompute runs even when the store has them")
     verify.add_argument("--scheduler", metavar="ADDRESS", help="run sweeps on this Dask scheduler (tcp://host:port)")
@@ -136,6 +146,7 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from convergence import check_jobs, check_scheduler, check_sweep_memory
     from proofs_check import VerifySettings, default_claims, get_claim
 
     from .progress import VerifyProgress
@@ -144,13 +155,15 @@ def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     if args.quick and args.full:
         raise ValueError("--quick/--full: choose at most one")
-    if args.store == "":
-        raise ValueError("--store: an empty path is not a file; leave it out for OUT/runs.sqlite")
     ids = list(dict.fromkeys(args.claim)) if args.claim else None
     claims = [get_claim(cid) for cid in ids] if ids else default_claims()
+    jobs = check_jobs(args.jobs, force=args.force_jobs, name="--jobs")
+    check_sweep_memory(args.seeds, 0, name="--seeds")
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler, name="--scheduler")
     out = prepare_out(args.out)
     progress = VerifyProgress([c.id for c in claims], enabled=not args.no_progress)
-    settings = VerifySettings(args.seeds, args.jobs, args.quick, args.full, progress=progress,
+    settings = VerifySettings(args.seeds, jobs, args.quick, args.full, progress=progress,
                               store=args.store or str(out / "runs.sqlite"), use_cache=not args.no_cache,
                               scheduler=args.scheduler)
     start = time.perf_counter()

@@ -77,3 +77,79 @@ def test_divergence_names_round_and_seed() -> None:
     cfg = RunConfig(spec, FedAvgConfig(5, 2000, StepSize.constant(0.9), seeds=(3,)))
     with pytest.raises(DivergenceError, match=r"seed 3, round \d+ \(local steps \d+-\d+\)"):
         run(cfg, problem=li_counterexample(5, 4, 2e-4))
+
+
+@pytest.mark.parametrize("value", [1.5, 2.0, "2", True, None])
+@pytest.mark.parametrize("field", ["local_steps", "rounds", "batch_size"])
+def test_fedavg_integer_fields_take_integers_only(field: str, value: object) -> None:
+    base = {"local_steps": 2, "rounds": 10, "step_size": StepSize.constant(0.1)}
+    with pytest.raises(ConfigError, match=f"^{field}"):
+        FedAvgConfig(**{**base, field: value})
+
+
+@pytest.mark.parametrize("seeds", [(1.5,), ("2",), (True,), (2**63,), (-1,), 3, "12"])
+def test_seeds_are_integers_in_the_sampler_range(seeds: object) -> None:
+    with pytest.raises(ConfigError, match="^seeds"):
+        FedAvgConfig(2, 10, StepSize.constant(0.1), seeds=seeds)
+
+
+def test_accepted_integers_round_trip() -> None:
+    cfg = FedAvgConfig(np.int64(2), 10, StepSize.constant(0.1), 3, record_rounds=[0, 5], seeds=[np.uint8(7), 2**63 - 1])
+    assert (cfg.local_steps, cfg.batch_size, cfg.record_rounds, cfg.seeds) == (2, 3, (0, 5), (7, 2**63 - 1))
+    assert type(cfg.local_steps) is int and all(type(s) is int for s in cfg.seeds)
+
+
+@pytest.mark.parametrize(
+    "make,field",
+    [
+        (lambda: StepSize.li(mu=0, L=1.0, local_steps=2), "step_size.mu"),
+        (lambda: StepSize.li(mu=0.1, L=math.nan, local_steps=2), "step_size.L"),
+        (lambda: StepSize.li(mu=0.1, L=1.0, local_steps=1.5), "step_size.local_steps"),
+        (lambda: StepSize.constant("0.1"), "step_size.eta0"),
+        (lambda: StepSize.constant(True), "step_size.eta0"),
+        (lambda: StepSize.inverse_time(0.1, None), "step_size.decay"),
+        (lambda: StepSize.per_round([0.1]), "step_size.eta0"),
+    ],
+)
+def test_step_size_constructors_name_the_field(make, field: str) -> None:
+    with pytest.raises(ScheduleError, match=f"^{field}"):
+        make()
+
+
+@pytest.mark.parametrize(
+    "overrides,field",
+    [
+        ({"mu": "0.1"}, "mu"),
+        ({"weights": ["a", "b"]}, "weights"),
+        ({"weights": [0.5, [0.5]]}, "weights"),
+        ({"X": np.zeros((2, 0))}, "X"),
+        ({"offsets": [0.0, 1.0, 2.0]}, "offsets"),
+        ({"n_classes": 2.5}, "n_classes"),
+        ({"loss": "hinge"}, "loss"),
+    ],
+)
+def test_problem_fields_are_named(overrides: dict, field: str) -> None:
+    with pytest.raises(ProblemError, match=f"^{field}"):
+        FederatedProblem(**_tiny(**overrides))
+
+
+def test_run_refuses_a_problem_or_optimum_of_another_spec() -> None:
+    from problems import exact_optimum
+
+    spec = problem_spec("li_counterexample", N=5, p=4, mu=2e-4)
+    cfg = RunConfig(spec, FedAvgConfig(5, 2, StepSize.constant(0.01)))
+    other = li_counterexample(6, 4, 2e-4)
+    with pytest.raises(ProblemError, match="^problem:"):
+        run(cfg, problem=other)
+    forged = FederatedProblem(**{**_tiny(), "spec": spec})
+    with pytest.raises(ProblemError, match="^problem:"):
+        run(cfg, problem=forged)
+    with pytest.raises(ProblemError, match="^optimum:"):
+        run(cfg, optimum=exact_optimum(other, crosscheck=False))
+    same = li_counterexample(5, 4, 2e-4)
+    assert run(cfg, problem=same, optimum=exact_optimum(same, crosscheck=False)).gap.shape == (1, 1)
+
+
+def test_divergence_message_states_the_rule() -> None:
+    error = DivergenceError("abc", 3, 4, 5)
+    assert "||w - w*||^2 exceeded 1e+30 (1 + ||w0 - w*||^2)" in str(error)

@@ -48,12 +48,18 @@ def test_round_trip_spec_equals_canonical(family: str, params: dict) -> None:
 
 
 def test_equivalent_specs_hash_alike() -> None:
-    a = problem_spec("li_counterexample", N=5, p=4.0, mu=0)
+    a = problem_spec("li_counterexample", N=5, p=np.int64(4), mu=0)
     b = problem_spec("li_counterexample", mu=0.0, p=4, N=5)
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     assert isinstance(a["params"]["p"], int) and isinstance(a["params"]["mu"], float)
     assert build_problem(a) is build_problem({"family": "li_counterexample", "params": {"N": 5, "p": 4, "mu": 0.0}})
     assert build_problem({"family": "li_counterexample"}).spec == problem_spec("li_counterexample")
+
+
+@pytest.mark.parametrize("p", [4.0, 4.5, "4", True])
+def test_integer_params_take_integers_only(p: object) -> None:
+    with pytest.raises(ProblemError, match="^p: expected an integer"):
+        problem_spec("li_counterexample", p=p)
 
 
 def test_different_params_build_different_problems() -> None:
