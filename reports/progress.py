@@ -4,8 +4,8 @@ the count of runs reused from the store versus computed.
 On a terminal (stdout and stderr both ttys) each sweep shows a transient tqdm bar; otherwise
 (a log file, CI, a pipe) every finished sweep and claim prints one line, never ``\\r`` frames.
 The ETA weighs the claims by their typical cost: seconds measured for each claim in a default
-``fedbound verify`` on a 2-core machine (``TYPICAL_SECONDS``; ``--quick`` runs take about a
-quarter of that, ``--full`` about 4x), scaled by how fast this run has gone so far.
+``fedbound verify`` on a 2-core machine (``TYPICAL_SECONDS``; ``--quick`` runs take about half
+of that), scaled by how fast this run has gone so far.
 """
 
 from __future__ import annotations
@@ -19,19 +19,20 @@ from typing import Any, TextIO
 __all__ = ["SweepRecord", "VerifyProgress", "TYPICAL_SECONDS"]
 
 TYPICAL_SECONDS: dict[str, float] = {
-    "li2020.thm4": 6.0,
-    "li2020.thm1": 6.0,
-    "ding2020.thm1": 6.0,
-    "ding2020.thm2": 6.0,
-    "ding2020.speedup": 8.0,
-    "ding2020.ordering": 3.0,
-    "yu2019.thm1": 6.0,
-    "yu2019.cor2": 1.0,
-    "assumptions.constants": 4.0,
-    "lemmas": 20.0,
-    "control.constant-step-rate": 2.0,
+    "li2020.thm4": 7.0,
+    "li2020.thm1": 27.3,
+    "ding2020.thm1": 9.3,
+    "ding2020.thm2": 1.1,
+    "ding2020.speedup": 3.9,
+    "ding2020.ordering": 0.4,
+    "yu2019.thm1": 3.5,
+    "yu2019.cor2": 0.5,
+    "assumptions.constants": 1.2,
+    "lemmas": 20.1,
+    "control.constant-step-rate": 0.7,
 }
-"""Seconds each claim took in a default ``fedbound verify`` (2 cores, warm kernel cache)."""
+"""Seconds each claim took in a default ``fedbound verify`` from a fresh install (2 cores, kernels compiled on
+first use, later claims reusing the runs of earlier ones), measured 2026-11-23."""
 _UNKNOWN_CLAIM_SECONDS = 5.0
 
 
