@@ -399,7 +399,7 @@ def _claim_tightness(v: Verdict, compact: bool = False) -> str:
         return "; ".join(f"{name}: {_tightness(ev)}" for name, ev in checks)
     ratios = [float(ev["tightness"]) for _, ev in checks]
     labels = ", ".join(dict.fromkeys(str(ev.get("tightness_label")) for _, ev in checks))
-    return f"{len(checks)} sub-checks: {_fmt(min(ratios))}..{_fmt(max(ratios))} ({labels})"
+    return f"{len(checks)} bound sub-check(s): {_fmt(min(ratios))}..{_fmt(max(ratios))} ({labels})"
 
 
 def _power_table(rows: Sequence[PowerRow]) -> _Table:
