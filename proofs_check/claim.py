@@ -169,10 +169,6 @@ class PlantedVariant:
         """The id of this variant's verdict, e.g. ``ding2020.thm1[bound_scale=0.5]``."""
         return variant_id(claim_id, self.params)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "params": dict(self.params),
-                "expected": self.expected.value}
-
 
 @dataclass(frozen=True)
 class Claim:
