@@ -18,7 +18,18 @@ from .assumptions import (
     strong_convexity,
     variance_bound,
 )
-from .claim import Claim, ClaimResult, PlotSpec, UnknownClaimError, VerifySettings, combine_checks
+from .claim import (
+    Claim,
+    ClaimResult,
+    ParamValue,
+    PlantedVariant,
+    PlotSpec,
+    UnknownClaimError,
+    VerifySettings,
+    claim_float,
+    combine_checks,
+    variant_id,
+)
 from .references import REFERENCES, Reference
 from .falsify import FALSIFIABLE, FalsifiableClaim, FalsifyResult, falsify, reproduce
 from .gradient_bounds import GradientBounds, stochastic_gradient_bounds

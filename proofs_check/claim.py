@@ -10,10 +10,16 @@ plots as ``PlotSpec`` objects; the reports layer draws them and never reruns any
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
+import inspect
+import math
+import numbers
+import types
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 from convergence.verdict import Status, Verdict
 
@@ -24,9 +30,12 @@ if TYPE_CHECKING:
     from problems import FederatedProblem, Optimum
 
 __all__ = [
-    "VerifySettings", "PlotSpec", "ClaimResult", "Claim", "combine_checks", "UnknownClaimError", "rate_plot",
-    "claim_optimum",
+    "VerifySettings", "PlotSpec", "ClaimResult", "Claim", "PlantedVariant", "ParamValue", "variant_id", "combine_checks",
+    "UnknownClaimError", "rate_plot", "claim_optimum", "claim_float",
 ]
+
+ParamValue = Union[bool, int, float, str]
+"""A claim parameter's value: a JSON scalar, written ``ID[param=value]``."""
 
 
 class UnknownClaimError(KeyError):
@@ -98,6 +107,69 @@ class ClaimResult:
     plots: tuple[PlotSpec, ...] = ()
 
 
+def claim_float(name: str, value: Any, *, positive: bool = False) -> float:
+    """A claim parameter as a float: ValueError naming ``name`` unless it is a finite real number
+    (and > 0 with ``positive``); bools are refused (True is not a scale)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    if positive and value <= 0:
+        raise ValueError(f"{name}: must be > 0, got {value!r}")
+    return float(value)
+
+
+def _param_text(value: ParamValue) -> str:
+    """A parameter value as written in an id: floats in their shortest round-trip form (0.25, 1e-05)."""
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def variant_id(claim_id: str, params: Mapping[str, ParamValue]) -> str:
+    """The id of a claim evaluated with parameters, in the falsifier's syntax ``ID[param=value,...]``
+    (e.g. ``yu2019.thm1[bound_scale=0.25]``); the claim's own id without parameters."""
+    if not params:
+        return claim_id
+    return f"{claim_id}[{','.join(f'{k}={_param_text(v)}' for k, v in params.items())}]"
+
+
+@dataclass(frozen=True)
+class PlantedVariant:
+    """A variant of a claim planted to be false (or, for a negative control, its true counterpart).
+
+    ``params`` are keyword arguments passed to the claim's evaluator (e.g. ``{"bound_scale": 0.25}``:
+    an explicit bound multiplied by 0.25, a constant made too small); ``expected`` is the status a
+    working checker must give it (FAIL by default). ``name`` is a short label, ``description`` says
+    in one line what was changed and why the variant is false on the claim's instance. The power
+    self-test (``fedbound verify --power``) evaluates the claim and each of its variants and reports
+    whether each came out as expected: a check that cannot FAIL a false variant has no power.
+    """
+
+    name: str
+    description: str
+    params: Mapping[str, ParamValue] = field(hash=False)
+    expected: Status = Status.FAIL
+
+    def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise ValueError("name: a planted variant needs a name")
+        if not self.description.strip():
+            raise ValueError(f"description: planted variant {self.name!r} has no description")
+        if not isinstance(self.params, Mapping) or not self.params:
+            raise ValueError(f"params: planted variant {self.name!r} must change at least one evaluator parameter")
+        for key, value in self.params.items():
+            if not (isinstance(key, str) and key.isidentifier()):
+                raise ValueError(f"params: planted variant {self.name!r} has a parameter name {key!r} that is not an "
+                                 "identifier")
+            if not isinstance(value, (bool, int, float, str)) or (isinstance(value, float) and not math.isfinite(value)):
+                raise ValueError(f"params.{key}: planted variant {self.name!r} needs a finite number, a bool or a "
+                                 f"string, got {value!r}")
+        if not isinstance(self.expected, Status):
+            raise ValueError(f"expected: planted variant {self.name!r} needs a Status, got {self.expected!r}")
+        object.__setattr__(self, "params", types.MappingProxyType(dict(self.params)))
+
+    def id_for(self, claim_id: str) -> str:
+        """The id of this variant's verdict, e.g. ``ding2020.thm1[bound_scale=0.5]``."""
+        return variant_id(claim_id, self.params)
+
+
 @dataclass(frozen=True)
 class Claim:
     """A checkable statement and how to evaluate it.
@@ -106,8 +178,10 @@ class Claim:
     the place in it ("Theorem 1, eq. 4-5"); ``statement`` is the claim in math: what is bounded,
     under which hypotheses; ``measured`` says in one line what the verdict's headline figure is
     (a ratio, an exponent, a difference); ``evaluator`` is ``"module:function"``, a function
-    ``VerifySettings -> ClaimResult`` imported on first evaluation. ``expected`` is set for
-    negative controls; ``default`` claims run in a plain ``fedbound verify``.
+    ``VerifySettings -> ClaimResult`` imported on first evaluation, whose keyword parameters (the
+    defaults give the claim as stated) are the claim's parameters. ``expected`` is set for
+    negative controls; ``default`` claims run in a plain ``fedbound verify``; ``variants`` are the
+    planted variants of the power self-test (``PlantedVariant``), each evaluated with its params.
     """
 
     id: str
@@ -118,6 +192,7 @@ class Claim:
     evaluator: str = field(repr=False)
     expected: Status | None = None
     default: bool = True
+    variants: tuple[PlantedVariant, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.references:
@@ -125,17 +200,56 @@ class Claim:
         module, _, function = self.evaluator.partition(":")
         if not module or not function:
             raise ValueError(f"evaluator: expected 'module:function', got {self.evaluator!r}")
+        object.__setattr__(self, "variants", tuple(self.variants))
+        for variant in self.variants:
+            if not isinstance(variant, PlantedVariant):
+                raise ValueError(f"variants: claim {self.id!r} lists a {type(variant).__name__}, not a PlantedVariant")
+        ids = [v.id_for(self.id) for v in self.variants]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"variants: claim {self.id!r} lists the same parameters twice ({', '.join(ids)})")
 
     @property
     def citation(self) -> str:
         """E.g. ``Li, Huang, Yang, Wang, Zhang (ICLR 2020, arXiv:1907.02189), Theorem 1``."""
         return f"{self.references[0].short}, {self.where}"
 
-    def evaluate(self, settings: VerifySettings) -> ClaimResult:
-        """Run the claim's evaluator (imported now) under ``settings``."""
+    def _evaluator(self) -> Callable[..., ClaimResult]:
         module, _, function = self.evaluator.partition(":")
-        evaluate: Callable[[VerifySettings], ClaimResult] = getattr(importlib.import_module(module), function)
-        return evaluate(settings)
+        return getattr(importlib.import_module(module), function)
+
+    def parameters(self) -> tuple[str, ...]:
+        """The names of the parameters the claim's evaluator takes by keyword (imports it)."""
+        signature = inspect.signature(self._evaluator())
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        return tuple(name for name, p in list(signature.parameters.items())[1:] if p.kind in kinds)
+
+    def check_params(self, params: Mapping[str, Any]) -> None:
+        """Raise ValueError naming the claim and the parameter when the evaluator does not take one
+        of ``params`` by keyword."""
+        known = self.parameters()
+        for name in params:
+            if name not in known:
+                takes = f"it takes {', '.join(known)}" if known else "it takes none"
+                raise ValueError(f"params: claim {self.id!r} has no parameter {name!r} ({takes}; evaluator "
+                                 f"{self.evaluator})")
+
+    def evaluate(self, settings: VerifySettings, **params: ParamValue) -> ClaimResult:
+        """Run the claim's evaluator (imported now) under ``settings`` with keyword ``params``
+        (checked first: an unknown one is a ValueError naming the claim and the parameter). With
+        params the verdict's id is ``variant_id(self.id, params)``, e.g. ``yu2019.thm1[bound_scale=0.25]``."""
+        if params:
+            self.check_params(params)
+        result = self._evaluator()(settings, **params)
+        if not params:
+            return result
+        return dataclasses.replace(result, verdict=dataclasses.replace(result.verdict,
+                                                                       claim_id=variant_id(self.id, params)))
+
+    def evaluate_variant(self, settings: VerifySettings, variant: PlantedVariant) -> ClaimResult:
+        """Evaluate a planted variant: ``evaluate(settings, **variant.params)``, its verdict's
+        ``expected`` set to the variant's (so ``verdict.as_expected`` says whether the check had power)."""
+        result = self.evaluate(settings, **variant.params)
+        return dataclasses.replace(result, verdict=dataclasses.replace(result.verdict, expected=variant.expected))
 
 
 def combine_checks(
@@ -146,7 +260,9 @@ def combine_checks(
     expected: Status | None = None,
 ) -> Verdict:
     """One claim verdict from named sub-checks: FAIL if any fails, PASS if all pass, else
-    INCONCLUSIVE. The headline check gives measured / theoretical / interval; every sub-check
+    INCONCLUSIVE. The headline check gives measured / theoretical / interval, and its tightness
+    (evidence 'tightness' = measured/bound and 'tightness_label', "tight" or "upper bound" /
+    "lower bound", when it is a bound check: ``convergence.check_upper_bound``); every sub-check
     is kept in evidence['checks'] with its own status and figures."""
     statuses = [v.status for _, v in checks]
     if Status.FAIL in statuses:
@@ -157,6 +273,10 @@ def combine_checks(
         status = Status.INCONCLUSIVE
     hypotheses = tuple(h for _, v in checks for h in v.hypotheses)
     unique = tuple({(h.name, h.detail): h for h in hypotheses}.values())
+    evidence: dict[str, Any] = {"checks": [dict(v.to_json(), name=name) for name, v in checks]}
+    if "tightness" in headline.evidence:
+        evidence["tightness"] = headline.evidence["tightness"]
+        evidence["tightness_label"] = headline.evidence["tightness_label"]
     return Verdict(
         claim_id=claim_id,
         status=status,
@@ -165,7 +285,7 @@ def combine_checks(
         interval=headline.interval,
         hypotheses=unique,
         notes=notes,
-        evidence={"checks": [dict(v.to_json(), name=name) for name, v in checks]},
+        evidence=evidence,
         expected=expected,
     )
 

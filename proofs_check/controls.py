@@ -4,6 +4,15 @@ control.constant-step-rate: "FedAvg with a constant step and E > 1 converges at 
 On Li et al.'s Appendix C problem it converges to a biased limit w~* != w* (Theorem 4), so the
 gap F(w_T) - F* levels off at F(w~*) - F* > 0 and its fitted exponent in T is about 0, far
 above the claimed -1. A report in which this control does not FAIL has a broken rate checker.
+
+Its true counterpart (``step="li"``, the planted variant with expected PASS of the power
+self-test): the same problem, E, horizon and rate check with Li's decaying step
+eta_t = 2/(mu (gamma + t)), gamma = max{8 L/mu, E} (Theorem 1, eq. 4-5; mu, L the clients'
+constants), under which E F(w_T) - F* <= kappa/(gamma + T - 1) (...) = O(1/T). Theorem 1's
+horizon is gamma + T, so that run is fitted in x = gamma + T, as li2020.thm1 does (for T >> gamma
+the exponents in T and gamma + T coincide; at these horizons T < 10 gamma and a fit in T would
+mix in the offset). With the same checker PASSing the counterpart, the control's FAIL is the
+step size's doing, not a checker that fails every rate on this instance.
 """
 
 from __future__ import annotations
@@ -12,36 +21,59 @@ import dataclasses
 
 from convergence import FedAvgConfig, RunConfig, RunRequest, Status, StepSize, check_rate_exponent, execute
 from convergence import log_spaced_rounds
-from problems import build_problem, problem_spec
+from problems import build_problem, problem_constants, problem_spec
 
 from .claim import ClaimResult, VerifySettings, claim_optimum, rate_plot
 
-__all__ = ["evaluate_constant_step"]
+__all__ = ["evaluate_constant_step", "CONTROL_STEPS"]
 
 CONTROL_ID = "control.constant-step-rate"
+CONTROL_STEPS = ("constant", "li")
+"""The step sizes ``evaluate_constant_step`` takes: the control's constant eta = 0.05, or Li's
+Theorem 1 schedule (its true counterpart)."""
 
 
-def evaluate_constant_step(settings: VerifySettings) -> ClaimResult:
-    """Constant eta = 0.05, E = 5 on the counterexample, checked against a claimed O(1/T)."""
+def evaluate_constant_step(settings: VerifySettings, *, step: str = "constant") -> ClaimResult:
+    """E = 5 on the counterexample, exact gradients, the gap's exponent checked against a claimed
+    O(1/T) (``check_rate_exponent``, tolerance 0.05, fit over the last decade of the horizon).
+
+    ``step="constant"``: eta = 0.05, fitted in T; the claim is false (Theorem 4) and must FAIL.
+    ``step="li"``: eta_t = 2/(mu(gamma + t)), fitted in gamma + T; the claim is Theorem 1's and must
+    PASS (module docstring)."""
+    if step not in CONTROL_STEPS:
+        raise ValueError(f"step: expected one of {', '.join(CONTROL_STEPS)}, got {step!r}")
     spec = problem_spec("li_counterexample", N=5, p=4, mu=2e-4)
-    optimum, _ = claim_optimum(build_problem(spec))
-    E, eta = 5, 0.05
+    problem = build_problem(spec)
+    optimum, _ = claim_optimum(problem)
+    E = 5
     rounds = 40_000 if settings.quick else 200_000
-    cfg = RunConfig(spec, FedAvgConfig(E, rounds, StepSize.constant(eta), 0, 1.0, log_spaced_rounds(rounds, 40), (0,)))
+    if step == "constant":
+        schedule, offset, expected = StepSize.constant(0.05), 0.0, Status.FAIL
+    else:
+        c = problem_constants(problem)
+        schedule = StepSize.li(c.mu, c.L, E)
+        offset, expected = schedule.gamma, Status.PASS
+    cfg = RunConfig(spec, FedAvgConfig(E, rounds, schedule, 0, 1.0, log_spaced_rounds(rounds, 40), (0,)))
     (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="negative control")
-    steps = traj.steps.astype(float)
+    x = offset + traj.steps.astype(float)
+    horizon = "T" if step == "constant" else "gamma + T"
+    finding = ("the claim 'gap = O(1/T)' is false (Theorem 4), so this must FAIL" if step == "constant" else
+               "true counterpart: Theorem 1 gives gap = O(1/(gamma + T)), so this must PASS")
     verdict = check_rate_exponent(
-        CONTROL_ID, steps, traj.gap, claimed_exponent=-1.0, fit_from=float(steps[-1]) / 10,
+        CONTROL_ID, x, traj.gap, claimed_exponent=-1.0, fit_from=float(x[-1]) / 10,
         tolerance=0.05,  # 5% of -1, as li2020.thm1's rate check: the control must FAIL at the same tolerance
         deterministic=True,  # exact local gradients, full participation
-        notes=f"Negative control: constant eta = {eta}, E = {E}, exact gradients on the Li counterexample, T up to "
-        f"{int(steps[-1])}; the claim 'gap = O(1/T)' is false (Theorem 4), so this must FAIL.",
+        notes=f"Negative control: {schedule.describe()}, E = {E}, exact gradients on the Li counterexample, T up to "
+        f"{int(traj.steps[-1])}, fitted in {horizon}; {finding}.",
     )
-    verdict = dataclasses.replace(verdict, expected=Status.FAIL)
+    verdict = dataclasses.replace(verdict, expected=expected)
+    label = "constant step" if step == "constant" else "Li's decaying step"
     plot = rate_plot(
-        "control_constant_step", "Negative control: constant step, E=5 (claimed O(1/T), expected FAIL)",
-        "Gap F(w_T) - F* of constant-step FedAvg on the counterexample: it levels off at the biased limit.",
-        verdict, xlabel=r"$T$ (local steps)", ylabel=r"$F(w_T) - F^*$", reference=(-1.0, r"claimed $O(1/T)$"),
+        "control_constant_step" if step == "constant" else "control_li_step",
+        f"Negative control: {label}, E=5 (claimed O(1/T), expected {expected.value})",
+        f"Gap F(w_T) - F* of FedAvg with {schedule.describe()} on the counterexample"
+        + (": it levels off at the biased limit." if step == "constant" else ": it converges to w*."),
+        verdict, xlabel=r"$T$ (local steps)" if step == "constant" else r"$\gamma + T$", ylabel=r"$F(w_T) - F^*$",
+        reference=(-1.0, r"claimed $O(1/T)$"),
     )
     return ClaimResult(verdict, (plot,))
-

@@ -4,11 +4,15 @@ Claims are data here; each names its evaluator by import path, so ``fedbound lis
 ``fedbound --help`` load no numerical library. Statements use the notation of the cited papers
 (Li et al.: E local steps per round, T total local steps, w* the optimum; Ding et al.: M blocks,
 C cycles, K = E I iterations per block, T = C M K; Yu et al.: K the sync interval).
+
+Each claim may list planted variants (``PlantedVariant(name, description, params)``: keyword
+arguments for its evaluator that make it false, expected FAIL unless stated) for the power
+self-test, ``fedbound verify --power``. Adding one is one line in the claim's ``variants`` tuple.
 """
 
 from __future__ import annotations
 
-from .claim import Claim, UnknownClaimError
+from .claim import Claim, PlantedVariant, UnknownClaimError
 from convergence.verdict import Status
 
 from .references import DING2020, LI2020, LIU2022_NOTE, YU2019
@@ -66,12 +70,20 @@ _CLAIMS = (
         "(1/T) Σ_t E‖∇f(x̄_{t−1})‖² ≤ 2/(sT) · (f(x̄₀) − f*) + 4 s² K² G² L² + (L/N) s σ².",
         "the largest ratio measured / bound over the record points (must be ≤ 1)",
         "proofs_check.yu2019:evaluate_thm1",
+        variants=(
+            PlantedVariant("bound x 0.2", "Theorem 1's right-hand side multiplied by 0.2, below the measured average "
+                           "squared gradient norm (tightness about 0.3): false on the instance", {"bound_scale": 0.2}),
+        ),
     ),
     Claim(
         "yu2019.cor2", (YU2019, LIU2022_NOTE), "Corollary 2 (as restated in Liu's lecture note)",
         "s = √N/(L√T) and K ≤ T^(1/4)/N^(3/4) ⇒ (1/T) Σ_t E‖∇f(x̄_{t−1})‖² = O(1/√(NT)): linear speedup in N.",
         "the fitted exponent of the average squared gradient norm in N T at the smallest N (claimed ≤ −1/2)",
         "proofs_check.yu2019:evaluate_cor2",
+        variants=(
+            PlantedVariant("rate O(1/(NT))", "claimed exponent -1 in N T (and in N) instead of -1/2: steeper than the "
+                           "measured about -0.5", {"claimed_exponent": -1.0}),
+        ),
     ),
     Claim(
         "assumptions.constants", (LI2020, LIU2022_NOTE), "Assumptions 1-4 (Li et al.); σ_G², (G, B)-BGD (Liu)",
@@ -96,6 +108,11 @@ _CLAIMS = (
         "the fitted exponent of the gap in T (claimed −1; a working checker must FAIL it)",
         "proofs_check.controls:evaluate_constant_step",
         expected=Status.FAIL,
+        variants=(
+            PlantedVariant("true counterpart: decaying step", "true counterpart: Li's step 2/(mu(gamma+t)) (Theorem 1), fitted in "
+                           "gamma + T, same check: must PASS, so the control's FAIL is the constant step's doing",
+                           {"step": "li"}, expected=Status.PASS),
+        ),
     ),
 )
 

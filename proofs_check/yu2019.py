@@ -13,6 +13,11 @@ the ball ||x|| <= B that contains every local iterate (B tracked exactly by the 
 each N (thm1); the fitted exponent of the final average squared gradient norm in T at each N and
 in N at the largest T, both claimed <= -1/2 (cor2), with the hypothesis K <= T^{1/4}/N^{3/4}
 evaluated on every configuration.
+
+Planted variants (the power self-test, ``fedbound verify --power``): ``evaluate_thm1(settings,
+bound_scale=c)`` checks c times Theorem 1's bound, ``evaluate_cor2(settings, claimed_exponent=a)``
+checks the rate (NT)^a; a working check FAILs them when they are false on the instance (c below the
+measured tightness, a steeper than -1/2 by more than the tolerance).
 """
 
 from __future__ import annotations
@@ -24,10 +29,10 @@ from convergence.block_cyclic import PRSGDConfig
 from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import build_problem, problem_constants, problem_spec
 
-from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks, rate_plot
+from .claim import ClaimResult, VerifySettings, claim_float, claim_optimum, combine_checks, rate_plot
 from .assumptions import Ball, second_moment_bound, variance_bound
 
-__all__ = ["evaluate_thm1", "evaluate_cor2", "yu_sync_interval"]
+__all__ = ["evaluate_thm1", "evaluate_cor2", "yu_sync_interval", "yu_theorem1_bound"]
 
 RATE_TOLERANCE = 0.05
 
@@ -35,6 +40,21 @@ RATE_TOLERANCE = 0.05
 def yu_sync_interval(T: int, N: int) -> int:
     """The largest K allowed by Corollary 2, K <= T^{1/4} / N^{3/4} (at least 1)."""
     return max(1, int(np.floor(T**0.25 / N**0.75 + 1e-12)))
+
+
+def yu_theorem1_bound(
+    steps: np.ndarray | float, *, s: float, K: int, N: int, L: float, G_sq: float, sigma_sq: float, f0: float,
+) -> np.ndarray:
+    """Theorem 1 of Yu, Yang, Zhu (AAAI 2019) as restated in the lecture note
+    (``liu_lecture_fl_fedavg.md``): after T = ``steps`` local steps (array of shape (P,) or a scalar)
+    with step s in (0, 1/L], sync interval K, N workers, G^2 >= E||stochastic gradient||^2 and
+    sigma^2 >= its variance, f0 = f(xbar_0) - f*,
+
+        (1/T) sum_{t=1}^{T} E||grad f(xbar_{t-1})||^2 <= 2 f0 / (s T) + 4 s^2 K^2 G^2 L^2 + (L/N) s sigma^2.
+
+    Returns the right-hand side at every T (same shape as ``steps``)."""
+    T = np.asarray(steps, dtype=float)
+    return 2 * f0 / (s * T) + 4 * s**2 * K**2 * G_sq * L**2 + L / N * s * sigma_sq
 
 
 def _grid(settings: VerifySettings) -> tuple[list[int], list[int]]:
@@ -69,7 +89,7 @@ def _sweep(settings: VerifySettings) -> list[dict]:
 
 
 def _bound(run: dict, steps: np.ndarray) -> tuple[np.ndarray, dict]:
-    """Theorem 1's right-hand side after ``steps`` steps, with its constants."""
+    """Theorem 1's right-hand side (``yu_theorem1_bound``) after ``steps`` steps, with its constants."""
     problem, result, L, K, N = run["problem"], run["result"], run["L"], run["K"], run["N"]
     s = run["config"].step_size.eta0
     B = float(np.sqrt(np.max(result.max_norm_sq)))
@@ -77,7 +97,7 @@ def _bound(run: dict, steps: np.ndarray) -> tuple[np.ndarray, dict]:
     sigma_sq = variance_bound(problem, ball, 1).max
     G_sq = second_moment_bound(problem, ball, 1).value
     f0 = problem.objective(np.zeros(problem.dim)) - run["optimum"].F_star
-    rhs = 2 / (s * steps) * f0 + 4 * s**2 * K**2 * G_sq * L**2 + L / N * s * sigma_sq
+    rhs = yu_theorem1_bound(steps, s=s, K=K, N=N, L=L, G_sq=G_sq, sigma_sq=sigma_sq, f0=f0)
     return rhs, {"N": N, "T": run["T"], "K": K, "s": s, "L": L, "G^2": G_sq, "sigma^2": sigma_sq,
                  "B = max ||x_t^i||": B, "f(x_0) - f*": f0}
 
@@ -93,8 +113,12 @@ def _hypotheses(run: dict) -> tuple[Hypothesis, ...]:
     )
 
 
-def evaluate_thm1(settings: VerifySettings) -> ClaimResult:
-    """The explicit bound at every record point of the largest-T run of each N."""
+def evaluate_thm1(settings: VerifySettings, *, bound_scale: float = 1.0) -> ClaimResult:
+    """The explicit bound at every record point of the largest-T run of each N (Holm-Bonferroni
+    over the record points, ``check_upper_bound``). ``bound_scale`` multiplies the bound: 1 is
+    Theorem 1; a planted variant with a scale below the measured tightness is false and must FAIL."""
+    bound_scale = claim_float("bound_scale", bound_scale, positive=True)
+    planted = "" if bound_scale == 1.0 else f" Planted variant: the bound multiplied by {bound_scale:g}."
     runs = _sweep(settings)
     checks, plots, constants = [], [], []
     for N in sorted({r["N"] for r in runs}):
@@ -103,11 +127,12 @@ def evaluate_thm1(settings: VerifySettings) -> ClaimResult:
         keep = result.steps > 0
         steps = result.steps[keep].astype(float)
         rhs, consts = _bound(run, steps)
+        rhs = bound_scale * rhs
         constants.append(consts)
         verdict = check_upper_bound(
             f"yu2019.thm1/N={N}", steps, result.grad_sq_mean[:, keep], rhs, hypotheses=_hypotheses(run)[:1],
             notes=f"(1/t) sum ||grad f(xbar_(tau-1))||^2 against Thm 1 at every record point t, N = {N}, "
-            f"T = {run['T']}, K = {run['K']}; {run['note']}.",
+            f"T = {run['T']}, K = {run['K']}; {run['note']}.{planted}",
         )
         checks.append((f"explicit bound, N = {N}", verdict))
         plots.append(rate_plot(
@@ -116,13 +141,16 @@ def evaluate_thm1(settings: VerifySettings) -> ClaimResult:
             verdict, xlabel=r"$t$ (local steps)", ylabel=r"$\frac{1}{t}\sum_\tau \|\nabla f(\bar x_{\tau-1})\|^2$", bound=rhs.tolist(),
         ))
     verdict = combine_checks("yu2019.thm1", checks, headline=max((v for _, v in checks), key=lambda v: v.measured),
-                             notes="Headline: the largest ratio measured / bound over the checked runs.")
+                             notes="Headline: the largest ratio measured / bound over the checked runs." + planted)
     verdict.evidence["constants"] = constants
     return ClaimResult(verdict, tuple(plots))
 
 
-def evaluate_cor2(settings: VerifySettings) -> ClaimResult:
-    """Exponent in T at each N, and in N at the largest T, both claimed <= -1/2."""
+def evaluate_cor2(settings: VerifySettings, *, claimed_exponent: float = -0.5) -> ClaimResult:
+    """Exponent in N T at each N, and in N at the largest T, both claimed <= ``claimed_exponent``
+    (-1/2: Corollary 2's O(1/sqrt(NT)); a steeper planted exponent such as -1 is false and must FAIL)."""
+    claimed_exponent = claim_float("claimed_exponent", claimed_exponent)
+    planted = "" if claimed_exponent == -0.5 else f" Planted variant: claimed exponent {claimed_exponent:g}."
     runs = _sweep(settings)
     checks, series = [], []
     for N in sorted({r["N"] for r in runs}):
@@ -131,9 +159,9 @@ def evaluate_cor2(settings: VerifySettings) -> ClaimResult:
         values = np.stack([r["result"].grad_sq_mean[:, -1] for r in group], axis=1)
         hypotheses = tuple(h for r in group for h in _hypotheses(r))
         verdict = check_rate_exponent(
-            f"yu2019.cor2/N={N}", x, values, claimed_exponent=-0.5, hypotheses=hypotheses,
+            f"yu2019.cor2/N={N}", x, values, claimed_exponent=claimed_exponent, hypotheses=hypotheses,
             tolerance=RATE_TOLERANCE,  # 0.05 = 10% of the claimed -1/2: slower than (NT)^-0.45 is not O(1/sqrt(NT))
-            notes=f"final (1/T) sum ||grad f||^2 against N T for T in {[r['T'] for r in group]}, N = {N}.",
+            notes=f"final (1/T) sum ||grad f||^2 against N T for T in {[r['T'] for r in group]}, N = {N}.{planted}",
         )
         checks.append((f"rate in N T, N = {N}", verdict))
         series.append(verdict)
@@ -141,14 +169,15 @@ def evaluate_cor2(settings: VerifySettings) -> ClaimResult:
     top = sorted((r for r in runs if r["T_nominal"] == T_max), key=lambda r: r["N"])
     speedup = check_rate_exponent(
         "yu2019.cor2/speedup", np.array([r["N"] for r in top], dtype=float),
-        np.stack([r["result"].grad_sq_mean[:, -1] for r in top], axis=1), claimed_exponent=-0.5,
-        min_points=len(top), notes=f"linear speedup: exponent in N at T = {T_max}.",
+        np.stack([r["result"].grad_sq_mean[:, -1] for r in top], axis=1), claimed_exponent=claimed_exponent,
+        min_points=len(top), notes=f"linear speedup: exponent in N at T = {T_max}.{planted}",
         tolerance=RATE_TOLERANCE,  # 10% of the claimed -1/2, as the rate in N T
     ) if len(top) >= 3 else None
     if speedup is not None:
         checks.append((f"linear speedup in N at T = {T_max}", speedup))
     verdict = combine_checks("yu2019.cor2", checks, headline=checks[0][1],
-                             notes="Headline: the exponent in N T at the smallest N. Claimed: at most -1/2.")
+                             notes=f"Headline: the exponent in N T at the smallest N. Claimed: at most {claimed_exponent:g}."
+                             + planted)
     plot = rate_plot(
         "yu2019_cor2", "Yu et al. Cor. 2: average squared gradient norm vs N T",
         "Final (1/T) sum ||grad f(xbar)||^2 (mean over seeds) against N T, smallest N, with the fitted slope.",

@@ -3,8 +3,10 @@
 
 from .figures import draw
 from .plots import plot_bias, plot_curves, plot_rate
+from .power import PowerRow, power_summary
 from .render import (
     ReportFigure,
+    format_power_table,
     format_verdict_table,
     render_html,
     render_markdown,

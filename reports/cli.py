@@ -2,6 +2,12 @@
 
 Every expected failure (bad input, unknown claim, unwritable output, a diverging run) ends with
 one line naming the problem and exit status 2; only --debug shows a traceback.
+
+Exit status of `verify`: 0 when the report was written, whatever the verdicts (a claim that FAILs
+is a finding, not an error of the tool), with ``--power`` 1 when some row of the power self-test
+run now is not as expected (a claim as stated that does not PASS, or does not give its control's
+expected status, or a planted variant that does not FAIL: the checks' power is not shown), and 2
+on bad input.
 """
 
 from __future__ import annotations
@@ -69,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="run claims and write the report (HTML, Markdown, JSON, PNG/SVG)",
                             description="Run claims and write the report folder. " + _CLAIM_IDS_HELP
                             + " Running some claims into a folder that holds a report made with the same mode and "
-                            "seeds merges into it; with other settings it is refused.")
+                            "seeds merges into it; with other settings it is refused. Exit status: 0 when the report "
+                            "was written (a FAILing claim is a finding, not an error), 1 with --power when a claim or "
+                            "planted variant is not as expected, 2 on bad input.")
     verify.add_argument("--quick", action="store_true", help="smaller grids and horizons (about a minute)")
     verify.add_argument("--full", action="store_true", help="larger horizons (several minutes)")
     verify.add_argument("--out", type=_path("--out"), default="fedbound-report",
@@ -85,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run store (SQLite) for finished runs (default: OUT/runs.sqlite); reruns reuse them")
     verify.add_argument("--no-cache", action="store_true", help="recompute runs even when the store has them")
     verify.add_argument("--scheduler", metavar="ADDRESS", help="run sweeps on this Dask scheduler (tcp://host:port)")
+    verify.add_argument("--power", action="store_true",
+                        help="power self-test: also run each selected claim's planted false variants (they must FAIL) "
+                        "and add the power table; exit status 1 if any claim or variant is not as expected")
 
     falsify = sub.add_parser("falsify", help="search for a counterexample to a claim's inequality (hypothesis)",
                              description="Search with hypothesis for an input that violates a claim's inequality, "
@@ -167,12 +178,15 @@ def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
                               store=args.store or str(out / "runs.sqlite"), use_cache=not args.no_cache,
                               scheduler=args.scheduler)
     start = time.perf_counter()
-    outcome = verify(claims, settings, out, argv, progress)
-    print(format_verdict_table(list(outcome.verdicts)))
+    outcome = verify(claims, settings, out, argv, progress, power=args.power)
+    print(format_verdict_table(list(outcome.verdicts), outcome.power))
     kept = len(outcome.verdicts) - len(outcome.ran)
     merged = f"; {kept} claim(s) kept from the earlier report in this folder" if kept else ""
     print(f"\nReport: {out / 'index.html'}  (also report.md, verdicts.json){merged}; "
           f"{outcome.meta['cache']}; wall time {time.perf_counter() - start:.1f} s")
+    if args.power:
+        print(f"power: {outcome.meta['power']}")
+        return 0 if all(row.as_expected for row in outcome.power_ran) else 1
     return 0
 
 
@@ -250,7 +264,9 @@ def _list(args: argparse.Namespace) -> int:
 
     for claim in CLAIMS.values():
         tag = " [negative control, expected FAIL]" if claim.expected is not None else ""
-        print(f"{claim.id}{tag}\n    {claim.citation}\n    {claim.statement}\n    measured: {claim.measured}\n")
+        variants = "".join(f"\n    planted variant (verify --power): {v.id_for(claim.id)}, expected {v.expected.value}: "
+                           f"{v.description}" for v in claim.variants)
+        print(f"{claim.id}{tag}\n    {claim.citation}\n    {claim.statement}\n    measured: {claim.measured}{variants}\n")
     return 0
 
 

@@ -92,6 +92,16 @@ class VerifyProgress:
         self._claims_done += 1
         self._print(f"[fedbound] {claim_id}: {status} ({seconds:.1f} s); {self.overall()}")
 
+    def variant_started(self, variant_id: str, description: str) -> None:
+        """A planted variant of the current claim starts (``verify --power``); its sweeps are recorded
+        under ``variant_id``, apart from the claim's grid, and it does not count as a claim."""
+        self._claim = variant_id
+        self._print(f"[fedbound]   power: {variant_id}: {description}")
+
+    def variant_finished(self, variant_id: str, status: str, expected: str, seconds: float) -> None:
+        outcome = "as expected" if status == expected else "NOT as expected"
+        self._print(f"[fedbound]   power: {variant_id}: {status} (expected {expected}, {outcome}; {seconds:.1f} s)")
+
     def overall(self) -> str:
         """E.g. ``overall 4/11 claims, 36% of the estimated work, 0:52 elapsed, ETA 1:31``."""
         total = sum(self._weights.values())

@@ -12,6 +12,14 @@ other key follows in its own order (``files`` is shown as links).
 math and what its headline figure measures, a "measured quantity" column to the summary, and a
 bibliography; ``grids`` (claim id -> list of sweep summaries, see ``reports.progress``) adds the
 configurations each claim ran. Both are optional: verdicts of user checks render without them.
+
+Tightness (DESIGN.md: upper bounds report measured/bound, "tight" or "upper bound" as PEPit's
+tests say): every bound check keeps ``tightness`` and ``tightness_label`` in its evidence
+(``convergence.check_upper_bound``); the summary and the printed table show the headline's, or,
+when the headline is not a bound check, each bound sub-check's, and every sub-check table has a
+tightness column. ``power`` (``reports.power.PowerRow``, from ``fedbound verify --power``) adds
+the power table: each claim as stated and each planted variant, expected and got status, and
+whether they agree; a planted variant not as expected is an alarm, as a negative control is.
 """
 
 from __future__ import annotations
@@ -35,12 +43,15 @@ import numpy as np
 
 from convergence.verdict import Status, Verdict
 
+from .power import PowerRow, power_summary
+
 if TYPE_CHECKING:
     from proofs_check.claim import Claim
 
 __all__ = [
     "ReportFigure",
     "format_verdict_table",
+    "format_power_table",
     "render_html",
     "render_markdown",
     "write_html",
@@ -53,6 +64,11 @@ _META_ORDER = ("command", "seeds", "wall_time_s", "versions", "machine")
 _MAX_EVIDENCE_ROWS = 15
 _MISSING = "n/a"
 _SUMMARY_HEADERS = ("claim", "status", "measured", "theoretical", "interval", "hypotheses met")
+_TIGHTNESS_HEADER = "tightness"
+_POWER_HEADERS = ("claim", "variant", "expected", "got", "as expected", "measured", "tightness", "description")
+_POWER_INTRO = ("Each claim as stated and each planted variant (an evaluator parameter changed so that the claim is "
+                "false on its instance, unless the variant says otherwise), with the status a working check must "
+                "give it: a planted variant that does not FAIL means the check had no power to see it.")
 _QUANTITY_HEADER = "measured quantity"
 _CONTROL_HEADERS = ("control", "expected", "got", "outcome", "measured", "theoretical", "interval",
                     "hypotheses met")
@@ -87,11 +103,14 @@ class _Table(NamedTuple):
 def write_verdicts_json(
     path: str | os.PathLike[str], verdicts: Sequence[Verdict], meta: Mapping[str, Any] | None = None,
     *, figures: Sequence[ReportFigure] = (), grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    power: Sequence[PowerRow] = (),
 ) -> Path:
-    """Write ``{"fedbound_version", "created", "meta", "claims"}`` atomically; NaN/inf become null.
+    """Write ``{"fedbound_version", "created", "meta", "claims", "power"}`` atomically; NaN/inf become null.
 
     Each claim object is ``Verdict.to_json()`` plus ``figures`` (``{"png", "svg", "caption"}``,
-    file names relative to the JSON's folder) and ``grid`` (the sweeps it ran, when given)."""
+    file names relative to the JSON's folder) and ``grid`` (the sweeps it ran, when given); a
+    bound check's tightness is in its evidence (``tightness``, ``tightness_label``). ``power`` is
+    the list of ``PowerRow.to_json()`` (empty without ``--power``)."""
     by_claim = _figures_by_claim(verdicts, figures)
     base = Path(path).parent
     claims = []
@@ -107,13 +126,15 @@ def write_verdicts_json(
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "meta": _jsonable(dict(meta or {}), "meta"),
         "claims": claims,
+        "power": [_jsonable(row.to_json(), f"power[{i}]") for i, row in enumerate(power)],
     }
     text = json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     return _atomic_write(path, text)
 
 
-def format_verdict_table(verdicts: Sequence[Verdict]) -> str:
-    """A plain-text, fixed-width table of every verdict (no colour codes), with a summary line."""
+def format_verdict_table(verdicts: Sequence[Verdict], power: Sequence[PowerRow] = ()) -> str:
+    """A plain-text, fixed-width table of every verdict (no colour codes), with a summary line;
+    a tightness column when some verdict has one; then the power table when ``power`` is given."""
     if not verdicts:
         return "no verdicts"
     headers = ("claim", "status", "measured", "theoretical", "interval", "hypotheses", "control")
@@ -124,16 +145,38 @@ def format_verdict_table(verdicts: Sequence[Verdict]) -> str:
             control = f"expect {v.expected.value}: {'ok' if v.as_expected else 'ALARM'}"
         rows.append((v.claim_id, v.status.value, _fmt(v.measured), _fmt(v.theoretical),
                      _fmt_interval(v.interval), _fmt_hypotheses(v), control))
+    if any(_claim_tightness(v, compact=True) for v in verdicts):
+        headers = (*headers[:-1], _TIGHTNESS_HEADER, headers[-1])
+        rows = [(*r[:-1], _claim_tightness(v, compact=True) or _MISSING, r[-1]) for r, v in zip(rows, verdicts)]
+    out = [*_text_table(headers, rows, right={2, 3}), "", _summary(verdicts)]
+    out += [f"ALARM: {v.claim_id}: {_control_outcome(v)}" for v in _alarms(verdicts)]
+    if power:
+        out += ["", format_power_table(power)]
+    return "\n".join(out)
+
+
+def format_power_table(rows: Sequence[PowerRow]) -> str:
+    """The power self-test as a plain-text table (claim, variant, expected, got, ✓/✗, measured,
+    tightness), its summary line, and an ALARM line per planted variant not as expected."""
+    if not rows:
+        return "power self-test: no planted variants were run"
+    table = _power_table(rows)
+    keep = [table.headers.index(h) for h in table.headers if h != "description"]
+    cells = [tuple(r[i] for i in keep) for r in table.rows]
+    out = _text_table(tuple(table.headers[i] for i in keep), cells, right={5})
+    out += ["", power_summary(rows)] + [f"ALARM: {line}" for line in _power_alarms(rows)]
+    return "\n".join(out)
+
+
+def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
+    """Fixed-width lines: headers, a rule, the rows; columns in ``right`` right-aligned."""
     widths = [max(len(r[i]) for r in (headers, *rows)) for i in range(len(headers))]
-    right = {2, 3}
 
     def line(cells: Sequence[str]) -> str:
         parts = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
         return "  ".join(parts).rstrip()
 
-    out = [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows), "", _summary(verdicts)]
-    out += [f"ALARM: {v.claim_id}: {_control_outcome(v)}" for v in _alarms(verdicts)]
-    return "\n".join(out)
+    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
 def render_markdown(
@@ -144,6 +187,7 @@ def render_markdown(
     base_dir: str | os.PathLike[str] | None = None,
     claims: Mapping[str, Claim] | None = None,
     grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    power: Sequence[PowerRow] = (),
 ) -> str:
     """The report as Markdown; figure paths are written relative to ``base_dir`` when given."""
     by_claim = _figures_by_claim(verdicts, figures)
@@ -157,6 +201,10 @@ def render_markdown(
                 f"{_ALARM_ADVICE}", ">"]
         out += [f"> - {_md_code(v.claim_id)}: {_control_outcome(v)}" for v in alarms]
         out.append("")
+    power_alarms = _power_alarms(power)
+    if power_alarms:
+        out += [f"> **ALARM: {len(power_alarms)} planted variant(s) did not come out as expected.** "
+                f"{_ALARM_ADVICE}", ">"] + [f"> - {line}" for line in power_alarms] + [""]
     out += ["## Run", ""]
     out += [f"- **{key}**: {_md_meta_value(key, value, meta)}" for key, value in _meta_items(meta)]
     out += [f"- **fedbound**: {_fedbound_version()}", "", "## Verdicts", "", _summary(verdicts), ""]
@@ -166,6 +214,8 @@ def render_markdown(
         out += ["## Negative controls", "",
                 "Checks expected to come out a given way (usually FAIL), to show that the checker "
                 "can fail.", "", _md_table(_controls_table(controls)), ""]
+    if power:
+        out += ["## Power self-test", "", _POWER_INTRO, "", power_summary(power), "", _md_table(_power_table(power)), ""]
     for heading, group in (("Claims", checked), ("Negative control details", controls)):
         if group:
             out += [f"## {heading}", ""]
@@ -185,9 +235,11 @@ def write_markdown(
     *,
     claims: Mapping[str, Claim] | None = None,
     grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    power: Sequence[PowerRow] = (),
 ) -> Path:
     """Write :func:`render_markdown` to ``path`` atomically, figure paths relative to its folder."""
-    text = render_markdown(verdicts, figures, meta, base_dir=Path(path).parent, claims=claims, grids=grids)
+    text = render_markdown(verdicts, figures, meta, base_dir=Path(path).parent, claims=claims, grids=grids,
+                           power=power)
     return _atomic_write(path, text)
 
 
@@ -198,6 +250,7 @@ def render_html(
     *,
     claims: Mapping[str, Claim] | None = None,
     grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    power: Sequence[PowerRow] = (),
 ) -> str:
     """The report as one self-contained HTML page: inline CSS, PNGs embedded as data URIs."""
     by_claim = _figures_by_claim(verdicts, figures)
@@ -211,6 +264,11 @@ def render_html(
         items = "".join(f"<li><code>{e(v.claim_id)}</code>: {e(_control_outcome(v))}</li>" for v in alarms)
         body.append(f'<div class="alarm" role="alert"><p>ALARM: {len(alarms)} negative control(s) did not '
                     f"come out as expected. {e(_ALARM_ADVICE)}</p><ul>{items}</ul></div>")
+    power_alarms = _power_alarms(power)
+    if power_alarms:
+        items = "".join(f"<li>{e(line)}</li>" for line in power_alarms)
+        body.append(f'<div class="alarm" role="alert"><p>ALARM: {len(power_alarms)} planted variant(s) did not '
+                    f"come out as expected. {e(_ALARM_ADVICE)}</p><ul>{items}</ul></div>")
     rows = "".join(f"<dt>{e(k)}</dt><dd>{_html_meta_value(k, v, meta)}</dd>" for k, v in _meta_items(meta))
     body.append(f'<h2>Run</h2><dl class="meta">{rows}<dt>fedbound</dt><dd>{e(_fedbound_version())}</dd></dl>')
     body.append(f"<h2>Verdicts</h2><p>{e(_summary(verdicts))}</p>")
@@ -219,6 +277,9 @@ def render_html(
     if controls:
         body.append("<h2>Negative controls</h2><p>Checks expected to come out a given way (usually FAIL), "
                     "to show that the checker can fail.</p>" + _html_table(_controls_table(controls), "summary"))
+    if power:
+        body.append(f'<h2 id="power">Power self-test</h2><p>{e(_POWER_INTRO)}</p><p>{e(power_summary(power))}</p>'
+                    + _html_table(_power_table(power), "summary power"))
     for heading, group in (("Claims", checked), ("Negative control details", controls)):
         if group:
             body.append(f"<h2>{e(heading)}</h2>")
@@ -248,9 +309,10 @@ def write_html(
     *,
     claims: Mapping[str, Claim] | None = None,
     grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    power: Sequence[PowerRow] = (),
 ) -> Path:
     """Write :func:`render_html` to ``path`` atomically."""
-    return _atomic_write(path, render_html(verdicts, figures, meta, claims=claims, grids=grids))
+    return _atomic_write(path, render_html(verdicts, figures, meta, claims=claims, grids=grids, power=power))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,15 +362,65 @@ def _control_outcome(v: Verdict) -> str:
 
 
 def _summary_table(verdicts: Sequence[Verdict], info: Mapping[str, Claim]) -> _Table:
-    """One row per claim; with claim metadata, a column naming what "measured" is."""
+    """One row per claim; with claim metadata, a column naming what "measured" is; a tightness
+    column when some claim has a bound check (``_claim_tightness``)."""
+    headers: tuple[str, ...] = _SUMMARY_HEADERS
     rows = tuple(
         (v.claim_id, v.status.value, _fmt(v.measured), _fmt(v.theoretical), _fmt_interval(v.interval),
          _fmt_hypotheses(v)) for v in verdicts)
-    if not any(v.claim_id in info for v in verdicts):
-        return _Table(_SUMMARY_HEADERS, rows)
-    quantity = tuple(info[v.claim_id].measured if v.claim_id in info else "" for v in verdicts)
-    headers = (*_SUMMARY_HEADERS[:2], _QUANTITY_HEADER, *_SUMMARY_HEADERS[2:])
-    return _Table(headers, tuple((r[0], r[1], q, *r[2:]) for r, q in zip(rows, quantity)))
+    if any(v.claim_id in info for v in verdicts):
+        quantity = tuple(info[v.claim_id].measured if v.claim_id in info else "" for v in verdicts)
+        headers = (*headers[:2], _QUANTITY_HEADER, *headers[2:])
+        rows = tuple((r[0], r[1], q, *r[2:]) for r, q in zip(rows, quantity))
+    if any(_claim_tightness(v) for v in verdicts):
+        headers = (*headers, _TIGHTNESS_HEADER)
+        rows = tuple((*r, _claim_tightness(v) or _MISSING) for r, v in zip(rows, verdicts))
+    return _Table(headers, rows)
+
+
+def _tightness(evidence: Any) -> str:
+    """"0.347 (upper bound)" from a bound check's evidence; "" when it has no tightness."""
+    if not isinstance(evidence, Mapping) or evidence.get("tightness") is None:
+        return ""
+    return f"{_fmt(evidence['tightness'])} ({evidence.get('tightness_label', _MISSING)})"
+
+
+def _claim_tightness(v: Verdict, compact: bool = False) -> str:
+    """The tightness of the claim's headline when it is a bound check; otherwise that of each bound
+    sub-check ("name: 0.02 (upper bound); ..."; ``compact``: their range and count); "" when none."""
+    own = _tightness(v.evidence)
+    if own or not isinstance(v.evidence, Mapping):
+        return own
+    checks = [(str(c.get("name", c.get("claim_id"))), c.get("evidence")) for c in v.evidence.get("checks", ())
+              if isinstance(c, Mapping) and _tightness(c.get("evidence"))]
+    if not checks:
+        return ""
+    if not compact:
+        return "; ".join(f"{name}: {_tightness(ev)}" for name, ev in checks)
+    ratios = [float(ev["tightness"]) for _, ev in checks]
+    labels = ", ".join(dict.fromkeys(str(ev.get("tightness_label")) for _, ev in checks))
+    return f"{len(checks)} bound sub-check(s): {_fmt(min(ratios))}..{_fmt(max(ratios))} ({labels})"
+
+
+def _power_table(rows: Sequence[PowerRow]) -> _Table:
+    """One row per evaluation of the power self-test."""
+    return _Table(_POWER_HEADERS, tuple(
+        (r.claim_id, _power_variant(r), r.expected.value, r.got.value, "✓" if r.as_expected else "✗ NO",
+         _fmt(r.measured), _tightness({"tightness": r.tightness, "tightness_label": r.tightness_label}) or _MISSING,
+         r.description) for r in rows))
+
+
+def _power_variant(row: PowerRow) -> str:
+    """E.g. "bound x 0.2 (bound_scale=0.2)"; "as stated" for the claim itself."""
+    if not row.params:
+        return row.variant
+    return f"{row.variant} ({', '.join(f'{k}={v}' for k, v in row.params.items())})"
+
+
+def _power_alarms(rows: Sequence[PowerRow]) -> list[str]:
+    """One line per planted variant that did not come out as expected."""
+    return [f"{r.verdict_id}: planted variant expected {r.expected.value}, got {r.got.value}"
+            + (f" ({r.notes[:200]})" if r.notes else "") for r in rows if r.is_variant and not r.as_expected]
 
 
 def _references(verdicts: Sequence[Verdict], info: Mapping[str, Claim]) -> list[Any]:
@@ -413,14 +525,20 @@ _CHECK_HEADERS = ("sub-check", "status", "measured", "theoretical", "interval", 
 
 
 def _checks_table(v: Verdict) -> _Table | None:
-    """The sub-checks a claim combined (evidence['checks']), one row each, or None."""
+    """The sub-checks a claim combined (evidence['checks']), one row each, or None; with a
+    tightness column (before the finding) when some sub-check is a bound check."""
     checks = v.evidence.get("checks") if isinstance(v.evidence, Mapping) else None
     if not checks:
         return None
-    return _Table(_CHECK_HEADERS, tuple(
+    rows = tuple(
         (str(c.get("name", c.get("claim_id"))), str(c.get("status")), _fmt(c.get("measured")),
          _fmt(c.get("theoretical")), _fmt_interval(c.get("interval")), str(c.get("notes", "")))
-        for c in checks))
+        for c in checks)
+    tightness = [_tightness(c.get("evidence")) for c in checks]
+    if not any(tightness):
+        return _Table(_CHECK_HEADERS, rows)
+    return _Table((*_CHECK_HEADERS[:-1], _TIGHTNESS_HEADER, _CHECK_HEADERS[-1]),
+                  tuple((*r[:-1], t or _MISSING, r[-1]) for r, t in zip(rows, tightness)))
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -555,6 +673,8 @@ background:#f6f8fa;padding:1px 4px;border-radius:4px}
 .control{border-left:4px solid #8c959f;background:#f6f8fa;padding:4px 10px}
 .notes{white-space:pre-wrap}
 li.unmet{color:#a40e26}
+.ok{color:#116329;font-weight:700}
+strong.unmet{color:#a40e26}
 .unmet strong{font-weight:700}
 figure{margin:1em 0}
 img{max-width:100%;height:auto;border:1px solid #eaeef2}
@@ -622,7 +742,8 @@ def _html_table(table: _Table, css_class: str) -> str:
             f"</table></div>{note}")
 
 
-_SHORT_COLUMNS = frozenset({"status", "expected", "got", "measured", "theoretical", "interval", "outcome"})
+_SHORT_COLUMNS = frozenset({"status", "expected", "got", "measured", "theoretical", "interval", "outcome",
+                            "as expected"})
 """Columns of short figures that must not wrap inside a number."""
 _NOWRAP = ' class="nowrap"'
 
@@ -640,6 +761,9 @@ def _html_cell(header: str, text: str) -> str:
         return f'<a href="#{html.escape(_anchor(text))}"><code>{html.escape(text)}</code></a>'
     if header == "outcome" and text == "ALARM":
         return '<strong class="unmet">ALARM</strong>'
+    if header == "as expected":
+        return ('<span class="ok" title="as expected">✓</span>' if text == "✓"
+                else '<strong class="unmet" title="NOT as expected">✗ NO</strong>')
     return html.escape(text)
 
 

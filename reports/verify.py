@@ -6,6 +6,16 @@ A report folder is always consistent: every claim card in it was computed with t
 the claims run now replace their old cards and the others are kept (verdicts, figures and grids
 read back from ``verdicts.json``). Into a folder whose report was made with other settings it
 refuses, and says what to do, rather than mixing the two.
+
+With ``power=True`` (``fedbound verify --power``) every selected claim that lists planted variants
+(``Claim.variants``) is also evaluated once per variant, with the variant's evaluator parameters
+(``Claim.evaluate_variant``), and the report gets the power table (``reports.power.PowerRow``: the
+claim as stated, expected PASS or a control's expected status, and each variant, expected FAIL
+unless it says otherwise). A variant changes only the check, so its runs have the claim's configs
+and come from the run store (``settings.store``; without a store they are recomputed). Variant
+verdicts appear only in the power table and in ``verdicts.json["power"]``, not as claim cards.
+Power rows of claims kept from an earlier report are kept with them; those of claims run now
+without ``power`` are dropped (they would describe another run).
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from proofs_check.claim import Claim, VerifySettings
 from proofs_check.registry import CLAIMS
 
 from .meta import run_metadata
+from .power import PowerRow
 from .progress import VerifyProgress
 from .render import ReportFigure, write_html, write_markdown, write_verdicts_json
 
@@ -31,13 +42,16 @@ __all__ = ["VerifyOutcome", "verify", "prepare_out"]
 @dataclass(frozen=True)
 class VerifyOutcome:
     """What ``verify`` wrote: the verdicts in the report (merged ones included), the claims run now,
-    the figures, the metadata and the folder."""
+    the figures, the metadata, the folder, the power rows in the report (merged ones included) and
+    the power rows computed now (``power_ran``)."""
 
     verdicts: tuple[Verdict, ...]
     ran: tuple[str, ...]
     figures: tuple[ReportFigure, ...]
     meta: dict[str, Any]
     out: Path
+    power: tuple[PowerRow, ...] = ()
+    power_ran: tuple[PowerRow, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,7 @@ class _Card:
     verdict: Verdict
     figures: tuple[ReportFigure, ...]
     grid: tuple[dict[str, Any], ...]
+    power: tuple[PowerRow, ...] = ()
 
 
 def prepare_out(out: str | Path) -> Path:
@@ -63,12 +78,16 @@ def prepare_out(out: str | Path) -> Path:
 
 
 def verify(claims: Sequence[Claim], settings: VerifySettings, out: Path, command: Sequence[str],
-           progress: VerifyProgress) -> VerifyOutcome:
+           progress: VerifyProgress, *, power: bool = False) -> VerifyOutcome:
     """Evaluate ``claims`` under ``settings`` (``settings.progress`` should be ``progress``) and
     write ``out/verdicts.json``, ``report.md``, ``index.html`` and the plots, merging with a
-    compatible report already in ``out`` (module docstring)."""
+    compatible report already in ``out``; with ``power``, also each claim's planted variants
+    (module docstring). ValueError, before anything runs, when ``power`` is set and no selected
+    claim has a variant, or a variant names a parameter its claim's evaluator does not take."""
     from .figures import draw
 
+    if power:
+        _check_power(claims)
     kept = _kept_cards(out, [c.id for c in claims], settings)
     start = time.perf_counter()
     cards: dict[str, _Card] = {}
@@ -78,20 +97,63 @@ def verify(claims: Sequence[Claim], settings: VerifySettings, out: Path, command
         result = claim.evaluate(settings)
         figures = tuple(draw(spec, claim.id, out) for spec in result.plots)
         grid = tuple(record.summary() for record in progress.sweeps.get(claim.id, ()))
-        cards[claim.id] = _Card(result.verdict, figures, grid)
+        rows = _power_rows(claim, result.verdict, settings, progress) if power and claim.variants else ()
+        cards[claim.id] = _Card(result.verdict, figures, grid, rows)
         progress.claim_finished(claim.id, result.verdict.status.value, time.perf_counter() - claim_start)
     ordered = _in_registry_order({**kept, **cards})
     meta = run_metadata(command, settings, time.perf_counter() - start, list(cards), progress.reused,
                         progress.computed, merged=sorted(kept), out=out,
                         figures=[f for card in ordered for f in card.figures])
+    if power:
+        meta["power"] = _power_meta(claims)
     verdicts = [card.verdict for card in ordered]
+    power_rows = [row for card in ordered for row in card.power]
     figures = [f for card in ordered for f in card.figures]
     grids = {card.verdict.claim_id: list(card.grid) for card in ordered}
     report_claims = {cid: CLAIMS[cid] for cid in grids if cid in CLAIMS}
-    write_verdicts_json(out / "verdicts.json", verdicts, meta, figures=figures, grids=grids)
-    write_markdown(out / "report.md", verdicts, figures, meta, claims=report_claims, grids=grids)
-    write_html(out / "index.html", verdicts, figures, meta, claims=report_claims, grids=grids)
-    return VerifyOutcome(tuple(verdicts), tuple(cards), tuple(figures), meta, out)
+    write_verdicts_json(out / "verdicts.json", verdicts, meta, figures=figures, grids=grids, power=power_rows)
+    write_markdown(out / "report.md", verdicts, figures, meta, claims=report_claims, grids=grids, power=power_rows)
+    write_html(out / "index.html", verdicts, figures, meta, claims=report_claims, grids=grids, power=power_rows)
+    return VerifyOutcome(tuple(verdicts), tuple(cards), tuple(figures), meta, out, tuple(power_rows),
+                         tuple(row for card in cards.values() for row in card.power))
+
+
+def _check_power(claims: Sequence[Claim]) -> None:
+    """Refuse a power run with nothing to test, or with a variant its evaluator cannot take."""
+    if not any(c.variants for c in claims):
+        with_variants = [c.id for c in CLAIMS.values() if c.variants]
+        raise ValueError(
+            f"--power: none of the selected claims ({', '.join(c.id for c in claims)}) has a planted variant; claims "
+            f"with planted variants: {', '.join(with_variants) or 'none'}")
+    for claim in claims:
+        for variant in claim.variants:
+            claim.check_params(variant.params)
+
+
+def _power_rows(claim: Claim, verdict: Verdict, settings: VerifySettings,
+                progress: VerifyProgress) -> tuple[PowerRow, ...]:
+    """The claim as stated and each of its planted variants, evaluated now."""
+    rows = [PowerRow.from_verdict(claim.id, verdict)]
+    for variant in claim.variants:
+        variant_id = variant.id_for(claim.id)
+        progress.variant_started(variant_id, variant.description)
+        start = time.perf_counter()
+        result = claim.evaluate_variant(settings, variant)
+        rows.append(PowerRow.from_verdict(claim.id, result.verdict, variant))
+        progress.variant_finished(variant_id, result.verdict.status.value, variant.expected.value,
+                                  time.perf_counter() - start)
+    return tuple(rows)
+
+
+def _power_meta(claims: Sequence[Claim]) -> str:
+    """One line for the report's metadata: what the power self-test covered and what it did not."""
+    tested = [c for c in claims if c.variants]
+    text = (f"{sum(len(c.variants) for c in tested)} planted variant(s) of {len(tested)} claim(s) run with --power "
+            "(variants reuse their claim's runs from the run store)")
+    untested = [c.id for c in claims if not c.variants]
+    if untested:
+        text += f"; no planted variant registered (power untested): {', '.join(untested)}"
+    return text
 
 
 def _in_registry_order(cards: dict[str, _Card]) -> list[_Card]:
@@ -108,6 +170,7 @@ def _kept_cards(out: Path, running: Sequence[str], settings: VerifySettings) -> 
         document = json.loads(path.read_text(encoding="utf-8"))
         previous = {c["claim_id"]: c for c in document["claims"]}
         mode, seeds = document["meta"]["mode"], document["meta"]["seeds"]
+        power = [PowerRow.from_json(row) for row in document.get("power", [])]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"--out: {path} is not a report fedbound can read ({exc}); remove it or choose another "
                          "--out") from None
@@ -120,11 +183,11 @@ def _kept_cards(out: Path, running: Sequence[str], settings: VerifySettings) -> 
             f"({_mode(settings)} mode, {settings.seeds} seed(s)) would leave it inconsistent. Rerun with the same "
             f"mode and --seeds to merge into it, or choose another --out, or remove {out}."
         )
-    return {cid: _card_from_json(previous[cid], out) for cid in others}
+    return {cid: _card_from_json(previous[cid], out, tuple(r for r in power if r.claim_id == cid)) for cid in others}
 
 
-def _card_from_json(data: dict[str, Any], out: Path) -> _Card:
-    """A kept claim card from ``verdicts.json``; its figures must still be in ``out``."""
+def _card_from_json(data: dict[str, Any], out: Path, power: tuple[PowerRow, ...] = ()) -> _Card:
+    """A kept claim card from ``verdicts.json`` with its power rows; its figures must still be in ``out``."""
     verdict = Verdict.from_json(data)
     figures = []
     for fig in data.get("figures", []):
@@ -133,7 +196,7 @@ def _card_from_json(data: dict[str, Any], out: Path) -> _Card:
             raise ValueError(f"--out: figure {path} of claim {verdict.claim_id} is missing; rerun that claim or "
                              "remove the folder")
         figures.append(ReportFigure(verdict.claim_id, path, fig.get("caption", "")))
-    return _Card(verdict, tuple(figures), tuple(data.get("grid", [])))
+    return _Card(verdict, tuple(figures), tuple(data.get("grid", [])), power)
 
 
 def _mode(settings: VerifySettings) -> str:

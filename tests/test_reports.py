@@ -71,7 +71,8 @@ def test_json_round_trips_the_verdicts_with_nan_as_null(tmp_path: Path) -> None:
     verdicts = _verdicts()
     out = write_verdicts_json(tmp_path / "verdicts.json", verdicts, META)
     doc = _strict_load(out)
-    assert set(doc) == {"fedbound_version", "created", "meta", "claims"}
+    assert set(doc) == {"fedbound_version", "created", "meta", "claims", "power"}
+    assert doc["power"] == []  # the power self-test's rows, written only by verify --power
     assert doc["meta"]["seeds"] == [0, 1, 2] and doc["meta"]["tolerance"] is None
     assert [c["claim_id"] for c in doc["claims"]] == [v.claim_id for v in verdicts]
     for claim, v in zip(doc["claims"], verdicts):

@@ -1,0 +1,54 @@
+"""Yu et al.'s Theorem 1 bound: the closed form against a hand-computed value, the claim's bound
+built from it with the constants it reports, and the planted bound_scale that scales it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from convergence import Status
+from proofs_check import VerifySettings, get_claim
+from proofs_check.yu2019 import evaluate_cor2, evaluate_thm1, yu_theorem1_bound
+
+
+def test_closed_form_against_a_hand_computed_value() -> None:
+    # Theorem 1 (liu_lecture_fl_fedavg.md): 2 f0/(s T) + 4 s^2 K^2 G^2 L^2 + (L/N) s sigma^2 with
+    # s = 0.01, T = 100, f0 = 5, K = 3, G^2 = 4, L = 2, N = 4, sigma^2 = 9:
+    #   2 * 5 / (0.01 * 100)        = 10
+    #   4 * 0.01^2 * 3^2 * 4 * 2^2  = 4e-4 * 9 * 16 = 0.0576
+    #   (2 / 4) * 0.01 * 9          = 0.045
+    # total 10.1026; at T = 200 the first term halves: 5.1026.
+    rhs = yu_theorem1_bound(np.array([100.0, 200.0]), s=0.01, K=3, N=4, L=2.0, G_sq=4.0, sigma_sq=9.0, f0=5.0)
+    np.testing.assert_allclose(rhs, [10.1026, 5.1026], rtol=1e-14)
+    # the drift term grows as K^2 and the noise term falls as 1/N (linear speedup)
+    wide = yu_theorem1_bound(100.0, s=0.01, K=6, N=8, L=2.0, G_sq=4.0, sigma_sq=9.0, f0=5.0)
+    assert float(wide) == pytest.approx(10 + 4 * 0.0576 + 0.0225, rel=1e-14)
+
+
+def test_the_claim_checks_the_closed_form_with_its_reported_constants(tmp_path) -> None:
+    settings = VerifySettings(seeds=2, quick=True, progress=False, store=str(tmp_path / "runs.sqlite"))
+    verdict = evaluate_thm1(settings).verdict
+    scaled = evaluate_thm1(settings, bound_scale=0.5).verdict  # same runs, from the store
+    for consts, check, half in zip(verdict.evidence["constants"], verdict.evidence["checks"],
+                                   scaled.evidence["checks"]):
+        ev = check["evidence"]
+        rhs = yu_theorem1_bound(np.array(ev["x"]), s=consts["s"], K=consts["K"], N=consts["N"], L=consts["L"],
+                                G_sq=consts["G^2"], sigma_sq=consts["sigma^2"], f0=consts["f(x_0) - f*"])
+        np.testing.assert_allclose(ev["bound"], rhs, rtol=1e-12)
+        np.testing.assert_allclose(half["evidence"]["bound"], 0.5 * rhs, rtol=1e-12)
+        assert half["evidence"]["mean"] == ev["mean"]  # a variant changes the check, not the runs
+    assert verdict.status is Status.PASS and verdict.evidence["tightness_label"] == "upper bound"
+    assert scaled.measured == pytest.approx(2 * verdict.measured, rel=1e-12)
+    assert "Planted variant: the bound multiplied by 0.5" in scaled.notes
+
+
+@pytest.mark.parametrize(("call", "field"), [
+    (lambda s: evaluate_thm1(s, bound_scale=0.0), "bound_scale"),
+    (lambda s: evaluate_thm1(s, bound_scale=float("nan")), "bound_scale"),
+    (lambda s: evaluate_thm1(s, bound_scale=True), "bound_scale"),
+    (lambda s: evaluate_cor2(s, claimed_exponent="-1"), "claimed_exponent"),
+    (lambda s: get_claim("control.constant-step-rate").evaluate(s, step="cosine"), "step"),
+])
+def test_bad_planted_parameters_name_the_field(call, field: str) -> None:
+    with pytest.raises(ValueError, match=f"^{field}: "):
+        call(VerifySettings(seeds=2, quick=True, progress=False))
