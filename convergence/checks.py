@@ -36,7 +36,7 @@ Rules every checker shares:
   limit mean_j + t_{S-1, 1-alpha} se_j is <= B_j: an intersection-union test, so a false bound
   (violated at some j) PASSes with probability at most alpha, with no correction for P.
   INCONCLUSIVE otherwise. The report names the method, alpha and P, and the tightness
-  max_j mean_j / B_j ("tight" when >= TIGHT_RATIO, else "upper bound", as PEPit's tests say).
+  max_j mean_j / B_j ("tight" in [TIGHT_RATIO, 1], "violated" above 1, else "upper bound", as PEPit's tests say).
 * ``check_lower_bound``: the mirror image, E[q(x_j)] >= B_j, with the tests reversed.
 * ``check_ordering``: "E[smaller] < E[larger]" from paired seeds, a Student-t interval of the
   paired difference.
@@ -269,7 +269,7 @@ def check_upper_bound(
     test), lo (one-sided 1 - alpha/P lower limits, a simultaneous Bonferroni band: some lo_j >
     bound_j iff Holm rejects at least one point), p_violation (one-sided p-values), violations (x
     where Holm rejects), ``test`` (method, alpha, n_points, n_seeds, deterministic), tightness and
-    tightness_label ("tight" if tightness >= TIGHT_RATIO, else "upper bound"), confidence.
+    tightness_label ("tight" if TIGHT_RATIO <= tightness <= 1, "violated" above 1, else "upper bound"), confidence.
 
     Raises:
         ValueError: naming the bad argument (claim_id, x, values, bound, confidence, hypotheses,
@@ -296,7 +296,7 @@ def check_lower_bound(
     one-sided (1 - alpha) lower limit lo_j >= bound_j, INCONCLUSIVE otherwise. measured = min_j
     mean_j / bound_j, theoretical = 1, interval = [lo_j, hi_j] / bound_j at that j; hi_j here is the
     simultaneous (1 - alpha/P) upper limit. evidence as in ``check_upper_bound`` (tightness_label
-    "tight" if bound/measured >= TIGHT_RATIO, else "lower bound").
+    "tight" if TIGHT_RATIO <= bound/measured <= 1, "violated" above 1, else "lower bound").
 
     Raises:
         ValueError: naming the bad argument (claim_id, x, values, bound, confidence, hypotheses,
@@ -347,8 +347,11 @@ def _holm(p_values: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def _tightness_label(extreme_ratio: float, upper: bool) -> str:
-    """"tight" when mean/bound (upper) or bound/mean (lower) reaches TIGHT_RATIO at the worst point."""
-    closeness = extreme_ratio if upper else (1.0 / extreme_ratio if extreme_ratio > 0 else 0.0)
+    """"tight" when mean/bound (upper) or bound/mean (lower) lies in [TIGHT_RATIO, 1] at the worst point,
+    "violated" above 1 (the mean crosses the bound, whether or not the crossing is significant)."""
+    closeness = extreme_ratio if upper else (1.0 / extreme_ratio if extreme_ratio > 0 else np.inf)
+    if closeness > 1.0:
+        return "violated"
     return "tight" if closeness >= TIGHT_RATIO else ("upper bound" if upper else "lower bound")
 
 

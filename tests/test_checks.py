@@ -219,6 +219,13 @@ class TestUpperBound:
         assert verdict.status is Status.PASS
         assert verdict.evidence["tightness"] == pytest.approx(0.95) and verdict.evidence["tightness_label"] == "tight"
 
+    def test_bound_crossed_is_labelled_violated(self) -> None:
+        # mean/bound = 1.2 > 1: the label must not call a crossed bound "tight" (the status says FAIL too).
+        verdict = check_upper_bound("u", X, 1.2 * 10.0 / X, 10.0 / X, deterministic=True)
+        assert verdict.status is Status.FAIL and verdict.evidence["tightness_label"] == "violated"
+        lower = check_lower_bound("l", X, np.full(X.size, 0.8), np.ones(X.size), deterministic=True)
+        assert lower.status is Status.FAIL and lower.evidence["tightness_label"] == "violated"
+
     def test_deterministic_value_on_the_bound_passes(self) -> None:
         # One deterministic row: the limits are the point itself, and mean = bound satisfies hi <= bound.
         verdict = check_upper_bound("u", X, 10.0 / X, 10.0 / X, deterministic=True)
