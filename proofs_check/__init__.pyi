@@ -19,6 +19,7 @@ from .assumptions import (
     variance_bound,
 )
 from .claim import Claim, ClaimResult, PlotSpec, UnknownClaimError, VerifySettings, combine_checks
+from .ding2020 import DingConstants, ding_bound
 from .references import REFERENCES, Reference
 from .falsify import FALSIFIABLE, FalsifiableClaim, FalsifyResult, falsify, reproduce
 from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
