@@ -197,6 +197,7 @@ def block_cyclic_quadratic(
     mu: float = 0.1,
     noise: float = 0.1,
     seed: int = 0,
+    identical_blocks: bool = False,
 ) -> BlockCyclicProblem:
     """Least-squares block-cyclic data with ground truths that separate block and client bias.
 
@@ -207,6 +208,13 @@ def block_cyclic_quadratic(
     every F_m^i is minimised at theta_m (when samples_per_client >= dim), so x_m* = theta_m and
     block_spread = 0 gives identical block optima; in general the knobs set the spread of the
     ground truths, and x*, x_m* are computed by ``exact_optimum``.
+
+    ``identical_blocks=True`` gives every block exactly the rows of block 0 (drawn as above for
+    m = 0 only, the ground truths still drawn for every m so theta_0 is the same): D_m^i = D_1^i,
+    hence F_m^i = F_1^i, F_m = F for every m and x_m* = x*. Then (1/M) sum_m F_m* - F* = 0 and Ding
+    et al.'s mini-max gap (1/M) sum_m F_m(x~_m) - F(x*) >= 0 equals the mean per-block gap, so
+    their Theorem 1 bound is not met trivially. (``block_spread = 0`` is not enough for this: the
+    blocks share their ground truths but still draw different rows, so F_m differ.)
     Shapes: combined X (M N samples_per_client, dim), d = dim.
     """
     N = check_int("n_clients", n_clients, minimum=1)
@@ -218,15 +226,19 @@ def block_cyclic_quadratic(
     mu = check_real("mu", mu, minimum=0.0)
     noise = check_real("noise", noise, minimum=0.0)
     seed = check_int("seed", seed, minimum=0)
+    if not isinstance(identical_blocks, (bool, np.bool_)):
+        raise ProblemError(f"identical_blocks: expected True or False, got {identical_blocks!r}")
+    identical_blocks = bool(identical_blocks)
     check_problem_size("n_clients, n_blocks, dim, samples_per_client", M * N * n, d, d)
 
     rng = np.random.default_rng(seed)
     theta = _ground_truths(rng, (d,), M, N, block_spread, client_spread)
     parts = []
-    for m in range(M):
+    for m in range(1 if identical_blocks else M):
         for i in range(N):
             X = rng.standard_normal((n, d))
             parts.append((X, X @ theta[m, i] + noise * rng.standard_normal(n)))
+    parts = parts * M if identical_blocks else parts
     params = {
         "n_clients": N,
         "n_blocks": M,
@@ -237,9 +249,12 @@ def block_cyclic_quadratic(
         "mu": mu,
         "noise": noise,
         "seed": seed,
+        "identical_blocks": identical_blocks,
     }
+    identical = ", identical blocks" if identical_blocks else ""
     return _assemble(
-        f"block_cyclic_quadratic(N={N}, M={M}, d={d}, block={block_spread:g}, client={client_spread:g}, seed={seed})",
+        f"block_cyclic_quadratic(N={N}, M={M}, d={d}, block={block_spread:g}, client={client_spread:g}{identical}, "
+        f"seed={seed})",
         LossKind.LEAST_SQUARES,
         parts,
         M,

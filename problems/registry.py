@@ -2,8 +2,9 @@
 
 A spec is ``{"family": name, "params": {...}}``. Its canonical form lists every parameter of the
 family's builder, with defaults filled in and values normalised by the builder's type hints
-(int stays int, float becomes float), so ``json.dumps(spec, sort_keys=True)`` (and any hash of it)
-is the same however the caller wrote it. ``build_problem(spec).spec`` equals the canonical spec.
+(int stays int, float becomes float, a bool flag stays a bool), so ``json.dumps(spec,
+sort_keys=True)`` (and any hash of it) is the same however the caller wrote it.
+``build_problem(spec).spec`` equals the canonical spec.
 Built problems are cached per process (``functools.lru_cache`` on the canonical JSON); they are
 immutable (frozen dataclass, read-only arrays), so sharing them is safe.
 
@@ -22,6 +23,8 @@ import json
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import numpy as np
 
 from ._base import FederatedProblem, ProblemError
 from ._params import make_spec
@@ -50,6 +53,10 @@ _FINGERPRINTS: dict[str, str] = {}
 
 def _normalise(name: str, value: Any, kind: type) -> Any:
     """``value`` converted to the JSON type of the builder's annotation ``kind``."""
+    if kind is bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ProblemError(f"{name}: expected True or False, got {value!r}")
+        return bool(value)
     if kind is int:
         return check_int(name, value)
     if kind is float:

@@ -30,6 +30,7 @@ from .claim import (
     combine_checks,
     variant_id,
 )
+from .ding2020 import DingConstants, ding_bound
 from .references import REFERENCES, Reference
 from .falsify import FALSIFIABLE, FalsifiableClaim, FalsifyResult, falsify, reproduce
 from .gradient_bounds import GradientBounds, stochastic_gradient_bounds

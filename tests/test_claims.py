@@ -24,10 +24,10 @@ def test_ding_hypotheses_reject_the_papers_experiment() -> None:
     p = PAPER_SETTING
     T = p["C"] * p["M"] * p["E"] * p["I"]
     K = p["E"] * p["I"]
-    sync, cycles = ding_hypotheses("mm", p["N"], p["M"], T, K, p["I"])
+    sync, cycles = ding_hypotheses("mm", p["N"], p["M"], T, K, p["I"], C=p["C"])
     assert T == 100_000 and not sync.met and "0.5623" in sync.detail
-    # K = 2000 > C M N = 2 * 5 * 100 = 1000 for fedbound's C = 2 (the check uses CYCLES = 2)
-    assert cycles.met
+    # K = E I = 2000 <= C M N = 10 * 5 * 100 = 5000 with the paper's C = 10: the second one fails too
+    assert not cycles.met and "C M N = 5000" in cycles.detail
 
 
 def test_yu_sync_interval_is_the_largest_allowed() -> None:
@@ -47,7 +47,7 @@ def test_li_thm4_quick_passes_with_its_sub_checks() -> None:
 
 def test_ding_thm2_reports_the_paper_setting_and_per_block_rates() -> None:
     verdict = get_claim("ding2020.thm2").evaluate(QUICK).verdict
-    assert "does not meet the hypothesis" in verdict.notes
+    assert "meets neither hypothesis" in verdict.notes
     assert verdict.evidence["paper_setting"]["hypothesis_met"] is False
     blocks = [c for c in verdict.evidence["checks"] if c["name"].startswith("per-block rate")]
     assert len(blocks) == 3 and all(math.isfinite(c["measured"]) for c in blocks)
