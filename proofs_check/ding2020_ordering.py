@@ -45,7 +45,7 @@ from convergence.block_cyclic import PRSGDConfig, block_cyclic_gaps
 from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 
 from .claim import ClaimResult, PlotSpec, VerifySettings, combine_checks
-from .ding2020 import CYCLES, instance, run_configs
+from .ding2020 import CYCLES, DingRun, instance, run_configs
 
 __all__ = ["evaluate_ordering", "block_tracking", "BlockTracking", "TRACKING_RATIO", "PERSISTENCE", "SHUFFLE_SEED"]
 
@@ -53,7 +53,9 @@ TRACKING_RATIO = 0.5
 """Largest E[R] that counts as tracking: the block just trained fits at least twice as well as the
 others (R = 1 without tracking, module docstring)."""
 PERSISTENCE = 0.5
-"""The last cycle's swing must exceed this fraction of the first cycle's."""
+"""The last cycle's swing must exceed this fraction of the first cycle's: an oscillation that does
+not die out keeps the ratio near 1 (measured: 0.636 and 0.641), one that halves within C = 2 cycles
+is converging."""
 SHUFFLE_SEED = 0
 _FEDAVG_DATA = ("cyclic", "shuffled")
 _ORDER_NOTES = (
@@ -102,7 +104,7 @@ def block_tracking(gaps: np.ndarray, n_blocks: int) -> BlockTracking:
     return BlockTracking(own, others, own.sum(axis=1) / others.sum(axis=1), swing)
 
 
-def _shuffled_control(settings: VerifySettings, fedavg) -> np.ndarray:
+def _shuffled_control(settings: VerifySettings, fedavg: DingRun) -> np.ndarray:
     """Gaps (S, C M, M) of the original blocks for FedAvg on shuffled data with ``fedavg``'s schedule."""
     problem = fedavg.problem
     E, M = fedavg.K // fedavg.I, problem.n_blocks
