@@ -8,7 +8,6 @@ what is run (apart from the control, which runs anyway).
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
