@@ -470,7 +470,7 @@ def run_fedavg_shuffled(
     """FedAvg (the existing kernel, ``convergence.run``) on ``problem.shuffled(shuffle_seed)``.
 
     The trajectory's gap is measured against the shuffled problem's own optimum; its run config
-    carries the shuffled problem's provenance spec (not rebuildable by ``build_problem``).
+    carries the shuffled problem's view spec (``build_problem`` rebuilds it).
     """
     shuffled = problem.shuffled(shuffle_seed)
     optimum = exact_optimum(shuffled, crosscheck=False)

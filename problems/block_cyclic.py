@@ -113,6 +113,47 @@ class BlockCyclicProblem:
             notes=f"Block {m} of a block-cyclic problem (Ding et al. 2020, eq. 6: F_m = (1/N) sum_i F_m^i).",
         )
 
+    def nested(self, n_clients: int, n_blocks: int) -> "BlockCyclicProblem":
+        """The sub-instance of the first ``n_clients`` clients of each of the first ``n_blocks`` blocks.
+
+        Pseudo-client m*N' + i of the view (m < M' = n_blocks, i < N' = n_clients) holds exactly
+        the rows, constant and loss of pseudo-client m*N + i of this problem, with weight
+        1/(M' N') (eq. 3, 6). So a sweep over N' (or M') on views of one problem compares
+        instances that share their data: every row of a smaller view is a row of every larger
+        one (same clients, same blocks, same samples), which pairs the comparison; only the
+        averages F_m = (1/N') sum_{i < N'} F_m^i and F = (1/M') sum_{m < M'} F_m change, as they
+        must. ``nested(N, M)`` is the problem itself (same data; its spec says it is a view).
+        Shapes: combined X (sum of the kept n_mi, d), d unchanged.
+
+        Its spec ``{"view": "nested", "n_clients": N', "n_blocks": M', "of": spec}`` rebuilds it
+        (``registry.build_block_cyclic``) when ``spec`` does.
+        """
+        N_sub = check_int("n_clients", n_clients, minimum=1)
+        M_sub = check_int("n_blocks", n_blocks, minimum=1)
+        if N_sub > self.n_clients:
+            raise ProblemError(f"n_clients: a nested view keeps at most the {self.n_clients} clients, got {N_sub}")
+        if M_sub > self.n_blocks:
+            raise ProblemError(f"n_blocks: a nested view keeps at most the {self.n_blocks} blocks, got {M_sub}")
+        c, N = self.combined, self.n_clients
+        kept = (np.arange(M_sub)[:, None] * N + np.arange(N_sub)[None, :]).reshape(-1)  # pseudo-clients, m-major
+        rows = np.concatenate([np.arange(c.offsets[k], c.offsets[k + 1]) for k in kept])
+        sizes = c.client_sizes[kept]
+        spec = {"view": "nested", "n_clients": N_sub, "n_blocks": M_sub, "of": self.spec}
+        combined = FederatedProblem(
+            name=f"{c.name} [first {N_sub} clients of the first {M_sub} blocks]",
+            loss=c.loss,
+            X=c.X[rows],
+            y=c.y[rows],
+            offsets=np.concatenate(([0], np.cumsum(sizes))),
+            weights=np.full(kept.size, 1.0 / kept.size),
+            mu=c.mu,
+            n_classes=c.n_classes,
+            constants=c.constants[kept],
+            spec=spec,
+            notes="Nested sub-instance of a block-cyclic problem: a subset of its clients and blocks, same rows.",
+        )
+        return BlockCyclicProblem(combined, M_sub, N_sub, spec)
+
     def shuffled(self, seed: int) -> FederatedProblem:
         """All rows pooled, permuted by ``default_rng(seed)`` and dealt to N clients in contiguous chunks.
 

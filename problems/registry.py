@@ -13,6 +13,13 @@ Families: ``li_counterexample`` (Li et al. 2020, Appendix C), ``random_quadratic
 ``block_cyclic_quadratic``, ``block_cyclic_softmax`` (Ding et al. 2020, Sec. 2). A block-cyclic
 family builds a ``BlockCyclicProblem``: ``build_block_cyclic(spec)`` returns it and
 ``build_problem(spec)`` its combined problem (F over the M*N pseudo-clients), from one cache.
+
+Views. A spec ``{"view": name, <view parameters>, "of": spec}`` describes a view of the
+block-cyclic problem ``spec`` builds, and rebuilds it: ``"nested"`` (parameters ``n_clients``,
+``n_blocks``: ``BlockCyclicProblem.nested``, a block-cyclic problem) and ``"shuffled"``
+(``shuffle_seed``: ``BlockCyclicProblem.shuffled``, a federated problem). These are the specs the
+views record, so runs on a view go through the sweep layer (which rebuilds problems from their
+spec in the worker) like runs on a family.
 """
 
 from __future__ import annotations
@@ -46,6 +53,11 @@ _FAMILIES: dict[str, Callable[..., FederatedProblem | BlockCyclicProblem]] = {
     "identical_quadratic": identical_quadratic,
 }
 _SPEC_KEYS = ("family", "params")
+_VIEWS: dict[str, tuple[tuple[str, int], ...]] = {
+    "nested": (("n_clients", 1), ("n_blocks", 1)),
+    "shuffled": (("shuffle_seed", 0),),
+}
+"""View name -> its integer parameters with their minima (``BlockCyclicProblem.nested`` / ``shuffled``)."""
 _CACHE_SIZE = 16  # built problems kept per process (the largest default, synthetic, is ~20 MB)
 _FINGERPRINTS: dict[str, str] = {}
 """canonical spec JSON -> fingerprint of the problem it builds (kept after the problem leaves the cache)."""
@@ -99,7 +111,8 @@ def build_block_cyclic(spec: Mapping[str, Any]) -> BlockCyclicProblem:
     """The BlockCyclicProblem of a block-cyclic family's ``spec`` (cached per process)."""
     built = _build(_canonical_json(spec))
     if not isinstance(built, BlockCyclicProblem):
-        raise ProblemError(f"family: {spec['family']!r} is not a block-cyclic problem family")
+        field = "view" if "view" in spec else "family"
+        raise ProblemError(f"{field}: {spec[field]!r} is not a block-cyclic problem {field}")
     return built
 
 
@@ -107,6 +120,8 @@ def _canonical_json(spec: Mapping[str, Any]) -> str:
     """The canonical spec of ``spec`` as sorted JSON (ProblemError naming a malformed field)."""
     if not isinstance(spec, Mapping):
         raise ProblemError(f"spec: expected a mapping with keys {list(_SPEC_KEYS)}, got {type(spec).__name__}")
+    if "view" in spec:
+        return json.dumps(_canonical_view(spec), sort_keys=True)
     extra = sorted(set(spec) - set(_SPEC_KEYS))
     if extra:
         raise ProblemError(f"spec: unknown key {extra[0]!r} (a spec has keys {list(_SPEC_KEYS)})")
@@ -119,14 +134,30 @@ def _canonical_json(spec: Mapping[str, Any]) -> str:
     return json.dumps(canonical, sort_keys=True)
 
 
+def _canonical_view(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The canonical form of a view spec (module docstring); ProblemError naming a malformed field."""
+    view = spec["view"]
+    if not isinstance(view, str) or view not in _VIEWS:
+        raise ProblemError(f"view: unknown view {view!r} (known: {', '.join(sorted(_VIEWS))})")
+    keys = ("view", "of", *(name for name, _ in _VIEWS[view]))
+    extra = sorted(set(spec) - set(keys))
+    if extra:
+        raise ProblemError(f"spec: unknown key {extra[0]!r} for view {view!r} (a {view} view has keys {list(keys)})")
+    missing = [key for key in keys if key not in spec]
+    if missing:
+        raise ProblemError(f"{missing[0]}: the {view} view spec has no {missing[0]!r}")
+    params = {name: check_int(name, spec[name], minimum=minimum) for name, minimum in _VIEWS[view]}
+    return {"view": view, **params, "of": json.loads(_canonical_json(spec["of"]))}
+
+
 def check_problem(problem: Any, spec: Mapping[str, Any]) -> FederatedProblem:
     """``problem`` if it is the problem ``spec`` describes; ProblemError naming ``problem`` otherwise.
 
     The spec recorded in the problem must be the same spec (compared canonically). When ``spec``
     names a registered family, the problem's data must also be those the family builds, compared
     by ``FederatedProblem.fingerprint`` with the fingerprint recorded when this process built that
-    spec (built once if it never was). A spec no family builds (a provenance spec such as a
-    shuffled view) can only be compared as it stands.
+    spec (built once if it never was); so does a view of such a spec. A spec nothing rebuilds (a
+    provenance spec such as a ``block(m)`` view) can only be compared as it stands.
     """
     if not isinstance(problem, FederatedProblem):
         raise ProblemError(f"problem: expected a FederatedProblem, got {type(problem).__name__}")
@@ -160,6 +191,15 @@ def _fingerprint(canonical_json: str) -> str:
 def _build(canonical_json: str) -> FederatedProblem | BlockCyclicProblem:
     """Build (once per process) the problem of a canonical spec given as sorted JSON."""
     canonical = json.loads(canonical_json)
-    built = _FAMILIES[canonical["family"]](**canonical["params"])
+    if "view" in canonical:
+        parent = _build(json.dumps(canonical["of"], sort_keys=True))
+        if not isinstance(parent, BlockCyclicProblem):
+            raise ProblemError(f"of: a {canonical['view']} view needs a block-cyclic problem, got {parent.name!r}")
+        if canonical["view"] == "nested":
+            built = parent.nested(canonical["n_clients"], canonical["n_blocks"])
+        else:
+            built = parent.shuffled(canonical["shuffle_seed"])
+    else:
+        built = _FAMILIES[canonical["family"]](**canonical["params"])
     _FINGERPRINTS[canonical_json] = (built.combined if isinstance(built, BlockCyclicProblem) else built).fingerprint
     return built

@@ -34,11 +34,8 @@ rate are checks that can FAIL; a planted smaller bound (``bound_scale``) or stee
 (NT)^(-0.93) rather than (NT)^(-1/2) (averaged constant-step SGD on a quadratic reaches about
 1/(NT)), so a planted exponent -1 is not rejected (INCONCLUSIVE) and -1.5 is (FAIL).
 
-ding2020.speedup: MC-PSGD's per-block error falls like N^{-1/2} at fixed T (linear speedup)
-and grows at most like M^{1/2} at fixed N T; MC-PSGD sends about 2 M^{1/4} times MM-PSGD's floats.
-ding2020.ordering (Sec. 5's comparison): on blocks far apart, MM-PSGD's and MC-PSGD's predictors
-beat FedAvg's single model on their blocks, MC-PSGD is at least as good as MM-PSGD per block,
-and FedAvg on block-cyclic data oscillates across blocks.
+ding2020.speedup and ding2020.ordering are evaluated in ``ding2020_speedup`` and
+``ding2020_ordering`` on the runs of ``run_configs``.
 
 Instances: ``block_cyclic_quadratic`` (least squares: every constant exact), blocks far apart and
 identical blocks, C = 2 cycles, single row minibatches. The sweep runs T = C M K with K over a grid, I the largest integer the theorem
@@ -58,7 +55,6 @@ from convergence import (
     Status,
     StepSize,
     Verdict,
-    check_ordering,
     check_rate_exponent,
     check_upper_bound,
     fit_rate,
@@ -76,13 +72,10 @@ from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, prob
 from .claim import ClaimResult, PlotSpec, VerifySettings, combine_checks, rate_plot
 from .assumptions import Ball, second_moment_bound, variance_bound
 
-__all__ = ["evaluate_thm1", "evaluate_thm2", "evaluate_speedup", "evaluate_ordering", "ding_bound", "ding_hypotheses",
-           "DingConstants", "PAPER_SETTING", "run_configs"]
+__all__ = ["evaluate_thm1", "evaluate_thm2", "ding_bound", "ding_hypotheses", "DingConstants", "PAPER_SETTING",
+           "run_configs"]
 
 CYCLES = 2
-TRAFFIC_K = 32_768
-"""Iterations per block of the traffic check: T = C M K = 196608 gives I_MM = 7, I_MC = 5 for
-N = 4, M = 3, so the integer I's approach the continuous ratio M^(1/4) of Sec. 3.2."""
 RATE_TOLERANCE = 0.05
 PAPER_SETTING = {"N": 100, "M": 5, "C": 10, "E": 200, "I": 10}
 """Sec. 5: N = 100 clients, M = 5 blocks, C = 10 cycles, E = 200 rounds per block, I = 10."""
@@ -524,98 +517,3 @@ def evaluate_thm2(settings: VerifySettings, *, claimed_exponent: float = -0.5, b
     """Theorem 2 (MC-PSGD), with the parameters of ``evaluate_thm1``; ``claimed_exponent`` applies
     to eq. 20's per-block rates as well."""
     return _evaluate_theorem("mc", settings, claimed_exponent, bound_scale, identical_instance)
-
-
-def _mean_block_gap(problem: BlockCyclicProblem, run: DingRun) -> np.ndarray:
-    """(S,) MC-PSGD's (1/M) sum_m F_m(u~_m) - F_m(x_m*) at the end of the run."""
-    return block_cyclic_gaps(problem, run.result).block_gap[:, -1, :].mean(axis=1)
-
-
-def evaluate_speedup(settings: VerifySettings) -> ClaimResult:
-    """N sweep at fixed T, M sweep at fixed T, and the MC/MM traffic ratio."""
-    seeds = tuple(range(settings.seeds))
-    K = 256 if settings.quick else 1024
-    clients = [2, 4, 8] if settings.quick else [2, 4, 8, 16]
-    # one horizon for every N, long enough for the largest N: K > C M N and I = 1 <= (T/M)^(1/4)/N^(3/4)
-    K_common = max(K, *(max(CYCLES * 3 * N + 1, int(np.ceil(N**3 / CYCLES))) for N in clients))
-    blocks = [2, 3, 5] if settings.quick else [2, 3, 4, 6]
-    runs = run_configs(settings, [("mc", instance(n_clients=N), K_common, seeds, ()) for N in clients]
-                       + [("mc", instance(n_blocks=M), K_common, seeds, ()) for M in blocks]
-                       + [(a, instance(), TRAFFIC_K, (0,), ()) for a in ("mm", "mc")])
-    n_runs, m_runs, (mm, mc) = runs[: len(clients)], runs[len(clients): -2], runs[-2:]
-    checks = []
-    by_N = np.stack([_mean_block_gap(r.problem, r) for r in n_runs], axis=1)
-    checks.append(("linear speedup in N at fixed T", check_rate_exponent(
-        "ding2020.speedup/N", np.array(clients, dtype=float), by_N, claimed_exponent=-0.5,
-        tolerance=0.1,  # 20% of -1/2: three values of N span less than a decade, so only a coarse exponent is claimed
-        min_points=3, hypotheses=tuple(h for r in n_runs for h in ding_hypotheses("mc", r.N, r.M, r.T, r.K, r.I, f"N={r.N}")),
-        notes=f"MC-PSGD mean per-block gap at T about {n_runs[0].T} against N (claimed exponent <= -1/2).",
-    )))
-    by_M = np.stack([_mean_block_gap(r.problem, r) for r in m_runs], axis=1)
-    checks.append(("growth in M at most sqrt(M)", check_rate_exponent(
-        "ding2020.speedup/M", np.array([r.M for r in m_runs], dtype=float), by_M, claimed_exponent=0.5,
-        tolerance=0.1,  # 20% of 1/2: three values of M span less than a decade, so only a coarse exponent is claimed
-        min_points=3, notes="MC-PSGD mean per-block gap against M at fixed N and K (Thm 2: O(sqrt(M/(NT)))).",
-    )))
-    ratio = mc.result.communication.total_params / mm.result.communication.total_params
-    predicted = 2 * instance().n_blocks ** 0.25
-    within = abs(ratio / predicted - 1) <= 0.25
-    checks.append(("MC / MM traffic about 2 M^(1/4)", Verdict(
-        "ding2020.speedup/traffic", Status.PASS if within else Status.FAIL, ratio, predicted, None,
-        notes=f"floats sent by MC-PSGD / MM-PSGD at T = {mm.T}, each with the largest I its theorem allows "
-        f"(I_MM = {mm.I}, I_MC = {mc.I}); the paper's estimate 2 M^(1/4) = {predicted:.3f}; PASS within 25% "
-        "(the ratio is 2 I_MM / I_MC plus the reset broadcasts: integer I's are close to the continuous "
-        "T^(1/4) ratio M^(1/4) only for long runs, hence the long horizon of this check).",
-    )))
-    verdict = combine_checks("ding2020.speedup", checks, headline=checks[0][1],
-                             notes="Headline: the exponent of MC-PSGD's per-block gap in N at fixed T.")
-    plot = rate_plot("ding2020_speedup_N", "Ding et al.: MC-PSGD per-block gap vs N at fixed T",
-                     "Mean per-block gap (1/M) sum_m F_m(u~_m) - F_m(x_m*) against N with the fitted slope.",
-                     checks[0][1], xlabel=r"$N$", ylabel=r"$\frac{1}{M}\sum_m F_m(\tilde u_m) - F_m(x_m^*)$")
-    return ClaimResult(verdict, (plot,))
-
-
-def evaluate_ordering(settings: VerifySettings) -> ClaimResult:
-    """Sec. 5's comparison on blocks far apart, as paired ordering checks over seeds."""
-    seeds = tuple(range(max(settings.seeds, 2)))
-    problem = instance()
-    K = 256 if settings.quick else 1024
-    M, E = problem.n_blocks, max(1, K // _largest_I("mm", problem.n_clients, problem.n_blocks, CYCLES * problem.n_blocks * K))
-    block_ends = tuple(range(E, CYCLES * M * E + 1, E))
-    mm, mc, fedavg = run_configs(settings, [("mm", problem, K, seeds, ()), ("mc", problem, K, seeds, ()),
-                                            ("fedavg", problem, K, seeds, block_ends)])
-    mm_gap = block_cyclic_gaps(problem, mm.result).block_gap[:, -1, :].mean(axis=1)
-    mc_gap = block_cyclic_gaps(problem, mc.result).block_gap[:, -1, :].mean(axis=1)
-    fed = block_cyclic_gaps(problem, fedavg.result)
-    fed_gap = fed.global_block_gap[:, -1, :].mean(axis=1)
-    checks = [
-        ("MM-PSGD predictors beat FedAvg on cyclic data", check_ordering(
-            "ding2020.ordering/mm<fedavg", mm_gap, fed_gap,
-            notes="(1/M) sum_m F_m(x~_m) - F_m(x_m*) vs FedAvg's final model on every block.")),
-        ("MC-PSGD predictors beat FedAvg on cyclic data", check_ordering(
-            "ding2020.ordering/mc<fedavg", mc_gap, fed_gap, notes="as above for u~_m.")),
-        ("MC-PSGD at least as good as MM-PSGD per block", check_ordering(
-            "ding2020.ordering/mc<=mm", mc_gap, mm_gap + 1e-12,
-            notes="per-block gaps averaged over blocks; the 1e-12 slack makes 'equal' count as 'at least as good'.")),
-    ]
-    last_cycle = fed.global_gap[:, -M:]
-    amplitude = last_cycle.max(axis=1) - last_cycle.min(axis=1)
-    checks.append(("FedAvg on cyclic data oscillates across blocks", check_ordering(
-        "ding2020.ordering/oscillation", np.zeros_like(amplitude), amplitude,
-        notes="max - min of F(x_bar) - F* over the block ends of the last cycle (> 0: the global model swings with "
-        "the block it was last trained on).")))
-    verdict = combine_checks("ding2020.ordering", checks, headline=checks[0][1],
-                             notes=f"N = {problem.n_clients}, M = {M}, C = {CYCLES}, K = {mm.K}, blocks far apart "
-                             "(block_spread = 1). Headline: mean gap difference FedAvg - MM-PSGD.")
-    steps = fedavg.result.steps.astype(float)
-    plot = PlotSpec(
-        "ding2020_fedavg_oscillation", "curves", "FedAvg on block-cyclic data: F(x_bar) - F* at block ends",
-        "FedAvg's global gap at the end of every block visit (seed 0) and MM-/MC-PSGD's final mini-max gap levels.",
-        {"curves": [
-            {"x": steps.tolist(), "y": fed.global_gap[0].tolist(), "label": "FedAvg cyclic, F(x_bar) - F*"},
-            {"x": steps.tolist(), "y": [float(mm_gap[0])] * len(steps), "label": "MM-PSGD per-block gap (final)"},
-            {"x": steps.tolist(), "y": [float(mc_gap[0])] * len(steps), "label": "MC-PSGD per-block gap (final)"},
-        ], "xlabel": r"local steps $t$", "ylabel": r"$F(\bar x) - F^*$ and per-block gaps", "logx": False, "logy": True},
-    )
-    return ClaimResult(verdict, (plot,))
-

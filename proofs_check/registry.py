@@ -65,18 +65,39 @@ _CLAIMS = (
         ),
     ),
     Claim(
-        "ding2020.speedup", (DING2020,), "Sec. 3.2 and Theorems 1-2",
-        "Linear speedup: at fixed T the error falls like N^(−1/2); the rate depends on M at most through Thm 2's "
-        "√M; MC-PSGD sends about 2 M^(1/4) times MM-PSGD's traffic.",
+        "ding2020.speedup", (DING2020,), "Sec. 3.2 and Theorem 2 (eq. 20)",
+        "MC-PSGD's per-block error E F_m(ũ_m) − F_m(x_m*) ≤ O(√M/√(NT)), on nested instances (the same rows) "
+        "with I ≤ (T/M)^(1/4)/N^(3/4) and K > CMN checked at every point: at fixed T it falls at least like "
+        "N^(−1/2) (linear speedup); at fixed K = T/(CM) the bound √(M/(NT)) = 1/√(NCK) does not depend on M, "
+        "so the error does not grow with M; MC-PSGD sends about 2 M^(1/4) times MM-PSGD's traffic.",
         "the fitted exponent of MC-PSGD's per-block error in N at fixed T (claimed ≤ −1/2)",
-        "proofs_check.ding2020:evaluate_speedup",
+        "proofs_check.ding2020_speedup:evaluate_speedup",
+        variants=(
+            PlantedVariant("speedup N^-2", "the per-block error falls like 1/N^2 at fixed T (measured about N^-1)",
+                           {"n_exponent": -2.0}),
+            PlantedVariant("falls with M", "the per-block error falls like M^(-1/2) at fixed K (measured M-free)",
+                           {"m_exponent": -0.5}),
+            PlantedVariant("traffic M^(1/4)", "MC-PSGD sends M^(1/4) times MM-PSGD's floats instead of 2 M^(1/4)",
+                           {"traffic_factor": 1.0}),
+        ),
     ),
     Claim(
         "ding2020.ordering", (DING2020,), "Sec. 5 (Fig. 2)",
         "On blocks far apart: MM-/MC-PSGD's block predictors beat FedAvg's single model on their blocks; "
-        "MC-PSGD is at least as good as MM-PSGD per block; FedAvg on block-cyclic data oscillates across blocks.",
+        "MC-PSGD is at least as good as MM-PSGD per block; FedAvg on block-cyclic data tracks the block just "
+        "trained: the tracking ratio R = Σ_j g_(j,b_j) / Σ_j mean_(m≠b_j) g_(j,m) of its block-end gaps "
+        "g_(j,m) = F_m(x̄_j) − F_m(x_m*) is ≤ 1/2 (R = 1 without tracking), and its swing persists to the last "
+        "cycle; control: on shuffled data R ≥ 1/2.",
         "the mean over seeds of FedAvg's per-block gap minus MM-PSGD's (claimed > 0)",
-        "proofs_check.ding2020:evaluate_ordering",
+        "proofs_check.ding2020_ordering:evaluate_ordering",
+        variants=(
+            PlantedVariant("tracking on shuffled data", "tracking claimed for FedAvg on shuffled data and the no-tracking "
+                           "control claimed on block-cyclic data", {"fedavg_data": "shuffled"}),
+            PlantedVariant("swing doubles", "the last cycle's swing at least twice the first cycle's (measured about equal)",
+                           {"persistence": 2.0}),
+            PlantedVariant("orders reversed", "FedAvg's single model beats the block predictors; MM-PSGD beats MC-PSGD",
+                           {"reverse_orders": True}),
+        ),
     ),
     Claim(
         "yu2019.thm1", (YU2019, LIU2022_NOTE), "Theorem 1 (as restated in Liu's lecture note)",

@@ -1,0 +1,199 @@
+"""ding2020.ordering: Sec. 5's comparison (Fig. 2) on blocks far apart, as paired checks over seeds.
+
+Source: Ding et al. 2020, Sec. 5 (``shared/papers/ding2020_block_cyclic.md``): MM-PSGD and
+MC-PSGD reach the best accuracy, "FedAvg with block-cyclic data does not converge at all,
+fluctuating" and FedAvg on shuffled data does not fluctuate. Sub-checks, on ``ding2020.instance``
+(N = 4, M = 3, blocks far apart) with C = 2 cycles and the theorems' step sizes:
+
+* the predictors beat FedAvg's single model on their blocks: (1/M) sum_m F_m(p_m) - F_m(x_m*)
+  against (1/M) sum_m F_m(x_bar) - F_m(x_m*), for MM-PSGD and MC-PSGD; MC-PSGD at least as good
+  as MM-PSGD (``check_ordering``: paired Student-t interval of the difference over seeds);
+* **FedAvg on block-cyclic data tracks the block just trained** (``block_tracking``). With
+  g_{j,m} = F_m(x_bar_j) - F_m(x_m*) >= 0 at the end x_bar_j of block visit j = 1..C M, whose
+  block is b_j = (j - 1) mod M, the tracking ratio of a seed is
+
+      R = sum_j g_{j,b_j} / sum_j gbar_j,     gbar_j = (1/(M-1)) sum_{m != b_j} g_{j,m},
+
+  the gap of the block just trained relative to the other blocks' mean gap. A model that does not
+  follow the block order has R = 1: if x_bar_j = x for every j, each block is b_j once per cycle, so
+  the numerator is C sum_m g_m and the denominator C (1/(M-1)) sum_m (sum_k g_k - g_m) = C sum_m g_m.
+  Claim: E[R] <= 1/2 (the block just trained fits at least twice as well as the others), as
+  ``check_upper_bound`` (one-sided Student-t test over seeds at level 0.95).
+* **the swing persists** (the paper's "does not converge at all"): with swing_c the mean over the
+  block ends of cycle c of gbar_j - g_{j,b_j}, E[swing_C] > ``persistence`` E[swing_1]
+  (``check_ordering``, paired by seed): the last cycle's swing is not much smaller than the first's.
+* **control, FedAvg on shuffled data**: the same R for FedAvg on ``instance().shuffled(0)`` (every
+  row pooled and dealt to the N clients at random), run with the cyclic run's schedule (I, E, gamma,
+  C M E rounds, seeds; the block-cyclic kernel with one block, i.e. ``PRSGDConfig``), its block ends
+  the same rounds and its gaps those of the original blocks F_m. Claim: E[R] >= 1/2, no tracking
+  (``check_lower_bound``). It FAILs if the statistic finds tracking where the data carry no block
+  order, so a PASS of the tracking check is specific to the block-cyclic order.
+
+Measured on the default settings (4 seeds, K = 1024): R about 6e-4 on cyclic data, 0.97 to 1.08 on
+shuffled data, so the tracking check PASSes on cyclic data and FAILs on shuffled data (the planted
+variant ``fedavg_data="shuffled"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from convergence import StepSize, Verdict, check_lower_bound, check_ordering, check_upper_bound
+from convergence.block_cyclic import PRSGDConfig, block_cyclic_gaps
+from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
+
+from .claim import ClaimResult, PlotSpec, VerifySettings, combine_checks
+from .ding2020 import CYCLES, DingRun, instance, run_configs
+
+__all__ = ["evaluate_ordering", "block_tracking", "BlockTracking", "TRACKING_RATIO", "PERSISTENCE", "SHUFFLE_SEED"]
+
+TRACKING_RATIO = 0.5
+"""Largest E[R] that counts as tracking: the block just trained fits at least twice as well as the
+others (R = 1 without tracking, module docstring)."""
+PERSISTENCE = 0.5
+"""The last cycle's swing must exceed this fraction of the first cycle's: an oscillation that does
+not die out keeps the ratio near 1 (measured: 0.636 and 0.641), one that halves within C = 2 cycles
+is converging."""
+SHUFFLE_SEED = 0
+_FEDAVG_DATA = ("cyclic", "shuffled")
+_ORDER_NOTES = (
+    "(1/M) sum_m F_m(p_m) - F_m(x_m*) of the predictors x~_m vs (1/M) sum_m F_m(x_bar) - F_m(x_m*) of FedAvg's "
+    "final model, paired by seed.",
+    "as above for MC-PSGD's predictors u~_m.",
+    "per-block gaps of the predictors averaged over blocks, paired by seed.",
+)
+
+
+@dataclass(frozen=True)
+class BlockTracking:
+    """Tracking statistics of S trajectories recorded at every block end (module docstring).
+
+    own (S, C M): g_{j,b_j}, the gap of the block just trained at each block end; others (S, C M):
+    gbar_j, the mean gap of the other blocks; ratio (S,): R = sum_j g_{j,b_j} / sum_j gbar_j over
+    all C M block ends; swing (S, C): per cycle, the mean over its block ends of gbar_j - g_{j,b_j}.
+    """
+
+    own: np.ndarray
+    others: np.ndarray
+    ratio: np.ndarray
+    swing: np.ndarray
+
+
+def block_tracking(gaps: np.ndarray, n_blocks: int) -> BlockTracking:
+    """Tracking ratio and per-cycle swing from gaps (S, C M, M): gaps[s, j, m] = F_m(x_j) - F_m(x_m*)
+    at the j-th block end (0-based here: block end j closes a visit of block j mod M).
+
+    Raises:
+        ValueError: naming ``gaps`` (not 3-d, non-finite, blocks axis not M, block ends not a
+            positive multiple of M) or ``n_blocks`` (< 2: no other block to compare with).
+    """
+    if isinstance(n_blocks, bool) or not isinstance(n_blocks, (int, np.integer)) or n_blocks < 2:
+        raise ValueError(f"n_blocks: need an integer M >= 2 (other blocks to compare with), got {n_blocks!r}")
+    gaps = np.asarray(gaps, dtype=float)
+    if gaps.ndim != 3 or gaps.shape[2] != n_blocks or gaps.shape[1] == 0 or gaps.shape[1] % n_blocks:
+        raise ValueError(f"gaps: expected shape (seeds, C M block ends, M = {n_blocks}) with C >= 1, got {gaps.shape}")
+    if not np.all(np.isfinite(gaps)):
+        raise ValueError("gaps: values must be finite")
+    S, P, M = gaps.shape
+    current = np.arange(P) % M
+    own = gaps[:, np.arange(P), current]  # (S, P)
+    others = (gaps.sum(axis=2) - own) / (M - 1)  # (S, P)
+    swing = (others - own).reshape(S, P // M, M).mean(axis=2)
+    return BlockTracking(own, others, own.sum(axis=1) / others.sum(axis=1), swing)
+
+
+def _shuffled_control(settings: VerifySettings, fedavg: DingRun) -> np.ndarray:
+    """Gaps (S, C M, M) of the original blocks for FedAvg on shuffled data with ``fedavg``'s schedule."""
+    problem = fedavg.problem
+    E, M = fedavg.K // fedavg.I, problem.n_blocks
+    rounds = CYCLES * M * E
+    config = PRSGDConfig(rounds=rounds, sync_interval=fedavg.I, step_size=StepSize.constant(fedavg.gamma),
+                         batch_size=1, record_rounds=tuple(range(E, rounds + 1, E)), seeds=fedavg.result.seeds)
+    (result,) = execute_block_cyclic([BlockCyclicRequest(problem.shuffled(SHUFFLE_SEED).spec, config)],
+                                     **settings.sweep_options(), description="Ding et al. FedAvg on shuffled data")
+    return block_cyclic_gaps(problem, result).global_block_gap
+
+
+def evaluate_ordering(
+    settings: VerifySettings, *, fedavg_data: str = "cyclic", persistence: float = PERSISTENCE,
+    reverse_orders: bool = False,
+) -> ClaimResult:
+    """Sec. 5's comparison (module docstring).
+
+    Keyword-only parameters plant false variants (defaults: the paper's claim): ``fedavg_data``
+    "shuffled" swaps the data of the tracking claims and of the control (tracking and persistence
+    claimed for FedAvg on shuffled data, no tracking claimed on cyclic data); ``persistence`` the
+    fraction of the first cycle's swing the last cycle's must exceed; ``reverse_orders`` claims
+    the three orderings reversed (FedAvg's model beats the predictors, MM-PSGD beats MC-PSGD).
+    """
+    if fedavg_data not in _FEDAVG_DATA:
+        raise ValueError(f"fedavg_data: expected one of {list(_FEDAVG_DATA)}, got {fedavg_data!r}")
+    if isinstance(persistence, bool) or not isinstance(persistence, (int, float)) or not np.isfinite(persistence):
+        raise ValueError(f"persistence: must be a finite number, got {persistence!r}")
+    if not isinstance(reverse_orders, bool):
+        raise ValueError(f"reverse_orders: must be True or False, got {reverse_orders!r}")
+    seeds = tuple(range(max(settings.seeds, 2)))
+    problem = instance()
+    K = 256 if settings.quick else 1024
+    mm, mc, fedavg = run_configs(settings, [("mm", problem, K, seeds, ()), ("mc", problem, K, seeds, ()),
+                                            ("fedavg", problem, K, seeds, ())])
+    M = problem.n_blocks
+    mm_gap = block_cyclic_gaps(problem, mm.result).block_gap[:, -1, :].mean(axis=1)
+    mc_gap = block_cyclic_gaps(problem, mc.result).block_gap[:, -1, :].mean(axis=1)
+    cyclic_gaps = block_cyclic_gaps(problem, fedavg.result).global_block_gap  # (S, C M, M): block ends
+    fed_gap = cyclic_gaps[:, -1, :].mean(axis=1)
+    shuffled_gaps = _shuffled_control(settings, fedavg)
+    cyclic, shuffled = block_tracking(cyclic_gaps, M), block_tracking(shuffled_gaps, M)
+    tracked, control = (cyclic, shuffled) if fedavg_data == "cyclic" else (shuffled, cyclic)
+    control_data = "shuffled" if fedavg_data == "cyclic" else "cyclic"
+    ends = np.array([float(CYCLES * M)])
+    orders = [("MM-PSGD predictors", "mm", mm_gap, fed_gap, "FedAvg on cyclic data", "fedavg", "beat"),
+              ("MC-PSGD predictors", "mc", mc_gap, fed_gap, "FedAvg on cyclic data", "fedavg", "beat"),
+              ("MC-PSGD", "mc", mc_gap, mm_gap, "MM-PSGD", "mm", "at least as good per block as")]
+    checks: list[tuple[str, Verdict]] = []
+    for (name, key, gap, other, other_name, other_key, relation), note in zip(orders, _ORDER_NOTES):
+        if reverse_orders:  # the claim with the roles swapped: the other side wins
+            name, key, gap, other_name, other_key, other = other_name, other_key, other, name, key, gap
+        if relation == "beat":
+            verb = "beat" if name.endswith("predictors") else "beats"
+            checks.append((f"{name} {verb} {other_name}", check_ordering(
+                f"ding2020.ordering/{key}<{other_key}", gap, other, notes=note)))
+        else:  # 'at least as good': a slack of 1e-12 counts equal gaps as the claimed order
+            checks.append((f"{name} {relation} {other_name}", check_ordering(
+                f"ding2020.ordering/{key}<={other_key}", gap, other + 1e-12, notes=note)))
+    checks += [
+        (f"FedAvg on {fedavg_data} data tracks the block just trained", check_upper_bound(
+            "ding2020.ordering/tracking", ends, tracked.ratio[:, None], np.array([TRACKING_RATIO]),
+            notes=f"tracking ratio R = sum_j g_(j,b_j) / sum_j mean_(m != b_j) g_(j,m) over the {CYCLES * M} block ends "
+            f"of FedAvg on {fedavg_data} data, g_(j,m) = F_m(x_bar_j) - F_m(x_m*) (R = 1 for a model that ignores "
+            f"the block order); claimed E[R] <= {TRACKING_RATIO:g}.")),
+        (f"the swing of FedAvg on {fedavg_data} data persists", check_ordering(
+            "ding2020.ordering/persistence", persistence * tracked.swing[:, 0], tracked.swing[:, -1],
+            notes=f"swing = mean over a cycle's block ends of mean_(m != b_j) g_(j,m) - g_(j,b_j); claimed: the last "
+            f"cycle's swing > {persistence:g} x the first's (first cycle {tracked.swing[:, 0].mean():.4g}, last "
+            f"{tracked.swing[:, -1].mean():.4g}, means over seeds).")),
+        (f"control: FedAvg on {control_data} data does not track", check_lower_bound(
+            "ding2020.ordering/control", ends, control.ratio[:, None], np.array([TRACKING_RATIO]),
+            notes=f"the tracking ratio R of FedAvg on {control_data} data (shuffled: the rows pooled and dealt at "
+            f"random, shuffle seed {SHUFFLE_SEED}, same schedule, gaps of the original blocks); claimed E[R] >= "
+            f"{TRACKING_RATIO:g}: the statistic finds no tracking without a block order.")),
+    ]
+    verdict = combine_checks("ding2020.ordering", checks, headline=checks[0][1],
+                             notes=f"N = {problem.n_clients}, M = {M}, C = {CYCLES}, K = {mm.K}, blocks far apart "
+                             "(block_spread = 1). Headline: mean gap difference FedAvg - MM-PSGD. Tracking ratio R: "
+                             f"cyclic {cyclic.ratio.mean():.3g}, shuffled {shuffled.ratio.mean():.3g} (means over seeds).")
+    steps = fedavg.result.steps.astype(float).tolist()
+    plot = PlotSpec(
+        "ding2020_fedavg_tracking", "curves", "FedAvg at block ends: gap of the block just trained vs the others",
+        "F_m(x_bar) - F_m(x_m*) at the end of every block visit (seed 0): the block just trained (b_j) and the mean "
+        "over the other blocks, for FedAvg on block-cyclic and on shuffled data.",
+        {"curves": [
+            {"x": steps, "y": cyclic.own[0].tolist(), "label": "cyclic, block just trained"},
+            {"x": steps, "y": cyclic.others[0].tolist(), "label": "cyclic, other blocks (mean)"},
+            {"x": steps, "y": shuffled.own[0].tolist(), "label": "shuffled, block of the slot"},
+            {"x": steps, "y": shuffled.others[0].tolist(), "label": "shuffled, other blocks (mean)"},
+        ], "xlabel": r"local steps $t$", "ylabel": r"$F_m(\bar x) - F_m(x_m^*)$", "logx": False, "logy": True},
+    )
+    return ClaimResult(verdict, (plot,))
