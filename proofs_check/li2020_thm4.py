@@ -74,7 +74,7 @@ from convergence import (
     log_spaced_rounds,
     RunRequest,
 )
-from problems import build_problem, check_real, li_counterexample_matrices, problem_spec
+from problems import FederatedProblem, build_problem, check_real, li_counterexample_matrices, problem_spec
 
 from .claim import ClaimResult, PlotSpec, VerifySettings, claim_optimum, combine_checks, rate_plot
 
@@ -258,7 +258,8 @@ def evaluate(
         PlotSpec(
             "li2020_thm4_bias", "bias", "FedAvg limit bias vs (E-1) eta (Li et al. 2020, Thm 4)",
             "Exact limit ||w~* - w*|| of constant-step FedAvg on the Appendix C problem, coloured by E, "
-            "with the lower bound (E-1) eta / 16 ||A_1 A_2 w*||.",
+            f"with the lower bound (E-1) eta * {lower_bound_constant:.6g} ||(A_1 + mu I)(A_2 + mu I) w*|| "
+            f"(eq. 34{'' if lower_bound_constant == PAPER_LOWER_BOUND_CONSTANT else ', constant planted'}).",
             {"x": xs.tolist(), "measured": bias.tolist(), "bound": bounds.tolist(), "groups": groups.tolist(),
              "xlabel": r"$(E-1)\,\eta$", "ylabel": r"$\|\tilde w^* - w^*\|$"},
         ),
@@ -278,7 +279,7 @@ def _identity_finding(identities: tuple[ProofIdentity, ...]) -> str:
     return f"{text} On w* ||(V - A_1 A) w*|| < ||A_1 A_2 w*||: the proof's last step fails; the sub-checks measure eq. 34 directly."
 
 
-def _first_order(E: int, problem, w_star: np.ndarray, coefficient: float) -> tuple[str, Verdict]:
+def _first_order(E: int, problem: FederatedProblem, w_star: np.ndarray, coefficient: float) -> tuple[str, Verdict]:
     """|ratio - 1| -> 0 like eta, ratio = ||w~* - w*|| / ((E-1) eta coefficient), over SHARP_ETAS."""
     etas = np.asarray(SHARP_ETAS)
     bias = np.array([np.linalg.norm(fedavg_limit_offset(problem, float(eta), E, w_star)) for eta in etas])
