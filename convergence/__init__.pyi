@@ -4,7 +4,7 @@
 from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
 from .config import ConfigError, FedAvgConfig, RunConfig, config_int, log_spaced_rounds
 from .executor import RunRequest, execute
-from .fixed_point import FixedPoint, fedavg_fixed_point
+from .fixed_point import FixedPoint, fedavg_fixed_point, fedavg_limit_offset
 from .rates import RateFit, fit_rate
 from .resources import check_jobs, check_run_memory, check_sweep_memory
 from .run import DivergenceError, Trajectory, run

@@ -20,6 +20,27 @@ Data"), Appendix C.4 eq. (32), for their problem (mu = 0, p_k = 1/N, s = 1, A_k 
 of Q_k and c_k). Since I - P = s (I - sum_k p_k M_k^E), w~ does not depend on s; rho(P) does.
 With E = 1, I - P = s eta sum_k p_k Q_k and w~ is the minimiser w* of F; with E > 1 and
 heterogeneous clients w~ differs from w* in general (client drift).
+
+The offset w~ - r from a reference point r (the optimum w*, say) is small when eta is small, and
+subtracting two nearly equal solutions loses its digits (relative error ~ machine epsilon / eta).
+``fedavg_limit_offset`` computes it without that cancellation. With the sums of powers
+
+    G_k = sum_{l<E} M_k^l,    H_k = sum_{l<E} sum_{j<l} M_k^j = sum_{j<E-1} (E-1-j) M_k^j,
+
+I - M_k^E = eta Q_k G_k and G_k = E I - eta Q_k H_k (both from M_k^l = I - eta Q_k sum_{j<l} M_k^j),
+so with g_k = Q_k r - c_k = grad F_k(r):
+
+    I - P = s eta sum_k p_k Q_k G_k,
+    q - (I - P) r = -s eta sum_k p_k G_k g_k = s eta [-E sum_k p_k g_k + eta sum_k p_k Q_k H_k g_k],
+    w~ - r = (sum_k p_k Q_k G_k)^{-1} [-E grad F(r) + eta sum_k p_k Q_k H_k g_k].              (*)
+
+At r = w* the first term vanishes (grad F(w*) = 0) and nothing of size O(1) is subtracted to leave
+O(eta). As eta -> 0, G_k -> E I and H_k -> E(E-1)/2 I, so
+
+    (w~ - w*) / ((E-1) eta) -> 1/2 (sum_k p_k Q_k)^{-1} sum_k p_k Q_k grad F_k(w*),            (**)
+
+the first-order client-drift bias; Li et al.'s Appendix C.5 expansion of eq. (33) is (**) for
+their problem (see proofs_check.li2020_thm4).
 """
 
 from __future__ import annotations
@@ -34,7 +55,7 @@ from problems import FederatedProblem, LossKind
 
 from .rates import _is_real
 
-__all__ = ["FixedPoint", "fedavg_fixed_point"]
+__all__ = ["FixedPoint", "fedavg_fixed_point", "fedavg_limit_offset"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,14 +91,7 @@ def fedavg_fixed_point(
             ``server_lr`` (invalid value), or ``problem`` when I - P is (numerically) singular,
             i.e. the map has no unique fixed point.
     """
-    if problem.loss is not LossKind.LEAST_SQUARES:
-        raise ValueError(
-            f"problem.loss: the FedAvg fixed point is exact for least squares only, got {problem.loss.value!r}"
-        )
-    if not (_is_real(eta) and eta > 0):
-        raise ValueError(f"eta: the step size must be a finite number > 0, got {eta!r}")
-    if isinstance(local_steps, bool) or not isinstance(local_steps, (int, np.integer)) or local_steps < 1:
-        raise ValueError(f"local_steps: E must be an integer >= 1, got {local_steps!r}")
+    _check_arguments(problem, eta, local_steps)
     if not (_is_real(server_lr) and server_lr > 0):
         raise ValueError(f"server_lr: the server learning rate must be a finite number > 0, got {server_lr!r}")
     eta, s = float(eta), float(server_lr)
@@ -86,10 +100,7 @@ def fedavg_fixed_point(
     round_matrix = (1.0 - s) * identity
     round_offset = np.zeros(d)
     for k in range(problem.n_clients):
-        X_k, y_k = problem.client_data(k)
-        n_k = X_k.shape[0]
-        Q_k = X_k.T @ X_k / n_k + problem.mu * identity
-        c_k = X_k.T @ y_k / n_k
+        Q_k, c_k = _client_quadratic(problem, k)
         linear, offset = _affine_power(identity - eta * Q_k, eta * c_k, int(local_steps))
         round_matrix += s * problem.weights[k] * linear
         round_offset += s * problem.weights[k] * offset
@@ -108,6 +119,104 @@ def fedavg_fixed_point(
     return FixedPoint(
         w=w, spectral_radius=radius, converges=radius < 1.0, round_matrix=round_matrix, round_offset=round_offset
     )
+
+
+def fedavg_limit_offset(
+    problem: FederatedProblem, eta: float, local_steps: int, reference: np.ndarray
+) -> np.ndarray:
+    """w~ - reference, shape (d,), for the limit w~ of FedAvg with exact gradients and a constant step.
+
+    Formula (*) of the module docstring: no O(1) quantities are subtracted, so at reference = w*
+    the offset (the bias ||w~ - w*|| = O(eta)) keeps its relative accuracy as eta -> 0, where
+    ``fedavg_fixed_point(...).w - w*`` loses digits like machine epsilon / eta. The offset does not
+    depend on the server learning rate. O(N d^3 log E) operations.
+
+    Args:
+        problem: a least-squares FederatedProblem.
+        eta: the constant local step size, finite and > 0.
+        local_steps: E, an integer >= 1.
+        reference: the point r (d,) the offset is measured from, finite.
+
+    Raises:
+        ValueError: naming ``problem.loss``, ``eta``, ``local_steps`` or ``reference`` (invalid
+            value), or ``problem`` when sum_k p_k Q_k G_k is (numerically) singular.
+    """
+    _check_arguments(problem, eta, local_steps)
+    d = problem.dim
+    r = np.asarray(reference, dtype=np.float64)
+    if r.shape != (d,) or not np.all(np.isfinite(r)):
+        raise ValueError(f"reference: expected a finite vector of shape ({d},), got shape {np.shape(reference)}")
+    eta, E = float(eta), int(local_steps)
+    identity = np.eye(d)
+    system = np.zeros((d, d))
+    gradient = np.zeros(d)
+    drift = np.zeros(d)
+    for k in range(problem.n_clients):
+        Q_k, c_k = _client_quadratic(problem, k)
+        g_k = Q_k @ r - c_k
+        G_k, H_k = _power_sums(identity - eta * Q_k, E)
+        p_k = problem.weights[k]
+        system += p_k * Q_k @ G_k
+        gradient += p_k * g_k
+        drift += p_k * Q_k @ (H_k @ g_k)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+            offset = scipy.linalg.solve(system, -E * gradient + eta * drift)
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning) as exc:
+        raise ValueError(
+            f"problem: sum_k p_k Q_k G_k is singular for eta = {eta:g}, E = {E}, so the FedAvg round map has no "
+            f"unique fixed point"
+        ) from exc
+    offset.setflags(write=False)
+    return offset
+
+
+def _check_arguments(problem: FederatedProblem, eta: float, local_steps: int) -> None:
+    """The checks shared by fedavg_fixed_point and fedavg_limit_offset."""
+    if problem.loss is not LossKind.LEAST_SQUARES:
+        raise ValueError(
+            f"problem.loss: the FedAvg fixed point is exact for least squares only, got {problem.loss.value!r}"
+        )
+    if not (_is_real(eta) and eta > 0):
+        raise ValueError(f"eta: the step size must be a finite number > 0, got {eta!r}")
+    if isinstance(local_steps, bool) or not isinstance(local_steps, (int, np.integer)) or local_steps < 1:
+        raise ValueError(f"local_steps: E must be an integer >= 1, got {local_steps!r}")
+
+
+def _client_quadratic(problem: FederatedProblem, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(Q_k, c_k) of the module docstring, shapes (d, d) and (d,)."""
+    X_k, y_k = problem.client_data(k)
+    n_k = X_k.shape[0]
+    return X_k.T @ X_k / n_k + problem.mu * np.eye(problem.dim), X_k.T @ y_k / n_k
+
+
+def _power_sums(M: np.ndarray, power: int) -> tuple[np.ndarray, np.ndarray]:
+    """(G, H) = (sum_{l<n} M^l, sum_{l<n} sum_{j<l} M^j) for n = ``power``, by binary powering.
+
+    The triple (M^n, G_n, H_n) composes as (a + b steps): M^{a+b} = M^a M^b,
+    G_{a+b} = G_a + M^a G_b, H_{a+b} = H_a + b G_a + M^a H_b (every factor is a polynomial in M,
+    so they commute). O(d^3 log n) operations.
+    """
+    d = M.shape[0]
+    result = (np.eye(d), np.zeros((d, d)), np.zeros((d, d)), 0)
+    square = (M.copy(), np.eye(d), np.zeros((d, d)), 1)
+    while power:
+        if power & 1:
+            result = _compose(result, square)
+        power >>= 1
+        if power:
+            square = _compose(square, square)
+    return result[1], result[2]
+
+
+def _compose(
+    first: tuple[np.ndarray, np.ndarray, np.ndarray, int], second: tuple[np.ndarray, np.ndarray, np.ndarray, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(M^a, G_a, H_a, a) and (M^b, G_b, H_b, b) -> (M^{a+b}, G_{a+b}, H_{a+b}, a + b) (see _power_sums)."""
+    Ma, Ga, Ha, a = first
+    Mb, Gb, Hb, b = second
+    return Ma @ Mb, Ga + Ma @ Gb, Ha + b * Ga + Ma @ Hb, a + b
 
 
 def _affine_power(A: np.ndarray, b: np.ndarray, power: int) -> tuple[np.ndarray, np.ndarray]:

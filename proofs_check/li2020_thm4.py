@@ -11,18 +11,49 @@ and  ||w~* - w*|| >= (E-1) eta / 16 * ||A_1 A_2 w*||                            
 (proved for mu = 0; for mu > 0 the proof replaces A_i by A_i + mu I). E = 1 (gradient descent)
 reaches w*; a decaying step reaches w* for any E.
 
+First-order coefficient (the sharp form of eq. 34). Write S_i = A_i + mu I (A_i when mu = 0),
+S = sum_i S_i (= A + N mu I), V = sum_i S_i^2; then w* = S^{-1} b and b = b_1 = S w*. Eq. (33) is
+
+    w~* - w* = D^{-1} [ (eta/N) sum_{l<E} (I - eta S_1)^l S - D ] w*,   D = I - (1/N) sum_i (I - eta S_i)^E.
+
+App. C.5 expands (I - eta S_i)^E = I - E eta S_i + E(E-1)/2 eta^2 S_i^2 + O(eta^3), so
+D = (E eta/N) S - E(E-1)/(2N) eta^2 V + O(eta^3) (eq. 35) and D^{-1} = N/(E eta) S^{-1} + O(1);
+with sum_{l<E} (I - eta S_1)^l = E I - E(E-1)/2 eta S_1 + O(eta^2) the bracket is
+(eta^2/N) E(E-1)/2 (V - S_1 S) + O(eta^3). Hence
+
+    w~* - w* = (E-1) eta c + O(eta^2),   c = 1/2 S^{-1} (V - S_1 S) w*,
+    ||w~* - w*|| / ((E-1) eta)  ->  ||c||   as eta -> 0, with a deviation O(eta).
+
+(convergence.fixed_point derives the same limit, 1/2 (sum_k p_k Q_k)^{-1} sum_k p_k Q_k grad F_k(w*),
+for any least-squares problem; c here is computed from the paper's matrices, eq. 28-29, not from
+the problem's rows.) Lemma 6 then bounds ||S^{-1} x|| >= ||x|| / 4 (||S|| <= 4 for mu = 0), keeps
+half of the first-order term for "eta small enough" (1/16 = 1/2 * 1/4 * 1/2), and replaces
+(V - A_1 A) w* by A_1 A_2 w* using "V - A_1 A = A_1 sum_{i>=2} A_i" and "A_1 A_i = 0 for i >= 3".
+The first of these is not an identity: V - A_1 A = sum_{i>=2} A_i^2 - A_1 sum_{i>=2} A_i. fedbound
+evaluates both sides (``proof_identity``) and reports what it finds as a finding of the claim.
+
 What fedbound checks, each a sub-check of the verdict:
 1. lower bound: the exact limit (convergence.fedavg_fixed_point, which solves eq. 32 for the
    problem as built, mu included) against the bound, over a grid of eta and E >= 2, with the
-   bound's A_i replaced by A_i + mu I as the paper prescribes;
-2. linear growth: the fitted exponent of the bias in (E-1) eta is 1 (within +-0.1) for each E;
-3. simulated limit: FedAvg simulated with the constant step ends at the solved limit;
-4. E = 1: the limit is w* (solved for every eta and simulated);
-5. decaying step: with the paper's eta_t = (1/5)/(5 + a t) (Appendix C.2), simulated FedAvg with
+   bound's A_i replaced by A_i + mu I as the paper prescribes; the bound is loose (a lower bound,
+   its ratio is reported);
+2. first-order coefficient (sharp): for each E, the ratio ||w~* - w*|| / ((E-1) eta ||c||) at
+   eta = 1e-6 .. 1e-3, with w~* - w* from convergence.fedavg_limit_offset (no cancellation); the
+   deviation |ratio - 1| must vanish like eta: its fitted exponent in 1/eta is <= -1 + 0.1. A
+   wrong coefficient leaves a constant deviation (exponent about 0) and FAILs;
+3. linear growth: the fitted exponent of the bias in (E-1) eta is 1 (within +-0.1) for each E;
+4. simulated limit: FedAvg simulated with the constant step ends at the solved limit;
+5. E = 1: the limit is w* (solved for every eta and simulated);
+6. decaying step: with the paper's eta_t = (1/5)/(5 + a t) (Appendix C.2), simulated FedAvg with
    E > 1 approaches w*, its distance shrinking like eta_t (fitted exponent in eta_0/eta_t <= -1).
+
+Planted false variants (keyword-only arguments of ``evaluate``; the defaults are the paper's):
+``lower_bound_constant`` replaces 1/16 in eq. 34, ``coefficient_scale`` multiplies ||c||.
 """
 
 from __future__ import annotations
+
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -38,20 +69,92 @@ from convergence import (
     check_upper_bound,
     execute,
     fedavg_fixed_point,
+    fedavg_limit_offset,
     fit_rate,
     log_spaced_rounds,
     RunRequest,
 )
-from problems import build_problem, li_counterexample_matrices, problem_spec
+from problems import FederatedProblem, build_problem, check_real, li_counterexample_matrices, problem_spec
 
 from .claim import ClaimResult, PlotSpec, VerifySettings, claim_optimum, combine_checks, rate_plot
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "first_order_coefficient", "ProofIdentity", "proof_identity"]
 
 CLAIM_ID = "li2020.thm4"
 LINEAR_TOLERANCE = 0.1
 """Allowed deviation of the fitted exponent of the bias in (E-1) eta from 1 (eq. 33-34: the bias
 is (E-1) eta/2 ||A^{-1}(V - A_1 A) w*|| + O(eta^2), linear to first order)."""
+FIRST_ORDER_TOLERANCE = 0.1
+"""Allowed excess of the fitted exponent of |ratio - 1| in 1/eta over -1 (the deviation from the
+first-order term is O(eta): exponent -1; a wrong coefficient gives a constant deviation, exponent 0)."""
+PAPER_LOWER_BOUND_CONSTANT = 1 / 16
+"""The constant of eq. 34 (Lemma 6)."""
+
+
+def first_order_coefficient(N: int, p: int, mu: float) -> np.ndarray:
+    """c = 1/2 S^{-1} (V - S_1 S) w* (d,), d = N p + 1: ||w~* - w*|| = (E-1) eta ||c|| + O(eta^2).
+
+    S_i = A_i + mu I from Li et al. eq. 28-29 (problems.li_counterexample_matrices), S = sum_i S_i,
+    V = sum_i S_i^2, w* = S^{-1} b; the derivation from eq. 33 and 35 is in the module docstring.
+    """
+    S, total, w_star = _shifted_matrices(N, p, mu)
+    V = np.einsum("kij,kjl->il", S, S)
+    return 0.5 * np.linalg.solve(total, (V - S[0] @ total) @ w_star)
+
+
+def _shifted_matrices(N: int, p: int, mu: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(S_i = A_i + mu I stacked (N, d, d), S = sum_i S_i (d, d), w* = S^{-1} b (d,)) from eq. 28-29."""
+    A, b = li_counterexample_matrices(N, p)
+    S = A + mu * np.eye(A.shape[1])[None]
+    total = S.sum(axis=0)
+    return S, total, np.linalg.solve(total, b.sum(axis=0))
+
+
+@dataclass(frozen=True)
+class ProofIdentity:
+    """Both sides of the last step of Lemma 6's proof (App. C.5), for S_i = A_i + mu I.
+
+    ``claimed_gap`` = ||(V - S_1 S) - S_1 sum_{i>=2} S_i||_F (0 if the paper's identity held), beside
+    ``lhs_norm`` = ||V - S_1 S||_F and ``rhs_norm`` = ||S_1 sum_{i>=2} S_i||_F; ``corrected_gap`` =
+    ||(V - S_1 S) - (sum_{i>=2} S_i^2 - S_1 sum_{i>=2} S_i)||_F (0 up to rounding: the expansion of
+    V - S_1 S); ``cross_max`` = max_{i>=3} max |S_1 S_i| (0 when the paper's "A_1 A_i = 0, i >= 3"
+    holds); on w*: ``lhs_w`` = ||(V - S_1 S) w*||, ``paper_w`` = ||S_1 S_2 w*|| (eq. 34's norm).
+    """
+
+    mu: float
+    lhs_norm: float
+    rhs_norm: float
+    claimed_gap: float
+    corrected_gap: float
+    cross_max: float
+    lhs_w: float
+    paper_w: float
+
+    def describe(self) -> str:
+        """One sentence with the numbers."""
+        holds = self.claimed_gap <= 1e-12 * max(self.lhs_norm, 1.0)
+        verdict = "holds" if holds else "is false"
+        return (
+            f"mu = {self.mu:g}: 'V - A_1 A = A_1 sum_(i>=2) A_i' {verdict} (||V - A_1 A||_F = {self.lhs_norm:.4g}, "
+            f"||A_1 sum_(i>=2) A_i||_F = {self.rhs_norm:.4g}, difference {self.claimed_gap:.4g}); "
+            f"V - A_1 A = sum_(i>=2) A_i^2 - A_1 sum_(i>=2) A_i holds to {self.corrected_gap:.1e}; "
+            f"max_(i>=3) |A_1 A_i| = {self.cross_max:.3g}; on w*: ||(V - A_1 A) w*|| = {self.lhs_w:.4g} = "
+            f"{self.lhs_w / self.paper_w:.4g} x ||A_1 A_2 w*|| = {self.paper_w:.4g}"
+        )
+
+
+def proof_identity(N: int, p: int, mu: float) -> ProofIdentity:
+    """Evaluate the identity used in the last step of Lemma 6's proof (see ProofIdentity)."""
+    S, total, w_star = _shifted_matrices(N, p, mu)
+    lhs = np.einsum("kij,kjl->il", S, S) - S[0] @ total
+    rhs = S[0] @ S[1:].sum(axis=0)
+    corrected = np.einsum("kij,kjl->il", S[1:], S[1:]) - rhs
+    cross = max((float(np.max(np.abs(S[0] @ S[i]))) for i in range(2, N)), default=0.0)
+    return ProofIdentity(
+        float(mu), float(np.linalg.norm(lhs)), float(np.linalg.norm(rhs)), float(np.linalg.norm(lhs - rhs)),
+        float(np.linalg.norm(lhs - corrected)), cross, float(np.linalg.norm(lhs @ w_star)),
+        float(np.linalg.norm(S[0] @ S[1] @ w_star)),
+    )
 
 
 def _grid(settings: VerifySettings) -> tuple[list[int], list[float]]:
@@ -61,8 +164,32 @@ def _grid(settings: VerifySettings) -> tuple[list[int], list[float]]:
     return [2, 3, 5, 10, 20], [5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2]
 
 
-def evaluate(settings: VerifySettings, N: int = 5, p: int = 4, mu: float = 2e-4) -> ClaimResult:
-    """Run the five sub-checks of the module docstring and combine them."""
+SHARP_ETAS = (1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3)
+"""Steps of the first-order check: small enough for the O(eta) deviation to dominate (it is below
+2e-3 at eta = 1e-3 for E <= 20), large enough for fedavg_limit_offset's rounding (~1e-16 / eta
+relative) to stay far below it."""
+
+
+def evaluate(
+    settings: VerifySettings,
+    N: int = 5,
+    p: int = 4,
+    mu: float = 2e-4,
+    *,
+    lower_bound_constant: float = PAPER_LOWER_BOUND_CONSTANT,
+    coefficient_scale: float = 1.0,
+) -> ClaimResult:
+    """Run the six sub-checks of the module docstring and combine them.
+
+    ``lower_bound_constant`` (1/16 in eq. 34) and ``coefficient_scale`` (1: the first-order
+    coefficient ||c|| as derived) plant false variants when changed; the verdict's notes and
+    evidence['planted'] name them.
+    """
+    lower_bound_constant = check_real("lower_bound_constant", lower_bound_constant, 0.0, strict=True)
+    coefficient_scale = check_real("coefficient_scale", coefficient_scale, 0.0, strict=True)
+    planted = {name: float(value) for name, value, default in (
+        ("lower_bound_constant", lower_bound_constant, PAPER_LOWER_BOUND_CONSTANT),
+        ("coefficient_scale", coefficient_scale, 1.0)) if value != default}
     spec = problem_spec("li_counterexample", N=N, p=p, mu=mu)
     problem = build_problem(spec)
     optimum, optimum_note = claim_optimum(problem)
@@ -78,7 +205,7 @@ def evaluate(settings: VerifySettings, N: int = 5, p: int = 4, mu: float = 2e-4)
             fp = fedavg_fixed_point(problem, eta, E)
             xs.append((E - 1) * eta)
             bias.append(float(np.linalg.norm(fp.w - w_star)))
-            bounds.append((E - 1) * eta / 16 * bound_norm)
+            bounds.append((E - 1) * eta * lower_bound_constant * bound_norm)
             groups.append(E)
             radii.append(fp.spectral_radius)
     xs, bias, bounds, groups = map(np.asarray, (xs, bias, bounds, groups))
@@ -94,26 +221,45 @@ def evaluate(settings: VerifySettings, N: int = 5, p: int = 4, mu: float = 2e-4)
     lower = check_lower_bound(
         CLAIM_ID + "/lower-bound", xs[order], bias[order][None, :], bounds[order], hypotheses=(converging, small_step),
         deterministic=True,  # the exact fixed point of eq. 32: no sampling
-        notes=f"||(A_1 + mu I)(A_2 + mu I) w*|| = {bound_norm:.6g}; bias from the exact fixed point (eq. 32).",
+        notes=f"bound (E-1) eta * {lower_bound_constant:.6g} * ||(A_1 + mu I)(A_2 + mu I) w*||, the norm = "
+        f"{bound_norm:.6g}; bias from the exact fixed point (eq. 32). Lower bound: at small eta the ratio tends to "
+        f"||c|| / ({lower_bound_constant:.6g} ||(A_1 + mu I)(A_2 + mu I) w*||) (see the first-order check).",
     )
+    coefficient = first_order_coefficient(N, p, mu)
+    sharp_checks = [
+        _first_order(E, problem, w_star, float(np.linalg.norm(coefficient)) * coefficient_scale) for E in local_steps
+    ]
+    identities = (proof_identity(N, p, 0.0), proof_identity(N, p, mu))
     linear_checks = [_linearity(E, etas, bias[groups == E]) for E in local_steps]
     simulated, sim_plot = _simulated_limit(settings, problem, spec, optimum)
     gd = _gradient_descent(settings, problem, spec, optimum, etas)
     decay, decay_plot = _decaying_step(settings, spec, optimum)
-    checks = [("lower bound (eq. 34)", lower), *linear_checks, simulated, gd, decay]
+    checks = [("lower bound (eq. 34)", lower), *sharp_checks, *linear_checks, simulated, gd, decay]
+    c_norm = float(np.linalg.norm(coefficient))
+    planted_note = (
+        "PLANTED FALSE VARIANT (" + ", ".join(f"{k} = {v:g}" for k, v in planted.items()) + "); " if planted else ""
+    )
     verdict = combine_checks(
         CLAIM_ID, checks, headline=lower,
         notes=(
-            "Headline: the smallest ratio measured bias / lower bound over the (eta, E) grid "
+            f"{planted_note}Headline: the smallest ratio measured bias / lower bound over the (eta, E) grid "
             f"(E in {local_steps}, eta in {etas}). Bias = ||w~* - w*|| with w~* the exact FedAvg limit; "
-            f"w* from the {optimum_note}."
+            f"w* from the {optimum_note}. First-order coefficient (eq. 33, App. C.5): ||c|| = {c_norm:.6g} "
+            f"(mu = {mu:g}), so the bias is (E-1) eta {c_norm:.4g} + O(eta^2) and eq. 34's constant 1/16 is "
+            f"{c_norm / bound_norm * 16:.4g} times smaller than the sharp one, ||c|| / ||(A_1 + mu I)(A_2 + mu I) w*|| = "
+            f"{c_norm / bound_norm:.4g}. {_identity_finding(identities)}"
         ),
     )
+    verdict.evidence["first_order_coefficient"] = c_norm
+    verdict.evidence["proof_identity"] = {f"mu={i.mu:g}": asdict(i) for i in identities}
+    if planted:
+        verdict.evidence["planted"] = planted
     plots = (
         PlotSpec(
             "li2020_thm4_bias", "bias", "FedAvg limit bias vs (E-1) eta (Li et al. 2020, Thm 4)",
             "Exact limit ||w~* - w*|| of constant-step FedAvg on the Appendix C problem, coloured by E, "
-            "with the lower bound (E-1) eta / 16 ||A_1 A_2 w*||.",
+            f"with the lower bound (E-1) eta * {lower_bound_constant:.6g} ||(A_1 + mu I)(A_2 + mu I) w*|| "
+            f"(eq. 34{'' if lower_bound_constant == PAPER_LOWER_BOUND_CONSTANT else ', constant planted'}).",
             {"x": xs.tolist(), "measured": bias.tolist(), "bound": bounds.tolist(), "groups": groups.tolist(),
              "xlabel": r"$(E-1)\,\eta$", "ylabel": r"$\|\tilde w^* - w^*\|$"},
         ),
@@ -121,6 +267,35 @@ def evaluate(settings: VerifySettings, N: int = 5, p: int = 4, mu: float = 2e-4)
         decay_plot,
     )
     return ClaimResult(verdict, plots)
+
+
+def _identity_finding(identities: tuple[ProofIdentity, ...]) -> str:
+    """The finding about Lemma 6's last step, with its numbers, for each mu evaluated."""
+    text = "Finding (Lemma 6's last step, App. C.5): " + "; ".join(i.describe() for i in identities) + "."
+    if all(i.lhs_w >= i.paper_w for i in identities):
+        return (f"{text} The identity does not hold as a matrix identity, but on w* ||(V - A_1 A) w*|| >= "
+                "||A_1 A_2 w*||, so the inequality it feeds (eq. 34) survives the slip; the sub-checks measure eq. 34 "
+                "directly.")
+    return f"{text} On w* ||(V - A_1 A) w*|| < ||A_1 A_2 w*||: the proof's last step fails; the sub-checks measure eq. 34 directly."
+
+
+def _first_order(E: int, problem: FederatedProblem, w_star: np.ndarray, coefficient: float) -> tuple[str, Verdict]:
+    """|ratio - 1| -> 0 like eta, ratio = ||w~* - w*|| / ((E-1) eta coefficient), over SHARP_ETAS."""
+    etas = np.asarray(SHARP_ETAS)
+    bias = np.array([np.linalg.norm(fedavg_limit_offset(problem, float(eta), E, w_star)) for eta in etas])
+    ratio = bias / ((E - 1) * etas * coefficient)
+    deviation = np.abs(ratio - 1.0)
+    order = np.argsort(1.0 / etas)
+    verdict = check_rate_exponent(
+        f"{CLAIM_ID}/first-order/E={E}", (1.0 / etas)[order], deviation[order][None, :], claimed_exponent=-1.0,
+        tolerance=FIRST_ORDER_TOLERANCE,  # O(eta) (exponent -1); a wrong coefficient leaves a constant (0)
+        deterministic=True,  # exact limits (eq. 32 via the cancellation-free offset), no sampling
+        notes=(f"ratio ||w~* - w*|| / ((E-1) eta ||c||), ||c|| = {coefficient:.6g}, at eta = "
+               + ", ".join(f"{e:g}: {r:.8f}" for e, r in zip(etas, ratio))
+               + "; the deviation |ratio - 1| must vanish like eta (fit of it against 1/eta, claimed exponent -1)."),
+    )
+    verdict.evidence["ratio"] = ratio[order].tolist()
+    return f"first-order coefficient (eq. 33), E = {E}", verdict
 
 
 def _linearity(E: int, etas: list[float], bias: np.ndarray) -> tuple[str, Verdict]:

@@ -24,16 +24,34 @@ _CLAIMS = (
         "li2020.thm4", (LI2020,), "Theorem 4/5 and Lemma 6 (Appendix C)",
         "Appendix C problem (N = 5, p = 4, μ = 2e-4), exact local gradients, constant η, E > 1: FedAvg converges "
         "to w̃* with ‖w̃* − w*‖ ≥ (E−1) η/16 · ‖(A₁+μI)(A₂+μI) w*‖; with E = 1 it converges to w*; with a "
-        "decaying step it converges to w* for any E.",
-        "the smallest ratio ‖w̃* − w*‖ / lower bound over the (η, E) grid (must be ≥ 1)",
+        "decaying step it converges to w* for any E. To first order (eq. 33, App. C.5) ‖w̃* − w*‖ = (E−1) η ‖c‖ + O(η²), "
+        "c = ½ S⁻¹ (Σᵢ Sᵢ² − S₁S) w*, Sᵢ = Aᵢ + μI, S = Σᵢ Sᵢ.",
+        "the smallest ratio ‖w̃* − w*‖ / lower bound over the (η, E) grid (must be ≥ 1; a loose lower bound, the sharp "
+        "first-order coefficient is a sub-check)",
         "proofs_check.li2020_thm4:evaluate",
+        variants=(
+            PlantedVariant("lower bound x 32", "eq. 34 with 1/16 replaced by 1/0.5: a lower bound 32 times larger, above "
+                           "the measured bias (margin 18.3)", {"lower_bound_constant": 2.0}),
+            PlantedVariant("coefficient x 1.5", "the first-order coefficient of eq. 33 multiplied by 1.5, so "
+                           "bias / ((E-1) eta |c|) tends to 2/3 instead of 1", {"coefficient_scale": 1.5}),
+        ),
     ),
     Claim(
         "li2020.thm1", (LI2020,), "Theorem 1 (eq. 4-5)",
         "Assumptions 1-4, κ = L/μ, γ = max{8κ, E}, η_t = 2/(μ(γ+t)): E F(w_T) − F* ≤ κ/(γ+T−1) · "
-        "(2B/μ + μγ/2 · E‖w₁ − w*‖²), B = Σ p_k² σ_k² + 6LΓ + 8(E−1)²G²; hence O(1/T).",
-        "the fitted exponent of the gap E F(w_T) − F* in γ + T on the counterexample, over the last decade (claimed ≤ −1)",
+        "(2B/μ + μγ/2 · E‖w₁ − w*‖²), B = Σ p_k² σ_k² + 6LΓ + 8(E−1)²G²; hence O(1/T). The proof's one-step "
+        "recursion (eq. 13): Δ_{t+1} ≤ (1 − η_t μ) Δ_t + η_t² B, Δ_t = E‖w̄_t − w*‖², at every local step.",
+        "the fitted exponent of the gap E F(w_T) − F* in γ + T on the counterexample, over the last decade (claimed ≤ −1); "
+        "the explicit bound is a loose upper bound, eq. 13 the sub-check that can fail",
         "proofs_check.li2020_thm1:evaluate",
+        variants=(
+            PlantedVariant("bound x 1e-7", "eq. 4's right-hand side divided by 10^7 (the bound is loose by 10^3-10^4 "
+                           "over the initial gap, so only a bound this much smaller is false)", {"bound_scale": 1e-7}),
+            PlantedVariant("rate O(T^-3)", "claimed exponent -3 in gamma + T (measured about -2.0 and -1.7)",
+                           {"claimed_exponent": -3.0}),
+            PlantedVariant("eq. 13 with B/2", "the one-step recursion with B halved (the first step uses 0.82 of "
+                           "eta_t^2 B on the E = 1 instance)", {"recursion_B_scale": 0.5}),
+        ),
     ),
     Claim(
         "ding2020.thm1", (DING2020,), "Theorem 1 (MM-PSGD), explicit form from Lemmas 4-6",
