@@ -236,11 +236,13 @@ class _Choice:
 
 @dataclass(frozen=True, eq=False)
 class _Example:
-    """An evaluated input: the value the strategy built, its choices and its score (the violation)."""
+    """An evaluated input: the value the strategy built, its choices, its score (the violation) and the
+    spans [start, end) of choices that each (sub-)strategy draw took."""
 
     value: Any
     choices: tuple[_Choice, ...]
     score: float
+    spans: tuple[tuple[int, int], ...] = ()
 
 
 class _Chooser(PrimitiveProvider):
@@ -253,6 +255,16 @@ class _Chooser(PrimitiveProvider):
         super().__init__(None)
         self.template, self.overrides, self.rng = template, dict(overrides or {}), rng
         self.made: list[_Choice] = []
+        self.spans: list[tuple[int, int]] = []  # [start, end) of the choices of each strategy draw, as closed
+        self._open: list[int] = []
+
+    def span_start(self, label: int) -> None:
+        self._open.append(len(self.made))
+
+    def span_end(self, discard: bool) -> None:
+        start = self._open.pop()
+        if len(self.made) > start:
+            self.spans.append((start, len(self.made)))
 
     def _choose(self, kind: str, constraints: dict[str, Any]) -> Any:
         i = len(self.made)
@@ -428,11 +440,14 @@ def _simpler_values(choice: _Choice) -> list[Any]:
         distance, sign = abs(value - t), (1 if value > t else -1)
         values = [value - sign * (distance >> k) for k in range(distance.bit_length())]  # t, halfway, ..., value -+ 1
     elif kind == "float" and math.isfinite(value):
-        s = _simplest("float", c)
-        values = [s, *(float(f"{value:.{k}g}") for k in range(1, 16)),
-                  *(float(f"{s + (value - s) * f:.3g}") for f in (0.5, 0.75, 0.875))]
+        s, digits = _simplest("float", c), max(1, _digits(value))
+        values = [s, *(float(f"{value:.{k}g}") for k in range(1, digits)),  # fewer significant digits
+                  *(float(f"{s + (value - s) * (1 - 0.5**j):.{digits}g}") for j in range(1, 8)),  # nearer s
+                  float(f"{value - math.copysign(10.0 ** (math.floor(math.log10(abs(value))) - digits + 1), value - s):.{digits}g}")
+                  if value != 0 else s]  # one unit of the last digit nearer s
     elif kind in ("string", "bytes"):
-        values = [_simplest(kind, c), value[: len(value) // 2], value[:-1]]
+        values = [_simplest(kind, c), value[: len(value) // 2], value[:-1],
+                  _simplest(kind, {**c, "min_size": len(value)})]
     else:
         values = [_simplest(kind, c)]
     key = _choice_key(choice)
@@ -460,25 +475,27 @@ class _Runner:
         self.tried = 0
         self.evaluations = 0
 
-    def draw(self, chooser: _Chooser) -> tuple[Any, tuple[_Choice, ...]] | None:
-        """The input the strategy builds from the chooser's choices; None when the strategy rejects them."""
+    def draw(self, chooser: _Chooser) -> _Example | None:
+        """The input the strategy builds from the chooser's choices, not yet scored (score NaN); None when
+        the strategy rejects them."""
         data = ConjectureData(random=None, provider=chooser, max_choices=_MAX_CHOICES)
         try:
             with BuildContext(data, is_final=False, wrapped_test=_no_test):
                 value = data.draw(self.claim.inputs)
         except StopTest:
             return None
-        return value, tuple(chooser.made)
+        return _Example(value, tuple(chooser.made), math.nan, tuple(chooser.spans))
 
-    def score(self, value: Any, choices: tuple[_Choice, ...]) -> _Example:
-        key = _identity_key(choices)
+    def score(self, drawn: _Example) -> _Example:
+        """``drawn`` with its score: the claim's violation, evaluated once per distinct input."""
+        key = _identity_key(drawn.choices)
         if key not in self.scores:
             self.evaluations += 1
-            score = float(self.claim.violation(value))
+            score = float(self.claim.violation(drawn.value))
             if math.isnan(score):
                 raise ValueError(f"violation: claim {self.claim.id} returned NaN (a violation must be a number)")
             self.scores[key] = score
-        return _Example(value, choices, self.scores[key])
+        return _Example(drawn.value, drawn.choices, self.scores[key], drawn.spans)
 
     def next_example(self, rng: random.Random, parent: _Example | None) -> _Example | None:
         """A new input, evaluated: a random draw, or ``parent`` with one choice mutated. None when
@@ -493,9 +510,9 @@ class _Runner:
             drawn = self.draw(chooser)
             if drawn is None:
                 rejected += 1
-            elif _identity_key(drawn[1]) not in self.scores:
+            elif _identity_key(drawn.choices) not in self.scores:
                 self.tried += 1
-                return self.score(*drawn)
+                return self.score(drawn)
         if self.tried == 0 and rejected == _REDRAWS:
             raise ValueError(f"inputs: the strategy of claim {self.claim.id} rejected {_REDRAWS} draws in a row "
                              "(its filters or assume() calls reject nearly everything)")
@@ -503,26 +520,48 @@ class _Runner:
 
 
 def _shrink(runner: _Runner, example: _Example) -> _Example:
-    """A simpler violating input (module docstring): greedy passes over the choices, replacing one by a
-    simpler value and keeping the first replacement that still violates, until a pass changes
-    nothing or ``_SHRINK_EVALUATIONS`` evaluations are spent."""
+    """A simpler violating input (module docstring): greedy passes that first delete the choices of one
+    strategy draw (a list element, say) where that shortens the input, then replace one choice by a
+    simpler value, each time keeping the first candidate that still violates the claim, until a
+    pass changes nothing or ``_SHRINK_EVALUATIONS`` evaluations are spent."""
     limit = runner.evaluations + _SHRINK_EVALUATIONS
-    changed = True
-    while changed:
-        changed = False
+
+    def improve(candidates: Callable[[_Example], list[_Chooser]], shorter: bool) -> bool | None:
+        """One pass; True if it simplified the input, None if no candidate was even simpler to try."""
+        nonlocal example
+        changed, tried = False, False
         i = 0
-        while i < len(example.choices):
-            for value in _simpler_values(example.choices[i]):
+        while True:
+            options = candidates(example)
+            if i >= len(options):
+                return changed if tried else None
+            drawn = runner.draw(options[i])
+            simpler = drawn is not None and (len(drawn.choices) < len(example.choices) if shorter
+                                             else _complexity(drawn.choices) < _complexity(example.choices))
+            if simpler:
+                tried = True
                 if runner.evaluations >= limit:
-                    return example
-                drawn = runner.draw(_Chooser(example.choices, {i: value}))
-                if drawn is None or _complexity(drawn[1]) >= _complexity(example.choices):
-                    continue
-                candidate = runner.score(*drawn)
+                    return changed
+                candidate = runner.score(drawn)
                 if candidate.score > 0:
                     example, changed = candidate, True
-                    break
+                    continue  # the same index now names the next candidate of the simpler input
             i += 1
+
+    def deletions(current: _Example) -> list[_Chooser]:
+        spans = sorted(set(current.spans), key=lambda span: (span[0] - span[1], span[0]))
+        return [_Chooser(current.choices[:a] + current.choices[b:]) for a, b in spans]
+
+    def replacements(current: _Example) -> list[_Chooser]:
+        return [_Chooser(current.choices, {i: value})
+                for i, choice in enumerate(current.choices) for value in _simpler_values(choice)]
+
+    delete = True  # until a pass finds no deletion that shortens the input (fixed-shape strategies)
+    while runner.evaluations < limit:
+        deleted = improve(deletions, shorter=True) if delete else False
+        delete = deleted is not None
+        if not (deleted or improve(replacements, shorter=False)):
+            break
     return example
 
 
