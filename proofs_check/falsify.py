@@ -242,7 +242,7 @@ class _Example:
     value: Any
     choices: tuple[_Choice, ...]
     score: float
-    spans: tuple[tuple[int, int], ...] = ()
+    spans: tuple[tuple[int, int], ...]
 
 
 class _Chooser(PrimitiveProvider):
@@ -255,7 +255,7 @@ class _Chooser(PrimitiveProvider):
         super().__init__(None)
         self.template, self.overrides, self.rng = template, dict(overrides or {}), rng
         self.made: list[_Choice] = []
-        self.spans: list[tuple[int, int]] = []  # [start, end) of the choices of each strategy draw, as closed
+        self.spans: list[tuple[int, int]] = []  # [start, end) of the choices of each strategy draw
         self._open: list[int] = []
 
     def span_start(self, label: int) -> None:
@@ -284,6 +284,7 @@ class _Chooser(PrimitiveProvider):
 
     def draw_integer(self, min_value: int | None = None, max_value: int | None = None, *,
                      weights: dict[int, float] | None = None, shrink_towards: int = 0) -> int:
+        # weights (Hypothesis's extra mass on the ends of wide ranges) are left out: plain uniform sampling
         return self._choose("integer", {"min_value": min_value, "max_value": max_value, "shrink_towards": shrink_towards})
 
     def draw_float(self, *, min_value: float = -math.inf, max_value: float = math.inf, allow_nan: bool = True,
@@ -477,7 +478,8 @@ class _Runner:
 
     def draw(self, chooser: _Chooser) -> _Example | None:
         """The input the strategy builds from the chooser's choices, not yet scored (score NaN); None when
-        the strategy rejects them."""
+        the strategy rejects them. Uses Hypothesis's ConjectureData and BuildContext, internal APIs that
+        pyproject's hypothesis >= 6.140 pins (tested up to 6.170)."""
         data = ConjectureData(random=None, provider=chooser, max_choices=_MAX_CHOICES)
         try:
             with BuildContext(data, is_final=False, wrapped_test=_no_test):

@@ -22,6 +22,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -175,3 +176,18 @@ def test_same_result_in_a_process_that_imported_other_literals(tmp_path: Path) -
     assert all(run.returncode == 0 for run in runs)
     assert plain == other
     assert any(run["found"] for run in plain) and not all(run["found"] for run in plain)
+
+
+def test_search_edges() -> None:
+    # a finite input space is searched once per input, then the search stops and says so
+    result = falsify(FalsifiableClaim("bool", "x is x", st.booleans(), lambda x: -1.0), 50, 0)
+    assert not result.found and result.examples_tried == 2 and "no new input in 100 draws" in result.message
+    # a strategy that rejects every draw is bad input, named as such
+    with pytest.raises(ValueError, match="inputs: .* rejected 100 draws"):
+        falsify(FalsifiableClaim("none", "", st.integers(0, 9).filter(lambda x: x > 9), lambda x: -1.0), 10, 0)
+    with pytest.raises(ValueError, match="violation: .*NaN"):
+        falsify(FalsifiableClaim("nan", "", st.integers(0, 9), lambda x: math.nan), 10, 0)
+    # shrinking deletes list elements and lowers the rest: sum(xs) <= 150 over lists of 0..100
+    shrunk = falsify(FalsifiableClaim("sum", "sum(xs) <= 150", st.lists(st.integers(0, 100)), lambda xs: sum(xs) - 150.0),
+                     50, 1)
+    assert shrunk.found and 151 <= sum(shrunk.counterexample["inputs"]) <= 160 and len(shrunk.counterexample["inputs"]) == 2
