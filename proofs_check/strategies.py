@@ -287,24 +287,31 @@ def fedavg_configs(
         raise ValueError(f"schedules: choose from {SCHEDULES} (li needs max_eta_L >= 1/4 and mu > 0), got {schedules!r}")
     if not (np.isfinite(max_eta_L) and max_eta_L > 0):
         raise ValueError(f"max_eta_L: must be a finite number > 0, got {max_eta_L!r}")
-    eta_max = max_eta_L / consts.L
+    return _fedavg_config(
+        consts.mu, consts.L, max_eta_L / consts.L, allowed, tuple(server_lrs), _ints(local_steps, "local_steps", 1),
+        _ints(rounds, "rounds", 1), _ints(batch_sizes, "batch_sizes", 0), _ints(n_seeds, "n_seeds", 1),
+    )
 
-    @st.composite
-    def build(draw: st.DrawFn) -> FedAvgConfig:
-        E = draw(_ints(local_steps, "local_steps", 1))
-        R = draw(_ints(rounds, "rounds", 1))
-        kind = draw(st.sampled_from(allowed))
-        if kind == "li":
-            schedule = StepSize.li(consts.mu, consts.L, E)
-        else:
-            schedule = _scaled_schedule(draw, kind, eta_max, E)
-        batch = draw(_ints(batch_sizes, "batch_sizes", 0))
-        first = draw(st.integers(0, 1000))
-        seeds = tuple(range(first, first + draw(_ints(n_seeds, "n_seeds", 1))))
-        server_lr = draw(st.sampled_from(tuple(server_lrs)))
-        return FedAvgConfig(E, R, schedule, batch, server_lr, (R,), seeds)
 
-    return build()
+@st.composite
+def _fedavg_config(
+    draw: st.DrawFn, mu: float, L: float, eta_max: float, schedules: tuple[str, ...], server_lrs: tuple[float, ...],
+    local_steps: st.SearchStrategy[int], rounds: st.SearchStrategy[int], batch_sizes: st.SearchStrategy[int],
+    n_seeds: st.SearchStrategy[int],
+) -> FedAvgConfig:
+    """The draws of ``fedavg_configs``, in this order: E, rounds, schedule (and its scale), batch size,
+    first seed, number of seeds, server learning rate. Defined once at module level: ``fedavg_configs``
+    runs for every drawn problem (``instances`` flat-maps over problems), and building a composite
+    strategy anew each time cost Hypothesis a source-code inspection per draw (about 3 ms)."""
+    E = draw(local_steps)
+    R = draw(rounds)
+    kind = draw(st.sampled_from(schedules))
+    schedule = StepSize.li(mu, L, E) if kind == "li" else _scaled_schedule(draw, kind, eta_max, E)
+    batch = draw(batch_sizes)
+    first = draw(st.integers(0, 1000))
+    seeds = tuple(range(first, first + draw(n_seeds)))
+    server_lr = draw(st.sampled_from(server_lrs))
+    return FedAvgConfig(E, R, schedule, batch, server_lr, (R,), seeds)
 
 
 def _scaled_schedule(draw: st.DrawFn, kind: str, eta_max: float, E: int) -> StepSize:

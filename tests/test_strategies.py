@@ -78,6 +78,10 @@ def test_bad_ranges_name_the_argument() -> None:
         fedavg_configs(problem, schedules=("cosine",))
     with pytest.raises(ValueError, match="schedules"):
         fedavg_configs(problem, schedules=("li",), max_eta_L=0.1)
+    with pytest.raises(ValueError, match="local_steps"):  # when the strategy is built, not at its first draw
+        fedavg_configs(problem, local_steps=(0, 2))
+    with pytest.raises(ValueError, match="batch_sizes"):
+        fedavg_configs(problem, batch_sizes=(3, 1))
 
 
 @settings(max_examples=15, deadline=None)
