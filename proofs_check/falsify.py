@@ -80,6 +80,7 @@ __all__ = [
     "instances",
     "falsify",
     "reproduce",
+    "exact_moments",
     "FALSIFIABLE",
 ]
 
@@ -332,6 +333,13 @@ def _excess(lhs: np.ndarray, rhs: np.ndarray, size: np.ndarray) -> float:
 def _trace_of(instance: FedAvgInstance) -> _Trace:
     optimum = exact_optimum(instance.problem, crosscheck=False)
     return _exact_trace(instance.problem, instance.config, optimum.w_star)
+
+
+def exact_moments(instance: FedAvgInstance) -> IterateMoments:
+    """Li's Assumption 3-4 moments of a least-squares FedAvg instance with exact expectations (one
+    realisation, shapes (1, T, N)): the constants the built-in claims use, by the definition the
+    lemma checks of ``proofs_check.lemmas`` estimate with the mean over seeds."""
+    return _trace_of(instance).moments
 
 
 # ------------------------------------------------------------------------- built-in claims

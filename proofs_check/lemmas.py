@@ -82,6 +82,7 @@ __all__ = [
     "upper_bound_verdict",
     "attained_scale",
     "attained_offset",
+    "planted_factor",
 ]
 
 LEMMA_IDS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift")
@@ -207,6 +208,16 @@ def attained_scale(verdict: Verdict) -> float:
     if "lo" not in evidence:
         raise ValueError(f"verdict: {verdict.claim_id} has no positive bound with confidence limits to plant below")
     return float(np.max(np.asarray(evidence["lo"]) / np.asarray(evidence["bound"])))
+
+
+def planted_factor(verdict: Verdict) -> float:
+    """PLANTED_MARGIN * attained_scale(verdict): the factor of a planted constant that is false on the
+    instance (module docstring); ValueError when the data prove no positive factor too small."""
+    scale = attained_scale(verdict)
+    if scale <= 0:
+        raise ValueError(f"verdict: no positive constant of {verdict.claim_id} is proven too small on this instance "
+                         f"(largest lower limit / bound = {scale:.3g}); the check has no power to plant against")
+    return PLANTED_MARGIN * scale
 
 
 def attained_offset(verdict: Verdict, margin: float) -> float:

@@ -51,11 +51,11 @@ from .lemmas import (
     PLANTED_MARGIN,
     LemmaData,
     attained_offset,
-    attained_scale,
     collect,
     li_lemma1,
     li_lemma2,
     li_lemma3,
+    planted_factor,
     yu_drift,
 )
 
@@ -148,42 +148,33 @@ def _ding_lemma_run(seeds: tuple[int, ...]) -> tuple[BlockCyclicProblem, MCPSGDC
     return problem, config
 
 
-def _planted(verdict: Verdict) -> float:
-    """PLANTED_MARGIN times the largest factor the data prove too small (``lemmas.attained_scale``)."""
-    scale = attained_scale(verdict)
-    if scale <= 0:
-        raise ValueError(f"planted: no positive constant of {verdict.claim_id} is proven too small on this instance "
-                         f"(largest lower limit / bound = {scale:.3g}); the check has no power to plant against")
-    return PLANTED_MARGIN * scale
-
-
 def _li_rows(data: LemmaData, label: str, planted: str | None) -> list[tuple[str, Verdict]]:
     """Li's Lemmas 1-3 (true, or only the planted one) on one collected run."""
     rows = []
     if planted in (None, "li2020.lemma1"):
         true = li_lemma1(data)
-        rows.append(true if planted is None else li_lemma1(data, scale=_planted(true)))
+        rows.append(true if planted is None else li_lemma1(data, scale=planted_factor(true)))
     if planted in (None, "li2020.lemma2"):
         true = li_lemma2(data)
-        rows.append(true if planted is None else li_lemma2(data, factor=_planted(true)))
+        rows.append(true if planted is None else li_lemma2(data, factor=planted_factor(true)))
     if planted in (None, "li2020.lemma3"):
         true = li_lemma3(data)
-        rows.append(true if planted is None else li_lemma3(data, constant=4.0 * _planted(true)))
+        rows.append(true if planted is None else li_lemma3(data, constant=4.0 * planted_factor(true)))
     return [(f"{v.claim_id}, {label}", v) for v in rows]
 
 
 def _ding_planted_rows(data: DingLemmaData, planted: str) -> list[tuple[str, Verdict]]:
     """The rows of one planted Ding lemma (module docstring)."""
     if planted == "ding2020.lemma2":
-        rows = [ding_lemma2(data, factor=_planted(ding_lemma2(data)))]
+        rows = [ding_lemma2(data, factor=planted_factor(ding_lemma2(data)))]
     elif planted == "ding2020.lemma3":
-        rows = [ding_lemma3(data, 4.0 * _planted(ding_lemma3(data, over=over)), over=over) for over in ("max", "mean")]
+        rows = [ding_lemma3(data, 4.0 * planted_factor(ding_lemma3(data, over=over)), over=over) for over in ("max", "mean")]
     elif planted == "ding2020.lemma6":
         rows = [ding_lemma6(data, constant=attained_offset(ding_lemma6(data), PLANTED_MARGIN))]
     elif planted == "ding2020.lemma8":
         rows = [ding_lemma8(data, model="rejected")]
     else:
-        rows = [ding_lemma9(data, factor=_planted(ding_lemma9(data)))]
+        rows = [ding_lemma9(data, factor=planted_factor(ding_lemma9(data)))]
     return [(f"{v.claim_id}, block-cyclic MC-PSGD", v) for v in rows]
 
 
@@ -207,7 +198,7 @@ def evaluate_lemmas(settings: VerifySettings, *, planted: str | None = None) -> 
         config = FedAvgConfig(5, 10 if settings.quick else 30, StepSize.constant(0.02), 1, seeds=seeds)
         data = collect(problem, config)
         true = yu_drift(data)
-        drift = true if planted is None else yu_drift(data, constant=4.0 * _planted(true))
+        drift = true if planted is None else yu_drift(data, constant=4.0 * planted_factor(true))
         checks.append((f"{drift.claim_id}, heterogeneous clients", drift))
     if planted is None or planted.startswith("ding2020"):
         data = collect_ding(*_ding_lemma_run(seeds))
