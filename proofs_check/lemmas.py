@@ -246,7 +246,7 @@ def _variant_id(lemma_id: str, name: str, value: float, default: float) -> str:
 def li_lemma1(data: LemmaData, scale: float = 1.0) -> Verdict:
     """Li et al. (2020) Lemma 1, one SGD step of the virtual sequence (module docstring), with its
     right-hand side multiplied by ``scale`` (1 in the paper; another value is a planted variant)."""
-    problem, p = data.problem, data.problem.weights
+    p = data.problem.weights
     eta = data.step_sizes
     T = eta.size
     local = data.stack("local_models")[:, :T]

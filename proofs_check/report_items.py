@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from convergence import FedAvgConfig, Hypothesis, Status, StepSize, Verdict
+from convergence import FedAvgConfig, Status, StepSize, Verdict
 from convergence.block_cyclic import MCPSGDConfig
 from problems import BlockCyclicProblem, FederatedProblem, build_problem, exact_optimum, problem_constants, problem_spec
 
@@ -46,7 +46,16 @@ from .assumptions import (
 from .claim import ClaimResult, VerifySettings, combine_checks
 from .ding2020 import CYCLES
 from .ding2020 import instance as ding_instance
-from .ding_lemmas import DingLemmaData, collect_ding, ding_lemma2, ding_lemma3, ding_lemma6, ding_lemma8, ding_lemma9, ding_rows
+from .ding_lemmas import (
+    DingLemmaData,
+    collect_ding,
+    ding_lemma2,
+    ding_lemma3,
+    ding_lemma6,
+    ding_lemma8,
+    ding_lemma9,
+    ding_rows,
+)
 from .lemmas import (
     PLANTED_MARGIN,
     LemmaData,
@@ -91,7 +100,7 @@ def _constants(label: str, problem: FederatedProblem, rng: np.random.Generator) 
     consts = problem_constants(problem)
     for _ in range(SAMPLES):
         u, v = (optimum.w_star + ball.radius * _unit_ball(rng, problem.dim) for _ in range(2))
-        gu, gv = problem.local_gradients(u), problem.local_gradients(v)
+        gu = problem.local_gradients(u)
         fu, fv = problem.local_objectives(u), problem.local_objectives(v)
         linear = fu + (gu @ (v - u))
         half = 0.5 * float((v - u) @ (v - u))
@@ -168,7 +177,8 @@ def _ding_planted_rows(data: DingLemmaData, planted: str) -> list[tuple[str, Ver
     if planted == "ding2020.lemma2":
         rows = [ding_lemma2(data, factor=planted_factor(ding_lemma2(data)))]
     elif planted == "ding2020.lemma3":
-        rows = [ding_lemma3(data, 4.0 * planted_factor(ding_lemma3(data, over=over)), over=over) for over in ("max", "mean")]
+        rows = [ding_lemma3(data, 4.0 * planted_factor(ding_lemma3(data, over=over)), over=over)
+                for over in ("max", "mean")]
     elif planted == "ding2020.lemma6":
         rows = [ding_lemma6(data, constant=attained_offset(ding_lemma6(data), PLANTED_MARGIN))]
     elif planted == "ding2020.lemma8":
