@@ -6,12 +6,14 @@ from .assumptions import (
     Ball,
     ClientEstimate,
     Estimate,
+    IterateMoments,
     Points,
     bgd_curve,
     bgd_pair,
     gradient_dissimilarity,
     gradient_variance,
     heterogeneity,
+    iterate_moments,
     parameter_bound,
     second_moment_bound,
     smoothness,
@@ -32,7 +34,7 @@ from .claim import (
 )
 from .ding2020 import DingConstants, ding_bound
 from .references import REFERENCES, Reference
-from .falsify import FALSIFIABLE, FalsifiableClaim, FalsifyResult, falsify, reproduce
+from .falsify import FALSIFIABLE, FalsifiableClaim, FalsifyResult, exact_moments, falsify, reproduce
 from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
 from .lemmas import check_lemmas, collect, lemma_table
 from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants

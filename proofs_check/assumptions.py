@@ -14,13 +14,29 @@ Definitions and sources (line numbers of ``shared/THEOREMS.md`` and ``shared/pap
   F ("global").
   Delegated to ``problems.problem_constants``: exact for least squares and logistic, mu exact and
   L a certified upper bound for softmax.
-* sigma_k^2 (Li, Assumption 3, li2020_fedavg_noniid.txt l.137): E||g_k(w) - grad F_k(w)||^2 <= sigma_k^2,
-  g_k the minibatch
-  gradient. For finite data and b rows drawn with replacement the variance at w is exactly
+* sigma_k^2 (Li, Assumption 3, li2020_fedavg_noniid.txt l.137): E||g_k(w_t^k) - grad F_k(w_t^k)||^2 <= sigma_k^2,
+  g_k client k's minibatch gradient at client k's own iterate w_t^k. For finite data and b rows
+  drawn with replacement the variance at a point w is exactly var_k(w, b) =
   (1/b) (1/n_k) sum_i ||g_i(w) - gbar_k(w)||^2, g_i the per-sample gradient of the loss, gbar_k
   their mean (the mu w term is deterministic and cancels); b = 0 (exact gradients) gives 0.
-* G^2 (Li, Assumption 4, l.141; Yu et al. AAAI 2019): E||g_k(w)||^2 = ||grad F_k(w)||^2 + var_k(w) <= G^2
-  for every client k and every w of the region.
+* G^2 (Li, Assumption 4, l.141): E||g_k(w_t^k)||^2 = E[||grad F_k(w_t^k)||^2 + var_k(w_t^k, b)] <= G^2
+  for all k and t.
+
+  The one definition fedbound uses for Li's Assumptions 3-4 (``IterateMoments``, ``iterate_moments``):
+  sigma_k^2 = max_t E var_k(w_t^k, b) and G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2, where client k's
+  minibatch gradient is taken at client k's own iterate (never at another client's) and E is the
+  expectation over the run (exact over the step's minibatch, over the history: the mean over
+  seeds, or exact where ``proofs_check.falsify`` propagates the moments of a least-squares run).
+  These are the smallest constants for which the assumptions, as the paper states them, hold
+  along the run; Lemmas 2-3 and Theorem 1 use them so (Li's proof of Lemma 3 bounds
+  sum_k p_k E||g_k(w_t^k)||^2 by G^2). Where the iterates are not stored (long theorem runs), a
+  supremum over a region that contains every client's iterates (``variance_bound``,
+  ``second_moment_bound`` on a ``Ball``) is an upper estimate of these constants: valid in an
+  upper bound, never in a check that needs the constant itself.
+  Ding et al. 2020 (Assumptions 3-4) state theirs for all x (and Assumption 5 keeps every x in the
+  ball ||x|| <= B), so their constants are the region form over Ball(0, B) (``proofs_check.ding_lemmas``).
+  The lecture note's Yu et al. assumption is also "for all x", infinite for least squares on R^d;
+  its drift lemma's proof uses it only at the clients' own iterates, so the iterate form applies.
 * B (parameter bound, Ding et al. 2020, Assumption 5 ||x||^2 <= B^2): max ||w|| over the region.
 * Gamma (Li, Sec. 3.1; THEOREMS.md l.15): F* - sum_k p_k F_k*, delegated to ``problems.heterogeneity_gamma``.
 * sigma_G^2 (Yu, Jin, Yang, ICML 2019, "bounded gradient dissimilarity"; liu_lecture_fl_fedavg.md l.427,
@@ -79,6 +95,8 @@ __all__ = [
     "Estimate",
     "ClientEstimate",
     "BGDPair",
+    "IterateMoments",
+    "iterate_moments",
     "smoothness",
     "strong_convexity",
     "gradient_variance",
@@ -282,6 +300,100 @@ def _batch(batch_size: int) -> int:
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 0:
         raise ValueError(f"batch_size: must be an integer >= 0 (0 = exact gradients), got {batch_size!r}")
     return int(batch_size)
+
+
+# ------------------------------------------------------- Li's Assumptions 3-4 along a run
+@dataclass(frozen=True, eq=False)
+class IterateMoments:
+    """Li et al. (ICLR 2020) Assumptions 3-4 along a run: the one definition of sigma_k^2 and G^2.
+
+    ``grad_sq`` and ``variance`` have shape (S, T, N): for each of S realisations of the run (seeds),
+    each local step t = 0..T-1 and each client k, ||grad F_k(w_t^k)||^2 and var_k(w_t^k, b) at client
+    k's own iterate (the step's minibatch integrated exactly). The expectation over the run is the
+    mean over the S realisations: exact when ``exact`` (a deterministic run, or moments propagated
+    in closed form and passed as S = 1), else an estimate whose sampling error is not part of any
+    interval that uses it. Then (module docstring, Li's Assumptions 3-4, l.137-143)
+
+        sigma_k^2 = max_t E var_k(w_t^k, b)                           (N,)
+        G^2       = max_{t,k} E[||grad F_k(w_t^k)||^2 + var_k(w_t^k, b)].
+    """
+
+    grad_sq: np.ndarray
+    variance: np.ndarray
+    exact: bool
+    method: str
+
+    def __post_init__(self) -> None:
+        arrays = []
+        for name in ("grad_sq", "variance"):
+            array = np.array(getattr(self, name), dtype=np.float64)
+            if array.ndim != 3 or 0 in array.shape or not np.all(np.isfinite(array)):
+                raise ValueError(f"{name}: expected a non-empty finite (S, T, N) array (moments, >= 0 up to "
+                                 f"rounding), got shape {array.shape}")
+            array.setflags(write=False)
+            object.__setattr__(self, name, array)
+            arrays.append(array)
+        if arrays[0].shape != arrays[1].shape:
+            raise ValueError(f"variance: shape {arrays[1].shape} differs from grad_sq's {arrays[0].shape}")
+
+    @property
+    def expected_variance(self) -> np.ndarray:
+        """E var_k(w_t^k, b), shape (T, N)."""
+        return self.variance.mean(axis=0)
+
+    @property
+    def second_moment(self) -> np.ndarray:
+        """E||g_k(w_t^k, xi)||^2 = E||grad F_k(w_t^k)||^2 + E var_k(w_t^k, b), shape (T, N)."""
+        return self.grad_sq.mean(axis=0) + self.expected_variance
+
+    @property
+    def sigma_sq(self) -> np.ndarray:
+        """sigma_k^2 = max_t E var_k(w_t^k, b), shape (N,)."""
+        return self.expected_variance.max(axis=0)
+
+    @property
+    def G_sq(self) -> float:
+        """G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2."""
+        return float(self.second_moment.max())
+
+    def describe(self) -> str:
+        """Where G^2 and max_k sigma_k^2 are attained, with the method."""
+        second = self.second_moment
+        t, k = np.unravel_index(int(np.argmax(second)), second.shape)
+        return (f"G^2 = {self.G_sq:.6g} (attained at step t = {t}, client {k}), max_k sigma_k^2 = {self.sigma_sq.max():.6g}; "
+                f"{self.method}")
+
+
+def iterate_moments(
+    problem: FederatedProblem,
+    local_models: np.ndarray,
+    batch_size: int,
+    *,
+    full_gradients: np.ndarray | None = None,
+    exact: bool = False,
+) -> IterateMoments:
+    """``IterateMoments`` of S realisations of a run: ``local_models`` (S, T, N, d) holds w_t^k, client
+    k's own iterate before local step t; ``full_gradients`` (S, T, N, d), grad F_k(w_t^k), when the
+    run recorded them (else computed). ``exact`` says the realisations are the expectation itself
+    (a deterministic run: exact gradients and every client in every round)."""
+    b = _batch(batch_size)
+    W = np.asarray(local_models, dtype=np.float64)
+    N, d = problem.n_clients, problem.dim
+    if W.ndim != 4 or W.shape[2:] != (N, d) or W.shape[0] == 0 or W.shape[1] == 0:
+        raise ValueError(f"local_models: expected shape (S, T, {N}, {d}) with S, T >= 1, got {W.shape}")
+    if full_gradients is None:
+        flat = W.reshape(-1, N, d)
+        grads = np.stack([_client_terms(problem, k, flat[:, k])[0] for k in range(N)], axis=1).reshape(W.shape)
+    else:
+        grads = np.asarray(full_gradients, dtype=np.float64)
+        if grads.shape != W.shape:
+            raise ValueError(f"full_gradients: expected shape {W.shape} matching local_models, got {grads.shape}")
+    S = W.shape[0]
+    how = ("exact (deterministic run)" if exact else
+           f"mean over {S} seed(s) of the exact moments given each seed's iterates (an estimate of E over the run)")
+    method = (f"Li et al. Assumptions 3-4 at client k's own iterates w_t^k, batch {b or 'exact'}: "
+              f"sigma_k^2 = max_t E var_k(w_t^k), G^2 = max_(t,k) E||g_k(w_t^k)||^2, E {how}")
+    return IterateMoments(np.sum(grads**2, axis=3), gradient_variance(problem, W, b), bool(exact), method)
 
 
 # ------------------------------------------------------------------- quadratics on a ball

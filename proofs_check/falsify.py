@@ -77,8 +77,11 @@ Y_k client k's augmented block); averaging maps Y to R Y R'. Every side of Li's 
 drift and E F(w_T) - F* = (1/2) E (w_T - w*)'H(w_T - w*) is a linear function of Y, hence exact up
 to rounding; a violation counts only beyond a rounding allowance of 1e-9 times the size of the
 terms compared. The constants are the smallest for which the assumptions hold as the papers state
-them (expectations along the run): sigma_k^2 = max_t E var_k(w_t^k), G^2 = max_{t,k} E||g_{t,k}||^2
-(Li et al. ICLR 2020, Assumptions 3-4), with L, mu, Gamma exact.
+them (expectations along the run), by the one definition of ``proofs_check.assumptions.IterateMoments``:
+sigma_k^2 = max_t E var_k(w_t^k), G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2, client k's minibatch gradient at
+client k's own iterate (Li et al. ICLR 2020, Assumptions 3-4), here with exact expectations; the
+lemma checks of ``proofs_check.lemmas`` use the same definition with the mean over seeds. L, mu and
+Gamma are exact.
 """
 
 from __future__ import annotations
@@ -102,6 +105,7 @@ from hypothesis.internal.conjecture.providers import PrimitiveProvider
 from convergence import FedAvgConfig, StepSize
 from problems import FederatedProblem, LossKind, exact_optimum, problem_constants
 
+from .assumptions import IterateMoments
 from .strategies import build_drawn_problem, fedavg_configs, quadratic_problems
 
 __all__ = [
@@ -111,6 +115,7 @@ __all__ = [
     "instances",
     "falsify",
     "reproduce",
+    "exact_moments",
     "FALSIFIABLE",
 ]
 
@@ -601,7 +606,8 @@ def instances(
 class _Trace:
     """Exact expectations along a least-squares FedAvg run, steps t = 0..T-1 (module docstring).
 
-    variance (T, N) E sigma_k^2(w_t^k, b); grad_sq (T, N) E||grad F_k(w_t^k)||^2; spread (T,)
+    moments: E var_k(w_t^k, b) and E||grad F_k(w_t^k)||^2 as ``IterateMoments`` (one exact
+    realisation, shapes (1, T, N)), hence sigma_k^2 and G^2 of Li's Assumptions 3-4; spread (T,)
     E sum_k p_k ||wbar_t - w_t^k||^2; drift (T, N) E||xbar_t - w_t^i||^2 (xbar the plain mean);
     dist (T,) E||wbar_t - w*||^2; dist_next (T,) E||vbar_{t+1} - w*||^2; size (T,)
     E sum_k p_k ||w_t^k||^2 + ||w*||^2 (the scale of the squared distances, for rounding);
@@ -612,8 +618,7 @@ class _Trace:
     """
 
     eta: np.ndarray
-    variance: np.ndarray
-    grad_sq: np.ndarray
+    moments: IterateMoments
     spread: np.ndarray
     drift: np.ndarray
     dist: np.ndarray
@@ -624,9 +629,14 @@ class _Trace:
     Gamma: float
 
     @property
-    def second_moment(self) -> np.ndarray:
-        """E||g_{t,k}||^2 = E||grad F_k||^2 + E var_k, shape (T, N)."""
-        return self.grad_sq + self.variance
+    def variance(self) -> np.ndarray:
+        """E var_k(w_t^k, b), shape (T, N)."""
+        return self.moments.expected_variance
+
+    @property
+    def grad_sq(self) -> np.ndarray:
+        """E||grad F_k(w_t^k)||^2, shape (T, N)."""
+        return self.moments.grad_sq[0]
 
 
 def _exact_trace(problem: FederatedProblem, config: FedAvgConfig, w_star: np.ndarray) -> _Trace:
@@ -697,7 +707,9 @@ def _exact_trace(problem: FederatedProblem, config: FedAvgConfig, w_star: np.nda
             gap[r] = 0.5 * (second - 2 * w_star @ H @ Y[:d, -1] + star_H)
             gap_size[r] = 0.5 * (second + star_H)
         Y = 0.5 * (Y + Y.T)
-    return _Trace(eta, variance, grad_sq, spread, drift, dist, dist_next, size, gap, gap_size, Gamma)
+    moments = IterateMoments(grad_sq[None], variance[None], True,
+                             "Li et al. Assumptions 3-4 at client k's own iterates, exact expectations (falsify)")
+    return _Trace(eta, moments, spread, drift, dist, dist_next, size, gap, gap_size, Gamma)
 
 
 def _excess(lhs: np.ndarray, rhs: np.ndarray, size: np.ndarray) -> float:
@@ -709,6 +721,13 @@ def _excess(lhs: np.ndarray, rhs: np.ndarray, size: np.ndarray) -> float:
 def _trace_of(instance: FedAvgInstance) -> _Trace:
     optimum = exact_optimum(instance.problem, crosscheck=False)
     return _exact_trace(instance.problem, instance.config, optimum.w_star)
+
+
+def exact_moments(instance: FedAvgInstance) -> IterateMoments:
+    """Li's Assumption 3-4 moments of a least-squares FedAvg instance with exact expectations (one
+    realisation, shapes (1, T, N)): the constants the built-in claims use, by the definition the
+    lemma checks of ``proofs_check.lemmas`` estimate with the mean over seeds."""
+    return _trace_of(instance).moments
 
 
 # ------------------------------------------------------------------------- built-in claims
@@ -725,15 +744,14 @@ def _lemma1(instance: FedAvgInstance) -> float:
 def _lemma2(instance: FedAvgInstance) -> float:
     """Li Lemma 2: E||g_t - gbar_t||^2 = sum_k p_k^2 E var_k(w_t^k) <= sum_k p_k^2 sigma_k^2."""
     tr, p2 = _trace_of(instance), instance.problem.weights**2
-    sigma_sq = tr.variance.max(axis=0)
-    return _excess(tr.variance @ p2, np.full(tr.eta.size, p2 @ sigma_sq), tr.variance @ p2)
+    return _excess(tr.variance @ p2, np.full(tr.eta.size, p2 @ tr.moments.sigma_sq), tr.variance @ p2)
 
 
 def _lemma3(constant: float) -> Callable[[FedAvgInstance], float]:
     def violation(instance: FedAvgInstance) -> float:
         """Li Lemma 3: E sum_k p_k ||wbar_t - w_t^k||^2 <= constant eta_t^2 (E-1)^2 G^2."""
         tr, E = _trace_of(instance), instance.config.local_steps
-        rhs = constant * tr.eta**2 * (E - 1) ** 2 * tr.second_moment.max()
+        rhs = constant * tr.eta**2 * (E - 1) ** 2 * tr.moments.G_sq
         return _excess(tr.spread, rhs, tr.size)
 
     return violation
@@ -742,7 +760,7 @@ def _lemma3(constant: float) -> Callable[[FedAvgInstance], float]:
 def _drift(instance: FedAvgInstance) -> float:
     """Yu drift: E||xbar_t - x_t^i||^2 <= 4 s^2 K^2 G^2 for every client i (constant step s, K = E)."""
     tr, K = _trace_of(instance), instance.config.local_steps
-    rhs = 4 * tr.eta.max() ** 2 * K**2 * tr.second_moment.max()
+    rhs = 4 * tr.eta.max() ** 2 * K**2 * tr.moments.G_sq
     return _excess(tr.drift, np.full_like(tr.drift, rhs), np.repeat(tr.size[:, None], tr.drift.shape[1], axis=1))
 
 
@@ -752,8 +770,8 @@ def _theorem1_constant(instance: FedAvgInstance, tr: _Trace) -> tuple[float, flo
     problem, E = instance.problem, instance.config.local_steps
     consts = problem_constants(problem)
     optimum = exact_optimum(problem, crosscheck=False)
-    B = (problem.weights**2 @ tr.variance.max(axis=0) + 6 * consts.L * tr.Gamma
-         + 8 * (E - 1) ** 2 * tr.second_moment.max())
+    B = (problem.weights**2 @ tr.moments.sigma_sq + 6 * consts.L * tr.Gamma
+         + 8 * (E - 1) ** 2 * tr.moments.G_sq)
     gamma = instance.config.step_size.gamma
     C = consts.kappa * (2 * B / consts.mu + consts.mu * gamma / 2 * float(optimum.w_star @ optimum.w_star))
     return C, gamma

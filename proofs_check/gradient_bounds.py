@@ -1,9 +1,11 @@
 """Certified bounds on the variance and second moment of minibatch gradients over a ball.
 
-Assumptions 3-4 of Li et al. (ICLR 2020) and Assumptions 3-4 of Ding et al. (2020) bound, at every
-iterate, the variance sigma^2 and the second moment G^2 of a client's stochastic gradient. They
-only need to hold where the iterates go, so fedbound bounds them over a ball that contains every
-iterate of the run (its centre and radius come from quantities the kernels track exactly).
+Assumptions 3-4 of Li et al. (ICLR 2020) bound, at every client's own iterate, the variance sigma^2
+and the second moment G^2 of that client's stochastic gradient (the one definition is
+``proofs_check.assumptions.IterateMoments``); Ding et al. (2020) state theirs for every x of the
+ball of their Assumption 5. Over a ball that contains every iterate of the run (its centre and
+radius come from quantities the kernels track exactly) the bounds below are upper estimates of
+those constants: valid in an upper bound, too large for a check that needs the constant itself.
 
 For a minibatch of b rows drawn uniformly with replacement from client k's n_k rows, at w:
     var_k(w) = (1/b) mean_i ||g_i(w) - gbar_k(w)||^2              (exact for finite data),

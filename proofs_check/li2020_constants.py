@@ -10,12 +10,17 @@ Theorem 1 (eq. 4-5), with kappa = L/mu, gamma = max{8 kappa, E}, eta_t = 2/(mu (
 How each constant is obtained here:
 * L = max_k L_k, mu = min_k mu_k from problems.problem_constants (exact for least squares,
   the standard bounds for logistic / softmax); Gamma = F* - sum_k p_k F_k* from exact optima.
-* sigma_k^2 and G^2 only need to hold at the iterates, so they are bounded over the region the
-  run visits: the ball of radius R = max_{t,k} ||w_t^k - w*|| around w*, with R measured
-  exactly by the kernel over every local iterate; the sups are those of ``assumptions``
-  (exact for least squares, certified bounds for logistic / softmax).
-  With exact gradients sigma_k = 0 and G^2 is the largest ||grad F_k(w_t^k)||^2 over every
-  local iterate of the run, measured exactly by the kernel.
+* sigma_k^2 and G^2 are defined once, as Assumptions 3-4 state them (``assumptions.IterateMoments``):
+  sigma_k^2 = max_t E var_k(w_t^k, b), G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2, client k's minibatch
+  gradient at client k's own iterate. The theorem's runs do not store the iterates, so for a
+  minibatch run fedbound uses an upper estimate: the supremum of client k's own var_k and
+  E||g_k||^2 (per client, then the max over k) over the ball of radius R = max_{s,t,k} ||w_t^k - w*||
+  around w*, which contains every client's iterates of every seed (R measured exactly by the
+  kernel); the sups are those of ``assumptions`` (exact for least squares, certified bounds for
+  logistic / softmax). Larger than the constants themselves, this is valid in the upper bound of
+  eq. 4 only (it makes the bound looser, never wrong).
+  With exact gradients sigma_k = 0 and the run is deterministic, so G^2 is the definition itself:
+  the largest ||grad F_k(w_t^k)||^2 over every local iterate of the run, measured exactly by the kernel.
 """
 
 from __future__ import annotations
@@ -74,13 +79,15 @@ def li_theorem1_constants(
     sigma_sq = np.zeros(problem.n_clients)
     if batch_size == 0:
         G_sq = float(observed_grad_sq)
-        method = "exact gradients: largest ||grad F_k(w_t^k)||^2 over every local iterate of the run"
+        method = ("exact gradients: the definition itself (Assumption 4 along a deterministic run), the largest "
+                  "||grad F_k(w_t^k)||^2 over every client's own local iterates")
     else:
         ball = Ball(w_star, radius)
         sigma = variance_bound(problem, ball, batch_size)
         G = second_moment_bound(problem, ball, batch_size)
         sigma_sq, G_sq = sigma.values, G.value
-        method = (f"sup over the ball of radius R = {radius:.4g} around w* that contains every local iterate, "
+        method = (f"upper estimate of Assumptions 3-4's constants (valid in an upper bound only): client k's own "
+                  f"sup over the ball of radius R = {radius:.4g} around w* that contains every client's iterates, "
                   f"{G.method} (observed max ||g||^2 = {observed_grad_sq:.4g})")
     Gamma = heterogeneity_gamma(problem, optimum)
     B = float(problem.weights**2 @ sigma_sq + 6 * L * Gamma + 8 * (local_steps - 1) ** 2 * G_sq)

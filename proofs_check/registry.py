@@ -148,7 +148,7 @@ _CLAIMS = (
     ),
     Claim(
         "lemmas", (LI2020, DING2020, YU2019),
-        "Li et al. Lemmas 1-3; Ding et al. Lemmas 2, 3, 8, 9; Yu et al. client drift",
+        "Li et al. Lemmas 1-3; Ding et al. Lemmas 2, 3, 6, 8, 9; Yu et al. client drift",
         "Both sides of each lemma along recorded trajectories, e.g. Li's Lemma 3: E Σ_k p_k ‖w̄_t − w_t^k‖² ≤ "
         "4 η_t² (E−1)² G²; expectations over seeds.",
         "the largest ratio LHS / RHS over every lemma and step, Ding's Lemma 8 aside (must be ≤ 1)",

@@ -7,17 +7,27 @@ inequalities of every client, and at random points the reported sups of sigma_k^
 sigma_G^2, must never be violated. A violation FAILs the item (so the estimators can fail).
 
 lemmas: the lemma table. li2020.lemma1-3 on the counterexample and a synthetic(1, 1) instance
-with Li's schedule, yu2019.drift on clients with identical data (its hypothesis), and
-ding2020.lemma2, 3, 8, 9 on the Ding instance with MC-PSGD (the theorem's step sizes, I = 4 so
-that the drift of lemma 3 is not trivially 0), each a sub-check whose worst ratio LHS / RHS over
-every step is reported with its interval.
+with Li's schedule, yu2019.drift on heterogeneous least-squares clients with a constant step (the
+proof does not need identical data), and ding2020.lemma2, 3, 6, 8, 9 on the Ding instance with
+MC-PSGD (the theorem's step sizes, I = 4 so that the drift of lemma 3 is not trivially 0), each a
+sub-check whose worst ratio LHS / RHS over every step is reported with its interval. Constants as
+the assumptions define them (``proofs_check.lemmas``, ``proofs_check.ding_lemmas``).
+
+Power self-test: ``evaluate_lemmas(settings, planted=LEMMA_ID)`` plants a false version of one lemma
+(``PLANTABLE_LEMMAS``): its constant is replaced by ``lemmas.PLANTED_MARGIN`` (0.9) times the
+largest one the data prove too small (``lemmas.attained_scale``: a simultaneous lower confidence
+limit above the bound), so the planted lemma is false on the instance, by about 11% beyond what
+the data resolve, and must FAIL; Lemma 6's additive constant is moved below the attained one the
+same way (``lemmas.attained_offset``) and Lemma 8 puts the rejected model on the left. Only the
+rows of the planted lemma are evaluated (the others are those of the true claim and cannot
+change a FAIL); the row notes give the planted constant next to the paper's.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from convergence import FedAvgConfig, Hypothesis, Status, StepSize, Verdict
+from convergence import FedAvgConfig, Status, StepSize, Verdict
 from convergence.block_cyclic import MCPSGDConfig
 from problems import BlockCyclicProblem, FederatedProblem, build_problem, exact_optimum, problem_constants, problem_spec
 
@@ -36,10 +46,33 @@ from .assumptions import (
 from .claim import ClaimResult, VerifySettings, combine_checks
 from .ding2020 import CYCLES
 from .ding2020 import instance as ding_instance
-from .ding_lemmas import check_ding_lemmas
-from .lemmas import check_lemmas, collect
+from .ding_lemmas import (
+    DingLemmaData,
+    collect_ding,
+    ding_lemma2,
+    ding_lemma3,
+    ding_lemma6,
+    ding_lemma8,
+    ding_lemma9,
+    ding_rows,
+)
+from .lemmas import (
+    PLANTED_MARGIN,
+    LemmaData,
+    attained_offset,
+    collect,
+    li_lemma1,
+    li_lemma2,
+    li_lemma3,
+    planted_factor,
+    yu_drift,
+)
 
-__all__ = ["evaluate_constants", "evaluate_lemmas", "DEFAULT_PROBLEMS"]
+__all__ = ["evaluate_constants", "evaluate_lemmas", "DEFAULT_PROBLEMS", "PLANTABLE_LEMMAS"]
+
+PLANTABLE_LEMMAS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift", "ding2020.lemma2",
+                    "ding2020.lemma3", "ding2020.lemma6", "ding2020.lemma8", "ding2020.lemma9")
+"""The lemmas ``evaluate_lemmas(planted=...)`` can plant a false version of."""
 
 DEFAULT_PROBLEMS = {
     "counterexample": problem_spec("li_counterexample", N=5, p=4, mu=2e-4),
@@ -67,7 +100,7 @@ def _constants(label: str, problem: FederatedProblem, rng: np.random.Generator) 
     consts = problem_constants(problem)
     for _ in range(SAMPLES):
         u, v = (optimum.w_star + ball.radius * _unit_ball(rng, problem.dim) for _ in range(2))
-        gu, gv = problem.local_gradients(u), problem.local_gradients(v)
+        gu = problem.local_gradients(u)
         fu, fv = problem.local_objectives(u), problem.local_objectives(v)
         linear = fu + (gu @ (v - u))
         half = 0.5 * float((v - u) @ (v - u))
@@ -124,29 +157,70 @@ def _ding_lemma_run(seeds: tuple[int, ...]) -> tuple[BlockCyclicProblem, MCPSGDC
     return problem, config
 
 
-def evaluate_lemmas(settings: VerifySettings) -> ClaimResult:
+def _li_rows(data: LemmaData, label: str, planted: str | None) -> list[tuple[str, Verdict]]:
+    """Li's Lemmas 1-3 (true, or only the planted one) on one collected run."""
+    rows = []
+    if planted in (None, "li2020.lemma1"):
+        true = li_lemma1(data)
+        rows.append(true if planted is None else li_lemma1(data, scale=planted_factor(true)))
+    if planted in (None, "li2020.lemma2"):
+        true = li_lemma2(data)
+        rows.append(true if planted is None else li_lemma2(data, factor=planted_factor(true)))
+    if planted in (None, "li2020.lemma3"):
+        true = li_lemma3(data)
+        rows.append(true if planted is None else li_lemma3(data, constant=4.0 * planted_factor(true)))
+    return [(f"{v.claim_id}, {label}", v) for v in rows]
+
+
+def _ding_planted_rows(data: DingLemmaData, planted: str) -> list[tuple[str, Verdict]]:
+    """The rows of one planted Ding lemma (module docstring)."""
+    if planted == "ding2020.lemma2":
+        rows = [ding_lemma2(data, factor=planted_factor(ding_lemma2(data)))]
+    elif planted == "ding2020.lemma3":
+        rows = [ding_lemma3(data, 4.0 * planted_factor(ding_lemma3(data, over=over)), over=over)
+                for over in ("max", "mean")]
+    elif planted == "ding2020.lemma6":
+        rows = [ding_lemma6(data, constant=attained_offset(ding_lemma6(data), PLANTED_MARGIN))]
+    elif planted == "ding2020.lemma8":
+        rows = [ding_lemma8(data, model="rejected")]
+    else:
+        rows = [ding_lemma9(data, factor=planted_factor(ding_lemma9(data)))]
+    return [(f"{v.claim_id}, block-cyclic MC-PSGD", v) for v in rows]
+
+
+def evaluate_lemmas(settings: VerifySettings, *, planted: str | None = None) -> ClaimResult:
+    """The lemma table (module docstring); ``planted`` names a lemma of PLANTABLE_LEMMAS to make false."""
+    if planted is not None and planted not in PLANTABLE_LEMMAS:
+        raise ValueError(f"planted: expected None or one of {', '.join(PLANTABLE_LEMMAS)}, got {planted!r}")
     seeds = tuple(range(max(settings.seeds, 16)))  # lemma 2 compares realised noise: it needs many seeds
-    checks = []
-    for label, spec in DEFAULT_PROBLEMS.items():
-        problem = build_problem(spec)
-        c = problem_constants(problem)
-        E = 5
-        config = FedAvgConfig(E, 10 if settings.quick else 30, StepSize.li(c.mu, c.L, E), BATCH, seeds=seeds)
-        # yu2019.drift assumes identical data, which these problems do not have: it is checked below
-        checks += [(f"{v.claim_id}, {label}", v) for v in check_lemmas(collect(problem, config))
-                   if not v.claim_id.startswith("yu2019")]
-    identical = build_problem(problem_spec("identical_quadratic", n_clients=4, dim=10, mu=0.1, L=10.0,
-                                           samples_per_client=50, seed=0))
-    config = FedAvgConfig(5, 10 if settings.quick else 30, StepSize.constant(0.02), 1, seeds=seeds)
-    drift = [v for v in check_lemmas(collect(identical, config)) if v.claim_id.startswith("yu2019")]
-    checks += [(f"{v.claim_id}, identical data", v) for v in drift]
-    checks += [(f"{name}, block-cyclic MC-PSGD", v) for name, v in check_ding_lemmas(*_ding_lemma_run(seeds))]
+    checks: list[tuple[str, Verdict]] = []
+    if planted is None or planted.startswith("li2020"):
+        for label, spec in DEFAULT_PROBLEMS.items():
+            problem = build_problem(spec)
+            c = problem_constants(problem)
+            E = 5
+            config = FedAvgConfig(E, 10 if settings.quick else 30, StepSize.li(c.mu, c.L, E), BATCH, seeds=seeds)
+            checks += _li_rows(collect(problem, config), label, planted)
+    if planted in (None, "yu2019.drift"):
+        # heterogeneous clients: the drift lemma's proof needs a constant step and E||g||^2 <= G^2, not identical data
+        problem = build_problem(problem_spec("random_quadratic", n_clients=4, dim=10, mu=0.1, L=10.0, heterogeneity=1.0,
+                                             samples_per_client=50, seed=0))
+        config = FedAvgConfig(5, 10 if settings.quick else 30, StepSize.constant(0.02), 1, seeds=seeds)
+        data = collect(problem, config)
+        true = yu_drift(data)
+        drift = true if planted is None else yu_drift(data, constant=4.0 * planted_factor(true))
+        checks.append((f"{drift.claim_id}, heterogeneous clients", drift))
+    if planted is None or planted.startswith("ding2020"):
+        data = collect_ding(*_ding_lemma_run(seeds))
+        checks += ([(f"{name}, block-cyclic MC-PSGD", v) for name, v in ding_rows(data)] if planted is None
+                   else _ding_planted_rows(data, planted))
     # lemma 8's ratio is 1 by construction (the selected model is one of the two compared)
-    worst = max((v for name, v in checks if "Lemma 8" not in name), key=lambda v: v.measured)
+    headline_rows = [v for name, v in checks if "Lemma 8" not in name] or [v for _, v in checks]
+    worst = max(headline_rows, key=lambda v: v.measured)
+    what = "The lemma table" if planted is None else f"Planted false {planted} (power self-test), only its rows"
     verdict = combine_checks(
         "lemmas", checks, headline=worst,
-        notes="The lemma table: each row is LHS <= RHS at every local step (expectations over seeds with intervals). "
+        notes=f"{what}: each row is LHS <= RHS at every local step (expectations over seeds with intervals). "
         "Headline: the worst ratio LHS / RHS over all rows but Ding's lemma 8, whose ratio is 1 by construction.",
     )
     return ClaimResult(verdict)
-

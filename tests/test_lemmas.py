@@ -80,17 +80,22 @@ def li_config(problem: FederatedProblem, E: int, rounds: int, batch: int, seeds:
 def test_li_lemmas_pass_with_their_hypotheses(name: str) -> None:
     problem = PROBLEMS[name]
     data = collect(problem, li_config(problem, 4, 8, 2))
-    for verdict in (li_lemma1(data), li_lemma2(data), li_lemma3(data)):
+    for verdict in (li_lemma1(data), li_lemma3(data)):
         assert verdict.hypotheses_met, verdict.notes
         assert verdict.status is Status.PASS, verdict.notes
         assert verdict.measured <= 1.0
+    # Lemma 2 with sigma_k^2 as Assumption 3 defines it (max_t E var_k(w_t^k)) is an equality at t = 0, where
+    # every client sits at w_0 and its variance peaks: a sampled check cannot confirm it, nor refute it
+    lemma2 = li_lemma2(data)
+    assert lemma2.hypotheses_met and lemma2.status is Status.INCONCLUSIVE, lemma2.notes
+    assert "bound attained up to E V_t / bound = 1 at t = 0" in lemma2.notes
 
 
 def test_lemmas_pass_with_the_li_schedule() -> None:
     problem = PROBLEMS["quadratic"]
     consts = problem_constants(problem)
     config = FedAvgConfig(5, 6, StepSize.li(consts.mu, consts.L, 5), 3, 1.0, (6,), tuple(range(8)))
-    data = collect(problem, config, region="visited")
+    data = collect(problem, config)
     for verdict in (li_lemma1(data), li_lemma3(data)):
         assert verdict.hypotheses_met and verdict.status is Status.PASS, verdict.notes
 
@@ -119,7 +124,7 @@ def test_unmet_hypotheses_give_inconclusive() -> None:
     data = collect(problem, FedAvgConfig(3, 3, StepSize.constant(0.9 / L), 2, 1.0, (3,), tuple(range(4))))
     lemma1 = li_lemma1(data)  # eta = 0.9/L > 1/(4L)
     assert not lemma1.hypotheses_met and lemma1.status is Status.INCONCLUSIVE
-    drift = yu_drift(data)  # the clients' data differ
+    drift = yu_drift(data)  # unequal weights p_k: xbar is not the plain average
     assert not drift.hypotheses_met and drift.status is Status.INCONCLUSIVE
 
 
@@ -139,7 +144,8 @@ def test_lemma_table_rows() -> None:
     for row in rows:
         assert row.status is row.verdict.status and np.isfinite(row.worst_ratio)
         assert row.to_json()["lemma"] == row.lemma_id
-    assert rows[3].status is Status.INCONCLUSIVE  # Yu's drift needs identical data
+    # Yu's drift does not need identical data: its hypotheses (uniform weights, constant step) hold here
+    assert rows[3].status is Status.PASS and "data are different" in rows[3].verdict.notes
 
 
 @settings(max_examples=8, deadline=None)

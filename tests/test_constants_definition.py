@@ -1,0 +1,170 @@
+"""One definition of Li et al.'s Assumption 3-4 constants, shared by the lemma checks and the falsifier,
+and the power self-test of the ``lemmas`` claim: planted false lemmas FAIL, the true ones do not.
+
+Definition (Li et al., ICLR 2020, Assumptions 3-4, ``papers/li2020_fedavg_noniid.txt`` l.137-143):
+sigma_k^2 = max_t E var_k(w_t^k, b), G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2, client k's minibatch
+gradient at client k's own iterate, E over the run (``proofs_check.assumptions.IterateMoments``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from convergence import FedAvgConfig, Status, StepSize
+from problems import FederatedProblem, li_counterexample, problem_constants, random_quadratic
+from proofs_check.assumptions import IterateMoments, Points, iterate_moments, second_moment_bound
+from proofs_check.claim import VerifySettings
+from proofs_check.falsify import FALSIFIABLE, FedAvgInstance, exact_moments
+from proofs_check.lemmas import (
+    PLANTED_MARGIN,
+    attained_scale,
+    collect,
+    li_lemma1,
+    li_lemma2,
+    li_lemma3,
+    planted_factor,
+    yu_drift,
+)
+from proofs_check.report_items import PLANTABLE_LEMMAS, evaluate_lemmas
+
+QUICK = VerifySettings(quick=True, seeds=2, jobs=1, progress=False)
+
+
+def two_clients() -> FederatedProblem:
+    """Least squares, d = 1, mu = 0, per-sample loss (1/2)(x w - y)^2. Client 0: rows x = 1, 3 with y = 0,
+    so g_i(w) = x_i^2 w = w, 9w: grad F_0 = 5w, population variance ((w - 5w)^2 + (9w - 5w)^2)/2 = 16 w^2.
+    Client 1: the single row x = 2, y = 2: grad F_1 = 2(2w - 2) = 4w - 4, variance 0."""
+    X = np.array([[1.0], [3.0], [2.0]])
+    y = np.array([0.0, 0.0, 2.0])
+    return FederatedProblem("two", "least_squares", X, y, np.array([0, 2, 3]), np.array([0.5, 0.5]), 0.0)
+
+
+def test_iterate_moments_closed_form() -> None:
+    problem = two_clients()
+    # two seeds, one step: seed 0 has client 0 at w = 1 and client 1 at w = 0; seed 1 has them at 3 and 2
+    local = np.array([[[[1.0], [0.0]]], [[[3.0], [2.0]]]])  # (S, T, N, d) = (2, 1, 2, 1)
+    moments = iterate_moments(problem, local, 1)
+    # client 0: E||g||^2 = 25 w^2 + 16 w^2 = 41 w^2 -> (41 + 369)/2 = 205; client 1: (4w - 4)^2 = 16 at w = 0 and 2
+    np.testing.assert_allclose(moments.second_moment, [[205.0, 16.0]], rtol=1e-12)
+    assert moments.G_sq == pytest.approx(205.0, rel=1e-12)
+    np.testing.assert_allclose(moments.sigma_sq, [(16 + 144) / 2, 0.0], rtol=1e-12, atol=1e-12)
+    # a minibatch of b = 2 rows halves the variance: (25 + 8 + 225 + 72)/2 = 165
+    assert iterate_moments(problem, local, 2).G_sq == pytest.approx(165.0, rel=1e-12)
+    # the pooled reading (every client's gradient at every client's point, every seed) would give 41 * 9 = 369
+    pooled = second_moment_bound(problem, Points(local.reshape(-1, 1)), 1).value
+    assert pooled == pytest.approx(369.0, rel=1e-12)
+    with pytest.raises(ValueError, match="local_models"):
+        iterate_moments(problem, local[0], 1)
+    with pytest.raises(ValueError, match="variance"):
+        IterateMoments(np.zeros((1, 2, 2)), np.zeros((1, 3, 2)), True, "")
+
+
+def test_falsifier_and_lemma_checks_share_the_definition() -> None:
+    """A deterministic run (exact gradients): the lemma checks' moments equal the falsifier's exact ones,
+    and Lemma 3's tightness is the same number for both (falsifier violation = tightness - 1)."""
+    problem = random_quadratic(3, 3, 0.5, 2.0, 1.0, 6, 19)
+    L = problem_constants(problem).L
+    config = FedAvgConfig(4, 5, StepSize.constant(0.25 / L), 0, 1.0, (5,), (0,))
+    data = collect(problem, config)
+    exact = exact_moments(FedAvgInstance(problem, config))
+    scale = float(np.max(exact.second_moment))
+    np.testing.assert_allclose(data.moments.second_moment, exact.second_moment, rtol=1e-9, atol=1e-12 * scale)
+    assert data.G_sq == pytest.approx(exact.G_sq, rel=1e-9)
+    violation = FALSIFIABLE["li2020.lemma3"].violation(FedAvgInstance(problem, config))
+    assert violation == pytest.approx(li_lemma3(data).measured - 1.0, rel=1e-6)
+
+
+def test_sampled_moments_estimate_the_exact_ones() -> None:
+    """With minibatches the lemma checks' E is the mean over seeds: it converges to the falsifier's exact
+    expectation. Every (t, k) mean lies within its simultaneous 99.9% Student-t interval (Bonferroni
+    over the T N cells; a failure rate of 0.1% if the definitions agree)."""
+    problem = random_quadratic(3, 3, 0.5, 2.0, 1.5, 5, 2)
+    L = problem_constants(problem).L
+    config = FedAvgConfig(3, 2, StepSize.constant(0.25 / L), 1, 1.0, (2,), tuple(range(300)))
+    moments = collect(problem, config).moments
+    exact = exact_moments(FedAvgInstance(problem, config))
+    values = moments.grad_sq + moments.variance  # (S, T, N) the conditional second moments per seed
+    S = values.shape[0]
+    se = values.std(axis=0, ddof=1) / np.sqrt(S)
+    limit = stats.t.ppf(1 - 0.001 / (2 * se.size), S - 1)
+    assert np.all(np.abs(values.mean(axis=0) - exact.second_moment) <= limit * se + 1e-12)
+    assert moments.G_sq == pytest.approx(exact.G_sq, rel=0.05)
+
+
+def test_planted_lemma3_false_by_11_percent_now_fails() -> None:
+    """The case of issue 8. On this deterministic run Lemma 3 needs the constant c = 4 * tightness; at
+    0.89 c it is false (by 1/0.89 - 1 = 12% at the tightest step). The old G^2, every client's gradient at
+    every client's iterate, is 12.9% larger than Assumption 4's, so the planted constant PASSed with it;
+    with Assumption 4's G^2 it FAILs and the true lemma PASSes."""
+    problem = random_quadratic(3, 3, 0.5, 2.0, 1.0, 6, 19)
+    L = problem_constants(problem).L
+    config = FedAvgConfig(4, 5, StepSize.constant(0.25 / L), 0, 1.0, (5,), (0,))
+    data = collect(problem, config)
+    true = li_lemma3(data)
+    assert true.status is Status.PASS and true.measured < 1
+    needed = 4.0 * true.measured
+    planted = li_lemma3(data, constant=0.89 * needed)
+    assert planted.status is Status.FAIL and planted.measured == pytest.approx(1 / 0.89, rel=1e-9)
+    # the old definition: the maximum over the pooled iterates of every client's second moment. Its bound
+    # 0.89 c eta_t^2 (E-1)^2 G^2_pooled equals the bound of the constant 0.89 c G^2_pooled / G^2 with this G^2
+    T = config.total_steps
+    pooled = second_moment_bound(problem, Points(data.stack("local_models")[:, :T].reshape(-1, problem.dim)), 0).value
+    assert pooled / data.G_sq == pytest.approx(1.1286, abs=1e-4) and pooled / data.G_sq > 1 / 0.89
+    assert li_lemma3(data, constant=0.89 * needed * pooled / data.G_sq).status is Status.PASS
+
+
+# ------------------------------------------------------------------------------ power self-test
+@pytest.fixture(scope="module")
+def counterexample_data():
+    """Li's Appendix C problem (N = 5, p = 4), E = 4, 8 rounds at eta = 1/(4L), batch 2, 16 seeds."""
+    problem = li_counterexample(5, 4, 2e-4)
+    L = problem_constants(problem).L
+    return collect(problem, FedAvgConfig(4, 8, StepSize.constant(0.25 / L), 2, 1.0, (8,), tuple(range(16))))
+
+
+def test_li_planted_variants_fail(counterexample_data) -> None:  # noqa: ANN001
+    """Each Li lemma and Yu's drift at PLANTED_MARGIN times the largest constant the data prove too small
+    FAILs; the true lemmas PASS, but Lemma 2, an equality at t = 0 with Assumption 3's sigma_k^2, which no
+    sampled check can confirm (INCONCLUSIVE, never FAIL)."""
+    data = counterexample_data
+    for lemma, keyword, paper in ((li_lemma1, "scale", 1.0), (li_lemma2, "factor", 1.0), (li_lemma3, "constant", 4.0),
+                                  (yu_drift, "constant", 4.0)):
+        true = lemma(data)
+        assert true.status is (Status.INCONCLUSIVE if lemma is li_lemma2 else Status.PASS), true.notes
+        assert true.hypotheses_met
+        factor = planted_factor(true)
+        assert factor == pytest.approx(PLANTED_MARGIN * attained_scale(true)) and 0 < factor < 1
+        planted = lemma(data, **{keyword: paper * factor})
+        assert planted.status is Status.FAIL, planted.notes
+        assert planted.claim_id.startswith(true.claim_id + f"[{keyword}=")
+
+
+def test_evaluate_lemmas_true_rows() -> None:
+    """The lemma table with quick settings: every row PASSes except Li's Lemma 2 (INCONCLUSIVE: an equality
+    at t = 0, see test_li_planted_variants_fail), so the claim is INCONCLUSIVE, never FAIL."""
+    verdict = evaluate_lemmas(QUICK).verdict
+    rows = {row["name"]: row for row in verdict.evidence["checks"]}
+    assert any(name.startswith("ding2020.lemma6") or name.startswith("Lemma 6") for name in rows)
+    for name, row in rows.items():
+        expected = Status.INCONCLUSIVE if name.startswith("li2020.lemma2") else Status.PASS
+        assert row["status"] == expected.value, (name, row["notes"])
+    assert verdict.status is Status.INCONCLUSIVE
+
+
+FAST = [lemma for lemma in PLANTABLE_LEMMAS if not lemma.startswith("li2020")]
+
+
+@pytest.mark.parametrize("planted", FAST + [pytest.param(lemma, marks=pytest.mark.slow)
+                                           for lemma in PLANTABLE_LEMMAS if lemma.startswith("li2020")])
+def test_evaluate_lemmas_planted_variant_fails(planted: str) -> None:
+    verdict = evaluate_lemmas(QUICK, planted=planted).verdict
+    assert verdict.status is Status.FAIL
+    assert all(row["status"] == "FAIL" for row in verdict.evidence["checks"])
+    assert f"Planted false {planted}" in verdict.notes
+
+
+def test_evaluate_lemmas_rejects_unknown_variant() -> None:
+    with pytest.raises(ValueError, match="planted: expected None or one of"):
+        evaluate_lemmas(QUICK, planted="li2020.lemma4")
