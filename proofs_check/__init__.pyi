@@ -27,6 +27,7 @@ from .claim import (
     PlantedVariant,
     PlotSpec,
     UnknownClaimError,
+    Uninformative,
     VerifySettings,
     claim_float,
     combine_checks,

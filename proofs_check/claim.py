@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "VerifySettings", "PlotSpec", "ClaimResult", "Claim", "PlantedVariant", "ParamValue", "variant_id", "combine_checks",
+    "Uninformative",
     "UnknownClaimError", "rate_plot", "claim_optimum", "claim_float",
 ]
 
@@ -252,18 +253,58 @@ class Claim:
         return dataclasses.replace(result, verdict=dataclasses.replace(result.verdict, expected=variant.expected))
 
 
+@dataclass(frozen=True)
+class Uninformative:
+    """A sub-check that cannot confirm its statement on the instance it ran: its name, the reason
+    (e.g. "the gap is <= 0, so the bound holds trivially"), what the data alone gave, and the
+    verdict shown for it (INCONCLUSIVE; its notes are the reason, then the data alone). It is kept
+    in the claim's evidence and never counted as a PASS."""
+
+    name: str
+    reason: str
+    alone: str
+    verdict: Verdict
+
+    @classmethod
+    def of(cls, name: str, verdict: Verdict, reason: str) -> "Uninformative":
+        """``verdict`` recast as INCONCLUSIVE because on this instance it is uninformative for ``reason``."""
+        alone = f"{verdict.status.value}: {verdict.notes}"
+        return cls(name, reason, alone, Verdict(
+            verdict.claim_id, Status.INCONCLUSIVE, verdict.measured, verdict.theoretical, verdict.interval,
+            verdict.hypotheses, f"uninformative: {reason}. The data alone give {alone}", verdict.evidence))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sub-check": self.name, "status": self.verdict.status.value, "reason": self.reason,
+                "the data alone": self.alone}
+
+
 def combine_checks(
     claim_id: str,
     checks: Sequence[tuple[str, Verdict]],
-    headline: Verdict,
+    headline: Verdict | None = None,
     notes: str = "",
     expected: Status | None = None,
+    uninformative: Sequence[Uninformative] = (),
 ) -> Verdict:
     """One claim verdict from named sub-checks: FAIL if any fails, PASS if all pass, else
     INCONCLUSIVE. The headline check gives measured / theoretical / interval, and its tightness
     (evidence 'tightness' = measured/bound and 'tightness_label', "tight" or "upper bound" /
     "lower bound", when it is a bound check: ``convergence.check_upper_bound``); every sub-check
-    is kept in evidence['checks'] with its own status and figures."""
+    is kept in evidence['checks'] with its own status and figures.
+
+    ``uninformative`` sub-checks (``Uninformative``) are listed in evidence['uninformative'] and in
+    the notes but not counted; with no counted check left the claim is INCONCLUSIVE ("every
+    sub-check is uninformative"), never PASS. ``headline`` defaults to the first counted check."""
+    skipped = " ".join(f"Not counted (uninformative), {u.name}: {u.reason}." for u in uninformative)
+    if not checks:
+        if not uninformative:
+            raise ValueError(f"checks: claim {claim_id!r} has no sub-check")
+        first = uninformative[0].verdict
+        hypotheses = tuple({(h.name, h.detail): h for u in uninformative for h in u.verdict.hypotheses}.values())
+        return Verdict(claim_id, Status.INCONCLUSIVE, first.measured, first.theoretical, first.interval, hypotheses,
+                       f"Every sub-check is uninformative on this instance, so the claim is not tested. {skipped} {notes}",
+                       {"checks": [], "uninformative": [u.to_json() for u in uninformative]}, expected=expected)
+    headline = checks[0][1] if headline is None else headline
     statuses = [v.status for _, v in checks]
     if Status.FAIL in statuses:
         status = Status.FAIL
@@ -274,6 +315,8 @@ def combine_checks(
     hypotheses = tuple(h for _, v in checks for h in v.hypotheses)
     unique = tuple({(h.name, h.detail): h for h in hypotheses}.values())
     evidence: dict[str, Any] = {"checks": [dict(v.to_json(), name=name) for name, v in checks]}
+    if uninformative:
+        evidence["uninformative"] = [u.to_json() for u in uninformative]
     if "tightness" in headline.evidence:
         evidence["tightness"] = headline.evidence["tightness"]
         evidence["tightness_label"] = headline.evidence["tightness_label"]
@@ -284,7 +327,7 @@ def combine_checks(
         theoretical=headline.theoretical,
         interval=headline.interval,
         hypotheses=unique,
-        notes=notes,
+        notes=f"{notes} {skipped}".strip(),
         evidence=evidence,
         expected=expected,
     )

@@ -69,7 +69,7 @@ from convergence.block_cyclic import (
 from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
 
-from .claim import ClaimResult, PlotSpec, VerifySettings, combine_checks, rate_plot
+from .claim import ClaimResult, PlotSpec, Uninformative, VerifySettings, combine_checks, rate_plot
 from .assumptions import Ball, second_moment_bound, variance_bound
 
 __all__ = ["evaluate_thm1", "evaluate_thm2", "ding_bound", "ding_hypotheses", "DingConstants", "PAPER_SETTING",
@@ -316,27 +316,8 @@ def _scaled(bound_scale: float) -> str:
     return "" if bound_scale == 1.0 else f"{bound_scale:g} x "
 
 
-@dataclass(frozen=True)
-class _Uninformative:
-    """A sub-check that could not have failed on its instance: its name, the reason, what the data
-    alone give, and the verdict (INCONCLUSIVE; its notes are the reason, then the data alone)."""
-
-    name: str
-    reason: str
-    alone: str
-    verdict: Verdict
-
-
-def _uninformative(name: str, verdict: Verdict, reason: str) -> _Uninformative:
-    """``verdict`` as INCONCLUSIVE: on this instance it could not have failed, for ``reason``."""
-    alone = f"{verdict.status.value}: {verdict.notes}"
-    return _Uninformative(name, reason, alone, Verdict(
-        verdict.claim_id, Status.INCONCLUSIVE, verdict.measured, verdict.theoretical, verdict.interval,
-        verdict.hypotheses, f"uninformative: {reason}. The data alone give {alone}", verdict.evidence))
-
-
 def _minimax_checks(sweep: _GapSweep, label: str, claimed_exponent: float,
-                    bound_scale: float) -> tuple[list[tuple[str, Verdict]], list[_Uninformative]]:
+                    bound_scale: float) -> tuple[list[tuple[str, Verdict]], list[Uninformative]]:
     """Explicit bound and O(1/sqrt(NT)) rate of G = (1/M) sum_m F_m(predictor_m) - F(x*) on one
     instance, split into (informative, uninformative) sub-checks.
 
@@ -362,7 +343,7 @@ def _minimax_checks(sweep: _GapSweep, label: str, claimed_exponent: float,
     if np.any(mean > 0):
         informative.append((bound_name, bound))
     else:
-        uninformative.append(_uninformative(bound_name, bound, (
+        uninformative.append(Uninformative.of(bound_name, bound, (
             f"the mean mini-max gap is <= 0 at all {mean.size} points (largest {mean.max():.4g}), so it stays below "
             "any positive bound whatever the algorithm does")))
     nonpositive = int(np.any(sweep.minimax <= 0, axis=0).sum())
@@ -375,7 +356,7 @@ def _minimax_checks(sweep: _GapSweep, label: str, claimed_exponent: float,
         reason = (f"the mini-max gap is <= 0 for some seed at {nonpositive} of {mean.size} points (largest mean "
                   f"{mean.max():.4g}): an O(1/sqrt(NT)) upper bound holds trivially there and no power law can be "
                   "fitted")
-        uninformative.append(_Uninformative(rate_name, reason, f"no fit: {setting}", Verdict(
+        uninformative.append(Uninformative(rate_name, reason, f"no fit: {setting}", Verdict(
             f"ding2020.{a}/{tag}/rate", Status.INCONCLUSIVE, math.nan, claimed_exponent, None, sweep.hypotheses,
             f"uninformative: {reason}. {setting}", {"x": sweep.nt.tolist(), "mean": mean.tolist()})))
     return informative, uninformative
@@ -442,19 +423,9 @@ def _evaluate_theorem(algorithm: str, settings: VerifySettings, claimed_exponent
         checks += _mc_block_checks(apart, claimed_exponent)
     claim_id = _planted_id("ding2020.thm1" if algorithm == "mm" else "ding2020.thm2", claimed_exponent, bound_scale,
                            identical_instance)
-    skipped = " ".join(f"Not counted (uninformative), {u.name}: {u.reason}." for u in uninformative)
     paper = _paper_setting_note(algorithm)
-    if checks:
-        verdict = combine_checks(claim_id, checks, headline=checks[0][1],
-                                 notes=f"Headline: {checks[0][0]}. {skipped} {paper}")
-    else:
-        first = uninformative[0].verdict
-        verdict = Verdict(claim_id, Status.INCONCLUSIVE, first.measured, first.theoretical, first.interval,
-                          tuple({(h.name, h.detail): h for u in uninformative for h in u.verdict.hypotheses}.values()),
-                          f"Every sub-check is uninformative on this instance, so the claim is not tested. {skipped} "
-                          f"{paper}", {"checks": []})
-    verdict.evidence["uninformative"] = [{"sub-check": u.name, "status": u.verdict.status.value, "reason": u.reason,
-                                          "the data alone": u.alone} for u in uninformative]
+    verdict = combine_checks(claim_id, checks, notes=f"Headline: {checks[0][0]}. {paper}" if checks else paper,
+                             uninformative=uninformative)
     labelled = zip(("blocks apart", "identical blocks"), (apart, *identical))
     verdict.evidence["constants"] = [dict(instance=label, **c.to_json()) for label, sweep in labelled
                                      for c in sweep.constants]

@@ -67,3 +67,23 @@ def test_full_verify_defaults_pass() -> None:
         verdict = claim.evaluate(settings).verdict
         expected = claim.expected or Status.PASS
         assert verdict.status is expected, (claim.id, verdict.notes)
+
+
+def test_combine_checks_never_passes_on_uninformative_sub_checks() -> None:
+    """A PASS that could not have failed is listed as uninformative and not counted: with nothing else the
+    claim is INCONCLUSIVE; next to a counted PASS it is PASS; a counted FAIL still FAILs."""
+    from convergence import Status, Verdict
+    from proofs_check import Uninformative, combine_checks
+
+    trivial = Verdict("x/bound", Status.PASS, -0.1, 1.0, (-0.2, 0.0), notes="gap <= 0")
+    u = Uninformative.of("bound, blocks apart", trivial, "the gap is <= 0, so the bound holds trivially")
+    assert u.verdict.status is Status.INCONCLUSIVE and "PASS: gap <= 0" in u.alone
+    alone = combine_checks("x", [], uninformative=[u])
+    assert alone.status is Status.INCONCLUSIVE and "Every sub-check is uninformative" in alone.notes
+    assert alone.evidence["uninformative"][0]["reason"].startswith("the gap is <= 0")
+    counted = Verdict("x/rate", Status.PASS, -0.9, -0.5, (-1.0, -0.8))
+    assert combine_checks("x", [("rate", counted)], uninformative=[u]).status is Status.PASS
+    failed = Verdict("x/rate", Status.FAIL, 0.1, -0.5, (0.0, 0.2))
+    assert combine_checks("x", [("rate", failed)], uninformative=[u]).status is Status.FAIL
+    with pytest.raises(ValueError, match="checks"):
+        combine_checks("x", [])
