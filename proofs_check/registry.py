@@ -145,6 +145,13 @@ _CLAIMS = (
         "pair, each never violated at sampled points of the region.",
         "the number of sampled violations of the reported inequalities on the first problem (must be 0)",
         "proofs_check.report_items:evaluate_constants",
+        variants=(
+            PlantedVariant("L 10% off", "max_k L_k reported at 0.9 of its value (an exact constant on the counterexample)", {"planted": "L"}),
+            PlantedVariant("mu 10% off", "mu_k reported at 1/0.9 of its value (too large)", {"planted": "mu"}),
+            PlantedVariant("sigma_k^2 10% off", "sigma_k^2 reported at 0.9 of its sup over the ball", {"planted": "sigma_k^2"}),
+            PlantedVariant("G^2 10% off", "G^2 reported at 0.9 of its sup over the ball", {"planted": "G^2"}),
+            PlantedVariant("sigma_G^2 10% off", "sigma_G^2 reported at 0.9 of its sup over the ball", {"planted": "sigma_G^2"}),
+        ),
     ),
     Claim(
         "lemmas", (LI2020, DING2020, YU2019),

@@ -170,3 +170,26 @@ def test_evaluate_lemmas_planted_variant_fails(planted: str) -> None:
 def test_evaluate_lemmas_rejects_unknown_variant() -> None:
     with pytest.raises(ValueError, match="planted: expected None or one of"):
         evaluate_lemmas(QUICK, planted="li2020.lemma4")
+
+
+@pytest.mark.parametrize("planted", [None, "L", "mu", "sigma_k^2", "G^2", "sigma_G^2"])
+def test_constants_claim_catches_a_constant_ten_percent_off(planted) -> None:
+    """assumptions.constants: the true table PASSes; each constant reported 10% wrong (a sup at 0.9 of its value,
+    mu at 1/0.9) FAILs through a witness on the counterexample, where every constant is exact (least squares:
+    the extreme secant curvatures are L_k and mu_k, and each sup is attained at a point of the ball)."""
+    from proofs_check.report_items import evaluate_constants
+
+    verdict = evaluate_constants(QUICK, planted=planted).verdict
+    first = verdict.evidence["checks"][0]
+    if planted is None:
+        assert verdict.status is Status.PASS and first["measured"] == 0.0
+    else:
+        assert verdict.status is Status.FAIL and first["status"] == "FAIL"
+        assert planted.split("^")[0] in first["notes"].split("violated:")[1]
+
+
+def test_constants_claim_rejects_unknown_planted_name() -> None:
+    from proofs_check.report_items import evaluate_constants
+
+    with pytest.raises(ValueError, match="planted: expected None or one of L, mu"):
+        evaluate_constants(QUICK, planted="Gamma")
