@@ -19,6 +19,14 @@ from .references import DING2020, LI2020, LIU2022_NOTE, YU2019
 
 __all__ = ["CLAIMS", "get_claim", "default_claims"]
 
+_DING_THEOREM_VARIANTS = (
+    PlantedVariant("rate (NT)^-1.5", "claimed exponent -1.5 in N T instead of -1/2 (the data give about -0.93 on "
+                   "identical blocks)", {"claimed_exponent": -1.5}),
+    PlantedVariant("bound x 1e-5", "the explicit bound of eq. 16, 17, 33 shrunk 10^5 times, below the measured "
+                   "gap on identical blocks (tightness about 1e-3)", {"bound_scale": 1e-5}),
+)
+"""The planted variants shared by ding2020.thm1 and ding2020.thm2 (their evaluators take the same parameters)."""
+
 _CLAIMS = (
     Claim(
         "li2020.thm4", (LI2020,), "Theorem 4/5 and Lemma 6 (Appendix C)",
@@ -61,12 +69,7 @@ _CLAIMS = (
         "the largest ratio mini-max gap / explicit bound over the T grid on the identical-block instance (F_m = F, "
         "where the gap is ≥ 0 and the bound bites; must be ≤ 1)",
         "proofs_check.ding2020:evaluate_thm1",
-        variants=(
-            PlantedVariant("rate (NT)^-1.5", "claimed exponent -1.5 in N T instead of -1/2 (the data give about -0.93 on "
-                           "identical blocks)", {"claimed_exponent": -1.5}),
-            PlantedVariant("bound x 1e-5", "the explicit bound of eq. 16, 17, 33 shrunk 10^5 times, below the measured "
-                           "gap on identical blocks (tightness about 1e-3)", {"bound_scale": 1e-5}),
-        ),
+        variants=_DING_THEOREM_VARIANTS,
     ),
     Claim(
         "ding2020.thm2", (DING2020,), "Theorem 2 (MC-PSGD)",
@@ -75,12 +78,7 @@ _CLAIMS = (
         "the largest ratio mini-max gap / explicit bound over the T grid on the identical-block instance (F_m = F, "
         "where the gap is ≥ 0 and the bound bites; must be ≤ 1)",
         "proofs_check.ding2020:evaluate_thm2",
-        variants=(
-            PlantedVariant("rate (NT)^-1.5", "claimed exponent -1.5 in N T instead of -1/2 (the data give about -0.93 on "
-                           "identical blocks)", {"claimed_exponent": -1.5}),
-            PlantedVariant("bound x 1e-5", "the explicit bound of eq. 16, 17, 33 shrunk 10^5 times, below the measured "
-                           "gap on identical blocks (tightness about 1e-3)", {"bound_scale": 1e-5}),
-        ),
+        variants=_DING_THEOREM_VARIANTS,
     ),
     Claim(
         "ding2020.speedup", (DING2020,), "Sec. 3.2 and Theorem 2 (eq. 20)",
