@@ -23,15 +23,12 @@ from .assumptions import (
 from .claim import (
     Claim,
     ClaimResult,
-    ParamValue,
     PlantedVariant,
     PlotSpec,
     UnknownClaimError,
     Uninformative,
     VerifySettings,
-    claim_float,
     combine_checks,
-    variant_id,
 )
 from .ding2020 import DingConstants, ding_bound
 from .references import REFERENCES, Reference
@@ -39,4 +36,18 @@ from .falsify import FALSIFIABLE, FalsifiableClaim, FalsifyResult, exact_moments
 from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
 from .lemmas import check_lemmas, collect, lemma_table
 from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants
-from .registry import CLAIMS, default_claims, get_claim
+from .parameters import ModePlans, ParameterSpec, ParamValue, PlanError, parameter, parse_claim_text, variant_id
+from .plans import (
+    ConstantsPlan,
+    ConstantStepControlPlan,
+    DingOrderingPlan,
+    DingSpeedupPlan,
+    DingTheoremPlan,
+    LemmasPlan,
+    Li2020Thm1Plan,
+    Li2020Thm4Plan,
+    YuCorollary2Plan,
+    YuSweepPlan,
+    YuTheorem1Plan,
+)
+from .registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim

@@ -13,7 +13,7 @@ MC-PSGD (the theorem's step sizes, I = 4 so that the drift of lemma 3 is not tri
 sub-check whose worst ratio LHS / RHS over every step is reported with its interval. Constants as
 the assumptions define them (``proofs_check.lemmas``, ``proofs_check.ding_lemmas``).
 
-Power self-test: ``evaluate_lemmas(settings, planted=LEMMA_ID)`` plants a false version of one lemma
+Power self-test: ``lemmas[planted=LEMMA_ID]`` (the plan's ``planted``) plants a false version of one lemma
 (``PLANTABLE_LEMMAS``): its constant is replaced by ``lemmas.PLANTED_MARGIN`` (0.9) times the
 largest one the data prove too small (``lemmas.attained_scale``: a simultaneous lower confidence
 limit above the bound), so the planted lemma is false on the instance, by about 11% beyond what
@@ -44,6 +44,7 @@ from .assumptions import (
     variance_bound,
 )
 from .claim import ClaimResult, Uninformative, VerifySettings, combine_checks
+from .plans import PLANTABLE_CONSTANTS, PLANTABLE_LEMMAS, ConstantsPlan, LemmasPlan
 from .ding2020 import CYCLES
 from .ding2020 import instance as ding_instance
 from .ding_lemmas import (
@@ -70,21 +71,12 @@ from .lemmas import (
 
 __all__ = ["evaluate_constants", "evaluate_lemmas", "DEFAULT_PROBLEMS", "PLANTABLE_LEMMAS"]
 
-PLANTABLE_LEMMAS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift", "ding2020.lemma2",
-                    "ding2020.lemma3", "ding2020.lemma6", "ding2020.lemma8", "ding2020.lemma9")
-"""The lemmas ``evaluate_lemmas(planted=...)`` can plant a false version of."""
-
 DEFAULT_PROBLEMS = {
     "counterexample": problem_spec("li_counterexample", N=5, p=4, mu=2e-4),
     "synthetic(1,1)": problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=10, l2=0.25, seed=1),
 }
 BATCH = 24
 SAMPLES = 64
-
-
-PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
-"""The constants ``evaluate_constants(planted=...)`` can report wrongly: the sups (L_k, sigma_k^2, G^2,
-sigma_G^2) at PLANTED_SCALE of their value, mu_k at 1 / PLANTED_SCALE (too large)."""
 
 PLANTED_SCALE = 0.9
 WITNESS_TOLERANCE = 1e-6
@@ -177,11 +169,11 @@ def _unit_ball(rng: np.random.Generator, dim: int) -> np.ndarray:
     return z / np.linalg.norm(z) * rng.random() ** (1 / dim)
 
 
-def evaluate_constants(settings: VerifySettings, *, planted: str | None = None) -> ClaimResult:
-    """The constants table and its validation (``_constants``); ``planted`` names a constant of
-    PLANTABLE_CONSTANTS to report 10% wrong (power self-test)."""
-    if planted is not None and planted not in PLANTABLE_CONSTANTS:
-        raise ValueError(f"planted: expected None or one of {', '.join(PLANTABLE_CONSTANTS)}, got {planted!r}")
+def evaluate_constants(settings: VerifySettings, plan: ConstantsPlan) -> ClaimResult:
+    """The constants table and its validation (``_constants``); ``plan.planted`` names a constant of
+    PLANTABLE_CONSTANTS to report 10% wrong (power self-test: the sups L_k, sigma_k^2, G^2, sigma_G^2
+    at PLANTED_SCALE of their value, mu_k at 1 / PLANTED_SCALE, too large)."""
+    planted = plan.planted
     rng = np.random.default_rng(0)
     rows, checks = [], []
     for label, spec in DEFAULT_PROBLEMS.items():
@@ -256,24 +248,24 @@ def _ding_planted_rows(data: DingLemmaData, planted: str) -> list[tuple[str, Ver
     return [(f"{v.claim_id}, block-cyclic MC-PSGD", v) for v in rows]
 
 
-def evaluate_lemmas(settings: VerifySettings, *, planted: str | None = None) -> ClaimResult:
-    """The lemma table (module docstring); ``planted`` names a lemma of PLANTABLE_LEMMAS to make false."""
-    if planted is not None and planted not in PLANTABLE_LEMMAS:
-        raise ValueError(f"planted: expected None or one of {', '.join(PLANTABLE_LEMMAS)}, got {planted!r}")
-    seeds = tuple(range(max(settings.seeds, 16)))  # lemma 2 compares realised noise: it needs many seeds
+def evaluate_lemmas(settings: VerifySettings, plan: LemmasPlan) -> ClaimResult:
+    """The lemma table (module docstring) with ``plan.rounds`` rounds and ``plan.seeds`` seeds (at least
+    16: lemma 2 compares realised noise); ``plan.planted`` names a lemma of PLANTABLE_LEMMAS to make false."""
+    planted = plan.planted
+    seeds = tuple(range(plan.seeds))
     checks: list[tuple[str, Verdict]] = []
     if planted is None or planted.startswith("li2020"):
         for label, spec in DEFAULT_PROBLEMS.items():
             problem = build_problem(spec)
             c = problem_constants(problem)
             E = 5
-            config = FedAvgConfig(E, 10 if settings.quick else 30, StepSize.li(c.mu, c.L, E), BATCH, seeds=seeds)
+            config = FedAvgConfig(E, plan.rounds, StepSize.li(c.mu, c.L, E), BATCH, seeds=seeds)
             checks += _li_rows(collect(problem, config), label, planted)
     if planted in (None, "yu2019.drift"):
         # heterogeneous clients: the drift lemma's proof needs a constant step and E||g||^2 <= G^2, not identical data
         problem = build_problem(problem_spec("random_quadratic", n_clients=4, dim=10, mu=0.1, L=10.0, heterogeneity=1.0,
                                              samples_per_client=50, seed=0))
-        config = FedAvgConfig(5, 10 if settings.quick else 30, StepSize.constant(0.02), 1, seeds=seeds)
+        config = FedAvgConfig(5, plan.rounds, StepSize.constant(0.02), 1, seeds=seeds)
         data = collect(problem, config)
         true = yu_drift(data)
         drift = true if planted is None else yu_drift(data, constant=4.0 * planted_factor(true))
