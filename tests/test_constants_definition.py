@@ -16,6 +16,7 @@ from convergence import FedAvgConfig, Status, StepSize
 from problems import FederatedProblem, li_counterexample, problem_constants, random_quadratic
 from proofs_check.assumptions import IterateMoments, Points, iterate_moments, second_moment_bound
 from proofs_check.claim import VerifySettings
+from proofs_check.registry import get_claim
 from proofs_check.falsify import FALSIFIABLE, FedAvgInstance, exact_moments
 from proofs_check.lemmas import (
     PLANTED_MARGIN,
@@ -27,7 +28,10 @@ from proofs_check.lemmas import (
     planted_factor,
     yu_drift,
 )
-from proofs_check.report_items import PLANTABLE_LEMMAS, evaluate_lemmas
+from proofs_check.plans import PLANTABLE_LEMMAS
+
+evaluate_lemmas = get_claim("lemmas").evaluate  # the mode's plan, parameters by name
+evaluate_constants = get_claim("assumptions.constants").evaluate
 
 QUICK = VerifySettings(quick=True, seeds=2, jobs=1, progress=False)
 
@@ -168,7 +172,7 @@ def test_evaluate_lemmas_planted_variant_fails(planted: str) -> None:
 
 
 def test_evaluate_lemmas_rejects_unknown_variant() -> None:
-    with pytest.raises(ValueError, match="planted: expected None or one of"):
+    with pytest.raises(ValueError, match="^planted: claim 'lemmas' needs one of li2020.lemma1"):
         evaluate_lemmas(QUICK, planted="li2020.lemma4")
 
 
@@ -177,8 +181,6 @@ def test_constants_claim_catches_a_constant_ten_percent_off(planted) -> None:
     """assumptions.constants: the true table PASSes; each constant reported 10% wrong (a sup at 0.9 of its value,
     mu at 1/0.9) FAILs through a witness on the counterexample, where every constant is exact (least squares:
     the extreme secant curvatures are L_k and mu_k, and each sup is attained at a point of the ball)."""
-    from proofs_check.report_items import evaluate_constants
-
     verdict = evaluate_constants(QUICK, planted=planted).verdict
     first = verdict.evidence["checks"][0]
     if planted is None:
@@ -189,7 +191,5 @@ def test_constants_claim_catches_a_constant_ten_percent_off(planted) -> None:
 
 
 def test_constants_claim_rejects_unknown_planted_name() -> None:
-    from proofs_check.report_items import evaluate_constants
-
-    with pytest.raises(ValueError, match="planted: expected None or one of L, mu"):
+    with pytest.raises(ValueError, match="^planted: claim 'assumptions.constants' needs one of L, mu"):
         evaluate_constants(QUICK, planted="Gamma")
