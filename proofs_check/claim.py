@@ -138,7 +138,7 @@ class PlantedVariant:
         if not self.description.strip():
             raise ValueError(f"description: planted variant {self.name!r} has no description")
         if not isinstance(self.params, Mapping) or not self.params:
-            raise ValueError(f"params: planted variant {self.name!r} must change at least one evaluator parameter")
+            raise ValueError(f"params: planted variant {self.name!r} must change at least one plan parameter")
         for key, value in self.params.items():
             if not (isinstance(key, str) and key.isidentifier()):
                 raise ValueError(f"params: planted variant {self.name!r} has a parameter name {key!r} that is not an "
