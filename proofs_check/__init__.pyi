@@ -36,7 +36,21 @@ from .falsify import FALSIFIABLE, FalsifiableClaim, FalsifyResult, exact_moments
 from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
 from .lemmas import check_lemmas, collect, lemma_table
 from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants
-from .parameters import ModePlans, ParameterSpec, ParamValue, PlanError, parameter, parse_claim_text, variant_id
+from .parameters import (
+    MODES,
+    ModePlans,
+    ParameterSpec,
+    ParamValue,
+    PlanError,
+    describe_parameters,
+    named_parameters,
+    param_text,
+    parameter,
+    parse_claim_text,
+    plan_parameters,
+    resolve_plan,
+    variant_id,
+)
 from .plans import (
     ConstantsPlan,
     ConstantStepControlPlan,

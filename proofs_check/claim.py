@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from convergence.verdict import Status, Verdict
 
-from .parameters import ModePlans, ParameterSpec, ParamValue, resolve_plan, variant_id
+from .parameters import ModePlans, ParameterSpec, ParamValue, named_parameters, resolve_plan, variant_id
 from .references import Reference
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class VerifySettings:
 
     @property
     def mode(self) -> str:
-        """"quick", "full" or "default": which plan of every claim runs (``ModePlans.select``)."""
+        """The mode, "quick", "full" or "default": which plan of every claim runs (``ModePlans.select``)."""
         return "quick" if self.quick else ("full" if self.full else "default")
 
     @functools.cached_property
@@ -218,13 +218,7 @@ class Claim:
         a float field becomes a float); ValueError naming the claim and the parameter when one is
         unknown, of a wrong type or out of range. Fields that must fit together are checked when
         the plan is resolved (``plan_for``)."""
-        specs = {spec.name: spec for spec in self.parameters()}
-        checked = {}
-        for name, value in params.items():
-            if name not in specs:
-                raise ValueError(f"params: claim {self.id!r} has no parameter {name!r} (it takes {', '.join(specs)})")
-            checked[name] = specs[name].check(self.id, value)
-        return checked
+        return {spec.name: spec.check(self.id, params[spec.name]) for spec in named_parameters(self.id, self.plan, params)}
 
     def plan_for(self, settings: VerifySettings, params: Mapping[str, Any]) -> Any:
         """The plan the claim runs with under ``settings`` and ``params`` (``resolve_plan``)."""

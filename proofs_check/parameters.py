@@ -33,7 +33,7 @@ import numbers
 import re
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from .claim import VerifySettings
 
 __all__ = [
-    "ParamValue", "PlanError", "ParameterSpec", "ModePlans", "MODES", "parameter", "plan_parameters", "resolve_plan",
-    "parse_claim_text", "variant_id", "param_text",
+    "ParamValue", "PlanError", "ParameterSpec", "ModePlans", "MODES", "parameter", "plan_parameters", "named_parameters",
+    "resolve_plan", "describe_parameters", "parse_claim_text", "variant_id", "param_text",
 ]
 
 ParamValue = Union[bool, int, float, str, None, tuple[Union[int, float], ...]]
@@ -68,7 +68,7 @@ class PlanError(ValueError):
 
 @dataclass(frozen=True)
 class _Rule:
-    """What ``parameter`` records on a field (``ParameterSpec`` adds the name, the type and the default)."""
+    """What ``parameter`` records on a field (``ParameterSpec`` adds its name and type)."""
 
     doc: str
     minimum: float | None
@@ -94,22 +94,21 @@ def parameter(default: Any = dataclasses.MISSING, doc: str = "", *, minimum: flo
 @dataclass(frozen=True)
 class ParameterSpec:
     """One parameter of a claim: its name, type (``kind``: int, float, bool, str, or tuple with
-    ``item`` int or float), whether None is allowed, and its rule (doc, range, choices, the settings
-    attribute it comes from). Its value in each mode is the mode's plan's (``ModePlans``)."""
+    ``item`` int or float), whether None is allowed, its one-line ``doc``, its range (``minimum`` >=,
+    ``above`` >, ``maximum`` <=; ``choices`` for a string) and the ``VerifySettings`` attribute it
+    comes from unless given (``from_settings``). Its value in each mode is the mode's plan's
+    (``ModePlans``)."""
 
     name: str
     kind: type
     item: type | None
     optional: bool
-    rule: _Rule
-
-    @property
-    def doc(self) -> str:
-        return self.rule.doc
-
-    @property
-    def from_settings(self) -> str | None:
-        return self.rule.from_settings
+    doc: str
+    minimum: float | None = None
+    above: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    from_settings: str | None = None
 
     def expected(self) -> str:
         """What a valid value is, in words: ``an integer >= 1``, ``a tuple of numbers > 0``."""
@@ -118,12 +117,12 @@ class ParameterSpec:
             text = f"a strictly increasing tuple of {'integers' if self.item is int else 'finite numbers'}"
         else:
             text = words[self.kind]
-        bounds = [f">= {self.rule.minimum:g}" if self.rule.minimum is not None else "",
-                  f"> {self.rule.above:g}" if self.rule.above is not None else "",
-                  f"<= {self.rule.maximum:g}" if self.rule.maximum is not None else ""]
+        bounds = [f">= {self.minimum:g}" if self.minimum is not None else "",
+                  f"> {self.above:g}" if self.above is not None else "",
+                  f"<= {self.maximum:g}" if self.maximum is not None else ""]
         text += " " + " and ".join(b for b in bounds if b) if any(bounds) else ""
-        if self.rule.choices:
-            text = "one of " + ", ".join(self.rule.choices)
+        if self.choices:
+            text = "one of " + ", ".join(self.choices)
         return text + (" (or None)" if self.optional else "")
 
     def check(self, claim_id: str, value: Any) -> ParamValue:
@@ -149,12 +148,11 @@ class ParameterSpec:
         elif kind is float:
             ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
         else:
-            ok = isinstance(value, str) and (not self.rule.choices or value in self.rule.choices)
+            ok = isinstance(value, str) and (not self.choices or value in self.choices)
         if ok and kind in (int, float):
             value = kind(value)
-            rule = self.rule
-            ok = ((rule.minimum is None or value >= rule.minimum) and (rule.above is None or value > rule.above)
-                  and (rule.maximum is None or value <= rule.maximum))
+            ok = ((self.minimum is None or value >= self.minimum) and (self.above is None or value > self.above)
+                  and (self.maximum is None or value <= self.maximum))
         if not ok:
             raise self._error(claim_id, whole)
         return value
@@ -207,8 +205,19 @@ def plan_parameters(plan_type: type) -> tuple[ParameterSpec, ...]:
         if kind is None:
             raise TypeError(f"{plan_type.__name__}.{f.name}: a plan parameter is an int, float, bool, str, str | None "
                             f"or a tuple of ints or floats, not {hints[f.name]!r}")
-        specs.append(ParameterSpec(f.name, kind, item, optional, rule))
+        specs.append(ParameterSpec(f.name, kind, item, optional, rule.doc, rule.minimum, rule.above, rule.maximum,
+                                   rule.choices, rule.from_settings))
     return tuple(specs)
+
+
+def named_parameters(claim_id: str, plans: ModePlans, names: Iterable[str]) -> list[ParameterSpec]:
+    """The specs of ``names`` in their order; ValueError ``params: claim 'X' has no parameter 'n' (it
+    takes ...)`` for a name the claim's plan does not have."""
+    specs = {spec.name: spec for spec in plans.parameters()}
+    for name in names:
+        if name not in specs:
+            raise ValueError(f"params: claim {claim_id!r} has no parameter {name!r} (it takes {', '.join(specs)})")
+    return [specs[name] for name in names]
 
 
 def _kind(hint: Any) -> tuple[type | None, type | None, bool]:
@@ -279,22 +288,35 @@ def resolve_plan(claim_id: str, plans: ModePlans, settings: VerifySettings,
     ...)`` for an unknown name, ``n: claim 'X' needs ..., got ...`` for a wrong type or a value out
     of range, and the plan's own ``PlanError`` (fields that do not fit together) with the claim added.
     """
-    specs = {spec.name: spec for spec in plans.parameters()}
-    for name in params:
-        if name not in specs:
-            raise ValueError(f"params: claim {claim_id!r} has no parameter {name!r} (it takes {', '.join(specs)})")
-    values: dict[str, Any] = {}
-    for spec in specs.values():
-        if spec.name in params:
-            values[spec.name] = spec.check(claim_id, params[spec.name])
-        elif spec.from_settings is not None:
+    values = {spec.name: spec.check(claim_id, params[spec.name])
+              for spec in named_parameters(claim_id, plans, params)}
+    for spec in plans.parameters():
+        if spec.from_settings is not None and spec.name not in values:
             value = getattr(settings, spec.from_settings)
-            minimum = spec.rule.minimum
+            minimum = spec.minimum
             values[spec.name] = spec.check(claim_id, value if minimum is None else max(value, type(value)(minimum)))
     try:
         return dataclasses.replace(plans.select(settings.mode), **values)
     except PlanError as exc:
         raise ValueError(f"{exc.field}: claim {claim_id!r}: {exc.problem}") from None
+
+
+def describe_parameters(plans: ModePlans) -> list[str]:
+    """One line per parameter for ``fedbound list``: ``name = default; quick: ...; full: ...  (doc)``,
+    the quick and full values where they differ from the default's, ``--seeds`` (and its minimum) for
+    a parameter taken from the settings."""
+    default = plans.select("default")
+    lines = []
+    for spec in plans.parameters():
+        if spec.from_settings is not None:
+            value = f"--{spec.from_settings}" + (f", at least {spec.minimum:g}" if (spec.minimum or 1) > 1 else "")
+            modes = ""
+        else:
+            value = param_text(getattr(default, spec.name))
+            modes = "".join(f"; {mode}: {param_text(getattr(plans.select(mode), spec.name))}" for mode in ("quick", "full")
+                            if getattr(plans.select(mode), spec.name) != getattr(default, spec.name))
+        lines.append(f"{spec.name} = {value}{modes}  ({spec.doc})")
+    return lines
 
 
 def parse_claim_text(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:

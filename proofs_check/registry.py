@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from convergence.verdict import Status
 
 from .claim import Claim, PlantedVariant, UnknownClaimError
-from .parameters import ModePlans, ParamValue, parse_claim_text, variant_id
+from .parameters import ModePlans, ParamValue, named_parameters, parse_claim_text, variant_id
 from .plans import (
     ConstantsPlan,
     ConstantStepControlPlan,
@@ -305,10 +305,5 @@ def select_claim(text: str | Claim | ClaimSelection) -> ClaimSelection:
         return ClaimSelection(text)
     claim_id, pairs = parse_claim_text(text)
     claim = get_claim(claim_id)
-    specs = {spec.name: spec for spec in claim.parameters()}
-    params = {}
-    for name, value in pairs:
-        if name not in specs:
-            raise ValueError(f"params: claim {claim.id!r} has no parameter {name!r} (it takes {', '.join(specs)})")
-        params[name] = specs[name].parse(claim.id, value)
-    return ClaimSelection(claim, params)
+    specs = named_parameters(claim.id, claim.plan, [name for name, _ in pairs])
+    return ClaimSelection(claim, {spec.name: spec.parse(claim.id, value) for spec, (_, value) in zip(specs, pairs)})

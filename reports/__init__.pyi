@@ -4,6 +4,7 @@
 from .figures import draw
 from .plots import plot_bias, plot_curves, plot_rate
 from .power import PowerRow, power_summary
+from .progress import SweepRecord, VerifyProgress
 from .render import (
     ReportFigure,
     format_power_table,
@@ -14,3 +15,5 @@ from .render import (
     write_markdown,
     write_verdicts_json,
 )
+from .verification import VerificationRecord, read_verification, record_verification
+from .verify import VerifyOutcome, prepare_out, rebuild_report

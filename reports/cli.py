@@ -19,7 +19,10 @@ import os
 import shlex
 import sys
 import time
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:
+    from .verify import VerifyOutcome
 
 __all__ = ["main", "build_parser"]
 
@@ -215,7 +218,7 @@ def _report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return _print_outcome(outcome, start, power=bool(outcome.power_ran))
 
 
-def _print_outcome(outcome, start: float, *, power: bool) -> int:
+def _print_outcome(outcome: VerifyOutcome, start: float, *, power: bool) -> int:
     """The verdict table and where the report is; the exit status (module docstring)."""
     from .render import format_verdict_table
 
@@ -300,21 +303,12 @@ def _export(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     if args.falsifiable:
         return _list_falsifiable()
-    from proofs_check.parameters import param_text
+    from proofs_check.parameters import describe_parameters
     from proofs_check.registry import CLAIMS
 
     for claim in CLAIMS.values():
         tag = " [negative control, expected FAIL]" if claim.expected is not None else ""
-        default = claim.plan.select("default")
-        lines = []
-        for spec in claim.parameters():
-            value = param_text(getattr(default, spec.name))
-            if spec.from_settings is not None:
-                value = f"--{spec.from_settings}" + (f", at least {spec.rule.minimum:g}" if (spec.rule.minimum or 1) > 1 else "")
-            modes = "".join(f"; {mode}: {param_text(getattr(claim.plan.select(mode), spec.name))}"
-                            for mode in ("quick", "full") if spec.from_settings is None
-                            and getattr(claim.plan.select(mode), spec.name) != getattr(default, spec.name))
-            lines.append(f"\n      {spec.name} = {value}{modes}  ({spec.doc})")
+        lines = [f"\n      {line}" for line in describe_parameters(claim.plan)]
         variants = "".join(f"\n    planted variant (verify --power): {v.id_for(claim.id)}, expected {v.expected.value}: "
                            f"{v.description}" for v in claim.variants)
         print(f"{claim.id}{tag}\n    {claim.citation}\n    {claim.statement}\n    measured: {claim.measured}"

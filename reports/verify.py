@@ -111,6 +111,8 @@ def verify(claims: Sequence[str | Claim | ClaimSelection], settings: VerifySetti
     anything runs, for a claim text or parameter that is not valid, a plan whose fields do not fit
     together, ``power`` with no selected claim that has a variant, or a variant whose parameters its
     claim does not take."""
+    if isinstance(claims, str):
+        raise ValueError(f"claims: expected a sequence of claims, got the string {claims!r} (write [{claims!r}])")
     selections = list({s.id: s for s in map(select_claim, claims)}.values())
     if not selections:
         raise ValueError("claims: name at least one claim")
