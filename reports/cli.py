@@ -227,6 +227,10 @@ def _print_outcome(outcome: VerifyOutcome, start: float, *, power: bool) -> int:
     merged = f"; {kept} claim(s) kept from the earlier report in this folder" if kept else ""
     print(f"\nReport: {outcome.out / 'index.html'}  (also report.md, verdicts.json){merged}; "
           f"{outcome.meta['cache']}; wall time {time.perf_counter() - start:.1f} s")
+    if outcome.recorded is not None:
+        store = outcome.meta["run_store"]
+        print(f"Run store {store} holds the verification of {outcome.recorded.describe()}; "
+              f"`fedbound report {shlex.quote(store)}` rebuilds its report without computing a run")
     if power:
         print(f"power: {outcome.meta['power']}")
         return 0 if all(row.as_expected for row in outcome.power_ran) else 1

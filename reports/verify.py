@@ -56,7 +56,7 @@ from .meta import run_metadata
 from .power import PowerRow
 from .progress import VerifyProgress
 from .render import ReportFigure, write_html, write_markdown, write_verdicts_json
-from .verification import read_verification, record_verification
+from .verification import VerificationRecord, read_verification, record_verification
 
 __all__ = ["VerifyOutcome", "verify", "rebuild_report", "prepare_out"]
 
@@ -65,7 +65,8 @@ __all__ = ["VerifyOutcome", "verify", "rebuild_report", "prepare_out"]
 class VerifyOutcome:
     """What ``verify`` wrote: the verdicts in the report (merged ones included), the ids of the claims
     run now, the figures, the metadata, the folder, the power rows in the report (merged ones
-    included) and the power rows computed now (``power_ran``)."""
+    included), the power rows computed now (``power_ran``), and the verification the run store holds
+    after ``verify`` recorded this one in it (``recorded``; None without a writable store)."""
 
     verdicts: tuple[Verdict, ...]
     ran: tuple[str, ...]
@@ -74,6 +75,7 @@ class VerifyOutcome:
     out: Path
     power: tuple[PowerRow, ...] = ()
     power_ran: tuple[PowerRow, ...] = ()
+    recorded: VerificationRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -122,10 +124,11 @@ def verify(claims: Sequence[str | Claim | ClaimSelection], settings: VerifySetti
         _check_power(selections)
     power_ids = {s.id for s in selections if power and s.claim.variants}
     outcome = _write_report(selections, settings, out, command, progress, power_ids)
-    if settings.run_store is not None and not settings.store_readonly:
-        record_verification(settings.run_store, settings.mode, settings.seeds, outcome.ran,
-                            [cid for cid in outcome.ran if cid in power_ids])
-    return outcome
+    if settings.run_store is None or settings.store_readonly:
+        return outcome
+    recorded = record_verification(settings.run_store, settings.mode, settings.seeds, outcome.ran,
+                                   [cid for cid in outcome.ran if cid in power_ids])
+    return dataclasses.replace(outcome, recorded=recorded)
 
 
 def rebuild_report(store: str | Path, out: str | Path, *, claims: Sequence[str] = (), progress: bool | VerifyProgress

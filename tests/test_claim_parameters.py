@@ -147,11 +147,14 @@ def test_li_thm1_with_another_E_checks_the_step_size_conditions_for_it(tmp_path:
 
 
 # ---------------------------------------------------------------------------------- the command line
-def test_cli_runs_a_claim_with_parameters_beside_the_claim_as_stated(tmp_path: Path) -> None:
+def test_cli_runs_a_claim_with_parameters_beside_the_claim_as_stated(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "report"
     argv = ["verify", "--quick", "--seeds", "2", "--no-progress", "--out", str(out), "--claim",
             "control.constant-step-rate", "--claim", "control.constant-step-rate[rounds=20000]"]
     assert main(argv) == 0
+    assert (f"Run store {out / 'runs.sqlite'} holds the verification of control.constant-step-rate, "
+            "control.constant-step-rate[rounds=20000] (quick mode, 2 seed(s)); `fedbound report") in capsys.readouterr().out
     document = json.loads((out / "verdicts.json").read_text())
     claims = {c["claim_id"]: c for c in document["claims"]}
     assert list(claims) == ["control.constant-step-rate", "control.constant-step-rate[rounds=20000]"]
