@@ -45,7 +45,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from problems import (
-    BlockCyclicProblem, FederatedProblem, Optimum, ProblemError, check_optimum, check_real, exact_optimum,
+    BlockCyclicProblem, FederatedProblem, Optimum, ProblemError, ProblemSpec, check_optimum, check_real, exact_optimum,
 )
 
 from ._block_cyclic_kernel import (
@@ -258,7 +258,7 @@ class BlockCyclicResult:
     run_id: str
     algorithm: str
     config: MMPSGDConfig | MCPSGDConfig | FedAvgCyclicConfig | PRSGDConfig
-    problem_spec: dict[str, Any]
+    problem_spec: ProblemSpec | None
     seeds: tuple[int, ...]
     rounds: np.ndarray
     steps: np.ndarray
@@ -277,9 +277,10 @@ class BlockCyclicResult:
     seconds: float
 
 
-def _run_id(problem_spec: dict[str, Any], config_json: dict[str, Any]) -> str:
+def _run_id(problem_spec: ProblemSpec | None, config_json: dict[str, Any]) -> str:
     """SHA-256 (first 16 hex digits) of the canonical JSON of problem spec and algorithm config."""
-    text = json.dumps({"problem": problem_spec, "algorithm": config_json}, sort_keys=True, separators=(",", ":"))
+    problem_json = None if problem_spec is None else problem_spec.to_json()
+    text = json.dumps({"problem": problem_json, "algorithm": config_json}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
