@@ -72,6 +72,8 @@ class BlockCyclicProblem:
         combined = self.combined
         if not isinstance(combined, FederatedProblem):
             raise ProblemError("combined: expected a FederatedProblem")
+        if self.spec is not None and not isinstance(self.spec, ProblemSpec):
+            raise ProblemError(f"spec: expected a ProblemSpec or None, got {type(self.spec).__name__}")
         if combined.n_clients != M * N:
             raise ProblemError(
                 f"combined: has {combined.n_clients} pseudo-clients, expected n_blocks * n_clients = {M * N}"

@@ -104,6 +104,8 @@ def _derive(spec: ViewSpec) -> FederatedProblem | BlockCyclicProblem:
         return parent.nested(spec.params["n_clients"], spec.params["n_blocks"])
     if spec.view == "shuffled":
         return parent.shuffled(spec.params["shuffle_seed"])
+    if spec.params["block"] >= parent.n_blocks:  # named as the spec names it (BlockCyclicProblem.block says m)
+        raise ProblemError(f"block: block index must be < n_blocks = {parent.n_blocks}, got {spec.params['block']}")
     return parent.block(spec.params["block"])
 
 
