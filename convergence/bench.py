@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from problems import build_problem, problem_spec
+from problems import ProblemSpec, build_problem, problem_spec
 
 from ._packing import pack_clients
 from .config import FedAvgConfig
@@ -41,7 +41,7 @@ class Workload:
 
     name: str
     description: str
-    spec: dict
+    spec: ProblemSpec
     local_steps: int
     batch_size: int
     eta: float

@@ -582,7 +582,7 @@ class FedAvgInstance:
     config: FedAvgConfig
 
     def to_json(self) -> dict[str, Any]:
-        return {"problem": self.problem.spec, "algorithm": self.config.to_json()}
+        return {"problem": self.problem.spec.to_json(), "algorithm": self.config.to_json()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FedAvgInstance:

@@ -76,7 +76,7 @@ from convergence import (
     log_spaced_rounds,
 )
 from convergence.probe import Probe, probe_fedavg
-from problems import FederatedProblem, Optimum, build_problem, check_real, problem_constants, problem_spec
+from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, check_real, problem_constants, problem_spec
 
 from .claim import ClaimResult, PlotSpec, VerifySettings, claim_optimum, combine_checks, rate_plot
 from .assumptions import gradient_variance
@@ -96,7 +96,7 @@ class Instance:
     """One problem on which Theorem 1 is checked, with its run shape."""
 
     label: str
-    spec: dict
+    spec: ProblemSpec
     local_steps: int
     batch_size: int
     horizon_over_gamma: float
@@ -122,7 +122,7 @@ class RecursionInstance:
     half in quick mode, 2.5x in full mode) with at least ``seeds`` seeds."""
 
     label: str
-    spec: dict
+    spec: ProblemSpec
     local_steps: int
     batch_size: int
     steps: int

@@ -75,7 +75,7 @@ def test_nested_view_bad_input_names_the_field(bad: dict, field: str) -> None:
     with pytest.raises(ProblemError, match=f"^{field}:"):
         parent.nested(**bad)
     with pytest.raises(ProblemError, match=f"^{field}:"):
-        build_block_cyclic({"view": "nested", **bad, "of": parent.spec})
+        build_block_cyclic({"view": "nested", **bad, "of": parent.spec.to_json()})
 
 
 @pytest.mark.parametrize("spec, field", [
@@ -85,7 +85,7 @@ def test_nested_view_bad_input_names_the_field(bad: dict, field: str) -> None:
     ({"view": "shuffled", "shuffle_seed": 0, "of": None}, "view"),  # a shuffled view is not block-cyclic
 ])
 def test_view_spec_errors_name_the_field(spec: dict, field: str) -> None:
-    spec = dict(spec, of=block_cyclic_quadratic(n_clients=2, n_blocks=2, dim=2, samples_per_client=3).spec)
+    spec = dict(spec, of=block_cyclic_quadratic(n_clients=2, n_blocks=2, dim=2, samples_per_client=3).spec.to_json())
     with pytest.raises(ProblemError, match=f"^{field}:"):
         build_block_cyclic(spec)
 

@@ -57,7 +57,7 @@ def test_planted_false_claims_are_found_and_shrunk(claim_id: str) -> None:
     stored = json.loads(json.dumps(result.counterexample))  # the counterexample is plain JSON
     assert reproduce(claim, stored) == pytest.approx(result.violation, rel=1e-12)
     instance = FedAvgInstance.from_json(stored["inputs"])
-    params = instance.problem.spec["params"]
+    params = instance.problem.spec.params
     assert params["n_clients"] == 2 and params["dim"] == 2  # shrunk to the smallest federated problem
     assert instance.config.batch_size <= 1 and instance.config.local_steps <= 2
 
