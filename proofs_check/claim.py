@@ -274,9 +274,9 @@ def combine_checks(
             raise ValueError(f"checks: claim {claim_id!r} has no sub-check")
         first = uninformative[0].verdict
         hypotheses = tuple({(h.name, h.detail): h for u in uninformative for h in u.verdict.hypotheses}.values())
+        untested = f"Every sub-check is uninformative on this instance, so the claim is not tested. {skipped} {notes}"
         return Verdict(claim_id, Status.INCONCLUSIVE, first.measured, first.theoretical, first.interval, hypotheses,
-                       f"Every sub-check is uninformative on this instance, so the claim is not tested. {skipped} {notes}",
-                       expected=expected, uninformative=tuple(uninformative))
+                       untested, expected=expected, uninformative=tuple(uninformative))
     headline = checks[0][1] if headline is None else headline
     statuses = [v.status for _, v in checks]
     if Status.FAIL in statuses:
@@ -287,7 +287,8 @@ def combine_checks(
         status = Status.INCONCLUSIVE
     hypotheses = tuple(h for _, v in checks for h in v.hypotheses)
     unique = tuple({(h.name, h.detail): h for h in hypotheses}.values())
-    evidence = {key: headline.evidence[key] for key in ("tightness", "tightness_label") if "tightness" in headline.evidence}
+    has_tightness = "tightness" in headline.evidence
+    evidence = {key: headline.evidence[key] for key in ("tightness", "tightness_label") if has_tightness}
     return Verdict(
         claim_id=claim_id,
         status=status,

@@ -27,7 +27,7 @@ import math
 import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union, get_args
 
 if TYPE_CHECKING:
     from convergence.verdict import Verdict
@@ -288,8 +288,8 @@ class CurvesPlot(_Figure):
 PlotSpec = Union[RatePlot, BiasPlot, CurvesPlot]
 """The data of one figure: one of the kinds above."""
 
-PLOT_SPECS: tuple[type, ...] = (RatePlot, BiasPlot, CurvesPlot)
-"""Every kind of plot spec (for isinstance checks)."""
+PLOT_SPECS: tuple[type, ...] = get_args(PlotSpec)
+"""Every kind of plot spec, as a tuple of classes (for isinstance checks)."""
 
 
 def plot_spec_from_json(data: Mapping[str, Any]) -> PlotSpec:

@@ -79,7 +79,8 @@ def render_html(
     if checked:
         body.append(_table(summary_table(checked, info), "summary"))
     if controls:
-        body.append(f"<h2>Negative controls</h2><p>{e(CONTROLS_INTRO)}</p>" + _table(controls_table(controls), "summary"))
+        body.append(f"<h2>Negative controls</h2><p>{e(CONTROLS_INTRO)}</p>"
+                    + _table(controls_table(controls), "summary"))
     if power:
         body.append(f'<h2 id="power">Power self-test</h2><p>{e(POWER_INTRO)}</p><p>{e(power_summary(power))}</p>'
                     + _table(power_table(power), "summary power"))
