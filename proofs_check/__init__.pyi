@@ -25,13 +25,25 @@ from .claim import (
     ClaimResult,
     ParamValue,
     PlantedVariant,
-    PlotSpec,
     UnknownClaimError,
     Uninformative,
     VerifySettings,
     claim_float,
     combine_checks,
     variant_id,
+)
+from .plot_specs import (
+    PLOT_SPECS,
+    BiasPlot,
+    Curve,
+    CurvesPlot,
+    FittedPowerLaw,
+    PlotSpec,
+    RatePlot,
+    RateSeries,
+    ReferenceRate,
+    plot_spec_from_json,
+    rate_plot,
 )
 from .ding2020 import DingConstants, ding_bound
 from .references import REFERENCES, Reference

@@ -281,8 +281,7 @@ def ding_lemma6(data: DingLemmaData, constant: float | None = None) -> Verdict:
     x = np.arange(1, bound.size + 1, dtype=np.float64)
     verdict = check_upper_bound(claim_id, x, comm - rhs + bound, bound, hypotheses=hypotheses, notes=notes,
                                 deterministic=data.deterministic)
-    verdict.evidence["constant"] = c
-    return verdict
+    return verdict.with_evidence(constant=c)
 
 
 def _round_losses(problem: BlockCyclicProblem, probe: BlockCyclicProbe) -> np.ndarray:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from convergence import FedAvgConfig, Status, StepSize, Verdict
+from convergence import FedAvgConfig, Status, StepSize, Uninformative, Verdict
 from convergence.block_cyclic import MCPSGDConfig
 from problems import BlockCyclicProblem, FederatedProblem, build_problem, exact_optimum, problem_constants, problem_spec
 
@@ -43,7 +43,7 @@ from .assumptions import (
     strong_convexity,
     variance_bound,
 )
-from .claim import ClaimResult, Uninformative, VerifySettings, combine_checks
+from .claim import ClaimResult, VerifySettings, combine_checks
 from .ding2020 import CYCLES
 from .ding2020 import instance as ding_instance
 from .ding_lemmas import (
@@ -191,8 +191,7 @@ def evaluate_constants(settings: VerifySettings, *, planted: str | None = None) 
     verdict = combine_checks("assumptions.constants", checks, headline=checks[0][1],
                              notes="Constants of the assumptions per default problem (table below); measured = number of "
                              "sampled or witnessed violations of the reported inequalities (0 expected).")
-    verdict.evidence["constants"] = rows
-    return ClaimResult(verdict)
+    return ClaimResult(verdict.with_evidence(constants=rows))
 
 
 def _ding_lemma_run(seeds: tuple[int, ...]) -> tuple[BlockCyclicProblem, MCPSGDConfig]:

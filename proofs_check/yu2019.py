@@ -29,7 +29,8 @@ from convergence.block_cyclic import PRSGDConfig
 from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import build_problem, problem_constants, problem_spec
 
-from .claim import ClaimResult, VerifySettings, claim_float, claim_optimum, combine_checks, rate_plot
+from .claim import ClaimResult, VerifySettings, claim_float, claim_optimum, combine_checks
+from .plot_specs import rate_plot
 from .assumptions import Ball, second_moment_bound, variance_bound
 
 __all__ = ["evaluate_thm1", "evaluate_cor2", "yu_sync_interval", "yu_theorem1_bound"]
@@ -142,8 +143,7 @@ def evaluate_thm1(settings: VerifySettings, *, bound_scale: float = 1.0) -> Clai
         ))
     verdict = combine_checks("yu2019.thm1", checks, headline=max((v for _, v in checks), key=lambda v: v.measured),
                              notes="Headline: the largest ratio measured / bound over the checked runs." + planted)
-    verdict.evidence["constants"] = constants
-    return ClaimResult(verdict, tuple(plots))
+    return ClaimResult(verdict.with_evidence(constants=constants), tuple(plots))
 
 
 def evaluate_cor2(settings: VerifySettings, *, claimed_exponent: float = -0.5) -> ClaimResult:

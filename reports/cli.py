@@ -161,7 +161,7 @@ def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from proofs_check import VerifySettings, default_claims, get_claim
 
     from .progress import VerifyProgress
-    from .render import format_verdict_table
+    from .text_table import format_verdict_table
     from .verify import prepare_out, verify
 
     if args.quick and args.full:

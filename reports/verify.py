@@ -31,10 +31,13 @@ from convergence.verdict import Verdict
 from proofs_check.claim import Claim, VerifySettings
 from proofs_check.registry import CLAIMS
 
-from .meta import run_metadata
+from .html_report import write_html
+from .markdown import write_markdown
 from .power import PowerRow
 from .progress import VerifyProgress
-from .render import ReportFigure, write_html, write_markdown, write_verdicts_json
+from .report_files import ReportFigure
+from .run_metadata import run_metadata
+from .verdicts_json import write_verdicts_json
 
 __all__ = ["VerifyOutcome", "verify", "prepare_out"]
 
@@ -84,7 +87,7 @@ def verify(claims: Sequence[Claim], settings: VerifySettings, out: Path, command
     compatible report already in ``out``; with ``power``, also each claim's planted variants
     (module docstring). ValueError, before anything runs, when ``power`` is set and no selected
     claim has a variant, or a variant names a parameter its claim's evaluator does not take."""
-    from .figures import draw
+    from .plots import draw
 
     if power:
         _check_power(claims)

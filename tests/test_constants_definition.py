@@ -146,12 +146,12 @@ def test_evaluate_lemmas_true_rows() -> None:
     (an equality at t = 0, see test_li_planted_variants_fail) and listed as uninformative, not counted, so the
     claim PASSes on the others and says which rows it did not count."""
     verdict = evaluate_lemmas(QUICK).verdict
-    rows = {row["name"]: row for row in verdict.evidence["checks"]}
+    rows = {row.name: row.verdict for row in verdict.checks}
     assert any(name.startswith("ding2020.lemma6") or name.startswith("Lemma 6") for name in rows)
-    assert all(row["status"] == "PASS" for row in rows.values()), {n: r["status"] for n, r in rows.items()}
-    skipped = verdict.evidence["uninformative"]
-    assert [u["sub-check"].split(",")[0] for u in skipped] == ["li2020.lemma2"] * 2
-    assert all(u["status"] == "INCONCLUSIVE" and "equality at t = 0" in u["reason"] for u in skipped)
+    assert all(row.status is Status.PASS for row in rows.values()), {n: r.status for n, r in rows.items()}
+    skipped = verdict.uninformative
+    assert [u.name.split(",")[0] for u in skipped] == ["li2020.lemma2"] * 2
+    assert all(u.verdict.status is Status.INCONCLUSIVE and "equality at t = 0" in u.reason for u in skipped)
     assert verdict.status is Status.PASS and "Not counted (uninformative), li2020.lemma2" in verdict.notes
 
 
@@ -163,7 +163,7 @@ FAST = [lemma for lemma in PLANTABLE_LEMMAS if not lemma.startswith("li2020")]
 def test_evaluate_lemmas_planted_variant_fails(planted: str) -> None:
     verdict = evaluate_lemmas(QUICK, planted=planted).verdict
     assert verdict.status is Status.FAIL
-    assert all(row["status"] == "FAIL" for row in verdict.evidence["checks"])
+    assert all(row.verdict.status is Status.FAIL for row in verdict.checks)
     assert f"Planted false {planted}" in verdict.notes
 
 
@@ -180,12 +180,12 @@ def test_constants_claim_catches_a_constant_ten_percent_off(planted) -> None:
     from proofs_check.report_items import evaluate_constants
 
     verdict = evaluate_constants(QUICK, planted=planted).verdict
-    first = verdict.evidence["checks"][0]
+    first = verdict.checks[0].verdict
     if planted is None:
-        assert verdict.status is Status.PASS and first["measured"] == 0.0
+        assert verdict.status is Status.PASS and first.measured == 0.0
     else:
-        assert verdict.status is Status.FAIL and first["status"] == "FAIL"
-        assert planted.split("^")[0] in first["notes"].split("violated:")[1]
+        assert verdict.status is Status.FAIL and first.status is Status.FAIL
+        assert planted.split("^")[0] in first.notes.split("violated:")[1]
 
 
 def test_constants_claim_rejects_unknown_planted_name() -> None:
