@@ -79,8 +79,8 @@ from convergence.probe import Probe, probe_fedavg
 from problems import FederatedProblem, Optimum, build_problem, check_real, problem_constants, problem_spec
 
 from .claim import ClaimResult, PlotSpec, VerifySettings, claim_optimum, combine_checks, rate_plot
-from .assumptions import gradient_variance
 from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants
+from .minibatch_moments import gradient_variance
 
 __all__ = [
     "evaluate", "Instance", "INSTANCES", "li_hypotheses", "RecursionInstance", "RECURSION_INSTANCE", "RECURSION_SEEDS",
