@@ -17,7 +17,9 @@ from problems import BlockCyclicProblem
 
 from ._block_cyclic_kernel import MODE_MC, PARTICIPATION_SALT, PREDICTOR_EXPONENTIAL, Plan, SeedRecords
 from ._fedavg_kernel import DIVERGENCE_FACTOR
-from ._fedavg_reference import _ClientData, _data_gradients
+from problems.models import LinearModel
+
+from ._fedavg_reference import _ClientData
 from ._rng import GOLDEN, _mix64_np, sample_indices_np
 
 __all__ = ["block_cyclic_reference", "participants_np"]
@@ -34,18 +36,9 @@ def participants_np(seed: int, r: int, n_clients: int, k: int) -> np.ndarray:
     return np.sort(np.argsort(hashes, kind="stable")[:k])
 
 
-def _mean_losses(loss: str, X: np.ndarray, y: np.ndarray, mask: np.ndarray, W: np.ndarray) -> np.ndarray:
+def _mean_losses(model: LinearModel, X: np.ndarray, y: np.ndarray, mask: np.ndarray, W: np.ndarray) -> np.ndarray:
     """Each client's mean per-sample loss at W (f, C) over its padded rows X (K, n, f); shape (K,)."""
-    Z = X @ W
-    if loss == "softmax":
-        zmax = Z.max(axis=2)
-        lse = zmax + np.log(np.exp(Z - zmax[:, :, None]).sum(axis=2))
-        per_row = lse - np.take_along_axis(Z, y.astype(np.int64)[:, :, None], axis=2)[:, :, 0]
-    elif loss == "logistic":
-        per_row = np.logaddexp(0.0, Z[:, :, 0]) - y * Z[:, :, 0]
-    else:
-        per_row = 0.5 * (Z[:, :, 0] - y) ** 2
-    return (per_row * mask).sum(axis=1)
+    return (model.margin_losses(X @ W, y) * mask).sum(axis=1)
 
 
 def _chain_batch(data: _ClientData, part: np.ndarray, idx: np.ndarray | None) -> tuple[np.ndarray, ...]:
@@ -61,7 +54,7 @@ def block_cyclic_reference(
 ) -> SeedRecords:
     """Run one seed in NumPy; same inputs and outputs as ``_block_cyclic_kernel.kernel_seed``."""
     c = problem.combined
-    M, N, f, C, mu, loss = problem.n_blocks, problem.n_clients, c.n_features, c.n_classes, c.mu, c.loss.value
+    M, N, f, C, mu, model = problem.n_blocks, problem.n_clients, c.n_features, c.n_classes, c.mu, c.model
     I, E, K, b = plan.local_steps, plan.rounds_per_block, plan.participants, plan.batch
     mc = plan.mode == MODE_MC
     blocks = [_ClientData(problem.block(m)) for m in range(M)]
@@ -103,13 +96,13 @@ def block_cyclic_reference(
             t = r * I + e
             idx = None if b == 0 else sample_indices_np(seed, t, data.sizes, 2 * b if mc else b)[part]
             if plan.track:
-                grads = _data_gradients(loss, C, data.X, data.y, data.mask, np.repeat(avg[None], N, axis=0))
+                grads = model.batched_gradients(np.repeat(avg[None], N, axis=0), data.X, data.y, data.mask)
                 grad_sum += float(np.sum((grads.mean(axis=0) + mu * avg) ** 2))
             X, y, wt = _chain_batch(data, part, None if idx is None else idx[:, :b])
-            xs -= eta_x[t] * (_data_gradients(loss, C, X, y, wt, xs) + mu * xs)
+            xs -= eta_x[t] * (model.batched_gradients(xs, X, y, wt) + mu * xs)
             if mc:
                 X, y, wt = _chain_batch(data, part, None if idx is None else idx[:, b:])
-                ys -= eta_y[t] * (_data_gradients(loss, C, X, y, wt, ys) + mu * ys)
+                ys -= eta_y[t] * (model.batched_gradients(ys, X, y, wt) + mu * ys)
             if plan.track:
                 avg = xs.mean(axis=0)
                 drift = np.sum((xs - avg) ** 2, axis=(1, 2))
@@ -128,8 +121,8 @@ def block_cyclic_reference(
                 return result(r)
             wbar[m] = ybar
             X, y, mask = data.X[part], data.y[part], data.mask[part]
-            loss_x = _mean_losses(loss, X, y, mask, xbar).mean() + 0.5 * mu * np.sum(xbar**2)
-            loss_y = _mean_losses(loss, X, y, mask, ybar).mean() + 0.5 * mu * np.sum(ybar**2)
+            loss_x = _mean_losses(model, X, y, mask, xbar).mean() + 0.5 * mu * np.sum(xbar**2)
+            loss_y = _mean_losses(model, X, y, mask, ybar).mean() + 0.5 * mu * np.sum(ybar**2)
             if loss_y < loss_x:
                 u = ybar
                 sel[m] += 1

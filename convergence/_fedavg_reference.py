@@ -45,22 +45,6 @@ class _ClientData:
         return self.X[ks, indices], self.y[ks, indices], np.full(indices.shape, 1.0 / indices.shape[1])
 
 
-def _data_gradients(loss: str, n_classes: int, X: np.ndarray, y: np.ndarray, wt: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Data gradients of all clients, (N, f, C), at local models W (N, f, C)."""
-    Z = np.einsum("nbf,nfc->nbc", X, W)
-    if loss == "softmax":
-        P = np.exp(Z - Z.max(axis=2, keepdims=True))
-        P /= P.sum(axis=2, keepdims=True)
-        labels = y.astype(np.int64)
-        np.put_along_axis(P, labels[:, :, None], np.take_along_axis(P, labels[:, :, None], axis=2) - 1.0, axis=2)
-        R = P * wt[:, :, None]
-    elif loss == "logistic":
-        R = ((0.5 * (1.0 + np.tanh(0.5 * Z[:, :, 0]))) - y)[:, :, None] * wt[:, :, None]
-    else:
-        R = (Z[:, :, 0] - y)[:, :, None] * wt[:, :, None]
-    return np.einsum("nbf,nbc->nfc", X, R)
-
-
 def fedavg_reference(
     problem: FederatedProblem,
     algorithm: FedAvgConfig,
@@ -89,7 +73,7 @@ def fedavg_reference(
             t = r * E + e
             idx = None if algorithm.batch_size == 0 else sample_indices_np(seed, t, data.sizes, algorithm.batch_size)
             X, y, wt = data.batch(idx)
-            grad = _data_gradients(problem.loss.value, C, X, y, wt, local) + mu * local
+            grad = problem.model.batched_gradients(local, X, y, wt) + mu * local
             if track:
                 max_grad = max(max_grad, float(np.max(np.sum(grad**2, axis=(1, 2)))))
             local -= eta_all[t] * grad

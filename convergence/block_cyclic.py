@@ -34,8 +34,6 @@ round of a new block (the reset broadcast of line 15), up 2 K d (x^i and y^i) an
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -59,7 +57,7 @@ from ._block_cyclic_kernel import (
     kernel_seed,
 )
 from ._block_cyclic_reference import block_cyclic_reference
-from .config import ConfigError, FedAvgConfig, RunConfig, config_int, config_record_rounds, config_seeds
+from .config import ConfigError, FedAvgConfig, RunConfig, config_digest, config_int, config_record_rounds, config_seeds
 from .run import ENGINES, DivergenceError, Trajectory, run
 from .schedules import StepSize
 
@@ -75,6 +73,7 @@ __all__ = [
     "run_pr_sgd",
     "run_fedavg_shuffled",
     "block_cyclic_gaps",
+    "block_run_id",
 ]
 
 _PREDICTORS = {"average": PREDICTOR_AVERAGE, "exponential": PREDICTOR_EXPONENTIAL}
@@ -277,10 +276,10 @@ class BlockCyclicResult:
     seconds: float
 
 
-def _run_id(problem_spec: dict[str, Any], config_json: dict[str, Any]) -> str:
-    """SHA-256 (first 16 hex digits) of the canonical JSON of problem spec and algorithm config."""
-    text = json.dumps({"problem": problem_spec, "algorithm": config_json}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def block_run_id(problem_spec: Any, config_json: dict[str, Any]) -> str:
+    """The run id of a block-cyclic config on a problem spec: ``config_digest`` of both, as
+    ``RunConfig.run_id`` makes FedAvg's."""
+    return config_digest({"problem": problem_spec, "algorithm": config_json})
 
 
 def _plan(
@@ -428,7 +427,7 @@ def run_block_cyclic(
         record, participants, predictor = config.record_rounds, config.participants, _PREDICTORS[config.predictor]
     plan = _plan(problem, mode, predictor, config.step_size, eta, config.local_steps, E, R, config.batch_size,
                  participants, record, track)
-    run_id = _run_id(problem.spec, config.to_json())
+    run_id = block_run_id(problem.spec, config.to_json())
     records = _execute(problem, plan, config.seeds, run_id, engine, optimum)
     return _result(algorithm, config, problem, plan, records, run_id, engine, time.perf_counter() - start)
 
@@ -454,7 +453,7 @@ def run_pr_sgd(
     one_block = BlockCyclicProblem(problem, 1, N, problem.spec)
     plan = _plan(one_block, MODE_MM, PREDICTOR_AVERAGE, config.step_size, config.step_size, config.sync_interval,
                  config.rounds, config.rounds, config.batch_size, config.participants, config.record_rounds, True)
-    run_id = _run_id(problem.spec, config.to_json())
+    run_id = block_run_id(problem.spec, config.to_json())
     records = _execute(one_block, plan, config.seeds, run_id, engine, optimum)
     return _result("pr_sgd", config, one_block, plan, records, run_id, engine, time.perf_counter() - start)
 

@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 from problems import BlockCyclicProblem
 
 from ._block_cyclic_reference import _chain_batch, _mean_losses, participants_np
-from ._fedavg_reference import _ClientData, _data_gradients
+from ._fedavg_reference import _ClientData
 from ._rng import sample_indices_np
 from .block_cyclic import MCPSGDConfig, MMPSGDConfig
 from .run import DivergenceError
@@ -96,7 +96,7 @@ def probe_block_cyclic(problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSG
     if not isinstance(config, MMPSGDConfig):
         raise TypeError(f"config: expected an MMPSGDConfig or MCPSGDConfig, got {type(config).__name__}")
     c = problem.combined
-    M, N, f, C, mu, loss = problem.n_blocks, problem.n_clients, c.n_features, c.n_classes, c.mu, c.loss.value
+    M, N, f, C, mu, model = problem.n_blocks, problem.n_clients, c.n_features, c.n_classes, c.mu, c.model
     I, E, b = config.local_steps, config.rounds_per_block, config.batch_size
     K = N if config.participants is None else config.participants
     if K > N:
@@ -135,16 +135,16 @@ def probe_block_cyclic(problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSG
             for e in range(I):
                 t = r * I + e
                 local[t] = xs.reshape(K, d)
-                exact[t] = (_data_gradients(loss, C, X_all, y_all, wt_all, xs) + mu * xs).reshape(K, d)
+                exact[t] = (model.batched_gradients(xs, X_all, y_all, wt_all) + mu * xs).reshape(K, d)
                 idx = None if b == 0 else sample_indices_np(seed, t, data.sizes, 2 * b if mc else b)[part]
                 X, y, wt = _chain_batch(data, part, None if idx is None else idx[:, :b])
-                grad = _data_gradients(loss, C, X, y, wt, xs) + mu * xs
+                grad = model.batched_gradients(xs, X, y, wt) + mu * xs
                 stochastic[t] = grad.reshape(K, d)
                 xs -= eta_x[t] * grad
                 if mc:
                     separate_local[t] = ys.reshape(K, d)
                     X, y, wt = _chain_batch(data, part, None if idx is None else idx[:, b:])
-                    ys -= eta_y[t] * (_data_gradients(loss, C, X, y, wt, ys) + mu * ys)
+                    ys -= eta_y[t] * (model.batched_gradients(ys, X, y, wt) + mu * ys)
             xbar = xs.mean(axis=0)
             if not np.all(np.isfinite(xbar)):
                 raise DivergenceError(f"probe(seed {seed})", seed, r, I)
@@ -155,8 +155,8 @@ def probe_block_cyclic(problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSG
                     raise DivergenceError(f"probe(seed {seed})", seed, r, I)
                 wbar[m] = ybar
                 ybars[r] = ybar.reshape(-1)
-                loss_x[r] = _mean_losses(loss, X_all, y_all, wt_all, xbar).mean() + 0.5 * mu * np.sum(xbar**2)
-                loss_y[r] = _mean_losses(loss, X_all, y_all, wt_all, ybar).mean() + 0.5 * mu * np.sum(ybar**2)
+                loss_x[r] = _mean_losses(model, X_all, y_all, wt_all, xbar).mean() + 0.5 * mu * np.sum(xbar**2)
+                loss_y[r] = _mean_losses(model, X_all, y_all, wt_all, ybar).mean() + 0.5 * mu * np.sum(ybar**2)
                 if loss_y[r] < loss_x[r]:
                     u, chose_y[r] = ybar, True
             n_m = count[m]

@@ -12,8 +12,6 @@ stored runs, as recorded in the store's metadata when they were computed).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -28,10 +26,11 @@ from .block_cyclic import (
     MCPSGDConfig,
     MMPSGDConfig,
     PRSGDConfig,
-    _run_id,
+    block_run_id,
     run_block_cyclic,
     run_pr_sgd,
 )
+from .config import config_digest
 from .store import RunStore
 from .sweep import SweepMonitor, SweepTask, run_sweep
 
@@ -90,7 +89,7 @@ def seed_task(request: BlockCyclicRequest, seed: int) -> SweepTask:
     one = dataclasses.replace(request.config, seeds=(seed,))
     config_json = {"problem": request.spec, "algorithm": one.to_json(), "kind": type(one).__name__, "seed": seed,
                    "track": request.track}
-    key = hashlib.sha256(json.dumps(config_json, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
+    key = config_digest(config_json, 24)
     return SweepTask(key, _seed_task, (request.spec, one, request.track), config_json)
 
 
@@ -116,7 +115,7 @@ def execute_block_cyclic(
         first = parts[0]
         rounds, down, up, losses = (int(v) for v in first["communication"])
         out.append(BlockCyclicResult(
-            run_id=_run_id(req.spec, req.config.to_json()), algorithm=_algorithm(req.config), config=req.config, problem_spec=req.spec,
+            run_id=block_run_id(req.spec, req.config.to_json()), algorithm=_algorithm(req.config), config=req.config, problem_spec=req.spec,
             seeds=tuple(req.config.seeds), **{name: first[name] for name in _SHARED},
             **{name: (np.stack([p[name] for p in parts]) if name in first else None) for name in _PER_SEED},
             communication=Communication(rounds, down, up, losses), engine="numba",

@@ -20,9 +20,16 @@ from ._rng import SEED_MAX
 from .schedules import StepSize
 
 __all__ = [
-    "ConfigError", "FedAvgConfig", "RunConfig", "config_int", "config_record_rounds", "config_seeds",
+    "ConfigError", "FedAvgConfig", "RunConfig", "config_digest", "config_int", "config_record_rounds", "config_seeds",
     "log_spaced_rounds",
 ]
+
+
+def config_digest(data: Any, hex_digits: int = 16) -> str:
+    """The first ``hex_digits`` hex digits of the SHA-256 of ``data``'s canonical JSON (sorted keys,
+    no whitespace): the one way run ids and store keys are made, stable across processes."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:hex_digits]
 
 
 class ConfigError(ValueError):
@@ -134,8 +141,7 @@ class RunConfig:
     @property
     def run_id(self) -> str:
         """SHA-256 of the canonical JSON of the config (first 16 hex digits)."""
-        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return config_digest(self.to_json())
 
 
 def log_spaced_rounds(rounds: int, n_points: int, first: int = 1) -> tuple[int, ...]:

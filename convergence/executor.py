@@ -12,7 +12,6 @@ process); the metrics are evaluated here, in the parent, from the recorded itera
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -20,7 +19,7 @@ import numpy as np
 
 from problems import Optimum, build_problem
 
-from .config import FedAvgConfig, RunConfig
+from .config import FedAvgConfig, RunConfig, config_digest
 from .resources import check_run_memory, check_sweep_memory
 from .run import DivergenceError, Trajectory, run_seed, trajectory_from_records
 from .store import RunStore
@@ -76,7 +75,7 @@ def seed_task(request: RunRequest, seed: int, engine: str) -> SweepTask:
         "record_steps": [int(step) for step in cfg.algorithm.record_steps],
         "w_star_sha256": hashlib.sha256(w_star.tobytes()).hexdigest(),
     }
-    key = hashlib.sha256(json.dumps(config_json, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    key = config_digest(config_json)
     return SweepTask(key, _seed_run, (cfg.problem, cfg.algorithm, seed, w_star, request.track, engine), config_json)
 
 

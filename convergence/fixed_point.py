@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from problems import FederatedProblem, LossKind
+from problems import FederatedProblem
 
 from .argument_checks import is_real
 
@@ -174,7 +174,7 @@ def fedavg_limit_offset(
 
 def _check_arguments(problem: FederatedProblem, eta: float, local_steps: int) -> None:
     """The checks shared by fedavg_fixed_point and fedavg_limit_offset."""
-    if problem.loss is not LossKind.LEAST_SQUARES:
+    if not problem.model.quadratic:
         raise ValueError(
             f"problem.loss: the FedAvg fixed point is exact for least squares only, got {problem.loss.value!r}"
         )

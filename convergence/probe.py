@@ -25,7 +25,7 @@ import numpy as np
 
 from problems import FederatedProblem
 
-from ._fedavg_reference import _ClientData, _data_gradients
+from ._fedavg_reference import _ClientData
 from ._rng import sample_indices_np
 from .config import FedAvgConfig
 from .run import DivergenceError
@@ -82,13 +82,13 @@ def probe_fedavg(
         for e in range(E):
             t = r * E + e
             local_models[t] = local.reshape(N, d)
-            full[t] = (_data_gradients(problem.loss.value, C, X_all, y_all, wt_all, local) + mu * local).reshape(N, d)
+            full[t] = (problem.model.batched_gradients(local, X_all, y_all, wt_all) + mu * local).reshape(N, d)
             if algorithm.batch_size == 0:
                 grad = full[t].reshape(N, f, C)
             else:
                 idx = sample_indices_np(seed, t, data.sizes, algorithm.batch_size)
                 X, y, wt = data.batch(idx)
-                grad = _data_gradients(problem.loss.value, C, X, y, wt, local) + mu * local
+                grad = problem.model.batched_gradients(local, X, y, wt) + mu * local
             stochastic[t] = grad.reshape(N, d)
             local -= eta[t] * grad
         average = np.tensordot(p, local, axes=1)

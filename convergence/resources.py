@@ -57,7 +57,7 @@ def run_memory_bytes(problem: FederatedProblem, algorithm: FedAvgConfig, engine:
         n_max = int(problem.client_sizes.max())
         work = N * n_max * (f + 2) + N * b * (f + 2)
     else:
-        gram = N * f * f if problem.loss.value == "least_squares" else 0
+        gram = N * f * f if problem.model.quadratic and b == 0 else 0
         work = max(b, 1) * f + gram
     return _FLOAT * (records + work)
 

@@ -5,7 +5,8 @@ A federated problem has N clients with weights p_k (sum 1) and local objectives
     F_k(w) = (1/n_k) sum_{i in client k} loss(w; x_i, y_i) + (mu/2) ||w||^2 + c_k,
     F(w)   = sum_k p_k F_k(w),
 
-where the loss kind is one of
+where the loss kind names a model of ``problems.models`` (its formulas, gradients and Hessians
+are written there once; ``FederatedProblem.model`` is the oracle):
 
 * ``least_squares``: loss = 1/2 (x'w - y)^2, w in R^f;
 * ``logistic``:      loss = log(1 + exp(x'w)) - y x'w with y in {0, 1}, w in R^f;
@@ -32,22 +33,20 @@ from typing import Any
 
 import numpy as np
 
+from .models.linear import LinearModel
+from .models.registry import model_for
 from .validation import ProblemError, check_int, check_real
 
 __all__ = ["LossKind", "FederatedProblem", "ProblemError"]
 
 
 class LossKind(str, enum.Enum):
-    """Per-sample loss of a client objective (see the module docstring for formulas)."""
+    """The per-sample loss of a client objective, by name (``problems.models`` holds each model)."""
 
     LEAST_SQUARES = "least_squares"
     LOGISTIC = "logistic"
     SOFTMAX = "softmax"
 
-    @property
-    def code(self) -> int:
-        """Integer code used by the Numba kernels (0, 1, 2)."""
-        return {"least_squares": 0, "logistic": 1, "softmax": 2}[self.value]
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,15 +98,13 @@ class FederatedProblem:
             raise ProblemError(f"weights: client weights p_k must sum to 1 (they sum to {weights.sum():.12g})")
         mu = check_real("mu", self.mu, minimum=0.0)
         n_classes = check_int("n_classes", self.n_classes, minimum=1)
-        if loss is LossKind.SOFTMAX:
-            if n_classes < 2:
-                raise ProblemError("n_classes: softmax needs at least 2 classes")
-            if np.any(y != np.round(y)) or y.min() < 0 or y.max() >= n_classes:
-                raise ProblemError(f"y: softmax labels must be integers in [0, {n_classes})")
-        else:
+        if loss is not LossKind.SOFTMAX:
             n_classes = 1
-            if loss is LossKind.LOGISTIC and not np.all((y == 0) | (y == 1)):
-                raise ProblemError("y: logistic labels must be 0 or 1")
+        elif n_classes < 2:
+            raise ProblemError("n_classes: softmax needs at least 2 classes")
+        reason = model_for(loss.value, n_classes).check_targets(y)
+        if reason is not None:
+            raise ProblemError(f"y: {reason}")
         constants = np.zeros(n_clients) if self.constants is None else _float_array("constants", self.constants)
         constants = constants.reshape(-1)
         if constants.shape != (n_clients,) or not np.all(np.isfinite(constants)):
@@ -157,29 +154,19 @@ class FederatedProblem:
         return self.X[lo:hi], self.y[lo:hi]
 
     # ------------------------------------------------------- objective values
+    @property
+    def model(self) -> LinearModel:
+        """The model oracle of this problem's loss (``problems.models``): losses, gradients,
+        Hessians over the flat parameters w (d,), and the kernels' packed layout."""
+        return model_for(self.loss.value, self.n_classes)
+
     def sample_losses(self, w: np.ndarray, rows: slice | np.ndarray = slice(None)) -> np.ndarray:
         """Per-sample loss (without regularisation) at w for the selected rows."""
-        X, y = self.X[rows], self.y[rows]
-        if self.loss is LossKind.LEAST_SQUARES:
-            return 0.5 * (X @ w - y) ** 2
-        if self.loss is LossKind.LOGISTIC:
-            z = X @ w
-            return np.logaddexp(0.0, z) - y * z
-        Z = X @ w.reshape(self.n_features, self.n_classes)
-        zmax = Z.max(axis=1, keepdims=True)
-        lse = zmax[:, 0] + np.log(np.exp(Z - zmax).sum(axis=1))
-        return lse - Z[np.arange(Z.shape[0]), y.astype(np.int64)]
+        return self.model.losses(w, self.X[rows], self.y[rows])
 
     def sample_gradients(self, w: np.ndarray, rows: slice | np.ndarray = slice(None)) -> np.ndarray:
         """Per-sample gradients of the loss (without regularisation), shape (rows, d)."""
-        X, y = self.X[rows], self.y[rows]
-        if self.loss is LossKind.LEAST_SQUARES:
-            return X * (X @ w - y)[:, None]
-        if self.loss is LossKind.LOGISTIC:
-            return X * (_sigmoid(X @ w) - y)[:, None]
-        P = _softmax_rows(X @ w.reshape(self.n_features, self.n_classes))
-        P[np.arange(P.shape[0]), y.astype(np.int64)] -= 1.0
-        return (X[:, :, None] * P[:, None, :]).reshape(X.shape[0], -1)
+        return self.model.gradients(w, self.X[rows], self.y[rows])
 
     def local_objective(self, w: np.ndarray, k: int) -> float:
         """F_k(w)."""
@@ -263,19 +250,3 @@ def _int_array(name: str, value: Any) -> np.ndarray:
     if array.dtype.kind not in "iu":
         raise ProblemError(f"{name}: expected integers, got an array of dtype {array.dtype}")
     return np.ascontiguousarray(array, dtype=np.int64).reshape(-1)
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    """Numerically stable logistic function 1 / (1 + exp(-z))."""
-    out = np.empty_like(z)
-    pos = z >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
-    ez = np.exp(z[~pos])
-    out[~pos] = ez / (1.0 + ez)
-    return out
-
-
-def _softmax_rows(Z: np.ndarray) -> np.ndarray:
-    """Row-wise softmax of Z (n, C), shifted by the row maximum for stability."""
-    E = np.exp(Z - Z.max(axis=1, keepdims=True))
-    return E / E.sum(axis=1, keepdims=True)

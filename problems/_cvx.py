@@ -1,8 +1,8 @@
 """The second, independent solver for exact optima: cvxpy with the Clarabel interior-point solver.
 
 Each row-weighted objective G(w) = sum_i r_i loss_i(w) + (mu/2) ||w||^2 + c (see ``_rows``) is
-written with cvxpy atoms, so that cvxpy's own canonicalisation (second-order and exponential
-cones) evaluates it, not the toolkit's loss code:
+written with cvxpy atoms (each model's ``cvxpy_data_term``), so that cvxpy's own canonicalisation
+(second-order and exponential cones) evaluates it, not the model's NumPy loss code:
 
 * least squares: 1/2 ||diag(sqrt(r)) (X w - y)||^2                    (``sum_squares``);
 * logistic:      r' log(1 + exp(s * (X w))), s_i = 1 - 2 y_i             (``logistic``);
@@ -28,7 +28,6 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
-from ._base import LossKind
 from ._rows import RowObjective
 
 __all__ = ["cvxpy_minimise"]
@@ -39,22 +38,8 @@ _SETTINGS = {"tol_gap_abs": _TOL, "tol_gap_rel": _TOL, "tol_feas": _TOL}
 
 def cvxpy_minimise(objective: RowObjective) -> tuple[np.ndarray, float, str]:
     """(argmin, min value including the constant, solver status) of ``objective`` via cvxpy."""
-    X, y, r, mu = objective.X, objective.y, objective.r, objective.mu
-    if objective.loss is LossKind.SOFTMAX:
-        C = objective.n_classes
-        w = cp.Variable((X.shape[1], C))
-        logits = X @ w
-        onehot = np.eye(C)[y.astype(np.int64)]
-        label_logit = cp.sum(cp.multiply(onehot, logits), axis=1, keepdims=True)
-        data = r @ cp.log_sum_exp(logits - label_logit @ np.ones((1, C)), axis=1)
-    else:
-        w = cp.Variable(X.shape[1])
-        if objective.loss is LossKind.LOGISTIC:
-            data = r @ cp.logistic(cp.multiply(1.0 - 2.0 * y, X @ w))
-        else:
-            sqrt_r = np.sqrt(r)
-            data = 0.5 * cp.sum_squares((sqrt_r[:, None] * X) @ w - sqrt_r * y)
-    problem = cp.Problem(cp.Minimize(data + 0.5 * mu * cp.sum_squares(w)))
+    w, data = objective.model.cvxpy_data_term(objective.X, objective.y, objective.r)
+    problem = cp.Problem(cp.Minimize(data + 0.5 * objective.mu * cp.sum_squares(w)))
     with warnings.catch_warnings():  # the status returned below says whether it is inaccurate
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
         try:

@@ -5,7 +5,7 @@ L and mu are therefore L = max_k L_k and mu = min_k mu_k over the clients' const
 the constants of F = sum_k p_k F_k itself (L_global <= L, mu_global >= mu).
 
 With G_k = X_k'X_k / n_k (f x f) and G = sum_k p_k G_k, the Hessians are bounded as follows
-(constants over all of R^d):
+(constants over all of R^d; each model states its curvature bounds, ``LinearModel.curvature``):
 
 * least squares: the Hessian of F_k is G_k + mu I at every w, so L_k = lambda_max(G_k) + mu and
   mu_k = lambda_min(G_k) + mu exactly (the same with G for F).
@@ -30,12 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import eigvalsh
 
-from ._base import FederatedProblem, LossKind
+from ._base import FederatedProblem
 
 __all__ = ["ProblemConstants", "problem_constants"]
 
-_CURVATURE = {LossKind.LOGISTIC: 0.25, LossKind.SOFTMAX: 0.5}
-"""sup of the per-sample second derivative factor: s' <= 1/4, lambda_max(diag(pi) - pi pi') <= 1/2."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,22 +81,15 @@ def problem_constants(problem: FederatedProblem) -> ProblemConstants:
     mu = problem.mu
     client = np.array([_extreme_eigenvalues(g) for g in grams])
     glob = _extreme_eigenvalues(G)
-    if problem.loss is LossKind.LEAST_SQUARES:
-        L_k, mu_k = client[:, 1] + mu, client[:, 0] + mu
-        L_global, mu_global = glob[1] + mu, glob[0] + mu
-        exact = True
-        method = "least squares: extreme eigenvalues of X_k'X_k/n_k + mu I (and of sum_k p_k X_k'X_k/n_k + mu I), exact"
-    else:
-        c = _CURVATURE[problem.loss]
-        L_k, mu_k = c * client[:, 1] + mu, np.full(problem.n_clients, mu)
-        L_global, mu_global = c * glob[1] + mu, mu
-        exact = problem.loss is LossKind.LOGISTIC
-        method = (
-            "logistic: L_k = lambda_max(X_k'X_k/n_k)/4 + mu (attained at w = 0), mu_k = mu (infimum over R^d)"
-            if exact
-            else "softmax: L_k = lambda_max(X_k'X_k/n_k)/2 + mu (upper bound, lambda_max(diag(p) - pp') <= 1/2), "
-            "mu_k = mu (exact: logit shifts W + a1' are flat)"
-        )
+    bounds = problem.model.curvature  # lower I <= d^2 loss / dz^2 <= upper I over all margins
+    L_k, mu_k = bounds.upper * client[:, 1] + mu, bounds.lower * client[:, 0] + mu
+    L_global, mu_global = bounds.upper * glob[1] + mu, bounds.lower * glob[0] + mu
+    exact = bounds.exact_upper
+    method = (
+        f"{problem.loss.value}: L_k = {bounds.upper:g} lambda_max(X_k'X_k/n_k) + mu "
+        f"({'exact' if exact else 'upper bound'}), mu_k = {bounds.lower:g} lambda_min(X_k'X_k/n_k) + mu "
+        "(the infimum over R^d); the same with sum_k p_k X_k'X_k/n_k for F"
+    )
     for array in (L_k, mu_k):
         array.setflags(write=False)
     return ProblemConstants(

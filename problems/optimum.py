@@ -49,7 +49,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 from scipy.linalg import lstsq, solve
 
-from ._base import FederatedProblem, LossKind, ProblemError
+from ._base import FederatedProblem, ProblemError
 from ._cvx import cvxpy_minimise
 from ._newton import newton_minimise
 from ._rows import RowObjective, global_rows, local_rows
@@ -118,7 +118,7 @@ def _newton(objective: RowObjective, what: str) -> _Solution:
 
 def _minimise(objective: RowObjective, what: str) -> _Solution:
     """The primary method for ``objective`` (``what`` names it in errors)."""
-    if objective.loss is LossKind.LEAST_SQUARES:
+    if objective.model.quadratic:
         return _least_squares(objective)
     return _newton(objective, what)
 
@@ -193,7 +193,7 @@ def _shorten(messages: list[str], shown: int = 5) -> str:
 
 def _solve_primary(problem: FederatedProblem) -> tuple[Optimum, list[_Solution]]:
     """The primary solutions for F, F_1..F_N and the Optimum they give (without cross-check)."""
-    if problem.loss is not LossKind.LEAST_SQUARES and problem.mu <= 0:
+    if not problem.model.quadratic and problem.mu <= 0:
         raise ProblemError(f"mu: the exact optimum of a {problem.loss.value} problem needs mu > 0 (got {problem.mu})")
     names = [f"{problem.name}: F"] + [f"{problem.name}: F_{k + 1}" for k in range(problem.n_clients)]
     solutions = [_minimise(obj, name) for obj, name in zip(_objectives(problem), names, strict=True)]
@@ -203,7 +203,7 @@ def _solve_primary(problem: FederatedProblem) -> tuple[Optimum, list[_Solution]]
     local_F_star.setflags(write=False)
     method = (
         "least squares: normal equations (Cholesky; minimum-norm lstsq when mu = 0)"
-        if problem.loss is LossKind.LEAST_SQUARES
+        if problem.model.quadratic
         else f"{problem.loss.value}: damped Newton with exact Hessian to ||grad|| <= 1e-12 relative"
     )
     grad_norm = float(np.linalg.norm(problem.gradient(w_star)))
@@ -269,7 +269,7 @@ def heterogeneity_gamma(problem: FederatedProblem, optimum: Optimum) -> float:
     H_k = X_k'X_k / n_k + mu I, which keeps full relative precision even when F* and the F_k* are
     huge and nearly equal (badly scaled targets).
     """
-    if problem.loss is LossKind.LEAST_SQUARES and problem.fingerprint in _CACHE:
+    if problem.model.quadratic and problem.fingerprint in _CACHE:
         solutions = _CACHE[problem.fingerprint][1]
         terms = []
         for k, local in enumerate(solutions[1:]):

@@ -365,9 +365,9 @@ def claim_optimum(problem: FederatedProblem) -> tuple[Optimum, str]:
     (The cvxpy cross-check of those losses runs in the test suite on small instances; on the
     claim instances it takes minutes and is less accurate than the certificate.)
     """
-    from problems import LossKind, exact_optimum, problem_constants
+    from problems import exact_optimum, problem_constants
 
-    crosscheck = problem.loss is LossKind.LEAST_SQUARES
+    crosscheck = problem.model.quadratic
     optimum = exact_optimum(problem, crosscheck=crosscheck)
     mu_F = problem_constants(problem).mu_global
     text = (

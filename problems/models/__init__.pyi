@@ -1,0 +1,8 @@
+"""Type stub of problems.models: its public API (loaded lazily)."""
+
+from .kernels import LinearClients, client_gradient, client_mean_loss, client_workspace
+from .least_squares import LeastSquaresModel
+from .linear import CurvatureBounds, LinearModel
+from .logistic import LogisticModel
+from .registry import MODEL_NAMES, model_for
+from .softmax import SoftmaxModel

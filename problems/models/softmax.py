@@ -1,0 +1,128 @@
+"""Softmax (multinomial logistic) regression: l(z, y) = logsumexp(z) - z_y for margins z = W'x (C,)
+and integer labels y in [0, C).
+
+dl/dz = pi - e_y with pi = softmax(z); d^2l/dz^2 = D = diag(pi) - pi pi', 0 <= D <= I/2
+(lambda_max(D) <= 1/2, not attained in general): L_k = lambda_max(X_k'X_k/n_k)/2 + mu is an upper
+bound; mu_k = mu exactly (logit shifts W + a 1' leave the loss flat).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from numba.core import types
+from numba.extending import overload
+from scipy.special import log_softmax, softmax
+
+from .kernels import margin_loss_sum, margin_residuals
+from .linear import CurvatureBounds, LinearModel
+
+__all__ = ["SoftmaxModel", "SoftmaxLoss"]
+
+
+class SoftmaxLoss(NamedTuple):
+    """Kernel tag of the softmax loss."""
+
+    n_classes: int
+
+
+class SoftmaxModel(LinearModel):
+    """Multinomial logistic regression over ``n_classes`` >= 2 classes (module docstring)."""
+
+    name: ClassVar[str] = "softmax"
+    curvature: ClassVar[CurvatureBounds] = CurvatureBounds(0.0, 0.5, False)
+
+    @property
+    def exp_calls_per_sample(self) -> int:
+        return self.n_classes
+
+    def check_targets(self, y: np.ndarray) -> str | None:
+        if np.any(y != np.round(y)) or y.min() < 0 or y.max() >= self.n_classes:
+            return f"softmax labels must be integers in [0, {self.n_classes})"
+        return None
+
+    def margin_losses(self, Z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        labels = y.astype(np.int64)[..., None]
+        return -np.take_along_axis(log_softmax(Z, axis=-1), labels, axis=-1)[..., 0]
+
+    def margin_residuals(self, Z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        P = softmax(Z, axis=-1)
+        labels = y.astype(np.int64)[..., None]
+        np.put_along_axis(P, labels, np.take_along_axis(P, labels, axis=-1) - 1.0, axis=-1)
+        return P
+
+    def margin_hessian_rows(self, X: np.ndarray, y: np.ndarray, r: np.ndarray, W: np.ndarray) -> np.ndarray:
+        """sum_i r_i (x_i x_i') kron (diag(pi_i) - pi_i pi_i') = block-diagonal part - outer part."""
+        f, C = W.shape
+        P = softmax(X @ W, axis=1)
+        diag_part = np.zeros((f, C, f, C))
+        for c in range(C):
+            diag_part[:, c, :, c] = X.T @ ((r * P[:, c])[:, None] * X)
+        Z = ((np.sqrt(r)[:, None] * X)[:, :, None] * P[:, None, :]).reshape(X.shape[0], f * C)
+        return diag_part.reshape(f * C, f * C) - Z.T @ Z
+
+    def cvxpy_data_term(self, X: np.ndarray, y: np.ndarray, r: np.ndarray) -> tuple[Any, Any]:
+        import cvxpy as cp
+
+        C = self.n_classes
+        w = cp.Variable((X.shape[1], C))
+        logits = X @ w
+        onehot = np.eye(C)[y.astype(np.int64)]
+        label_logit = cp.sum(cp.multiply(onehot, logits), axis=1, keepdims=True)
+        # logsumexp(z) - z_y = logsumexp(z - z_y 1): each term a non-negative margin loss
+        return w, r @ cp.log_sum_exp(logits - label_logit @ np.ones((1, C)), axis=1)
+
+    def kernel_loss(self) -> SoftmaxLoss:
+        return SoftmaxLoss(self.n_classes)
+
+
+def _is(loss) -> bool:
+    return isinstance(loss, types.BaseNamedTuple) and loss.instance_class is SoftmaxLoss
+
+
+@overload(margin_residuals, jit_options={"cache": True})
+def _residuals(loss, Z, targets, sample_base, idx, n_used, wt):
+    if not _is(loss):
+        return None
+
+    def impl(loss, Z, targets, sample_base, idx, n_used, wt):
+        C = loss.n_classes
+        for b in range(n_used):
+            yv = targets[sample_base + idx[b]]
+            zmax = Z[b, 0]
+            for c in range(1, C):
+                if Z[b, c] > zmax:
+                    zmax = Z[b, c]
+            total = 0.0
+            for c in range(C):
+                Z[b, c] = math.exp(Z[b, c] - zmax)
+                total += Z[b, c]
+            scale = wt / total
+            for c in range(C):
+                Z[b, c] *= scale
+            Z[b, int(yv)] -= wt
+
+    return impl
+
+
+@overload(margin_loss_sum, jit_options={"cache": True})
+def _loss_sum(loss, Z, targets, sample_base, n):
+    if not _is(loss):
+        return None
+
+    def impl(loss, Z, targets, sample_base, n):
+        C = loss.n_classes
+        total = 0.0
+        for b in range(n):
+            zmax = Z[b, 0]
+            for c in range(1, C):
+                zmax = max(zmax, Z[b, c])
+            s = 0.0
+            for c in range(C):
+                s += math.exp(Z[b, c] - zmax)
+            total += zmax + math.log(s) - Z[b, int(targets[sample_base + b])]
+        return total
+
+    return impl
