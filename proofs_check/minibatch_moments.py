@@ -2,10 +2,10 @@
 
 Notation as in ``shared/THEOREMS.md``: client k holds n_k rows (x_i, y_i); F_k(w) = (1/n_k) sum_i
 l(w; x_i, y_i) + mu/2 ||w||^2; a minibatch of b rows is drawn uniformly with replacement. The
-per-sample data gradient is g_i(w) = x_i (x) r_i(w) (the outer product of the row and its
-residual, flattened as the parameters: r_i = x_i'w - y_i for least squares, sigmoid(x_i'w) - y_i
-for logistic regression, softmax(W'x_i) - e_{y_i} for softmax regression with W of shape (f, C)), gbar_k(w) = (1/n_k) sum_i g_i(w) and
-grad F_k(w) = gbar_k(w) + mu w. For finite data the variance of client k's minibatch gradient at w
+per-sample data gradient is g_i(w) = x_i (x) r_i(w), the outer product of the row and its
+residual flattened as the parameters: r_i = x_i'w - y_i for least squares, sigmoid(x_i'w) - y_i
+for logistic regression, softmax(W'x_i) - e_{y_i} for softmax regression (W of shape (f, C)).
+With gbar_k(w) = (1/n_k) sum_i g_i(w), grad F_k(w) = gbar_k(w) + mu w. For finite data the variance of client k's minibatch gradient at w
 is exactly (Li et al. ICLR 2020, Assumption 3; the mu w term is deterministic and cancels)
 
     var_k(w, b) = (1/b) (1/n_k) sum_i ||g_i(w) - gbar_k(w)||^2,      b = 0 (exact gradients): 0,

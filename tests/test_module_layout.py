@@ -39,18 +39,12 @@ ENGINE_REWRITE_EXCEPTIONS = frozenset({
     # The convergence run path shares its kernels' and references' private helpers between the FedAvg and
     # block-cyclic pipelines and the probes. The engine rewrite of issue 10 (one algorithm contract, one run
     # path, the probes folded into the reference path) removes these modules; delete each entry with them.
-    PrivateImport("convergence._block_cyclic_kernel", "convergence._fedavg_kernel", "_data_gradient"),
-    PrivateImport("convergence._block_cyclic_kernel", "convergence._fedavg_kernel", "_gram_gradient"),
     PrivateImport("convergence._block_cyclic_reference", "convergence._fedavg_reference", "_ClientData"),
-    PrivateImport("convergence._block_cyclic_reference", "convergence._fedavg_reference", "_data_gradients"),
     PrivateImport("convergence._block_cyclic_reference", "convergence._rng", "_mix64_np"),
     PrivateImport("convergence.block_cyclic_probe", "convergence._block_cyclic_reference", "_chain_batch"),
     PrivateImport("convergence.block_cyclic_probe", "convergence._block_cyclic_reference", "_mean_losses"),
     PrivateImport("convergence.block_cyclic_probe", "convergence._fedavg_reference", "_ClientData"),
-    PrivateImport("convergence.block_cyclic_probe", "convergence._fedavg_reference", "_data_gradients"),
-    PrivateImport("convergence.block_cyclic_sweep", "convergence.block_cyclic", "_run_id"),
     PrivateImport("convergence.probe", "convergence._fedavg_reference", "_ClientData"),
-    PrivateImport("convergence.probe", "convergence._fedavg_reference", "_data_gradients"),
 })
 
 
