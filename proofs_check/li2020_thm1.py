@@ -80,8 +80,8 @@ from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, chec
 
 from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
 from .plot_specs import Curve, CurvesPlot, RatePlot, rate_plot
-from .assumptions import gradient_variance
 from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants
+from .minibatch_moments import gradient_variance
 
 __all__ = [
     "evaluate", "Instance", "INSTANCES", "li_hypotheses", "RecursionInstance", "RECURSION_INSTANCE", "RECURSION_SEEDS",

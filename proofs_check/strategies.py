@@ -25,7 +25,7 @@ Example: a user's own property test (run with pytest).
     from hypothesis import given, settings, strategies as st
 
     from convergence import Status
-    from proofs_check.lemmas import collect, li_lemma3
+    from proofs_check.fedavg_lemmas import collect, li_lemma3
     from proofs_check.strategies import fedavg_configs, quadratic_problems
 
     @settings(max_examples=20, deadline=None)

@@ -17,7 +17,6 @@ import os
 import shlex
 import sys
 import time
-from pathlib import Path
 from typing import Callable, Sequence
 
 __all__ = ["main", "build_parser"]
@@ -193,7 +192,7 @@ def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _falsify(args: argparse.Namespace) -> int:
     import json
 
-    from proofs_check.falsify import FALSIFIABLE, falsify
+    from proofs_check import FALSIFIABLE, falsify
 
     if args.list:
         return _list_falsifiable()
@@ -218,7 +217,7 @@ def _load_falsifiable(name: str, builtin: dict):
     """A built-in claim by id, or ``module:attribute`` imported with the current directory on the path."""
     import importlib
 
-    from proofs_check.falsify import FalsifiableClaim
+    from proofs_check import FalsifiableClaim
 
     if ":" not in name:
         if name not in builtin:
@@ -238,7 +237,7 @@ def _load_falsifiable(name: str, builtin: dict):
 
 
 def _list_falsifiable() -> int:
-    from proofs_check.falsify import FALSIFIABLE
+    from proofs_check import FALSIFIABLE
 
     for claim in FALSIFIABLE.values():
         tag = " [planted false: a working falsifier finds a counterexample]" if claim.known_false else ""

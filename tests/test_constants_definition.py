@@ -3,7 +3,7 @@ and the power self-test of the ``lemmas`` claim: planted false lemmas FAIL, the 
 
 Definition (Li et al., ICLR 2020, Assumptions 3-4, ``papers/li2020_fedavg_noniid.txt`` l.137-143):
 sigma_k^2 = max_t E var_k(w_t^k, b), G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2, client k's minibatch
-gradient at client k's own iterate, E over the run (``proofs_check.assumptions.IterateMoments``).
+gradient at client k's own iterate, E over the run (``proofs_check.run_moments.IterateMoments``).
 """
 
 from __future__ import annotations
@@ -14,20 +14,14 @@ from scipy import stats
 
 from convergence import FedAvgConfig, Status, StepSize
 from problems import FederatedProblem, li_counterexample, problem_constants, random_quadratic
-from proofs_check.assumptions import IterateMoments, Points, iterate_moments, second_moment_bound
+from proofs_check.assumption_constants import second_moment_bound
 from proofs_check.claim import VerifySettings
-from proofs_check.falsify import FALSIFIABLE, FedAvgInstance, exact_moments
-from proofs_check.lemmas import (
-    PLANTED_MARGIN,
-    attained_scale,
-    collect,
-    li_lemma1,
-    li_lemma2,
-    li_lemma3,
-    planted_factor,
-    yu_drift,
-)
-from proofs_check.report_items import PLANTABLE_LEMMAS, evaluate_lemmas
+from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance, exact_moments
+from proofs_check.fedavg_lemmas import collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
+from proofs_check.lemma_verdicts import PLANTED_MARGIN, attained_scale, planted_factor
+from proofs_check.lemmas_claim import PLANTABLE_LEMMAS, evaluate_lemmas
+from proofs_check.regions import Points
+from proofs_check.run_moments import IterateMoments, iterate_moments
 
 QUICK = VerifySettings(quick=True, seeds=2, jobs=1, progress=False)
 
@@ -177,7 +171,7 @@ def test_constants_claim_catches_a_constant_ten_percent_off(planted) -> None:
     """assumptions.constants: the true table PASSes; each constant reported 10% wrong (a sup at 0.9 of its value,
     mu at 1/0.9) FAILs through a witness on the counterexample, where every constant is exact (least squares:
     the extreme secant curvatures are L_k and mu_k, and each sup is attained at a point of the ball)."""
-    from proofs_check.report_items import evaluate_constants
+    from proofs_check.constants_claim import evaluate_constants
 
     verdict = evaluate_constants(QUICK, planted=planted).verdict
     first = verdict.checks[0].verdict
@@ -189,7 +183,7 @@ def test_constants_claim_catches_a_constant_ten_percent_off(planted) -> None:
 
 
 def test_constants_claim_rejects_unknown_planted_name() -> None:
-    from proofs_check.report_items import evaluate_constants
+    from proofs_check.constants_claim import evaluate_constants
 
     with pytest.raises(ValueError, match="planted: expected None or one of L, mu"):
         evaluate_constants(QUICK, planted="Gamma")
