@@ -50,7 +50,7 @@ from numba import njit
 from problems import BlockCyclicProblem
 from problems.models.kernels import margin_loss_sum
 
-from ._fedavg_kernel import DIVERGENCE_FACTOR, _data_gradient, _gram_gradient
+from ._fedavg_kernel import DIVERGENCE_FACTOR, data_gradient, gram_gradient
 from ._rng import GOLDEN, mix64, seed_key, stream_key
 from .schedules import StepSize, step_size_at
 
@@ -90,12 +90,12 @@ def _sgd_step(loss, C, f, mu, rows, targets, offsets, k, i, N, t, batch, key, sh
               use_gram, gram, gram_rhs, W, G, Xb, Z, idx):
     """One local step W <- W - eta (g + mu W) of client i (pseudo-client k) at global step t."""
     if batch == 0 and use_gram[k]:
-        _gram_gradient(gram, k * f * f, gram_rhs, k * f, f, W, G)
+        gram_gradient(gram, k * f * f, gram_rhs, k * f, f, W, G)
     else:
         stream = np.uint64(0)
         if batch > 0:
             stream = stream_key(key, t, i, N) + GOLDEN * np.uint64(shift)
-        _data_gradient(loss, C, rows, offsets[k] * f, f, targets, offsets[k], offsets[k + 1] - offsets[k],
+        data_gradient(loss, C, rows, offsets[k] * f, f, targets, offsets[k], offsets[k + 1] - offsets[k],
                        batch, stream, W, G, Xb, Z, idx)
     for q in range(W.size):
         W[q] -= eta * (G[q] + mu * W[q])
@@ -138,13 +138,13 @@ def _participant_loss(loss, C, f, mu, rows, targets, offsets, m, N, part, K, W, 
 def _block_grad_sq(loss, C, f, mu, rows, targets, offsets, m, N, block_gram, block_rhs, W, G, acc, Xb, Z, idx):
     """||grad F_m(W)||^2, F_m = (1/N) sum_i F_m^i, by the block Gram (least squares) or all block rows."""
     if block_gram.size > 0:
-        _gram_gradient(block_gram, m * f * f, block_rhs, m * f, f, W, acc)
+        gram_gradient(block_gram, m * f * f, block_rhs, m * f, f, W, acc)
     else:
         for q in range(acc.size):
             acc[q] = 0.0
         for i in range(N):
             k = m * N + i
-            _data_gradient(loss, C, rows, offsets[k] * f, f, targets, offsets[k], offsets[k + 1] - offsets[k],
+            data_gradient(loss, C, rows, offsets[k] * f, f, targets, offsets[k], offsets[k + 1] - offsets[k],
                            0, np.uint64(0), W, G, Xb, Z, idx)
             for q in range(acc.size):
                 acc[q] += G[q] / N

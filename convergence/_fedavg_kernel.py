@@ -29,7 +29,7 @@ from problems.models.kernels import margin_residuals
 from ._rng import sample_index, seed_key, stream_key
 from .schedules import step_size_at
 
-__all__ = ["fedavg_kernel", "DIVERGENCE_FACTOR"]
+__all__ = ["fedavg_kernel", "data_gradient", "gram_gradient", "DIVERGENCE_FACTOR"]
 
 DIVERGENCE_FACTOR = 1e30
 """A run has diverged once ||w - w*||^2 exceeds this factor times (1 + ||w_0 - w*||^2)."""
@@ -42,7 +42,7 @@ call would cost more than the arithmetic."""
 
 
 @njit(cache=True)
-def _data_gradient(loss, C, rows, row_base, m, targets, sample_base, n_k, batch, stream, W, G, Xb, Z, idx):
+def data_gradient(loss, C, rows, row_base, m, targets, sample_base, n_k, batch, stream, W, G, Xb, Z, idx):
     """G (m*C,) <- the data gradient of the client at W (m*C,) over its sampled rows.
 
     Rows are client k's support-restricted rows; with a minibatch they are gathered into Xb
@@ -89,7 +89,7 @@ def _data_gradient(loss, C, rows, row_base, m, targets, sample_base, n_k, batch,
 
 
 @njit(cache=True)
-def _gram_gradient(gram, gram_base, rhs, rhs_base, m, W, G):
+def gram_gradient(gram, gram_base, rhs, rhs_base, m, W, G):
     """G (m,) <- Q_k W - c_k, the exact least-squares data gradient from the packed Gram."""
     for j in range(m):
         acc = -rhs[rhs_base + j]
@@ -169,9 +169,9 @@ def fedavg_kernel(
                 eta = step_size_at(sched_code, sched_a, sched_b, t, E)
                 stream = stream_key(key, t, k, N) if batch > 0 else np.uint64(0)
                 if batch == 0 and uses_gram[k]:
-                    _gram_gradient(gram, gram_base, gram_rhs, so, m, Wk, G)
+                    gram_gradient(gram, gram_base, gram_rhs, so, m, Wk, G)
                 else:
-                    _data_gradient(loss, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
+                    data_gradient(loss, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
                                    stream, Wk, G, Xb, Z, idx)
                 if track:
                     g_sq = mu * mu * s * s * max(off_sq, 0.0)
