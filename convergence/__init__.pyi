@@ -11,4 +11,4 @@ from .run import DivergenceError, Trajectory, run
 from .schedules import ScheduleError, StepSize
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoreError, StoredRun
 from .sweep import MissingRunError, SweepError, SweepMonitor, SweepResults, SweepTask, check_scheduler, run_sweep
-from .verdict import Hypothesis, Status, Verdict
+from .verdict import Hypothesis, Status, SubCheck, Uninformative, Verdict

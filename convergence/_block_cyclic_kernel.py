@@ -2,8 +2,8 @@
 
 One call runs one seed. Schedule: R = C M E rounds of I local steps; round r (0-based) uses
 block m = (r // E) % M and global steps t = r I, ..., r I + I - 1 (T = C M E I). Data are the
-combined problem's clients packed by its model (``problems.models``): client i in block m is
-pseudo-client k = m N + i; gradients and losses come from the model oracle.
+combined problem's rows (``problems.block_cyclic``): client i in block m uses pseudo-client
+k = m N + i. Parameters are row-major (f, C) as in ``_fedavg_kernel``.
 
 Round r, with S_r the participating clients (all N, or K of them, see below):
 
@@ -34,8 +34,8 @@ bijection, so the N keys are distinct and S_r is a uniform K-subset, the same in
 
 Tracking (``track``, the metric of Yu et al. 2019, Thm 1, and Ding et al. Lemmas 3-4): x_bar_t =
 mean of the participants' local x at every step. Before each step t the kernel adds
-||grad F_m(x_bar_{t-1})||^2 (the mean of block m's clients' exact gradients from the model
-oracle), and after each step it takes
+||grad F_m(x_bar_{t-1})||^2 (least squares: through the block Gram A_m = (1/N) sum_i X'X/n, d^2 per
+step; otherwise over all of block m's rows), and after each step it takes
 mean_i ||x_bar_t - x_i||^2 and max_i ||x_bar_t - x_i||^2, keeping running maxima.
 """
 
@@ -48,15 +48,16 @@ import numpy as np
 from numba import njit
 
 from problems import BlockCyclicProblem
-from problems.models.kernels import LinearClients, client_gradient, client_mean_loss, client_workspace
+from problems.models.kernels import margin_loss_sum
 
-from ._fedavg_kernel import DIVERGENCE_FACTOR
-from ._rng import GOLDEN, mix64, sample_index, seed_key, stream_key
+from ._fedavg_kernel import DIVERGENCE_FACTOR, data_gradient, gram_gradient
+from ._rng import GOLDEN, mix64, seed_key, stream_key
 from .schedules import StepSize, step_size_at
 
 __all__ = [
     "Plan",
     "SeedRecords",
+    "KernelData",
     "kernel_data",
     "kernel_seed",
     "block_cyclic_kernel",
@@ -85,19 +86,17 @@ def participants(pkey, r, N, K, hashes, out):
 
 
 @njit(cache=True)
-def _sgd_step(data, ws, mu, k, i, N, t, batch, key, shift, eta, W, G, idx):
-    """One local step W <- W - eta (g + mu W) of client i (pseudo-client k) at global step t; g from
-    the model oracle over all of k's rows (batch = 0) or the minibatch of stream slots shift.."""
-    n_k = data.sample_offsets[k + 1] - data.sample_offsets[k]
-    if batch == 0:
-        for b in range(n_k):
-            idx[b] = b
-        client_gradient(data, ws, k, W, idx, n_k, True, G)
+def _sgd_step(loss, C, f, mu, rows, targets, offsets, k, i, N, t, batch, key, shift, eta,
+              use_gram, gram, gram_rhs, W, G, Xb, Z, idx):
+    """One local step W <- W - eta (g + mu W) of client i (pseudo-client k) at global step t."""
+    if batch == 0 and use_gram[k]:
+        gram_gradient(gram, k * f * f, gram_rhs, k * f, f, W, G)
     else:
-        stream = stream_key(key, t, i, N) + GOLDEN * np.uint64(shift)
-        for b in range(batch):
-            idx[b] = sample_index(stream, b, n_k)
-        client_gradient(data, ws, k, W, idx, batch, False, G)
+        stream = np.uint64(0)
+        if batch > 0:
+            stream = stream_key(key, t, i, N) + GOLDEN * np.uint64(shift)
+        data_gradient(loss, C, rows, offsets[k] * f, f, targets, offsets[k], offsets[k + 1] - offsets[k],
+                       batch, stream, W, G, Xb, Z, idx)
     for q in range(W.size):
         W[q] -= eta * (G[q] + mu * W[q])
 
@@ -114,11 +113,21 @@ def _average(local, K, out):
 
 
 @njit(cache=True)
-def _participant_loss(data, ws, mu, m, N, part, K, W):
+def _mean_loss(loss, C, f, rows, targets, lo, n_k, W, Z):
+    """(1/n_k) sum of the per-sample losses (model oracle) over rows lo..lo+n_k-1 at W (f*C,)."""
+    Xk = rows[lo * f:(lo + n_k) * f].reshape(n_k, f)
+    Zk = Z[:n_k]
+    np.dot(Xk, W.reshape(f, C), Zk)
+    return margin_loss_sum(loss, Zk, targets, lo, n_k) / n_k
+
+
+@njit(cache=True)
+def _participant_loss(loss, C, f, mu, rows, targets, offsets, m, N, part, K, W, Z):
     """(1/K) sum_{p < K} F_m^{part[p]}(W): mean data loss over each client's block-m rows + mu/2 ||W||^2."""
     total = 0.0
     for p in range(K):
-        total += client_mean_loss(data, ws, m * N + part[p], W)
+        k = m * N + part[p]
+        total += _mean_loss(loss, C, f, rows, targets, offsets[k], offsets[k + 1] - offsets[k], W, Z)
     sq = 0.0
     for q in range(W.size):
         sq += W[q] * W[q]
@@ -126,18 +135,19 @@ def _participant_loss(data, ws, mu, m, N, part, K, W):
 
 
 @njit(cache=True)
-def _block_grad_sq(data, ws, mu, m, N, W, G, acc, idx):
-    """||grad F_m(W)||^2, F_m = (1/N) sum_i F_m^i, from the clients' exact gradients (model oracle)."""
-    for q in range(acc.size):
-        acc[q] = 0.0
-    for i in range(N):
-        k = m * N + i
-        n_k = data.sample_offsets[k + 1] - data.sample_offsets[k]
-        for b in range(n_k):
-            idx[b] = b
-        client_gradient(data, ws, k, W, idx, n_k, True, G)
+def _block_grad_sq(loss, C, f, mu, rows, targets, offsets, m, N, block_gram, block_rhs, W, G, acc, Xb, Z, idx):
+    """||grad F_m(W)||^2, F_m = (1/N) sum_i F_m^i, by the block Gram (least squares) or all block rows."""
+    if block_gram.size > 0:
+        gram_gradient(block_gram, m * f * f, block_rhs, m * f, f, W, acc)
+    else:
         for q in range(acc.size):
-            acc[q] += G[q] / N
+            acc[q] = 0.0
+        for i in range(N):
+            k = m * N + i
+            data_gradient(loss, C, rows, offsets[k] * f, f, targets, offsets[k], offsets[k + 1] - offsets[k],
+                           0, np.uint64(0), W, G, Xb, Z, idx)
+            for q in range(acc.size):
+                acc[q] += G[q] / N
     sq = 0.0
     for q in range(acc.size):
         g = acc[q] + mu * W[q]
@@ -165,8 +175,9 @@ def _sq_dist(a, b):
 
 @njit(cache=True)
 def block_cyclic_kernel(
-    mode, predictor, data, mu, M, N, sched_x, sched_y, I, E, rounds, batch, K, seed, record_rounds, w0, w_ref,
-    track, rec_global, rec_pred, rec_sep, rec_sel, rec_track,
+    mode, predictor, loss, C, f, mu, rows, targets, offsets, M, N, use_gram, gram, gram_rhs,
+    sched_x, sched_y, I, E, rounds, batch, K, seed, record_rounds, w0, w_ref,
+    track, block_gram, block_rhs, rec_global, rec_pred, rec_sep, rec_sel, rec_track,
 ):
     """Run one seed (module docstring); returns -1, or the 0-based round after which it diverged.
 
@@ -178,15 +189,16 @@ def block_cyclic_kernel(
     (the B^2 of Ding et al. Assumption 5 on the visited region)]. Divergence: ||x_bar - w_ref||^2 (or y_bar's) not
     finite or above DIVERGENCE_FACTOR (1 + ||w0 - w_ref||^2).
     """
-    d = w0.size
+    d = f * C
     key = seed_key(seed)
     pkey = mix64(key ^ PARTICIPATION_SALT)
     n_max = batch
     for k in range(M * N):
-        n_max = max(n_max, data.sample_offsets[k + 1] - data.sample_offsets[k])
-    ws = client_workspace(data, n_max)
+        n_max = max(n_max, offsets[k + 1] - offsets[k])
     G = np.empty(d)
     acc = np.empty(d)
+    Xb = np.empty(max(batch, 1) * f)
+    Z = np.empty((n_max, C))
     idx = np.empty(n_max, dtype=np.int64)
     xs = np.empty((K, d))
     ys = np.empty((K if mode == MODE_MC else 0, d))
@@ -224,14 +236,17 @@ def block_cyclic_kernel(
             avg[:] = xbar
             for e in range(I):
                 t = r * I + e
-                grad_sum += _block_grad_sq(data, ws, mu, m, N, avg, G, acc, idx)
+                grad_sum += _block_grad_sq(loss, C, f, mu, rows, targets, offsets, m, N, block_gram, block_rhs,
+                                           avg, G, acc, Xb, Z, idx)
                 eta_x = step_size_at(sched_x[0], sched_x[1], sched_x[2], t, I)
                 eta_y = step_size_at(sched_y[0], sched_y[1], sched_y[2], t, I)
                 for p in range(K):
                     i = part[p]
-                    _sgd_step(data, ws, mu, m * N + i, i, N, t, batch, key, 0, eta_x, xs[p], G, idx)
+                    _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, 0, eta_x,
+                              use_gram, gram, gram_rhs, xs[p], G, Xb, Z, idx)
                     if mode == MODE_MC:
-                        _sgd_step(data, ws, mu, m * N + i, i, N, t, batch, key, batch, eta_y, ys[p], G, idx)
+                        _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, batch,
+                                  eta_y, use_gram, gram, gram_rhs, ys[p], G, Xb, Z, idx)
                 _average(xs, K, avg)
                 total, largest = 0.0, 0.0
                 for p in range(K):
@@ -249,12 +264,14 @@ def block_cyclic_kernel(
                 for e in range(I):
                     t = r * I + e
                     eta_x = step_size_at(sched_x[0], sched_x[1], sched_x[2], t, I)
-                    _sgd_step(data, ws, mu, m * N + i, i, N, t, batch, key, 0, eta_x, xs[p], G, idx)
+                    _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, 0, eta_x,
+                              use_gram, gram, gram_rhs, xs[p], G, Xb, Z, idx)
                 if mode == MODE_MC:
                     for e in range(I):
                         t = r * I + e
                         eta_y = step_size_at(sched_y[0], sched_y[1], sched_y[2], t, I)
-                        _sgd_step(data, ws, mu, m * N + i, i, N, t, batch, key, batch, eta_y, ys[p], G, idx)
+                        _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, batch,
+                                  eta_y, use_gram, gram, gram_rhs, ys[p], G, Xb, Z, idx)
         _average(xs, K, xbar)
         if not (_sq_dist(xbar, w_ref) <= limit):
             return r
@@ -264,8 +281,8 @@ def block_cyclic_kernel(
             if not (_sq_dist(ybar, w_ref) <= limit):
                 return r
             wbar[m] = ybar
-            loss_x = _participant_loss(data, ws, mu, m, N, part, K, xbar)
-            loss_y = _participant_loss(data, ws, mu, m, N, part, K, ybar)
+            loss_x = _participant_loss(loss, C, f, mu, rows, targets, offsets, m, N, part, K, xbar, Z)
+            loss_y = _participant_loss(loss, C, f, mu, rows, targets, offsets, m, N, part, K, ybar, Z)
             choose_y = loss_y < loss_x
             if choose_y:
                 sel[m] += 1
@@ -329,16 +346,56 @@ class SeedRecords(NamedTuple):
     diverged: int
 
 
-def kernel_data(problem: BlockCyclicProblem, plan: Plan) -> LinearClients:
-    """The combined problem's clients packed by its model for ``block_cyclic_kernel``: every
-    pseudo-client keeps all features (the chains hold full parameter vectors), Gram matrices only
-    when gradients are exact."""
+class KernelData(NamedTuple):
+    """The combined problem's arrays in the kernel's layout (built once per run by ``kernel_data``).
+
+    rows (n f,) row-major X; targets (n,); offsets (M N + 1,); use_gram (M N,) marks least-squares
+    pseudo-clients stepped through Q_k = X_k'X_k / n_k and c_k = X_k'y_k / n_k (exact gradients,
+    f < 2 n_k, as in ``_packing``): gram (M N f^2,), gram_rhs (M N f,); block_gram (M f^2,) and
+    block_rhs (M f,) hold A_m = (1/N) sum_i Q_mi and b_m for tracking least squares (else empty).
+    """
+
+    rows: np.ndarray
+    targets: np.ndarray
+    offsets: np.ndarray
+    use_gram: np.ndarray
+    gram: np.ndarray
+    gram_rhs: np.ndarray
+    block_gram: np.ndarray
+    block_rhs: np.ndarray
+
+
+def kernel_data(problem: BlockCyclicProblem, plan: Plan) -> KernelData:
+    """Arrays for ``block_cyclic_kernel`` (see KernelData); Gram matrices only where they are used."""
     c = problem.combined
-    return c.model.pack(c.X, c.y, c.offsets, restrict_support=False, exact_gradients=plan.batch == 0)
+    f, MN, N = c.n_features, c.n_clients, problem.n_clients
+    least_squares = c.model.quadratic
+    use_gram = np.array([least_squares and plan.batch == 0 and f < 2 * n for n in c.client_sizes], dtype=np.bool_)
+    need = use_gram.any() or (plan.track and least_squares)
+    grams = np.zeros((MN, f, f)) if need else np.zeros((0, f, f))
+    rhs = np.zeros((MN, f)) if need else np.zeros((0, f))
+    if need:
+        for k in range(MN):
+            Xk, yk = c.client_data(k)
+            grams[k] = Xk.T @ Xk / Xk.shape[0]
+            rhs[k] = Xk.T @ yk / Xk.shape[0]
+    track_gram = plan.track and least_squares
+    block_gram = grams.reshape(problem.n_blocks, N, f, f).mean(axis=1) if track_gram else np.zeros((0, f, f))
+    block_rhs = rhs.reshape(problem.n_blocks, N, f).mean(axis=1) if track_gram else np.zeros((0, f))
+    return KernelData(
+        rows=np.array(c.X).reshape(-1),
+        targets=np.array(c.y),
+        offsets=np.array(c.offsets),
+        use_gram=use_gram,
+        gram=(grams if use_gram.any() else np.zeros((0, f, f))).reshape(-1),
+        gram_rhs=(rhs if use_gram.any() else np.zeros((0, f))).reshape(-1),
+        block_gram=np.ascontiguousarray(block_gram).reshape(-1),
+        block_rhs=np.ascontiguousarray(block_rhs).reshape(-1),
+    )
 
 
 def kernel_seed(
-    problem: BlockCyclicProblem, data: LinearClients, plan: Plan, seed: int, w0: np.ndarray, w_ref: np.ndarray
+    problem: BlockCyclicProblem, data: KernelData, plan: Plan, seed: int, w0: np.ndarray, w_ref: np.ndarray
 ) -> SeedRecords:
     """Run ``block_cyclic_kernel`` for one seed from w0 (d,); w_ref (d,) anchors the divergence test."""
     c = problem.combined
@@ -350,10 +407,12 @@ def kernel_seed(
     rec_sel = np.zeros((P if mc else 0, M), dtype=np.int64)
     rec_track = np.zeros((P if plan.track else 0, 4))
     diverged = block_cyclic_kernel(
-        plan.mode, plan.predictor, data, c.mu, M, problem.n_clients,
+        plan.mode, plan.predictor, c.model.kernel_loss(), c.n_classes, c.n_features, c.mu, data.rows, data.targets,
+        data.offsets, M, problem.n_clients, data.use_gram, data.gram, data.gram_rhs,
         (plan.gamma.code, *map(float, plan.gamma.params)), (plan.eta.code, *map(float, plan.eta.params)),
         plan.local_steps, plan.rounds_per_block, plan.rounds, plan.batch, plan.participants, seed,
         np.asarray(plan.record_rounds, dtype=np.int64), np.ascontiguousarray(w0, dtype=np.float64),
-        np.ascontiguousarray(w_ref, dtype=np.float64), plan.track, rec_global, rec_pred, rec_sep, rec_sel, rec_track,
+        np.ascontiguousarray(w_ref, dtype=np.float64), plan.track, data.block_gram, data.block_rhs,
+        rec_global, rec_pred, rec_sep, rec_sel, rec_track,
     )
     return SeedRecords(rec_global, rec_pred, rec_sep, rec_sel, rec_track, int(diverged))

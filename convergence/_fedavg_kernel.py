@@ -5,14 +5,14 @@ for round r = 0..R-1, every client k starts from the global model W and takes E 
 
     W_k <- W_k - eta_t (g_k(W_k) + mu W_k),   t = r E + e,
 
-where g_k is the data gradient of client k (exact, or a minibatch of ``batch`` rows drawn
+where g_k is the data gradient of client k (the loss's derivative comes from the model oracle,
+``problems.models.kernels.margin_residuals``, dispatched on the model's loss tag) (exact, or a minibatch of ``batch`` rows drawn
 uniformly with replacement by the counter-based sampler of ``_rng``); then the server sets
 W <- W + s (sum_k p_k W_k - W), s = ``server_lr`` (s = 1: plain FedAvg, W <- sum_k p_k W_k).
 
-Gradients come from the model oracle (``problems.models.kernels``): the kernel never computes a
-loss. Client k's local model holds only its support S_k (the parameters its data can move, from
-the model's packed ``data``); outside S_k its data gradient vanishes, so its local model there is
-s_k W with s_k = prod_e (1 - eta_t mu), tracked as one scalar.
+Parameters are stored row-major as (f, C): w[j*C + c] = W[j, c] (C = 1 except for softmax).
+Outside its feature support S_k a client's data gradient vanishes, so its local model there is
+s_k W with s_k = prod_e (1 - eta_t mu), tracked as one scalar (see ``_packing``).
 
 With ``track`` the kernel also records, over every local iterate of every client,
 max ||w - w*||^2 (the radius of the region the iterates visit) and max ||g||^2 of the realised
@@ -24,45 +24,108 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from problems.models.kernels import client_gradient, client_workspace
+from problems.models.kernels import margin_residuals
 
 from ._rng import sample_index, seed_key, stream_key
 from .schedules import step_size_at
 
-__all__ = ["fedavg_kernel", "DIVERGENCE_FACTOR"]
+__all__ = ["fedavg_kernel", "data_gradient", "gram_gradient", "DIVERGENCE_FACTOR"]
 
 DIVERGENCE_FACTOR = 1e30
 """A run has diverged once ||w - w*||^2 exceeds this factor times (1 + ||w_0 - w*||^2)."""
 
 
+BLAS_MIN_WORK = 2048
+"""Minibatches with n_used * |S_k| * C >= this many multiply-adds use BLAS (np.dot) for the two
+products; smaller ones (e.g. the counterexample's 5 x 5 blocks) use plain loops, where a BLAS
+call would cost more than the arithmetic."""
+
+
+@njit(cache=True)
+def data_gradient(loss, C, rows, row_base, m, targets, sample_base, n_k, batch, stream, W, G, Xb, Z, idx):
+    """G (m*C,) <- the data gradient of the client at W (m*C,) over its sampled rows.
+
+    Rows are client k's support-restricted rows; with a minibatch they are gathered into Xb
+    (batch, m), with exact gradients the client's block is used in place. Work buffers: Xb
+    (>= batch * m,), Z (n, C) and idx (n,) with n >= the number of rows used.
+    """
+    n_used = n_k if batch == 0 else batch
+    wt = 1.0 / n_used
+    for b in range(n_used):
+        idx[b] = b if batch == 0 else sample_index(stream, b, n_k)
+    W2 = W.reshape(m, C)
+    G2 = G[: m * C].reshape(m, C)
+    Zb = Z[:n_used]
+    if n_used * m * C >= BLAS_MIN_WORK:
+        if batch == 0:
+            Xu = rows[row_base: row_base + n_k * m].reshape(n_k, m)
+        else:
+            Xu = Xb[: n_used * m].reshape(n_used, m)
+            for b in range(n_used):
+                base = row_base + idx[b] * m
+                for j in range(m):
+                    Xu[b, j] = rows[base + j]
+        np.dot(Xu, W2, Zb)
+        margin_residuals(loss, Zb, targets, sample_base, idx, n_used, wt)
+        np.dot(Xu.T, Zb, G2)
+        return
+    for b in range(n_used):
+        base = row_base + idx[b] * m
+        for c in range(C):
+            Zb[b, c] = 0.0
+        for j in range(m):
+            xj = rows[base + j]
+            for c in range(C):
+                Zb[b, c] += xj * W2[j, c]
+    margin_residuals(loss, Zb, targets, sample_base, idx, n_used, wt)
+    for q in range(m * C):
+        G[q] = 0.0
+    for b in range(n_used):
+        base = row_base + idx[b] * m
+        for j in range(m):
+            xj = rows[base + j]
+            for c in range(C):
+                G2[j, c] += xj * Zb[b, c]
+
+
+@njit(cache=True)
+def gram_gradient(gram, gram_base, rhs, rhs_base, m, W, G):
+    """G (m,) <- Q_k W - c_k, the exact least-squares data gradient from the packed Gram."""
+    for j in range(m):
+        acc = -rhs[rhs_base + j]
+        row = gram_base + j * m
+        for l in range(m):
+            acc += gram[row + l] * W[l]
+        G[j] = acc
+
+
 @njit(cache=True)
 def fedavg_kernel(
-    data, mu, weights, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr, record_rounds, w0, w_star,
+    loss, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
+    full_support, gram, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr, record_rounds, w0, w_star,
     track, records, stats,
 ):
     """Run one seed; write the global model at ``record_rounds`` into ``records`` (n_rec, d).
 
-    ``data`` is the model's packed client data (``LinearModel.pack`` with restricted supports).
     ``stats`` (2,) receives [max ||w - w*||^2, max ||g||^2] when ``track``. Returns -1, or the
     0-based round at whose end the model had diverged (non-finite, or DIVERGENCE_FACTOR).
     """
     N = weights.size
-    d = w0.size
-    support, support_offsets, full_support = data.support, data.support_offsets, data.full_support
-    sample_offsets = data.sample_offsets
+    d = n_features * C
     m_max = 0
     for k in range(N):
         m_max = max(m_max, support_offsets[k + 1] - support_offsets[k])
     W = w0.copy()
-    local = np.empty(support_offsets[N])
+    local = np.empty(support_offsets[N] * C)
     scale = np.ones(N)
     n_max = batch
     if batch == 0:
         for k in range(N):
             n_max = max(n_max, sample_offsets[k + 1] - sample_offsets[k])
-    ws = client_workspace(data, n_max)
-    G = np.empty(m_max)
-    idx = np.empty(max(n_max, 1), dtype=np.int64)
+    G = np.empty(m_max * C)
+    Xb = np.empty(max(batch, 1) * m_max)
+    Z = np.empty((n_max, C))
+    idx = np.empty(n_max, dtype=np.int64)
     acc = np.empty(d)
     key = seed_key(seed)
     star_sq = 0.0
@@ -84,48 +147,51 @@ def fedavg_kernel(
             for q in range(d):
                 w_sq += W[q] * W[q]
                 w_dot += W[q] * w_star[q]
+        gram_base = 0
         for k in range(N):
             so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
-            Wk = local[so:so + m]
+            Wk = local[so * C:(so + m) * C]
             off_sq, off_dot, off_star = w_sq, w_dot, star_sq
-            for q in range(m):
-                v, vs = W[support[so + q]], w_star[support[so + q]]
-                Wk[q] = v
-                off_sq -= v * v
-                off_dot -= v * vs
-                off_star -= vs * vs
+            for jj in range(m):
+                j = support[so + jj]
+                for c in range(C):
+                    v, vs = W[j * C + c], w_star[j * C + c]
+                    Wk[jj * C + c] = v
+                    off_sq -= v * v
+                    off_dot -= v * vs
+                    off_star -= vs * vs
             if full_support[k]:
                 off_sq, off_dot, off_star = 0.0, 0.0, 0.0
             s = 1.0
             n_k = sample_offsets[k + 1] - sample_offsets[k]
-            n_used = n_k if batch == 0 else batch
-            if batch == 0:
-                for b in range(n_used):
-                    idx[b] = b
             for e in range(E):
                 t = r * E + e
                 eta = step_size_at(sched_code, sched_a, sched_b, t, E)
-                if batch > 0:
-                    stream = stream_key(key, t, k, N)
-                    for b in range(n_used):
-                        idx[b] = sample_index(stream, b, n_k)
-                client_gradient(data, ws, k, Wk, idx, n_used, batch == 0, G)
+                stream = stream_key(key, t, k, N) if batch > 0 else np.uint64(0)
+                if batch == 0 and uses_gram[k]:
+                    gram_gradient(gram, gram_base, gram_rhs, so, m, Wk, G)
+                else:
+                    data_gradient(loss, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
+                                   stream, Wk, G, Xb, Z, idx)
                 if track:
                     g_sq = mu * mu * s * s * max(off_sq, 0.0)
-                    for q in range(m):
+                    for q in range(m * C):
                         g = G[q] + mu * Wk[q]
                         g_sq += g * g
                     max_grad = max(max_grad, g_sq)
-                for q in range(m):
+                for q in range(m * C):
                     Wk[q] -= eta * (G[q] + mu * Wk[q])
                 s *= 1.0 - eta * mu
                 if track:
                     rad = max(s * s * off_sq - 2.0 * s * off_dot + off_star, 0.0)
-                    for q in range(m):
-                        diff = Wk[q] - w_star[support[so + q]]
-                        rad += diff * diff
+                    for jj in range(m):
+                        j = support[so + jj]
+                        for c in range(C):
+                            diff = Wk[jj * C + c] - w_star[j * C + c]
+                            rad += diff * diff
                     max_rad = max(max_rad, rad)
             scale[k] = s
+            gram_base += m * m
         # server: acc = sum_k p_k w_k, with w_k = s_k W off the support of k
         off_weight = 0.0
         for k in range(N):
@@ -137,11 +203,13 @@ def fedavg_kernel(
             so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
             p, s = weights[k], scale[k]
             for jj in range(m):
-                q = support[so + jj]
-                if full_support[k]:
-                    acc[q] += p * local[so + jj]
-                else:
-                    acc[q] += p * (local[so + jj] - s * W[q])
+                j = support[so + jj]
+                for c in range(C):
+                    q = j * C + c
+                    if full_support[k]:
+                        acc[q] += p * local[(so + jj) * C + c]
+                    else:
+                        acc[q] += p * (local[(so + jj) * C + c] - s * W[q])
         dist = 0.0
         for q in range(d):
             if server_lr == 1.0:

@@ -6,7 +6,7 @@ microseconds per local client-step for both engines, their ratio, and the floor
     floor = flops per client-step / (single-core rate of a large matrix product)
             + exp calls per client-step * (measured cost of one vectorised exp),
 
-where the flops count the support-restricted step (``problems.models.linear.step_flops``). Workloads:
+where the flops count the support-restricted step (PackedClients.flops_per_step). Workloads:
 W1: Li et al.'s counterexample (N = 5, p = 4, d = 21), exact gradients, E = 20;
 W2: synthetic(1, 1), 100 clients, softmax 60 x 10 (+ bias), batch 24, E = 20;
 W3: MC-PSGD on block-cyclic softmax data, 100 clients, M = 5, 60 x 10 (+ bias), batch 24, I = 10
@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from problems import build_problem, problem_spec
+from problems import ProblemSpec, build_problem, problem_spec
 
-from problems.models.linear import step_flops
+from ._packing import pack_clients
 from .config import FedAvgConfig
 from .run import run_seed
 from .schedules import StepSize
@@ -41,7 +41,7 @@ class Workload:
 
     name: str
     description: str
-    spec: dict
+    spec: ProblemSpec
     local_steps: int
     batch_size: int
     eta: float
@@ -125,9 +125,8 @@ def run_bench(repeats: int = 5) -> dict[str, Any]:
     results = []
     for w in WORKLOADS:
         problem = build_problem(w.spec)
-        packed = problem.model.pack(problem.X, problem.y, problem.offsets, restrict_support=True,
-                                    exact_gradients=w.batch_size == 0)
-        flops = float(step_flops(packed, w.batch_size).mean())
+        packed = pack_clients(problem)
+        flops = float(packed.flops_per_step(w.batch_size).mean())
         samples = np.diff(problem.offsets).mean() if w.batch_size == 0 else w.batch_size
         exps = float(samples * problem.model.exp_calls_per_sample)
         floor_us = flops / (rates["matmul_gflops_1core"] * 1e3) + exps * rates["exp_ns"] * 1e-3
@@ -143,9 +142,8 @@ def run_bench(repeats: int = 5) -> dict[str, Any]:
     with threadpool_limits(limits=1):
         mc_numba, problem = _time_mc_psgd("numba", repeats)
         mc_numpy, _ = _time_mc_psgd("numpy", max(1, repeats // 2))
-    c = problem.combined
-    packed = c.model.pack(c.X, c.y, c.offsets, restrict_support=False, exact_gradients=False)
-    flops = 2 * float(step_flops(packed, 24).mean())
+    packed = pack_clients(problem.combined)
+    flops = 2 * float(packed.flops_per_step(24).mean())
     exps = 2 * 24 * problem.combined.n_classes
     floor_us = flops / (rates["matmul_gflops_1core"] * 1e3) + exps * rates["exp_ns"] * 1e-3
     results.append({

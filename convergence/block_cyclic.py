@@ -43,7 +43,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from problems import (
-    BlockCyclicProblem, FederatedProblem, Optimum, ProblemError, check_optimum, check_real, exact_optimum,
+    BlockCyclicProblem, FederatedProblem, Optimum, ProblemError, ProblemSpec, check_optimum, check_real, exact_optimum,
 )
 
 from ._block_cyclic_kernel import (
@@ -257,7 +257,7 @@ class BlockCyclicResult:
     run_id: str
     algorithm: str
     config: MMPSGDConfig | MCPSGDConfig | FedAvgCyclicConfig | PRSGDConfig
-    problem_spec: dict[str, Any]
+    problem_spec: ProblemSpec | None
     seeds: tuple[int, ...]
     rounds: np.ndarray
     steps: np.ndarray
@@ -276,10 +276,11 @@ class BlockCyclicResult:
     seconds: float
 
 
-def block_run_id(problem_spec: Any, config_json: dict[str, Any]) -> str:
+def block_run_id(problem_spec: ProblemSpec | None, config_json: dict[str, Any]) -> str:
     """The run id of a block-cyclic config on a problem spec: ``config_digest`` of both, as
     ``RunConfig.run_id`` makes FedAvg's."""
-    return config_digest({"problem": problem_spec, "algorithm": config_json})
+    problem_json = None if problem_spec is None else problem_spec.to_json()
+    return config_digest({"problem": problem_json, "algorithm": config_json})
 
 
 def _plan(

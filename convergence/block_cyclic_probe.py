@@ -6,7 +6,7 @@ and 9 of Ding et al., "Distributed Optimization over Block-Cyclic Data" (arXiv 2
 statements about every local step and every communication round. ``probe_block_cyclic`` replays
 one seed of ``convergence.block_cyclic.run_block_cyclic`` with the very same arithmetic: it calls
 the helpers of the NumPy reference path (``_block_cyclic_reference.participants_np``,
-``_chain_batch``, ``_mean_losses``, ``_fedavg_reference._ClientData``, ``_data_gradients``) and
+``_chain_batch``, ``_mean_losses``, ``_fedavg_reference._ClientData``, the model's ``batched_gradients``) and
 the counter-based sampler (``_rng.sample_indices_np``, 2b slots per stream in MC, the first b for
 the x chain), so its global models, predictors and block-separate models are bit-identical to
 ``run_block_cyclic(..., engine="numpy")`` and agree with the Numba kernel to rounding.

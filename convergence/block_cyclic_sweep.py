@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from problems import build_block_cyclic, build_problem, exact_optimum
+from problems import ProblemSpec, build_block_cyclic, build_problem, exact_optimum
 
 from .block_cyclic import (
     BlockCyclicResult,
@@ -45,12 +45,12 @@ _SHARED = ("rounds", "steps", "blocks", "block_rounds")
 class BlockCyclicRequest:
     """A problem spec (a block-cyclic family, or any family for PR-SGD) and a config to run."""
 
-    spec: dict[str, Any]
+    spec: ProblemSpec
     config: MMPSGDConfig | MCPSGDConfig | FedAvgCyclicConfig | PRSGDConfig
     track: bool = False
 
 
-def _seed_task(spec: dict, config, track: bool) -> dict[str, np.ndarray]:
+def _seed_task(spec: ProblemSpec, config, track: bool) -> dict[str, np.ndarray]:
     """Worker body: the one seed of a single-seed ``config``; the result's arrays with the seed axis dropped.
 
     Only results: the run's wall-clock time is the sweep's to record, in the store's metadata.
@@ -87,7 +87,7 @@ def seed_task(request: BlockCyclicRequest, seed: int) -> SweepTask:
     the seed; its key is the SHA-256 of that config's canonical JSON (24 hex digits).
     """
     one = dataclasses.replace(request.config, seeds=(seed,))
-    config_json = {"problem": request.spec, "algorithm": one.to_json(), "kind": type(one).__name__, "seed": seed,
+    config_json = {"problem": request.spec.to_json(), "algorithm": one.to_json(), "kind": type(one).__name__, "seed": seed,
                    "track": request.track}
     key = config_digest(config_json, 24)
     return SweepTask(key, _seed_task, (request.spec, one, request.track), config_json)

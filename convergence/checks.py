@@ -52,17 +52,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .rates import (
-    _MIN_FIT_POINTS,
-    RateFit,
-    _as_confidence,
-    _as_count,
-    _as_record_points,
-    _as_values,
-    _is_real,
-    _usable_points,
-    fit_rate,
-)
+from .argument_checks import as_confidence, as_count, as_record_points, as_values, is_real
+from .rates import MIN_FIT_POINTS, RateFit, fit_rate, usable_points
 from .verdict import Hypothesis, Status, Verdict
 
 __all__ = [
@@ -124,22 +115,22 @@ def check_rate_exponent(
             argument).
     """
     _check_claim_id(claim_id)
-    x = _as_record_points(x)
-    values = _as_values(values, x.size, nonnegative=True)
-    if not _is_real(claimed_exponent):
+    x = as_record_points(x)
+    values = as_values(values, x.size, nonnegative=True)
+    if not is_real(claimed_exponent):
         raise ValueError(f"claimed_exponent: must be a finite number, got {claimed_exponent!r}")
     tolerance = _as_nonnegative(tolerance, "tolerance")
     relative_tolerance = _as_nonnegative(relative_tolerance, "relative_tolerance")
     deterministic = _as_flag(deterministic, "deterministic")
-    if not (_is_real(tail_decades) and tail_decades > 0):
+    if not (is_real(tail_decades) and tail_decades > 0):
         raise ValueError(f"tail_decades: must be a finite number > 0, got {tail_decades!r}")
-    min_points = _as_count(min_points, "min_points", minimum=_MIN_FIT_POINTS)
-    _as_count(n_boot, "n_boot", minimum=1)
-    _as_count(seed, "seed", minimum=0)
-    confidence = _as_confidence(confidence)
+    min_points = as_count(min_points, "min_points", minimum=MIN_FIT_POINTS)
+    as_count(n_boot, "n_boot", minimum=1)
+    as_count(seed, "seed", minimum=0)
+    confidence = as_confidence(confidence)
     hypotheses = _as_hypotheses(hypotheses)
     mean, lo, hi = _mean_interval(values, confidence)
-    used = _usable_points(x, mean, fit_from, floor)
+    used = usable_points(x, mean, fit_from, floor)
     n_used = int(used.sum())
     threshold = float(claimed_exponent) + max(tolerance, relative_tolerance * abs(float(claimed_exponent)))
     claim = f"claimed {claimed_exponent:g} + tolerance {threshold - claimed_exponent:g}"
@@ -157,7 +148,7 @@ def check_rate_exponent(
         "n_seeds": values.shape[0],
         "deterministic": deterministic,
     }
-    if n_used < _MIN_FIT_POINTS:
+    if n_used < MIN_FIT_POINTS:
         status, measured, interval = Status.INCONCLUSIVE, math.nan, None
         finding = f"only {n_used} usable points (x >= fit_from, mean > floor); need {min_points}"
     else:
@@ -196,7 +187,7 @@ def check_rate_exponent(
 def _tail_start(x_used: np.ndarray, decades: float) -> float:
     """Left end of the tail fit: x_last 10^(-decades), moved left to keep the last 3 usable points
     and right to the first usable point (the tail never reaches before fit_from)."""
-    start = min(float(x_used[-1]) / 10.0**decades, float(x_used[-_MIN_FIT_POINTS]))
+    start = min(float(x_used[-1]) / 10.0**decades, float(x_used[-MIN_FIT_POINTS]))
     return max(start, float(x_used[0]))
 
 
@@ -369,14 +360,14 @@ def _check_bound(
 ) -> Verdict:
     """Shared body of the upper (q <= bound) and lower (q >= bound) bound checks."""
     _check_claim_id(claim_id)
-    x = _as_record_points(x, increasing=False)
-    values = _as_values(values, x.size, nonnegative=False)
+    x = as_record_points(x, increasing=False)
+    values = as_values(values, x.size, nonnegative=False)
     bound_arr = np.asarray(bound, dtype=np.float64)
     if bound_arr.shape != x.shape:
         raise ValueError(f"bound: expected shape {x.shape} matching x, got {np.shape(bound)}")
     if not np.all(np.isfinite(bound_arr)) or np.any(bound_arr <= 0):
         raise ValueError("bound: must be finite and positive at every point (ratios mean / bound)")
-    confidence = _as_confidence(confidence)
+    confidence = as_confidence(confidence)
     hypotheses = _as_hypotheses(hypotheses)
     deterministic = _as_flag(deterministic, "deterministic")
     alpha = 1.0 - confidence
@@ -461,7 +452,7 @@ def check_ordering(
         raise ValueError(f"smaller/larger: need two equal-length, non-empty arrays, got {smaller.shape} and {larger.shape}")
     if not (np.all(np.isfinite(smaller)) and np.all(np.isfinite(larger))):
         raise ValueError("smaller/larger: values must be finite")
-    confidence = _as_confidence(confidence)
+    confidence = as_confidence(confidence)
     hypotheses = _as_hypotheses(hypotheses)
     deterministic = _as_flag(deterministic, "deterministic")
     mean, lo, hi = (float(v[0]) for v in _mean_interval((larger - smaller)[:, None], confidence))
@@ -504,7 +495,7 @@ def _as_hypotheses(hypotheses: Sequence[Hypothesis]) -> tuple[Hypothesis, ...]:
 
 def _as_nonnegative(value: float, name: str) -> float:
     """A finite number >= 0."""
-    if not (_is_real(value) and value >= 0):
+    if not (is_real(value) and value >= 0):
         raise ValueError(f"{name}: must be a finite number >= 0, got {value!r}")
     return float(value)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from problems import check_int, check_ints, check_real
+from problems import ProblemSpec, check_int, check_ints, check_real
 
 from ._rng import SEED_MAX
 from .schedules import StepSize
@@ -123,20 +123,20 @@ class FedAvgConfig:
 
 @dataclass(frozen=True)
 class RunConfig:
-    """A problem spec (see problems.build_problem) plus an algorithm config."""
+    """A problem spec (see problems.build_problem; None for a problem made directly) plus an algorithm config."""
 
-    problem: dict[str, Any]
+    problem: ProblemSpec | None
     algorithm: FedAvgConfig
     label: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.problem, dict):
-            raise ConfigError(f"problem: expected a problem spec (a dict), got {type(self.problem).__name__}")
+        if self.problem is not None and not isinstance(self.problem, ProblemSpec):
+            raise ConfigError(f"problem: expected a ProblemSpec (or None), got {type(self.problem).__name__}")
         if not isinstance(self.algorithm, FedAvgConfig):
             raise ConfigError(f"algorithm: expected a FedAvgConfig, got {type(self.algorithm).__name__}")
 
     def to_json(self) -> dict[str, Any]:
-        return {"problem": self.problem, "algorithm": self.algorithm.to_json()}
+        return {"problem": None if self.problem is None else self.problem.to_json(), "algorithm": self.algorithm.to_json()}
 
     @property
     def run_id(self) -> str:

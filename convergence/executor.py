@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from problems import Optimum, build_problem
+from problems import Optimum, ProblemSpec, build_problem
 
 from .config import FedAvgConfig, RunConfig, config_digest
 from .resources import check_run_memory, check_sweep_memory
@@ -38,7 +38,7 @@ class RunRequest:
 
 
 def _seed_run(
-    problem_spec: dict, algorithm: FedAvgConfig, seed: int, w_star: np.ndarray, track: bool, engine: str
+    problem_spec: ProblemSpec, algorithm: FedAvgConfig, seed: int, w_star: np.ndarray, track: bool, engine: str
 ) -> dict[str, np.ndarray]:
     """Worker body: one seed of one config.
 

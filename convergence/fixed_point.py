@@ -53,7 +53,7 @@ import scipy.linalg
 
 from problems import FederatedProblem
 
-from .rates import _is_real
+from .argument_checks import is_real
 
 __all__ = ["FixedPoint", "fedavg_fixed_point", "fedavg_limit_offset"]
 
@@ -92,7 +92,7 @@ def fedavg_fixed_point(
             i.e. the map has no unique fixed point.
     """
     _check_arguments(problem, eta, local_steps)
-    if not (_is_real(server_lr) and server_lr > 0):
+    if not (is_real(server_lr) and server_lr > 0):
         raise ValueError(f"server_lr: the server learning rate must be a finite number > 0, got {server_lr!r}")
     eta, s = float(eta), float(server_lr)
     d = problem.dim
@@ -178,7 +178,7 @@ def _check_arguments(problem: FederatedProblem, eta: float, local_steps: int) ->
         raise ValueError(
             f"problem.loss: the FedAvg fixed point is exact for least squares only, got {problem.loss.value!r}"
         )
-    if not (_is_real(eta) and eta > 0):
+    if not (is_real(eta) and eta > 0):
         raise ValueError(f"eta: the step size must be a finite number > 0, got {eta!r}")
     if isinstance(local_steps, bool) or not isinstance(local_steps, (int, np.integer)) or local_steps < 1:
         raise ValueError(f"local_steps: E must be an integer >= 1, got {local_steps!r}")

@@ -4,7 +4,7 @@ The kernels return the global model at a few record rounds only; the lemmas of L
 (ICLR 2020, Lemmas 1-3) and the client-drift lemma of Yu et al. (AAAI 2019, as stated in
 ``shared/papers/liu_lecture_fl_fedavg.md``) are statements about every local step. ``probe_fedavg``
 replays one seed of ``convergence.run`` with the very same arithmetic: it calls the helpers of the
-NumPy reference path (``_fedavg_reference._ClientData``, ``_fedavg_reference._data_gradients``)
+NumPy reference path (``_fedavg_reference._ClientData``, the model's ``batched_gradients``)
 and the counter-based sampler (``_rng.sample_indices_np``), so that its global models are
 bit-identical to ``run(..., engine="numpy")`` and agree with the Numba kernel to rounding.
 

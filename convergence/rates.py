@@ -37,9 +37,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["RateFit", "fit_rate"]
+from .argument_checks import as_confidence, as_count, as_floor, as_record_points, as_values, is_real
 
-_MIN_FIT_POINTS = 3  # n - 2 >= 1 degrees of freedom for the OLS standard error
+__all__ = ["RateFit", "fit_rate", "usable_points", "MIN_FIT_POINTS"]
+
+MIN_FIT_POINTS = 3
+"""The fewest points a rate fit takes: n - 2 >= 1 degrees of freedom for the OLS standard error."""
 
 
 @dataclass(frozen=True)
@@ -107,19 +110,19 @@ def fit_rate(
     Raises:
         ValueError: naming the bad argument, or ``values`` when fewer than 3 points remain.
     """
-    x = _as_record_points(x)
-    values = _as_values(values, x.size, nonnegative=True)
-    n_boot = _as_count(n_boot, "n_boot", minimum=1)
-    confidence = _as_confidence(confidence)
-    seed = _as_count(seed, "seed", minimum=0)
-    floor_value = _as_floor(floor)
+    x = as_record_points(x)
+    values = as_values(values, x.size, nonnegative=True)
+    n_boot = as_count(n_boot, "n_boot", minimum=1)
+    confidence = as_confidence(confidence)
+    seed = as_count(seed, "seed", minimum=0)
+    floor_value = as_floor(floor)
     mean = values.mean(axis=0)
     in_range = _in_fit_range(x, fit_from)
     keep = in_range & (mean > floor_value)
-    if keep.sum() < _MIN_FIT_POINTS:
+    if keep.sum() < MIN_FIT_POINTS:
         raise ValueError(
             f"values: only {int(keep.sum())} points have x >= fit_from and a mean above floor = "
-            f"{floor_value:g}; a rate fit needs at least {_MIN_FIT_POINTS}"
+            f"{floor_value:g}; a rate fit needs at least {MIN_FIT_POINTS}"
         )
     log_x = np.log(x[keep])
     slope, intercept, residual_std, slope_se = _ols(log_x, np.log(mean[keep]))
@@ -188,69 +191,11 @@ def _in_fit_range(x: np.ndarray, fit_from: float | None) -> np.ndarray:
     """Boolean mask of the points with x >= fit_from (all points when fit_from is None)."""
     if fit_from is None:
         return np.ones(x.shape, dtype=bool)
-    if not _is_real(fit_from):
+    if not is_real(fit_from):
         raise ValueError(f"fit_from: must be a finite number or None, got {fit_from!r}")
     return x >= fit_from
 
 
-def _usable_points(x: np.ndarray, mean: np.ndarray, fit_from: float | None, floor: float | None) -> np.ndarray:
+def usable_points(x: np.ndarray, mean: np.ndarray, fit_from: float | None, floor: float | None) -> np.ndarray:
     """Mask of the points fit_rate fits: x >= fit_from and mean > floor (validated arguments)."""
-    return _in_fit_range(x, fit_from) & (mean > _as_floor(floor))
-
-
-def _as_floor(floor: float | None) -> float:
-    """The floor as a float (None means 0); must be finite and >= 0."""
-    if floor is None:
-        return 0.0
-    if not (_is_real(floor) and floor >= 0):
-        raise ValueError(f"floor: must be a finite number >= 0 or None, got {floor!r}")
-    return float(floor)
-
-
-def _as_record_points(x: np.ndarray, *, increasing: bool = True) -> np.ndarray:
-    """x as a float64 (P,) array, P >= 1, finite and positive (and strictly increasing if asked)."""
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"x: expected a non-empty 1-d array of record points, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError("x: record points must be finite and positive")
-    if increasing and np.any(np.diff(arr) <= 0):
-        raise ValueError("x: record points must be strictly increasing")
-    return arr
-
-
-def _as_values(values: np.ndarray, n_points: int, *, nonnegative: bool) -> np.ndarray:
-    """values as a float64 (S, P) array matching x; a (P,) array is one seed."""
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] != n_points:
-        raise ValueError(f"values: expected shape (seeds, {n_points}) matching x, got {np.shape(values)}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("values: measurements contain NaN or infinite values")
-    if nonnegative and np.any(arr < 0):
-        raise ValueError("values: measurements must be nonnegative")
-    return arr
-
-
-def _is_real(value: object) -> bool:
-    """True for a finite int or float (numpy scalars included); False for bools and anything else."""
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, (int, float, np.integer, np.floating))
-        and math.isfinite(value)
-    )
-
-
-def _as_count(value: int, name: str, *, minimum: int) -> int:
-    """An integer argument >= minimum (bools rejected)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _as_confidence(confidence: float) -> float:
-    """A confidence level strictly between 0 and 1."""
-    if not (_is_real(confidence) and 0.0 < confidence < 1.0):
-        raise ValueError(f"confidence: must lie strictly between 0 and 1, got {confidence!r}")
-    return float(confidence)
+    return _in_fit_range(x, fit_from) & (mean > as_floor(floor))

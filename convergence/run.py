@@ -20,6 +20,7 @@ from problems import FederatedProblem, Optimum, build_problem, check_optimum, ch
 
 from ._fedavg_kernel import DIVERGENCE_FACTOR, fedavg_kernel
 from ._fedavg_reference import fedavg_reference
+from ._packing import pack_clients
 from .config import FedAvgConfig, RunConfig
 from .resources import check_run_memory
 
@@ -128,13 +129,14 @@ def _run_seed(problem, algorithm, seed, w_star, engine, track):
         return fedavg_reference(problem, algorithm, seed, w0, w_star, track)
     if engine != "numba":
         raise ValueError(f"engine: unknown engine {engine!r}; choose one of {ENGINES}")
-    data = problem.model.pack(problem.X, problem.y, problem.offsets, restrict_support=True,
-                              exact_gradients=algorithm.batch_size == 0)
+    packed = pack_clients(problem)
     records = np.zeros((len(algorithm.record_rounds), problem.dim))
     stats = np.full(2, np.nan)
     a, b = algorithm.step_size.params
     diverged = fedavg_kernel(
-        data, problem.mu, np.ascontiguousarray(problem.weights), algorithm.step_size.code, a, b,
+        packed.loss, packed.n_classes, packed.n_features, packed.mu, packed.weights, packed.targets,
+        packed.sample_offsets, packed.support, packed.support_offsets, packed.rows, packed.row_offsets,
+        packed.full_support, packed.gram, packed.uses_gram, packed.gram_rhs, algorithm.step_size.code, a, b,
         algorithm.local_steps, algorithm.rounds, algorithm.batch_size, seed, algorithm.server_lr,
         np.asarray(algorithm.record_rounds, dtype=np.int64), w0, w_star, track, records, stats,
     )

@@ -7,7 +7,12 @@ Public API (everything else is private):
   ``random_quadratic``, ``synthetic`` (Li et al. 2020, Appendix D / FedProx);
 * block-cyclic data (Ding et al. 2020): ``BlockCyclicProblem``, ``block_cyclic_quadratic``,
   ``block_cyclic_softmax``, ``label_block_partition``;
-* the registry: ``build_problem(spec)``, ``build_block_cyclic(spec)``, ``problem_spec(family, **params)``;
+* specs (``spec``): ``ProblemSpec`` (immutable, owning its canonical JSON: ``to_json``, ``from_json``,
+  ``digest``), ``FamilySpec`` (a family and its parameters; ``problem_spec(family, **params)``) and
+  ``ViewSpec`` (a nested / shuffled / block view of a block-cyclic problem);
+* families (``families``): ``families()``, ``register_family(name, builder)`` (a user's own), ``Family``;
+* a user's arrays: ``from_arrays(X, y, client_of_row, loss=..., l2=...)`` and ``data_folder()``;
+* the registry: ``build_problem(spec)``, ``build_block_cyclic(spec)``;
 * constants: ``ProblemConstants``, ``problem_constants``;
 * optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``, ``check_optimum``;
 * the registry's ``check_problem(problem, spec)`` (does a problem belong to a spec?);

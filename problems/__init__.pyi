@@ -2,13 +2,16 @@
 (lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
 
 from ._base import FederatedProblem, LossKind, ProblemError
+from .arrays import data_folder, from_arrays
 from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax, label_block_partition
 from .constants import ProblemConstants, problem_constants
 from .counterexample import li_counterexample, li_counterexample_matrices
+from .families import Family, families, register_family
 from .identical import identical_quadratic
 from .optimum import Optimum, OptimumError, check_optimum, exact_optimum, heterogeneity_gamma
 from .quadratic import random_quadratic
-from .registry import build_block_cyclic, build_problem, check_problem, problem_spec
+from .registry import build_block_cyclic, build_problem, check_problem
+from .spec import FamilySpec, ProblemSpec, ViewSpec, problem_spec
 from .synthetic import synthetic
 from .validation import (
     MEMORY_FRACTION,

@@ -27,14 +27,14 @@ from __future__ import annotations
 import enum
 import functools
 import hashlib
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .models.linear import LinearModel
 from .models.registry import model_for
+from .spec import ProblemSpec
 from .validation import ProblemError, check_int, check_real
 
 __all__ = ["LossKind", "FederatedProblem", "ProblemError"]
@@ -55,7 +55,8 @@ class FederatedProblem:
 
     Shapes: X (n, f) float64 C-contiguous, y (n,) float64, offsets (N+1,) int64 with
     offsets[0] = 0 and offsets[N] = n, weights (N,) summing to 1, constants (N,).
-    ``spec`` records the family and parameters that rebuild the problem (JSON-able).
+    ``spec`` is the ``ProblemSpec`` that rebuilds the problem (``registry.build_problem``), or
+    None for a problem made directly, which nothing rebuilds.
     """
 
     name: str
@@ -67,12 +68,14 @@ class FederatedProblem:
     mu: float
     n_classes: int = 1
     constants: np.ndarray | None = None
-    spec: dict[str, Any] = field(default_factory=dict)
+    spec: ProblemSpec | None = None
     notes: str = ""
 
     def __post_init__(self) -> None:
         loss = _loss_kind(self.loss)
         object.__setattr__(self, "loss", loss)
+        if self.spec is not None and not isinstance(self.spec, ProblemSpec):
+            raise ProblemError(f"spec: expected a ProblemSpec or None, got {type(self.spec).__name__}")
         X = _float_array("X", self.X)
         y = _float_array("y", self.y).reshape(-1)
         offsets = _int_array("offsets", self.offsets)
@@ -213,7 +216,7 @@ class FederatedProblem:
             "dim": self.dim,
             "n_samples": int(self.X.shape[0]),
             "mu": self.mu,
-            "spec": json.loads(json.dumps(self.spec)),
+            "spec": None if self.spec is None else self.spec.to_json(),
         }
 
 

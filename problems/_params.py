@@ -1,10 +1,9 @@
-"""Choices and canonical specs of problem-family parameters.
+"""String choices of problem-family parameters.
 
 Every family builder passes its integer and real arguments through ``validation`` (check_int,
-check_real) and its string choices through ``as_choice``, so that (i) bad input raises one
-``ProblemError`` naming the field and (ii) the values recorded in ``FederatedProblem.spec`` have a
-canonical JSON type (int stays int, float becomes float), which keeps config hashes stable
-whether a caller wrote ``mu=0`` or ``mu=0.0``.
+check_real) and its string choices through ``as_choice``, so that bad input raises one
+``ProblemError`` naming the field; the spec it records (``spec.FamilySpec``) holds the canonical
+values.
 """
 
 from __future__ import annotations
@@ -13,16 +12,11 @@ from typing import Any
 
 from ._base import ProblemError
 
-__all__ = ["as_choice", "make_spec"]
+__all__ = ["as_choice"]
 
 
 def as_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    """``value`` if it is one of ``choices``; ProblemError naming ``name`` otherwise."""
-    if value not in choices:
+    """``value`` if it is one of ``choices`` (a string); ProblemError naming ``name`` otherwise."""
+    if not isinstance(value, str) or value not in choices:
         raise ProblemError(f"{name}: expected one of {list(choices)}, got {value!r}")
-    return str(value)
-
-
-def make_spec(family: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The canonical spec ``{"family": family, "params": params}`` (params sorted by name)."""
-    return {"family": family, "params": {key: params[key] for key in sorted(params)}}
+    return value

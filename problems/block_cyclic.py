@@ -31,13 +31,15 @@ Generators (each seeded; the first two are registered problem families, see ``re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ._base import FederatedProblem, LossKind, ProblemError
-from ._params import as_choice, make_spec
+from ._params import as_choice
+from .spec import FamilySpec, ProblemSpec, ViewSpec
 from .validation import check_int, check_problem_size, check_real
 
 __all__ = ["BlockCyclicProblem", "block_cyclic_quadratic", "block_cyclic_softmax", "label_block_partition"]
@@ -55,14 +57,14 @@ class BlockCyclicProblem:
     Shapes: ``combined`` has M*N pseudo-clients with weights 1/(M N); its dimension d is that of
     every F_m^i. The generators give every F_m^i a zero constant; a problem wrapped as one block
     (e.g. for parallel restarted SGD) keeps its constants c_k, which shift values, not gradients.
-    ``spec`` rebuilds the problem (``registry.build_block_cyclic``) when it names a registered
-    family, and records the provenance otherwise.
+    ``spec`` rebuilds the problem (``registry.build_block_cyclic``); None when nothing can (a
+    problem assembled directly, or from a user's arrays by ``label_block_partition``).
     """
 
     combined: FederatedProblem
     n_blocks: int
     n_clients: int
-    spec: dict[str, Any] = field(default_factory=dict)
+    spec: ProblemSpec | None = None
 
     def __post_init__(self) -> None:
         M = check_int("n_blocks", self.n_blocks, minimum=1)
@@ -70,6 +72,8 @@ class BlockCyclicProblem:
         combined = self.combined
         if not isinstance(combined, FederatedProblem):
             raise ProblemError("combined: expected a FederatedProblem")
+        if self.spec is not None and not isinstance(self.spec, ProblemSpec):
+            raise ProblemError(f"spec: expected a ProblemSpec or None, got {type(self.spec).__name__}")
         if combined.n_clients != M * N:
             raise ProblemError(
                 f"combined: has {combined.n_clients} pseudo-clients, expected n_blocks * n_clients = {M * N}"
@@ -93,7 +97,10 @@ class BlockCyclicProblem:
         return self.combined.local_objectives(w).reshape(self.n_blocks, self.n_clients).mean(axis=1)
 
     def block(self, m: int) -> FederatedProblem:
-        """Block m as a problem of N clients with weights 1/N; its F is F_m and its optimum x_m*."""
+        """Block m as a problem of N clients with weights 1/N; its F is F_m and its optimum x_m*.
+
+        Its spec ``{"view": "block", "block": m, "of": spec}`` rebuilds it when ``spec`` is not None.
+        """
         m = check_int("m", m, minimum=0)
         if m >= self.n_blocks:
             raise ProblemError(f"m: block index must be < n_blocks = {self.n_blocks}, got {m}")
@@ -109,7 +116,7 @@ class BlockCyclicProblem:
             mu=c.mu,
             n_classes=c.n_classes,
             constants=c.constants[m * N : (m + 1) * N],
-            spec={"view": "block", "block": m, "of": self.spec},
+            spec=self._view("block", block=m),
             notes=f"Block {m} of a block-cyclic problem (Ding et al. 2020, eq. 6: F_m = (1/N) sum_i F_m^i).",
         )
 
@@ -126,7 +133,7 @@ class BlockCyclicProblem:
         Shapes: combined X (sum of the kept n_mi, d), d unchanged.
 
         Its spec ``{"view": "nested", "n_clients": N', "n_blocks": M', "of": spec}`` rebuilds it
-        (``registry.build_block_cyclic``) when ``spec`` does.
+        (``registry.build_block_cyclic``) when ``spec`` is not None.
         """
         N_sub = check_int("n_clients", n_clients, minimum=1)
         M_sub = check_int("n_blocks", n_blocks, minimum=1)
@@ -138,7 +145,7 @@ class BlockCyclicProblem:
         kept = (np.arange(M_sub)[:, None] * N + np.arange(N_sub)[None, :]).reshape(-1)  # pseudo-clients, m-major
         rows = np.concatenate([np.arange(c.offsets[k], c.offsets[k + 1]) for k in kept])
         sizes = c.client_sizes[kept]
-        spec = {"view": "nested", "n_clients": N_sub, "n_blocks": M_sub, "of": self.spec}
+        spec = self._view("nested", n_clients=N_sub, n_blocks=M_sub)
         combined = FederatedProblem(
             name=f"{c.name} [first {N_sub} clients of the first {M_sub} blocks]",
             loss=c.loss,
@@ -161,7 +168,8 @@ class BlockCyclicProblem:
         p_k = n_k / n, so F is the mean loss over all rows + (mu/2)||w||^2 (Sec. 5's "shuffled data"
         baseline), plus the mean of the pseudo-clients' constants (0 for the generators). It equals
         the block-cyclic F when every (block, client) has the same number of rows, and weights rows
-        differently otherwise.
+        differently otherwise. Its spec ``{"view": "shuffled", "shuffle_seed": seed, "of": spec}``
+        rebuilds it when ``spec`` is not None.
         """
         seed = check_int("seed", seed, minimum=0)
         c, N = self.combined, self.n_clients
@@ -180,9 +188,13 @@ class BlockCyclicProblem:
             mu=c.mu,
             n_classes=c.n_classes,
             constants=np.full(N, c.constants.mean()),
-            spec={"view": "shuffled", "shuffle_seed": seed, "of": self.spec},
+            spec=self._view("shuffled", shuffle_seed=seed),
             notes="Non-cyclic baseline of Ding et al. 2020, Sec. 5: the rows pooled and dealt at random.",
         )
+
+    def _view(self, view: str, **params: int) -> ViewSpec | None:
+        """The spec of this problem's ``view`` with ``params``; None when this problem has no spec."""
+        return None if self.spec is None else ViewSpec(view, params, self.spec)
 
 
 def _assemble(
@@ -193,7 +205,7 @@ def _assemble(
     n_clients: int,
     mu: float,
     n_classes: int,
-    spec: dict[str, Any],
+    spec: FamilySpec | None,
     notes: str,
 ) -> BlockCyclicProblem:
     """The BlockCyclicProblem whose pseudo-client m*N + i has rows ``parts[m*N + i]`` = (X, y)."""
@@ -302,7 +314,7 @@ def block_cyclic_quadratic(
         N,
         mu,
         1,
-        make_spec("block_cyclic_quadratic", params),
+        FamilySpec("block_cyclic_quadratic", params),
         "Ding et al. 2020 data model (Sec. 2) with least-squares clients.",
     )
 
@@ -377,7 +389,7 @@ def block_cyclic_softmax(
         N,
         2.0 * l2,
         1 if logistic else C,
-        make_spec("block_cyclic_softmax", params),
+        FamilySpec("block_cyclic_softmax", params),
         "Ding et al. 2020 data model (Sec. 2) with softmax / logistic clients; labels drawn from the model.",
     )
 
@@ -443,7 +455,8 @@ def label_block_partition(
 
     All randomness from ``default_rng(seed)`` in this order: label splits (labels ascending),
     within-block orders (blocks ascending), client sizes (blocks ascending). ``source`` (JSON-able)
-    describes where X, y come from and is recorded in the spec. Shapes: X (n, f), y (n,).
+    describes where X, y come from and is recorded in the notes with the parameters; the problem
+    has no spec (nothing rebuilds it from parameters alone). Shapes: X (n, f), y (n,).
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
@@ -493,6 +506,8 @@ def label_block_partition(
         "client_order": client_order,
         "source": source,
     }
+    notes = ("Ding et al. 2020, Sec. 5: label-based blocks, client sets fetched in sequence with normal sizes. "
+             f"label_block_partition{json.dumps(params, sort_keys=True)}")
     logistic = C == 2
     return _assemble(
         f"{name} (M={M}, {per_block} labels/block, N={N}, seed={seed})",
@@ -502,6 +517,6 @@ def label_block_partition(
         N,
         2.0 * l2,
         1 if logistic else C,
-        make_spec("label_block_partition", params),
-        "Ding et al. 2020, Sec. 5: label-based blocks, client sets fetched in sequence with normal sizes.",
+        None,
+        notes,
     )

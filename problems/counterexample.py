@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._base import FederatedProblem, LossKind
-from ._params import make_spec
+from .spec import FamilySpec
 from .validation import check_int, check_memory, check_problem_size, check_real
 
 __all__ = ["li_counterexample", "li_counterexample_matrices"]
@@ -112,6 +112,6 @@ def li_counterexample(N: int = 5, p: int = 4, mu: float = 2e-4) -> FederatedProb
         weights=np.full(N, 1.0 / N),
         mu=mu,
         constants=constants,
-        spec=make_spec("li_counterexample", {"N": N, "p": p, "mu": mu}),
+        spec=FamilySpec("li_counterexample", {"N": N, "p": p, "mu": mu}),
         notes="Li et al., ICLR 2020, Appendix C (eq. 27-30, Proposition 1); Theorems 4-5.",
     )

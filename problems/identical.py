@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._base import FederatedProblem, LossKind
-from ._params import make_spec
+from .spec import FamilySpec
 from .validation import check_int, check_problem_size, check_real
 from .quadratic import random_quadratic
 
@@ -27,10 +27,10 @@ def identical_quadratic(
     n = check_int("samples_per_client", samples_per_client, minimum=d)
     check_problem_size("n_clients, dim, samples_per_client", N * n, d, d)
     base = random_quadratic(1, dim, mu, L, 0.0, samples_per_client, seed)
-    spec = make_spec(
+    spec = FamilySpec(
         "identical_quadratic",
-        {"n_clients": N, "dim": d, "mu": check_real("mu", mu), "L": check_real("L", L),
-         "samples_per_client": n, "seed": base.spec["params"]["seed"]},
+        {"n_clients": N, "dim": d, "mu": check_real("mu", mu), "L": check_real("L", L), "samples_per_client": n,
+         "seed": check_int("seed", seed)},
     )
     return FederatedProblem(
         name=f"identical_quadratic(N={N}, d={dim}, seed={seed})",

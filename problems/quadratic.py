@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._base import FederatedProblem, LossKind, ProblemError
-from ._params import as_choice, make_spec
+from ._params import as_choice
+from .spec import FamilySpec
 from .validation import check_int, check_problem_size, check_real
 
 __all__ = ["random_quadratic"]
@@ -115,6 +116,6 @@ def random_quadratic(
         offsets=np.arange(N + 1) * n,
         weights=weights,
         mu=mu,
-        spec=make_spec("random_quadratic", params),
+        spec=FamilySpec("random_quadratic", params),
         notes="Exact constants: every F_k has Hessian eigenvalues in [mu, L] with both ends attained.",
     )

@@ -1,205 +1,134 @@
-"""The registry of problem families: build a problem from a JSON-able spec.
+"""Build the problem a spec describes (``spec.ProblemSpec``), once per process.
 
-A spec is ``{"family": name, "params": {...}}``. Its canonical form lists every parameter of the
-family's builder, with defaults filled in and values normalised by the builder's type hints
-(int stays int, float becomes float, a bool flag stays a bool), so ``json.dumps(spec,
-sort_keys=True)`` (and any hash of it) is the same however the caller wrote it.
-``build_problem(spec).spec`` equals the canonical spec.
-Built problems are cached per process (``functools.lru_cache`` on the canonical JSON); they are
-immutable (frozen dataclass, read-only arrays), so sharing them is safe.
+``build_problem(spec)`` takes a ``ProblemSpec`` or its JSON (a run store's, a user's: read with
+``ProblemSpec.from_json``, which canonicalises it), and returns the problem; ``build_problem(spec)
+.spec`` equals the canonical spec. A family spec calls the family's builder (``families``); a
+block-cyclic family builds a ``BlockCyclicProblem``: ``build_block_cyclic(spec)`` returns it and
+``build_problem(spec)`` its combined problem (F over the M*N pseudo-clients), from one cache. A view
+spec derives its problem from the block-cyclic problem its ``of`` builds: ``"nested"``
+(``BlockCyclicProblem.nested``, block-cyclic), ``"shuffled"`` (``BlockCyclicProblem.shuffled``) and
+``"block"`` (``BlockCyclicProblem.block``), both federated problems. So runs on a view go through
+the sweep layer (which rebuilds problems from their spec in the worker) like runs on a family.
 
-Families: ``li_counterexample`` (Li et al. 2020, Appendix C), ``random_quadratic``,
-``synthetic`` (Li et al. 2020, Appendix D.1 / FedProx), and the block-cyclic families
-``block_cyclic_quadratic``, ``block_cyclic_softmax`` (Ding et al. 2020, Sec. 2). A block-cyclic
-family builds a ``BlockCyclicProblem``: ``build_block_cyclic(spec)`` returns it and
-``build_problem(spec)`` its combined problem (F over the M*N pseudo-clients), from one cache.
-
-Views. A spec ``{"view": name, <view parameters>, "of": spec}`` describes a view of the
-block-cyclic problem ``spec`` builds, and rebuilds it: ``"nested"`` (parameters ``n_clients``,
-``n_blocks``: ``BlockCyclicProblem.nested``, a block-cyclic problem) and ``"shuffled"``
-(``shuffle_seed``: ``BlockCyclicProblem.shuffled``, a federated problem). These are the specs the
-views record, so runs on a view go through the sweep layer (which rebuilds problems from their
-spec in the worker) like runs on a family.
+Built problems are cached per process (``functools.lru_cache`` on the spec, which is hashable and
+canonical); they are immutable (frozen dataclass, read-only arrays), so sharing them is safe.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import inspect
-import json
-import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from ._base import FederatedProblem, ProblemError
-from ._params import make_spec
-from .validation import check_int, check_real
-from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax
-from .counterexample import li_counterexample
-from .identical import identical_quadratic
-from .quadratic import random_quadratic
-from .synthetic import synthetic
+from .block_cyclic import BlockCyclicProblem
+from .families import find_family
+from .spec import FamilySpec, ProblemSpec, ViewSpec
 
-__all__ = ["build_problem", "build_block_cyclic", "check_problem", "problem_spec"]
+__all__ = ["build_problem", "build_block_cyclic", "check_problem"]
 
-_FAMILIES: dict[str, Callable[..., FederatedProblem | BlockCyclicProblem]] = {
-    "li_counterexample": li_counterexample,
-    "random_quadratic": random_quadratic,
-    "synthetic": synthetic,
-    "block_cyclic_quadratic": block_cyclic_quadratic,
-    "block_cyclic_softmax": block_cyclic_softmax,
-    "identical_quadratic": identical_quadratic,
-}
-_SPEC_KEYS = ("family", "params")
-_VIEWS: dict[str, tuple[tuple[str, int], ...]] = {
-    "nested": (("n_clients", 1), ("n_blocks", 1)),
-    "shuffled": (("shuffle_seed", 0),),
-}
-"""View name -> its integer parameters with their minima (``BlockCyclicProblem.nested`` / ``shuffled``)."""
 _CACHE_SIZE = 16  # built problems kept per process (the largest default, synthetic, is ~20 MB)
-_FINGERPRINTS: dict[str, str] = {}
-"""canonical spec JSON -> fingerprint of the problem it builds (kept after the problem leaves the cache)."""
+_FINGERPRINTS: dict[ProblemSpec, str] = {}
+"""spec -> fingerprint of the (combined) problem it builds (kept after the problem leaves the cache)."""
 
 
-def _normalise(name: str, value: Any, kind: type) -> Any:
-    """``value`` converted to the JSON type of the builder's annotation ``kind``."""
-    if kind is bool:
-        if not isinstance(value, (bool, np.bool_)):
-            raise ProblemError(f"{name}: expected True or False, got {value!r}")
-        return bool(value)
-    if kind is int:
-        return check_int(name, value)
-    if kind is float:
-        return check_real(name, value)
-    if not isinstance(value, str):
-        raise ProblemError(f"{name}: expected a string, got {value!r}")
-    return value
+def build_problem(spec: ProblemSpec | Mapping[str, Any]) -> FederatedProblem:
+    """The problem ``spec`` describes (cached per process).
 
-
-def problem_spec(family: str, **params: Any) -> dict[str, Any]:
-    """The canonical spec of ``family`` with ``params`` (unknown family / parameter: ProblemError)."""
-    if not isinstance(family, str) or family not in _FAMILIES:
-        raise ProblemError(f"family: unknown problem family {family!r} (known: {', '.join(sorted(_FAMILIES))})")
-    builder = _FAMILIES[family]
-    signature = inspect.signature(builder)
-    unknown = sorted(set(params) - set(signature.parameters))
-    if unknown:
-        raise ProblemError(
-            f"params: unknown parameter {unknown[0]!r} for family {family!r} "
-            f"(known: {', '.join(signature.parameters)})"
-        )
-    hints = typing.get_type_hints(builder)
-    filled = {
-        name: _normalise(name, params.get(name, parameter.default), hints[name])
-        for name, parameter in signature.parameters.items()
-    }
-    return make_spec(family, filled)
-
-
-def build_problem(spec: Mapping[str, Any]) -> FederatedProblem:
-    """The problem described by ``spec = {"family": name, "params": {...}}`` (cached per process).
-
-    For a block-cyclic family this is ``BlockCyclicProblem.combined``.
+    For a block-cyclic family (or a nested view) this is ``BlockCyclicProblem.combined``.
     """
-    built = _build(_canonical_json(spec))
+    built = _build(_as_spec(spec))
     return built.combined if isinstance(built, BlockCyclicProblem) else built
 
 
-def build_block_cyclic(spec: Mapping[str, Any]) -> BlockCyclicProblem:
-    """The BlockCyclicProblem of a block-cyclic family's ``spec`` (cached per process)."""
-    built = _build(_canonical_json(spec))
+def build_block_cyclic(spec: ProblemSpec | Mapping[str, Any]) -> BlockCyclicProblem:
+    """The BlockCyclicProblem of a block-cyclic family's or a nested view's ``spec`` (cached per process)."""
+    spec = _as_spec(spec)
+    built = _build(spec)
     if not isinstance(built, BlockCyclicProblem):
-        field = "view" if "view" in spec else "family"
-        raise ProblemError(f"{field}: {spec[field]!r} is not a block-cyclic problem {field}")
+        field, name = ("view", spec.view) if isinstance(spec, ViewSpec) else ("family", spec.family)
+        raise ProblemError(f"{field}: {name!r} is not a block-cyclic problem {field}")
     return built
 
 
-def _canonical_json(spec: Mapping[str, Any]) -> str:
-    """The canonical spec of ``spec`` as sorted JSON (ProblemError naming a malformed field)."""
-    if not isinstance(spec, Mapping):
-        raise ProblemError(f"spec: expected a mapping with keys {list(_SPEC_KEYS)}, got {type(spec).__name__}")
-    if "view" in spec:
-        return json.dumps(_canonical_view(spec), sort_keys=True)
-    extra = sorted(set(spec) - set(_SPEC_KEYS))
-    if extra:
-        raise ProblemError(f"spec: unknown key {extra[0]!r} (a spec has keys {list(_SPEC_KEYS)})")
-    if "family" not in spec:
-        raise ProblemError("family: the spec names no problem family")
-    params = spec.get("params", {})
-    if not isinstance(params, Mapping):
-        raise ProblemError(f"params: expected a mapping of parameter names to values, got {params!r}")
-    canonical = problem_spec(spec["family"], **params)
-    return json.dumps(canonical, sort_keys=True)
-
-
-def _canonical_view(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The canonical form of a view spec (module docstring); ProblemError naming a malformed field."""
-    view = spec["view"]
-    if not isinstance(view, str) or view not in _VIEWS:
-        raise ProblemError(f"view: unknown view {view!r} (known: {', '.join(sorted(_VIEWS))})")
-    keys = ("view", "of", *(name for name, _ in _VIEWS[view]))
-    extra = sorted(set(spec) - set(keys))
-    if extra:
-        raise ProblemError(f"spec: unknown key {extra[0]!r} for view {view!r} (a {view} view has keys {list(keys)})")
-    missing = [key for key in keys if key not in spec]
-    if missing:
-        raise ProblemError(f"{missing[0]}: the {view} view spec has no {missing[0]!r}")
-    params = {name: check_int(name, spec[name], minimum=minimum) for name, minimum in _VIEWS[view]}
-    return {"view": view, **params, "of": json.loads(_canonical_json(spec["of"]))}
-
-
-def check_problem(problem: Any, spec: Mapping[str, Any]) -> FederatedProblem:
+def check_problem(problem: Any, spec: ProblemSpec | Mapping[str, Any] | None) -> FederatedProblem:
     """``problem`` if it is the problem ``spec`` describes; ProblemError naming ``problem`` otherwise.
 
-    The spec recorded in the problem must be the same spec (compared canonically). When ``spec``
-    names a registered family, the problem's data must also be those the family builds, compared
-    by ``FederatedProblem.fingerprint`` with the fingerprint recorded when this process built that
-    spec (built once if it never was); so does a view of such a spec. A spec nothing rebuilds (a
-    provenance spec such as a ``block(m)`` view) can only be compared as it stands.
+    The problem must record the same spec, and its data must be those the spec builds, compared by
+    ``FederatedProblem.fingerprint`` with the fingerprint recorded when this process built that
+    spec (built once if it never was). A problem without a spec (made directly, not by a family)
+    matches only ``spec = None``, and nothing can be rebuilt to compare its data with.
     """
     if not isinstance(problem, FederatedProblem):
         raise ProblemError(f"problem: expected a FederatedProblem, got {type(problem).__name__}")
-    canonical = _canonical_or_none(spec)
-    if problem.spec != spec and (canonical is None or _canonical_or_none(problem.spec) != canonical):
-        raise ProblemError(f"problem: {problem.name!r} has spec {problem.spec}, not the config's spec {dict(spec)}")
-    if canonical is not None and problem.fingerprint != _fingerprint(canonical):
+    spec = None if spec is None else _as_spec(spec)
+    if problem.spec != spec:
+        recorded = None if problem.spec is None else problem.spec.canonical_json
+        expected = None if spec is None else spec.canonical_json
+        raise ProblemError(f"problem: {problem.name!r} has spec {recorded}, not the config's spec {expected}")
+    if spec is not None and problem.fingerprint != _fingerprint(spec):
         raise ProblemError(
             f"problem: the data of {problem.name!r} are not those its spec builds "
-            f"(fingerprint {problem.fingerprint[:12]}, expected {_fingerprint(canonical)[:12]})"
+            f"(fingerprint {problem.fingerprint[:12]}, expected {_fingerprint(spec)[:12]})"
         )
     return problem
 
 
-def _canonical_or_none(spec: Any) -> str | None:
-    """The canonical JSON of ``spec``, or None when it names no registered family."""
-    try:
-        return _canonical_json(spec)
-    except ProblemError:
-        return None
+def _as_spec(spec: Any) -> ProblemSpec:
+    """``spec`` as a ProblemSpec: itself, or the spec of its JSON (ProblemError naming the bad field)."""
+    return spec if isinstance(spec, ProblemSpec) else ProblemSpec.from_json(spec)
 
 
-def _fingerprint(canonical_json: str) -> str:
-    """Fingerprint of the (combined) problem a canonical spec builds, building it only if never built."""
-    if canonical_json not in _FINGERPRINTS:
-        _build(canonical_json)
-    return _FINGERPRINTS[canonical_json]
+def _fingerprint(spec: ProblemSpec) -> str:
+    """Fingerprint of the (combined) problem ``spec`` builds, building it only if never built."""
+    if spec not in _FINGERPRINTS:
+        _build(spec)
+    return _FINGERPRINTS[spec]
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def _build(canonical_json: str) -> FederatedProblem | BlockCyclicProblem:
-    """Build (once per process) the problem of a canonical spec given as sorted JSON."""
-    canonical = json.loads(canonical_json)
-    if "view" in canonical:
-        parent = _build(json.dumps(canonical["of"], sort_keys=True))
-        if not isinstance(parent, BlockCyclicProblem):
-            raise ProblemError(f"of: a {canonical['view']} view needs a block-cyclic problem, got {parent.name!r}")
-        if canonical["view"] == "nested":
-            built = parent.nested(canonical["n_clients"], canonical["n_blocks"])
-        else:
-            built = parent.shuffled(canonical["shuffle_seed"])
+def _build(spec: ProblemSpec) -> FederatedProblem | BlockCyclicProblem:
+    """Build (once per process) the problem of a canonical spec."""
+    built = _derive(spec) if isinstance(spec, ViewSpec) else _from_family(spec)
+    _FINGERPRINTS[spec] = (built.combined if isinstance(built, BlockCyclicProblem) else built).fingerprint
+    return built
+
+
+def _derive(spec: ViewSpec) -> FederatedProblem | BlockCyclicProblem:
+    """The view ``spec`` of the block-cyclic problem ``spec.of`` builds."""
+    parent = _build(spec.of)
+    if not isinstance(parent, BlockCyclicProblem):
+        raise ProblemError(f"of: a {spec.view} view needs a block-cyclic problem, got {parent.name!r}")
+    if spec.view == "nested":
+        return parent.nested(spec.params["n_clients"], spec.params["n_blocks"])
+    if spec.view == "shuffled":
+        return parent.shuffled(spec.params["shuffle_seed"])
+    if spec.params["block"] >= parent.n_blocks:  # named as the spec names it (BlockCyclicProblem.block says m)
+        raise ProblemError(f"block: block index must be < n_blocks = {parent.n_blocks}, got {spec.params['block']}")
+    return parent.block(spec.params["block"])
+
+
+def _from_family(spec: FamilySpec) -> FederatedProblem | BlockCyclicProblem:
+    """The problem the family's builder makes from ``spec.params``, carrying ``spec``.
+
+    A builder may return its problem without a spec (a user's builder need not know about specs):
+    it gets ``spec``; one that records a spec must record exactly ``spec``.
+    """
+    family = find_family(spec.family, spec.builder)
+    built = family.load()(**spec.params)
+    if isinstance(built, BlockCyclicProblem):
+        if built.spec is None:
+            combined = dataclasses.replace(built.combined, spec=spec)
+            built = BlockCyclicProblem(combined, built.n_blocks, built.n_clients, spec)
+    elif isinstance(built, FederatedProblem):
+        if built.spec is None:
+            built = dataclasses.replace(built, spec=spec)
     else:
-        built = _FAMILIES[canonical["family"]](**canonical["params"])
-    _FINGERPRINTS[canonical_json] = (built.combined if isinstance(built, BlockCyclicProblem) else built).fingerprint
+        raise ProblemError(
+            f"builder: {family.builder} returned a {type(built).__name__}, not a FederatedProblem or BlockCyclicProblem"
+        )
+    if built.spec != spec:
+        recorded = built.spec.canonical_json if isinstance(built.spec, ProblemSpec) else repr(built.spec)
+        raise ProblemError(f"builder: {family.builder} returned a problem with spec {recorded}, not {spec.canonical_json}")
     return built

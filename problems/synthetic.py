@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from ._base import FederatedProblem, LossKind
-from ._params import make_spec
+from .spec import FamilySpec
 from .validation import check_int, check_problem_size, check_real
 
 __all__ = ["synthetic"]
@@ -101,6 +101,6 @@ def synthetic(
         weights=sizes / sizes.sum(),
         mu=2.0 * l2,
         n_classes=C,
-        spec=make_spec("synthetic", params),
+        spec=FamilySpec("synthetic", params),
         notes="Li et al., ICLR 2020, Appendix D.1; FedProx synthetic generator (arXiv 1812.06127).",
     )

@@ -1,41 +1,49 @@
 """Type stub of the proofs_check package: its public API. ``__init__.py`` loads these names lazily
 (lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
 
-from .assumptions import (
-    BGDPair,
-    Ball,
+from .assumption_constants import (
     ClientEstimate,
     Estimate,
-    IterateMoments,
-    Points,
-    bgd_curve,
-    bgd_pair,
     gradient_dissimilarity,
-    gradient_variance,
     heterogeneity,
-    iterate_moments,
     parameter_bound,
     second_moment_bound,
     smoothness,
     strong_convexity,
     variance_bound,
 )
+from .bgd_constants import BGDPair, bgd_curve, bgd_pair, bgd_threshold
 from .claim import (
     Claim,
     ClaimResult,
     PlantedVariant,
-    PlotSpec,
     UnknownClaimError,
     Uninformative,
     VerifySettings,
     combine_checks,
 )
+from .plot_specs import (
+    PLOT_SPECS,
+    BiasPlot,
+    Curve,
+    CurvesPlot,
+    FittedPowerLaw,
+    PlotSpec,
+    RatePlot,
+    RateSeries,
+    ReferenceRate,
+    plot_spec_from_json,
+    rate_plot,
+)
 from .ding2020 import DingConstants, ding_bound
 from .references import REFERENCES, Reference
-from .falsify import FALSIFIABLE, FalsifiableClaim, FalsifyResult, exact_moments, falsify, reproduce
+from .falsifiable_claims import FALSIFIABLE, FedAvgInstance, exact_moments
+from .falsify_search import FalsifiableClaim, FalsifyResult, falsify, reproduce
+from .fedavg_lemma_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
+from .fedavg_lemmas import check_lemmas, collect, lemma_table
 from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
-from .lemmas import check_lemmas, collect, lemma_table
-from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants
+from .li2020_constants import LiConstants, li_theorem1_B, li_theorem1_bound, li_theorem1_constants, li_theorem1_rate_bound
+from .minibatch_moments import gradient_variance
 from .parameters import (
     MODES,
     ModePlans,
@@ -64,4 +72,6 @@ from .plans import (
     YuSweepPlan,
     YuTheorem1Plan,
 )
+from .regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
+from .run_moments import IterateMoments, iterate_moments

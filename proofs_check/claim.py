@@ -6,8 +6,8 @@ claims imports no numerical library; the evaluator module is imported when the c
 evaluated. A claim's evaluator, ``evaluate(settings, plan)``, runs the sweep its plan asks for
 (through convergence.execute), checks its hypotheses on the configuration (unmet ones are
 reported, never ignored), and turns the trajectories into a Verdict with the checkers of
-convergence.checks. It returns the data of its plots as ``PlotSpec`` objects; the reports layer
-draws them and never reruns anything.
+convergence.checks. It returns the data of its plots as plot specs (``proofs_check.plot_specs``);
+the reports layer draws them and never reruns anything.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from convergence.verdict import Status, Verdict
+from convergence.verdict import Status, SubCheck, Uninformative, Verdict
 
 from .parameters import ModePlans, ParameterSpec, ParamValue, named_parameters, resolve_plan, variant_id
+from .plot_specs import PLOT_SPECS, PlotSpec
 from .references import Reference
 
 if TYPE_CHECKING:
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
     from problems import FederatedProblem, Optimum
 
 __all__ = [
-    "VerifySettings", "PlotSpec", "ClaimResult", "Claim", "PlantedVariant", "combine_checks", "Uninformative",
-    "UnknownClaimError", "rate_plot", "claim_optimum",
+    "VerifySettings", "ClaimResult", "Claim", "PlantedVariant", "combine_checks", "UnknownClaimError",
+    "claim_optimum",
 ]
 
 
@@ -95,24 +96,21 @@ class VerifySettings:
 
 
 @dataclass(frozen=True)
-class PlotSpec:
-    """Data for one figure. kind: 'rate' (log-log series with bound and fit), 'bias' (scatter of
-    a measured quantity against x with a bound line) or 'curves' (labelled lines).
-    ``data`` holds plain lists/floats so a report can be rebuilt from JSON."""
-
-    name: str
-    kind: str
-    title: str
-    caption: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class ClaimResult:
-    """A claim's verdict with the plots that show its evidence."""
+    """A claim's verdict with the plots that show its evidence (``proofs_check.plot_specs``)."""
 
     verdict: Verdict
     plots: tuple[PlotSpec, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.verdict, Verdict):
+            raise ValueError(f"verdict: expected a Verdict, got {type(self.verdict).__name__}")
+        plots = tuple(self.plots)
+        for i, plot in enumerate(plots):
+            if not isinstance(plot, PLOT_SPECS):
+                raise ValueError(f"plots[{i}]: expected a plot spec ({', '.join(k.__name__ for k in PLOT_SPECS)}), "
+                                 f"got {type(plot).__name__}")
+        object.__setattr__(self, "plots", plots)
 
 
 @dataclass(frozen=True)
@@ -243,31 +241,6 @@ class Claim:
         return dataclasses.replace(result, verdict=dataclasses.replace(result.verdict, expected=variant.expected))
 
 
-@dataclass(frozen=True)
-class Uninformative:
-    """A sub-check that cannot confirm its statement on the instance it ran: its name, the reason
-    (e.g. "the gap is <= 0, so the bound holds trivially"), what the data alone gave, and the
-    verdict shown for it (INCONCLUSIVE; its notes are the reason, then the data alone). It is kept
-    in the claim's evidence and never counted as a PASS."""
-
-    name: str
-    reason: str
-    alone: str
-    verdict: Verdict
-
-    @classmethod
-    def of(cls, name: str, verdict: Verdict, reason: str) -> "Uninformative":
-        """``verdict`` recast as INCONCLUSIVE because on this instance it is uninformative for ``reason``."""
-        alone = f"{verdict.status.value}: {verdict.notes}"
-        return cls(name, reason, alone, Verdict(
-            verdict.claim_id, Status.INCONCLUSIVE, verdict.measured, verdict.theoretical, verdict.interval,
-            verdict.hypotheses, f"uninformative: {reason}. The data alone give {alone}", verdict.evidence))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"sub-check": self.name, "status": self.verdict.status.value, "reason": self.reason,
-                "the data alone": self.alone}
-
-
 def combine_checks(
     claim_id: str,
     checks: Sequence[tuple[str, Verdict]],
@@ -280,20 +253,21 @@ def combine_checks(
     INCONCLUSIVE. The headline check gives measured / theoretical / interval, and its tightness
     (evidence 'tightness' = measured/bound and 'tightness_label', "tight" or "upper bound" /
     "lower bound", when it is a bound check: ``convergence.check_upper_bound``); every sub-check
-    is kept in evidence['checks'] with its own status and figures.
+    is kept in ``Verdict.checks`` (a ``SubCheck``: its name and its own verdict).
 
-    ``uninformative`` sub-checks (``Uninformative``) are listed in evidence['uninformative'] and in
-    the notes but not counted; with no counted check left the claim is INCONCLUSIVE ("every
-    sub-check is uninformative"), never PASS. ``headline`` defaults to the first counted check."""
+    ``uninformative`` sub-checks (``convergence.Uninformative``) are kept in
+    ``Verdict.uninformative`` and named in the notes but not counted; with no counted check left
+    the claim is INCONCLUSIVE ("every sub-check is uninformative"), never PASS. ``headline``
+    defaults to the first counted check."""
     skipped = " ".join(f"Not counted (uninformative), {u.name}: {u.reason}." for u in uninformative)
     if not checks:
         if not uninformative:
             raise ValueError(f"checks: claim {claim_id!r} has no sub-check")
         first = uninformative[0].verdict
         hypotheses = tuple({(h.name, h.detail): h for u in uninformative for h in u.verdict.hypotheses}.values())
+        untested = f"Every sub-check is uninformative on this instance, so the claim is not tested. {skipped} {notes}"
         return Verdict(claim_id, Status.INCONCLUSIVE, first.measured, first.theoretical, first.interval, hypotheses,
-                       f"Every sub-check is uninformative on this instance, so the claim is not tested. {skipped} {notes}",
-                       {"checks": [], "uninformative": [u.to_json() for u in uninformative]}, expected=expected)
+                       untested, expected=expected, uninformative=tuple(uninformative))
     headline = checks[0][1] if headline is None else headline
     statuses = [v.status for _, v in checks]
     if Status.FAIL in statuses:
@@ -304,12 +278,8 @@ def combine_checks(
         status = Status.INCONCLUSIVE
     hypotheses = tuple(h for _, v in checks for h in v.hypotheses)
     unique = tuple({(h.name, h.detail): h for h in hypotheses}.values())
-    evidence: dict[str, Any] = {"checks": [dict(v.to_json(), name=name) for name, v in checks]}
-    if uninformative:
-        evidence["uninformative"] = [u.to_json() for u in uninformative]
-    if "tightness" in headline.evidence:
-        evidence["tightness"] = headline.evidence["tightness"]
-        evidence["tightness_label"] = headline.evidence["tightness_label"]
+    has_tightness = "tightness" in headline.evidence
+    evidence = {key: headline.evidence[key] for key in ("tightness", "tightness_label") if has_tightness}
     return Verdict(
         claim_id=claim_id,
         status=status,
@@ -320,30 +290,9 @@ def combine_checks(
         notes=f"{notes} {skipped}".strip(),
         evidence=evidence,
         expected=expected,
+        checks=tuple(SubCheck(name, v) for name, v in checks),
+        uninformative=tuple(uninformative),
     )
-
-
-def rate_plot(
-    name: str, title: str, caption: str, verdict: Verdict, *, xlabel: str, ylabel: str,
-    bound: Sequence[float] | None = None, label: str = "measured (mean over seeds)",
-    reference: tuple[float, str] | None = None,
-) -> PlotSpec:
-    """PlotSpec of a rate or bound check: its per-point mean and interval, the fitted line
-    (when the check fitted one), an optional bound curve and an optional reference power law
-    ``(exponent, label)`` through the first point (a claimed rate), from the verdict's evidence."""
-    ev = verdict.evidence
-    data: dict[str, Any] = {
-        "x": ev["x"], "mean": ev["mean"], "lo": ev["lo"], "hi": ev["hi"], "xlabel": xlabel, "ylabel": ylabel,
-        "label": label,
-    }
-    if "exponent" in ev:
-        x_used = [x for x, used in zip(ev["x"], ev["used"]) if used]
-        data["fit"] = [ev["exponent"], ev["intercept"], x_used]
-    if bound is not None:
-        data["bound"] = list(bound)
-    if reference is not None:
-        data["reference"] = list(reference)
-    return PlotSpec(name, "rate", title, caption, data)
 
 
 def claim_optimum(problem: FederatedProblem) -> tuple[Optimum, str]:

@@ -23,8 +23,9 @@ from convergence import FedAvgConfig, RunConfig, RunRequest, Status, StepSize, c
 from convergence import log_spaced_rounds
 from problems import build_problem, problem_constants, problem_spec
 
-from .claim import ClaimResult, VerifySettings, claim_optimum, rate_plot
+from .claim import ClaimResult, VerifySettings, claim_optimum
 from .plans import ConstantStepControlPlan
+from .plot_specs import ReferenceRate, rate_plot
 
 __all__ = ["evaluate_constant_step"]
 
@@ -70,6 +71,6 @@ def evaluate_constant_step(settings: VerifySettings, plan: ConstantStepControlPl
         f"Gap F(w_T) - F* of FedAvg with {schedule.describe()} on the counterexample"
         + (": it levels off at the biased limit." if step == "constant" else ": it converges to w*."),
         verdict, xlabel=r"$T$ (local steps)" if step == "constant" else r"$\gamma + T$", ylabel=r"$F(w_T) - F^*$",
-        reference=(-1.0, r"claimed $O(1/T)$"),
+        reference=ReferenceRate(-1.0, r"claimed $O(1/T)$"),
     )
     return ClaimResult(verdict, (plot,))

@@ -8,7 +8,7 @@ The explicit form (THEOREMS.md, from Lemmas 4-6, eq. 16, 17, 33) is evaluated wi
 constant computed for the instance (``DingConstants``): L = max, mu = min over the (block, client)
 objectives F_m^i; B^2 of Assumption 5 = the largest of ||x_t^i||^2 over every local iterate
 (tracked by the kernel), ||x*||^2 and ||x_m*||^2 (the proof uses ||x*||, ||x_m*|| <= B too); sigma^2,
-G^2 bounded over the ball ||x|| <= B (``assumptions``: exact sups for least squares). The same
+G^2 bounded over the ball ||x|| <= B (``assumption_constants``: exact sups for least squares). The same
 explicit form bounds MC-PSGD's mini-max gap: by Lemma 8 (eq. 48-49) the selected model's average
 loss at each communication iteration is at most the block-mixed chain's, which is MM-PSGD's
 chain with the same gamma, so eq. 18's chain of inequalities carries over to u~_m.
@@ -56,6 +56,7 @@ from convergence import (
     Hypothesis,
     Status,
     StepSize,
+    Uninformative,
     Verdict,
     check_rate_exponent,
     check_upper_bound,
@@ -71,9 +72,11 @@ from convergence.block_cyclic import (
 from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
 
-from .claim import ClaimResult, PlotSpec, Uninformative, VerifySettings, combine_checks, rate_plot
-from .assumptions import Ball, second_moment_bound, variance_bound
+from .claim import ClaimResult, VerifySettings, combine_checks
 from .plans import DingTheoremPlan
+from .plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
+from .assumption_constants import second_moment_bound, variance_bound
+from .regions import Ball
 
 __all__ = ["evaluate_thm1", "evaluate_thm2", "ding_bound", "ding_hypotheses", "DingConstants", "PAPER_SETTING",
            "run_configs"]
@@ -410,19 +413,21 @@ def _evaluate_theorem(algorithm: str, settings: VerifySettings, plan: DingTheore
     verdict = combine_checks(claim_id, checks, notes=f"Headline: {checks[0][0]}. {paper}" if checks else paper,
                              uninformative=uninformative)
     labelled = zip(("blocks apart", "identical blocks"), (apart, *identical))
-    verdict.evidence["constants"] = [dict(instance=label, **c.to_json()) for label, sweep in labelled
-                                     for c in sweep.constants]
-    verdict.evidence["floor"] = {"blocks apart": apart.floor, **{"identical blocks": s.floor for s in identical}}
-    verdict.evidence["excess_over_floor"] = {"x": apart.nt.tolist(), "mean": apart.excess.mean(axis=0).tolist(),
-                                             "minimax_mean": apart.minimax.mean(axis=0).tolist()}
+    verdict = verdict.with_evidence(
+        constants=[dict(instance=label, **c.to_json()) for label, sweep in labelled for c in sweep.constants],
+        floor={"blocks apart": apart.floor, **{"identical blocks": s.floor for s in identical}},
+        excess_over_floor={"x": apart.nt.tolist(), "mean": apart.excess.mean(axis=0).tolist(),
+                           "minimax_mean": apart.minimax.mean(axis=0).tolist()},
+    )
     if algorithm == "mm":
-        verdict.evidence["measured_rates_blocks_apart"] = _measured_rates(apart)
+        verdict = verdict.with_evidence(measured_rates_blocks_apart=_measured_rates(apart))
     paper_hypotheses = _paper_hypotheses(algorithm)
-    verdict.evidence["paper_setting"] = dict(
-        PAPER_SETTING, hypothesis_met=all(h.met for h in paper_hypotheses),
-        hypotheses=[{"name": h.name, "met": h.met, "detail": h.detail} for h in paper_hypotheses])
-    verdict.evidence["planted"] = {"claimed_exponent": claimed_exponent, "bound_scale": bound_scale,
-                                   "identical_instance": identical_instance}
+    verdict = verdict.with_evidence(
+        paper_setting=dict(PAPER_SETTING, hypothesis_met=all(h.met for h in paper_hypotheses),
+                           hypotheses=[{"name": h.name, "met": h.met, "detail": h.detail} for h in paper_hypotheses]),
+        planted={"claimed_exponent": claimed_exponent, "bound_scale": bound_scale,
+                 "identical_instance": identical_instance},
+    )
     return ClaimResult(verdict, _plots(apart, checks, claimed_exponent))
 
 
@@ -441,19 +446,19 @@ def _plots(apart: _GapSweep, checks: list[tuple[str, Verdict]], claimed_exponent
             "(1/M) sum_m F_m(predictor_m) - F(x*) >= 0 (mean over seeds, interval) with the fitted slope, the explicit "
             "bound and the claimed power law through the first point.",
             rate_check, xlabel=r"$NT$", ylabel=r"$\frac{1}{M}\sum_m F_m(\tilde x_m) - F(x^*)$",
-            bound=bound_check.evidence["bound"], reference=(claimed_exponent, f"claimed (NT)^{claimed_exponent:g}"),
+            bound=bound_check.evidence["bound"],
+            reference=ReferenceRate(claimed_exponent, f"claimed (NT)^{claimed_exponent:g}"),
         ))
     x = apart.nt.tolist()
-    curves = [{"x": x, "y": apart.excess.mean(axis=0).tolist(), "label": "excess over the floor, G - floor"}]
-    curves += [{"x": x, "y": apart.block[:, :, m].mean(axis=0).tolist(), "label": f"block {m + 1}: F_m - F_m*"}
+    curves = [Curve(x, apart.excess.mean(axis=0).tolist(), "excess over the floor, G - floor")]
+    curves += [Curve(x, apart.block[:, :, m].mean(axis=0).tolist(), f"block {m + 1}: F_m - F_m*")
                for m in range(apart.problem.n_blocks)]
-    curves.append({"x": x, "y": [-apart.floor] * len(x), "label": "-floor = F* - (1/M) sum_m F_m*"})
-    plots.append(PlotSpec(
-        f"ding2020_{a}_apart", "curves",
-        f"Ding et al. {name} on blocks far apart: excess over the floor and per-block gaps",
+    curves.append(Curve(x, [-apart.floor] * len(x), "-floor = F* - (1/M) sum_m F_m*"))
+    plots.append(CurvesPlot(
+        f"ding2020_{a}_apart", f"Ding et al. {name} on blocks far apart: excess over the floor and per-block gaps",
         "Means over seeds. The mini-max gap G = excess + floor is negative while the excess is below -floor, so "
         "G's bound and rate are not tested here; the excess and the per-block gaps are.",
-        {"curves": curves, "xlabel": r"$NT$", "ylabel": r"gap (mean over seeds)", "logx": True, "logy": True},
+        curves=tuple(curves), xlabel=r"$NT$", ylabel=r"gap (mean over seeds)", logx=True, logy=True,
     ))
     return tuple(plots)
 

@@ -44,7 +44,8 @@ from convergence import StepSize, Verdict, check_lower_bound, check_ordering, ch
 from convergence.block_cyclic import PRSGDConfig, block_cyclic_gaps
 from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 
-from .claim import ClaimResult, PlotSpec, VerifySettings, combine_checks
+from .claim import ClaimResult, VerifySettings, combine_checks
+from .plot_specs import Curve, CurvesPlot
 from .ding2020 import CYCLES, DingRun, instance, run_configs
 from .plans import DingOrderingPlan
 
@@ -177,15 +178,15 @@ def evaluate_ordering(settings: VerifySettings, plan: DingOrderingPlan) -> Claim
                              "(block_spread = 1). Headline: mean gap difference FedAvg - MM-PSGD. Tracking ratio R: "
                              f"cyclic {cyclic.ratio.mean():.3g}, shuffled {shuffled.ratio.mean():.3g} (means over seeds).")
     steps = fedavg.result.steps.astype(float).tolist()
-    plot = PlotSpec(
-        "ding2020_fedavg_tracking", "curves", "FedAvg at block ends: gap of the block just trained vs the others",
+    plot = CurvesPlot(
+        "ding2020_fedavg_tracking", "FedAvg at block ends: gap of the block just trained vs the others",
         "F_m(x_bar) - F_m(x_m*) at the end of every block visit (seed 0): the block just trained (b_j) and the mean "
         "over the other blocks, for FedAvg on block-cyclic and on shuffled data.",
-        {"curves": [
-            {"x": steps, "y": cyclic.own[0].tolist(), "label": "cyclic, block just trained"},
-            {"x": steps, "y": cyclic.others[0].tolist(), "label": "cyclic, other blocks (mean)"},
-            {"x": steps, "y": shuffled.own[0].tolist(), "label": "shuffled, block of the slot"},
-            {"x": steps, "y": shuffled.others[0].tolist(), "label": "shuffled, other blocks (mean)"},
-        ], "xlabel": r"local steps $t$", "ylabel": r"$F_m(\bar x) - F_m(x_m^*)$", "logx": False, "logy": True},
+        curves=(
+            Curve(steps, cyclic.own[0].tolist(), "cyclic, block just trained"),
+            Curve(steps, cyclic.others[0].tolist(), "cyclic, other blocks (mean)"),
+            Curve(steps, shuffled.own[0].tolist(), "shuffled, block of the slot"),
+            Curve(steps, shuffled.others[0].tolist(), "shuffled, other blocks (mean)"),
+        ), xlabel=r"local steps $t$", ylabel=r"$F_m(\bar x) - F_m(x_m^*)$", logx=False, logy=True,
     )
     return ClaimResult(verdict, (plot,))

@@ -59,7 +59,8 @@ from convergence import Hypothesis, Status, Verdict, check_rate_exponent
 from convergence.block_cyclic import block_cyclic_gaps
 from problems import BlockCyclicProblem
 
-from .claim import ClaimResult, VerifySettings, combine_checks, rate_plot
+from .claim import ClaimResult, VerifySettings, combine_checks
+from .plot_specs import ReferenceRate, rate_plot
 from .ding2020 import CYCLES, DingRun, ding_hypotheses, instance, run_configs
 from .plans import DingSpeedupPlan
 
@@ -157,10 +158,10 @@ def evaluate_speedup(settings: VerifySettings, plan: DingSpeedupPlan) -> ClaimRe
         rate_plot("ding2020_speedup_N", "Ding et al.: MC-PSGD per-block gap vs N at fixed T",
                   "Mean per-block gap (1/M) sum_m F_m(u~_m) - F_m(x_m*) against N (nested instances) with the fitted "
                   "slope and the claimed N^(-1/2).", n_check, xlabel=r"$N$",
-                  ylabel=r"$\frac{1}{M}\sum_m F_m(\tilde u_m) - F_m(x_m^*)$", reference=(n_exponent, "claimed")),
+                  ylabel=r"$\frac{1}{M}\sum_m F_m(\tilde u_m) - F_m(x_m^*)$", reference=ReferenceRate(n_exponent, "claimed")),
         rate_plot("ding2020_speedup_M", "Ding et al.: MC-PSGD per-block gap vs M at fixed K",
                   f"Per-block gap of the first {shared} blocks against M (nested instances, fixed per-block budget K) "
                   "with the fitted slope and the claimed M^0.", m_check, xlabel=r"$M$",
-                  ylabel=r"$F_m(\tilde u_m) - F_m(x_m^*)$, shared blocks", reference=(m_exponent, "claimed")),
+                  ylabel=r"$F_m(\tilde u_m) - F_m(x_m^*)$, shared blocks", reference=ReferenceRate(m_exponent, "claimed")),
     )
     return ClaimResult(verdict, plots)

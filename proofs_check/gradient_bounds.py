@@ -2,7 +2,7 @@
 
 Assumptions 3-4 of Li et al. (ICLR 2020) bound, at every client's own iterate, the variance sigma^2
 and the second moment G^2 of that client's stochastic gradient (the one definition is
-``proofs_check.assumptions.IterateMoments``); Ding et al. (2020) state theirs for every x of the
+``proofs_check.run_moments.IterateMoments``); Ding et al. (2020) state theirs for every x of the
 ball of their Assumption 5. Over a ball that contains every iterate of the run (its centre and
 radius come from quantities the kernels track exactly) the bounds below are upper estimates of
 those constants: valid in an upper bound, too large for a check that needs the constant itself.
@@ -15,21 +15,49 @@ l_i-Lipschitz with l_i = c ||x_i||^2 (c = 1 least squares, 1/4 logistic, 1/2 sof
 is (L_k - mu)-Lipschitz, so over the ball ||w - centre|| <= R:
     var_k <= (1/b) mean_i (||g_i(c) - gbar_k(c)|| + (l_i + L_k - mu) R)^2,
     E||g||^2 <= (||grad F_k(c)|| + L_k R)^2 + that variance bound.
+
+The estimators of ``proofs_check.assumption_constants`` and ``proofs_check.bgd_constants`` take,
+for logistic / softmax regression (per-sample gradient x_i (x) r_i with ||r_i||^2 <= beta, beta = 1
+logistic since |sigmoid(z) - y| <= 1, beta = 2 softmax since ||softmax(z) - e_y||^2 <= 2 (1 - p_y)^2
+<= 2), the smaller of that Lipschitz bound from the centre c0 and a bounded-gradient bound
+(``CentreTerms`` holds what they need at c0):
+    var_k <= (1/b) min{mean_i (||g_i(c0) - gbar_k(c0)|| + (l_i + L_k - mu) R)^2, beta mean_i ||x_i||^2},
+    ||grad F_k|| <= min{||grad F_k(c0)|| + L_k R, sqrt(beta) mean_i ||x_i|| + mu (||c0|| + R)} (and so for F),
+    ||grad F_k - grad F|| <= min{||grad F_k(c0) - grad F(c0)|| + (max(L_k, L_F) - mu) R,
+                                 sqrt(beta) (m_k + sum_j p_j m_j)},  m_k = mean_i ||x_i|| over client k
+(the difference of two gradients has Lipschitz constant max(L_k, L_F) - mu, the difference of two
+PSD data Hessians).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from problems import FederatedProblem, LossKind, problem_constants
 
-__all__ = ["GradientBounds", "stochastic_gradient_bounds", "SAMPLE_CURVATURE"]
+from .regions import Ball
+
+__all__ = [
+    "GradientBounds",
+    "stochastic_gradient_bounds",
+    "SAMPLE_CURVATURE",
+    "GRADIENT_BOUND",
+    "CentreTerms",
+    "centre_terms",
+    "gradient_norm_bounds",
+    "variance_bounds",
+    "dissimilarity_bounds",
+]
 
 SAMPLE_CURVATURE = {LossKind.LEAST_SQUARES: 1.0, LossKind.LOGISTIC: 0.25, LossKind.SOFTMAX: 0.5}
 """c with ||Hessian of one row's loss|| <= c ||x||^2: 1 (least squares), sigma' <= 1/4 (logistic),
 lambda_max(diag(p) - pp') <= 1/2 (softmax)."""
+
+GRADIENT_BOUND = {LossKind.LOGISTIC: 1.0, LossKind.SOFTMAX: 2.0}
+"""beta with ||r_i||^2 <= beta: |sigmoid(z) - y| <= 1; ||softmax(z) - e_y||^2 <= 2 (1 - p_y)^2 <= 2."""
 
 
 @dataclass(frozen=True)
@@ -72,3 +100,57 @@ def stochastic_gradient_bounds(
         sigma_sq[k] = np.mean((deviation + (curvature + data_L) * radius) ** 2) / batch_size
         second[k] = (np.linalg.norm(full[k]) + consts.L_k[k] * radius) ** 2 + sigma_sq[k]
     return GradientBounds(sigma_sq, second, float(radius), int(batch_size))
+
+
+# -------------------------------------------------- bounded-gradient bounds (logistic, softmax)
+@dataclass(frozen=True)
+class CentreTerms:
+    """What the certified bounds over a ball need, evaluated at its centre c0."""
+
+    grad_norm: np.ndarray  # ||grad F_k(c0)|| (N,)
+    grad_norm_F: float  # ||grad F(c0)||
+    dissimilarity: np.ndarray  # ||grad F_k(c0) - grad F(c0)|| (N,)
+    variance_lipschitz: np.ndarray  # mean_i (||g_i(c0) - gbar_k(c0)|| + (l_i + L_k - mu) R)^2 (N,), b = 1
+    mean_row_norm: np.ndarray  # mean_i ||x_i|| over client k (N,)
+    mean_row_sq: np.ndarray  # mean_i ||x_i||^2 over client k (N,)
+    L_k: np.ndarray
+    L_F: float
+
+
+def centre_terms(problem: FederatedProblem, ball: Ball) -> CentreTerms:
+    """The centre's values; the Lipschitz variance bound is ``stochastic_gradient_bounds`` at batch 1
+    (it scales as 1/b)."""
+    consts = problem_constants(problem)
+    grads = problem.local_gradients(ball.centre)
+    grad_F = problem.weights @ grads
+    sq = np.sum(problem.X**2, axis=1)
+    starts = problem.offsets[:-1]
+    return CentreTerms(
+        np.linalg.norm(grads, axis=1), float(np.linalg.norm(grad_F)), np.linalg.norm(grads - grad_F, axis=1),
+        stochastic_gradient_bounds(problem, ball.centre, ball.radius, 1).sigma_sq,
+        np.add.reduceat(np.sqrt(sq), starts) / problem.client_sizes, np.add.reduceat(sq, starts) / problem.client_sizes,
+        consts.L_k, consts.L_global,
+    )
+
+
+def gradient_norm_bounds(problem: FederatedProblem, ball: Ball, t: CentreTerms) -> tuple[np.ndarray, float]:
+    """Certified sup over the ball of ||grad F_k|| (N,) and of ||grad F||: the smaller of
+    ||grad(c0)|| + L R and sqrt(beta) mean_i ||x_i|| + mu (||c0|| + R)."""
+    beta = math.sqrt(GRADIENT_BOUND[problem.loss])
+    far = problem.mu * (float(np.linalg.norm(ball.centre)) + ball.radius)
+    clients = np.minimum(t.grad_norm + t.L_k * ball.radius, beta * t.mean_row_norm + far)
+    F = min(t.grad_norm_F + t.L_F * ball.radius, beta * float(problem.weights @ t.mean_row_norm) + far)
+    return clients, F
+
+
+def variance_bounds(problem: FederatedProblem, b: int, t: CentreTerms) -> np.ndarray:
+    """Certified sup over the ball of var_k (N,): (1/b) min(Lipschitz bound, beta mean_i ||x_i||^2)."""
+    return np.minimum(t.variance_lipschitz, GRADIENT_BOUND[problem.loss] * t.mean_row_sq) / b
+
+
+def dissimilarity_bounds(problem: FederatedProblem, ball: Ball, t: CentreTerms) -> np.ndarray:
+    """Certified sup over the ball of ||grad F_k - grad F|| (N,): the difference has Lipschitz constant
+    max(L_k, L_F) - mu (difference of two PSD Hessians), and norm <= sqrt(beta)(m_k + sum_j p_j m_j)."""
+    beta = math.sqrt(GRADIENT_BOUND[problem.loss])
+    lipschitz = t.dissimilarity + (np.maximum(t.L_k, t.L_F) - problem.mu) * ball.radius
+    return np.minimum(lipschitz, beta * (t.mean_row_norm + problem.weights @ t.mean_row_norm))

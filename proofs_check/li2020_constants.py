@@ -10,17 +10,20 @@ Theorem 1 (eq. 4-5), with kappa = L/mu, gamma = max{8 kappa, E}, eta_t = 2/(mu (
 How each constant is obtained here:
 * L = max_k L_k, mu = min_k mu_k from problems.problem_constants (exact for least squares,
   the standard bounds for logistic / softmax); Gamma = F* - sum_k p_k F_k* from exact optima.
-* sigma_k^2 and G^2 are defined once, as Assumptions 3-4 state them (``assumptions.IterateMoments``):
+* sigma_k^2 and G^2 are defined once, as Assumptions 3-4 state them (``run_moments.IterateMoments``):
   sigma_k^2 = max_t E var_k(w_t^k, b), G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2, client k's minibatch
   gradient at client k's own iterate. The theorem's runs do not store the iterates, so for a
   minibatch run fedbound uses an upper estimate: the supremum of client k's own var_k and
   E||g_k||^2 (per client, then the max over k) over the ball of radius R = max_{s,t,k} ||w_t^k - w*||
   around w*, which contains every client's iterates of every seed (R measured exactly by the
-  kernel); the sups are those of ``assumptions`` (exact for least squares, certified bounds for
+  kernel); the sups are those of ``assumption_constants`` (exact for least squares, certified bounds for
   logistic / softmax). Larger than the constants themselves, this is valid in the upper bound of
   eq. 4 only (it makes the bound looser, never wrong).
   With exact gradients sigma_k = 0 and the run is deterministic, so G^2 is the definition itself:
   the largest ||grad F_k(w_t^k)||^2 over every local iterate of the run, measured exactly by the kernel.
+
+``li_theorem1_B`` and ``li_theorem1_rate_bound`` state B and eq. 4 once, for the theorem's check
+(``proofs_check.li2020_thm1``) and for the falsifier's exact version (``proofs_check.falsifiable_claims``).
 """
 
 from __future__ import annotations
@@ -31,9 +34,11 @@ import numpy as np
 
 from problems import FederatedProblem, Optimum, heterogeneity_gamma, problem_constants
 
-from .assumptions import Ball, second_moment_bound, variance_bound
+from .assumption_constants import second_moment_bound, variance_bound
+from .regions import Ball
 
-__all__ = ["LiConstants", "li_theorem1_constants", "li_theorem1_bound"]
+__all__ = ["LiConstants", "li_theorem1_constants", "li_theorem1_bound", "li_theorem1_B", "li_theorem1_rate_bound"]
+
 
 @dataclass(frozen=True)
 class LiConstants:
@@ -90,13 +95,28 @@ def li_theorem1_constants(
                   f"sup over the ball of radius R = {radius:.4g} around w* that contains every client's iterates, "
                   f"{G.method} (observed max ||g||^2 = {observed_grad_sq:.4g})")
     Gamma = heterogeneity_gamma(problem, optimum)
-    B = float(problem.weights**2 @ sigma_sq + 6 * L * Gamma + 8 * (local_steps - 1) ** 2 * G_sq)
+    B = li_theorem1_B(problem.weights, sigma_sq, L, Gamma, local_steps, G_sq)
     return LiConstants(
         L, mu, L / mu, gamma, local_steps, sigma_sq, G_sq, float(Gamma), B, float(w_star @ w_star), float(radius), method
     )
 
 
+def li_theorem1_B(
+    weights: np.ndarray, sigma_sq: np.ndarray, L: float, Gamma: float, local_steps: int, G_sq: float
+) -> float:
+    """B = sum_k p_k^2 sigma_k^2 + 6 L Gamma + 8 (E-1)^2 G^2 (Theorem 1, eq. 5); weights, sigma_sq (N,)."""
+    return float(weights**2 @ sigma_sq + 6 * L * Gamma + 8 * (local_steps - 1) ** 2 * G_sq)
+
+
+def li_theorem1_rate_bound(
+    kappa: float, mu: float, gamma: float, B: float, init_dist_sq: float, horizon: np.ndarray
+) -> np.ndarray:
+    """kappa / horizon * (2B/mu + mu gamma/2 ||w_1 - w*||^2), shape of ``horizon``: eq. 4 with
+    horizon = gamma + T - 1 (its numerator kappa (2B/mu + ...) is Theorem 1's constant C)."""
+    return kappa / horizon * (2 * B / mu + mu * gamma / 2 * init_dist_sq)
+
+
 def li_theorem1_bound(c: LiConstants, steps: np.ndarray) -> np.ndarray:
     """Eq. 4 after ``steps`` local steps from w_1 = 0 (Li's T - 1 = steps; w_1 - w* = -w*)."""
     steps = np.asarray(steps, dtype=float)
-    return c.kappa / (c.gamma + steps) * (2 * c.B / c.mu + c.mu * c.gamma / 2 * c.init_dist_sq)
+    return li_theorem1_rate_bound(c.kappa, c.mu, c.gamma, c.B, c.init_dist_sq, c.gamma + steps)

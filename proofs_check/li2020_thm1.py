@@ -78,11 +78,12 @@ from convergence import (
     log_spaced_rounds,
 )
 from convergence.probe import Probe, probe_fedavg
-from problems import FederatedProblem, Optimum, build_problem, check_real, problem_constants, problem_spec
+from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, check_real, problem_constants, problem_spec
 
-from .claim import ClaimResult, PlotSpec, VerifySettings, claim_optimum, combine_checks, rate_plot
-from .assumptions import gradient_variance
+from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
+from .plot_specs import Curve, CurvesPlot, RatePlot, rate_plot
 from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants
+from .minibatch_moments import gradient_variance
 from .plans import RECURSION_SEEDS, Li2020Thm1Plan
 
 __all__ = [
@@ -100,7 +101,7 @@ class Instance:
     horizon is ``horizon_over_gamma`` x gamma local steps, times the plan's ``horizon_scale``)."""
 
     label: str
-    spec: dict
+    spec: ProblemSpec
     batch_size: int
     horizon_over_gamma: float
     stochastic: bool
@@ -125,7 +126,7 @@ class RecursionInstance:
     plan: ``recursion_steps``, ``recursion_seeds`` >= RECURSION_SEEDS)."""
 
     label: str
-    spec: dict
+    spec: ProblemSpec
     local_steps: int
     batch_size: int
 
@@ -166,7 +167,7 @@ def li_hypotheses(c: LiConstants, schedule: StepSize, total_steps: int, label: s
 
 def _run_instance(
     inst: Instance, settings: VerifySettings, plan: Li2020Thm1Plan
-) -> tuple[list[tuple[str, Verdict]], PlotSpec, dict]:
+) -> tuple[list[tuple[str, Verdict]], RatePlot, dict]:
     bound_scale, claimed_exponent, E = plan.bound_scale, plan.claimed_exponent, plan.E
     problem = build_problem(inst.spec)
     optimum, optimum_note = claim_optimum(problem)
@@ -298,11 +299,10 @@ def check_recursion(
         notes=notes,
     )
     lhs_rhs = float(np.max(terms.next_expected.mean(axis=0) / ((1 - eta * mu) * terms.current.mean(axis=0) + allowance)))
-    verdict.evidence["max_lhs_over_rhs"] = lhs_rhs
-    return verdict
+    return verdict.with_evidence(max_lhs_over_rhs=lhs_rhs)
 
 
-def _recursion_instance(plan: Li2020Thm1Plan) -> tuple[tuple[str, Verdict], PlotSpec, dict]:
+def _recursion_instance(plan: Li2020Thm1Plan) -> tuple[tuple[str, Verdict], CurvesPlot, dict]:
     """Eq. 13 at every step of RECURSION_INSTANCE (module docstring), ``plan.recursion_steps`` steps
     with ``plan.recursion_seeds`` seeds."""
     inst, B_scale = RECURSION_INSTANCE, plan.recursion_B_scale
@@ -328,15 +328,15 @@ def _recursion_instance(plan: Li2020Thm1Plan) -> tuple[tuple[str, Verdict], Plot
     )
     share = verdict.evidence["mean"]
     ratio = [m / b for m, b in zip(share, verdict.evidence["bound"])]
-    plot = PlotSpec(
-        "li2020_thm1_recursion", "curves", "Li et al. Thm 1, eq. 13: share of the allowance used per step",
+    plot = CurvesPlot(
+        "li2020_thm1_recursion", "Li et al. Thm 1, eq. 13: share of the allowance used per step",
         f"(Delta_(t+1) - (1 - eta_t mu) Delta_t) / (eta_t^2 B) at every local step on the {inst.label} instance, mean "
         f"over {len(seeds)} seeds (noise of the step integrated exactly); eq. 13 says it is <= 1.",
-        {"curves": [
-            {"x": verdict.evidence["x"], "y": ratio, "label": "measured share (mean over seeds)"},
-            {"x": verdict.evidence["x"], "y": [1.0] * len(ratio), "label": f"eq. 13 allowance{scaled}"},
-        ], "xlabel": r"local step $t$ (1-based, as in Li et al.)", "ylabel": r"$(\Delta_{t+1} - (1-\eta_t\mu)\Delta_t) / (\eta_t^2 B)$",
-         "logx": True, "logy": False},
+        curves=(
+            Curve(verdict.evidence["x"], ratio, "measured share (mean over seeds)"),
+            Curve(verdict.evidence["x"], [1.0] * len(ratio), f"eq. 13 allowance{scaled}"),
+        ), xlabel=r"local step $t$ (1-based, as in Li et al.)",
+        ylabel=r"$(\Delta_{t+1} - (1-\eta_t\mu)\Delta_t) / (\eta_t^2 B)$", logx=True, logy=False,
     )
     table = {"instance": f"{inst.label} (eq. 13 only)", **c.as_dict(), "T": algorithm.total_steps, "seeds": len(seeds),
              "recursion (13): max share of eta^2 B": verdict.measured,
@@ -406,7 +406,7 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm1Plan) -> ClaimResult:
         f"every local step of the {RECURSION_INSTANCE.label} instance, where it is nearly tight "
         f"(max share of eta_t^2 B {recursion[1].measured:.3g}).{finding_note}",
     )
-    verdict.evidence["constants"] = constants
+    verdict = verdict.with_evidence(constants=constants)
     if planted:
-        verdict.evidence["planted"] = planted
+        verdict = verdict.with_evidence(planted=planted)
     return ClaimResult(verdict, tuple(plots))

@@ -77,8 +77,9 @@ from convergence import (
 )
 from problems import FederatedProblem, build_problem, li_counterexample_matrices, problem_spec
 
-from .claim import ClaimResult, PlotSpec, VerifySettings, claim_optimum, combine_checks, rate_plot
+from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
 from .plans import Li2020Thm4Plan
+from .plot_specs import BiasPlot, Curve, CurvesPlot, RatePlot, rate_plot
 
 __all__ = ["evaluate", "first_order_coefficient", "ProofIdentity", "proof_identity"]
 
@@ -237,18 +238,18 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
             f"{c_norm / bound_norm:.4g}. {_identity_finding(identities)}"
         ),
     )
-    verdict.evidence["first_order_coefficient"] = c_norm
-    verdict.evidence["proof_identity"] = {f"mu={i.mu:g}": asdict(i) for i in identities}
+    verdict = verdict.with_evidence(first_order_coefficient=c_norm,
+                                    proof_identity={f"mu={i.mu:g}": asdict(i) for i in identities})
     if planted:
-        verdict.evidence["planted"] = planted
+        verdict = verdict.with_evidence(planted=planted)
     plots = (
-        PlotSpec(
-            "li2020_thm4_bias", "bias", "FedAvg limit bias vs (E-1) eta (Li et al. 2020, Thm 4)",
+        BiasPlot(
+            "li2020_thm4_bias", "FedAvg limit bias vs (E-1) eta (Li et al. 2020, Thm 4)",
             "Exact limit ||w~* - w*|| of constant-step FedAvg on the Appendix C problem, coloured by E, "
             f"with the lower bound (E-1) eta * {lower_bound_constant:.6g} ||(A_1 + mu I)(A_2 + mu I) w*|| "
             f"(eq. 34{'' if lower_bound_constant == PAPER_LOWER_BOUND_CONSTANT else ', constant planted'}).",
-            {"x": xs.tolist(), "measured": bias.tolist(), "bound": bounds.tolist(), "groups": groups.tolist(),
-             "xlabel": r"$(E-1)\,\eta$", "ylabel": r"$\|\tilde w^* - w^*\|$"},
+            x=xs.tolist(), measured=bias.tolist(), bound=bounds.tolist(), groups=tuple(groups.tolist()),
+            group_name="E", xlabel=r"$(E-1)\,\eta$", ylabel=r"$\|\tilde w^* - w^*\|$",
         ),
         sim_plot,
         decay_plot,
@@ -281,8 +282,7 @@ def _first_order(E: int, problem: FederatedProblem, w_star: np.ndarray, coeffici
                + ", ".join(f"{e:g}: {r:.8f}" for e, r in zip(etas, ratio))
                + "; the deviation |ratio - 1| must vanish like eta (fit of it against 1/eta, claimed exponent -1)."),
     )
-    verdict.evidence["ratio"] = ratio[order].tolist()
-    return f"first-order coefficient (eq. 33), E = {E}", verdict
+    return f"first-order coefficient (eq. 33), E = {E}", verdict.with_evidence(ratio=ratio[order].tolist())
 
 
 def _linearity(E: int, etas: list[float], bias: np.ndarray) -> tuple[str, Verdict]:
@@ -300,7 +300,7 @@ def _linearity(E: int, etas: list[float], bias: np.ndarray) -> tuple[str, Verdic
     return f"linear growth in (E-1) eta, E = {E}", verdict
 
 
-def _simulated_limit(settings, rounds, problem, spec, optimum) -> tuple[tuple[str, Verdict], PlotSpec]:
+def _simulated_limit(settings, rounds, problem, spec, optimum) -> tuple[tuple[str, Verdict], CurvesPlot]:
     """Simulate ``rounds`` rounds of constant-step FedAvg (E = 5, eta = 0.05) and compare its end point with eq. 32."""
     E, eta = 5, 0.05
     fp = fedavg_fixed_point(problem, eta, E)
@@ -318,13 +318,13 @@ def _simulated_limit(settings, rounds, problem, spec, optimum) -> tuple[tuple[st
                f"which sits at distance {bias:.4g} from w*."),
     )
     dist = np.sqrt(traj.dist_sq[0])
-    plot = PlotSpec(
-        "li2020_thm4_trajectories", "curves", "Constant step E=5: FedAvg stalls at the biased limit",
+    plot = CurvesPlot(
+        "li2020_thm4_trajectories", "Constant step E=5: FedAvg stalls at the biased limit",
         "Simulated ||w_t - w*|| with a constant step (E = 5, eta = 0.05) and the solved bias ||w~* - w*|| (eq. 32).",
-        {"curves": [
-            {"x": traj.steps[1:].tolist(), "y": dist[1:].tolist(), "label": "simulated ||w_t - w*||"},
-            {"x": traj.steps[1:].tolist(), "y": [bias] * (len(dist) - 1), "label": "solved bias ||w~* - w*||"},
-        ], "xlabel": r"local steps $t$", "ylabel": r"$\|w_t - w^*\|$", "logx": True, "logy": True},
+        curves=(
+            Curve(traj.steps[1:].tolist(), dist[1:].tolist(), "simulated ||w_t - w*||"),
+            Curve(traj.steps[1:].tolist(), [bias] * (len(dist) - 1), "solved bias ||w~* - w*||"),
+        ), xlabel=r"local steps $t$", ylabel=r"$\|w_t - w^*\|$", logx=True, logy=True,
     )
     return ("simulation reaches the solved limit (E = 5, eta = 0.05)", verdict), plot
 
@@ -347,7 +347,7 @@ def _gradient_descent(settings, rounds, problem, spec, optimum, etas) -> tuple[s
     return "E = 1 reaches w*", verdict
 
 
-def _decaying_step(settings, rounds, spec, optimum) -> tuple[tuple[str, Verdict], PlotSpec]:
+def _decaying_step(settings, rounds, spec, optimum) -> tuple[tuple[str, Verdict], RatePlot]:
     """Appendix C.2's decaying step, E = 5, ``rounds`` rounds: the distance to w* shrinks like eta_t."""
     E, a = 5, 1e-4
     schedule = StepSize.inverse_time(1 / 25, a / 5)  # (1/5) / (5 + a t)

@@ -199,7 +199,7 @@ _CLAIMS = (
         "∇F_k(w)‖², G² ≥ E‖∇F_k(w, ξ)‖², σ_G² ≥ (1/N) Σ‖∇f_i − ∇f‖², Γ = F* − Σ p_k F_k* ≥ 0, and the (G, B)-BGD "
         "pair, each never violated at sampled points of the region.",
         "the number of sampled violations of the reported inequalities on the first problem (must be 0)",
-        "proofs_check.report_items:evaluate_constants",
+        "proofs_check.constants_claim:evaluate_constants",
         plan=ModePlans(default=ConstantsPlan()),
         variants=(
             PlantedVariant("L 10% off", "max_k L_k reported at 0.9 of its value (an exact constant on the counterexample)", {"planted": "L"}),
@@ -215,7 +215,7 @@ _CLAIMS = (
         "Both sides of each lemma along recorded trajectories, e.g. Li's Lemma 3: E Σ_k p_k ‖w̄_t − w_t^k‖² ≤ "
         "4 η_t² (E−1)² G²; expectations over seeds.",
         "the largest ratio LHS / RHS over every lemma and step, Ding's Lemma 8 aside (must be ≤ 1)",
-        "proofs_check.report_items:evaluate_lemmas",
+        "proofs_check.lemmas_claim:evaluate_lemmas",
         plan=ModePlans(quick=LemmasPlan(rounds=10), default=LemmasPlan(rounds=30)),
         variants=(
             PlantedVariant("li2020.lemma1", "Li Lemma 1 with its right-hand side scaled to 0.9 of the largest scale the run proves too small",

@@ -1,13 +1,17 @@
 """Hypothesis strategies for federated problems and FedAvg configurations (public API).
 
 Problem strategies draw small instances (a few clients, a few rows, a few parameters) so that
-property tests stay fast; every drawn problem carries a JSON ``spec`` from which
-``build_drawn_problem`` rebuilds it exactly, so a failing example can be stored and replayed:
+property tests stay fast; every drawn problem carries a ``spec`` whose JSON rebuilds it exactly
+(``build_drawn_problem``, i.e. ``problems.build_problem``), so a failing example can be stored and
+replayed:
 
 * ``quadratic_problems``: least squares with exact constants mu and L (``problems.random_quadratic``)
   or, with ``identical_data=True``, N copies of one such client (``problems.identical_quadratic``);
-* ``logistic_problems``: l2 binary logistic regression, labels from per-client teachers;
-* ``softmax_problems``: l2 softmax regression, labels from per-client teachers;
+* ``logistic_problems``: l2 binary logistic regression, labels from per-client teachers (the
+  problem family ``strategies.logistic``, builder ``logistic_teacher``, registered with
+  ``problems.register_family``);
+* ``softmax_problems``: l2 softmax regression, labels from per-client teachers (the family
+  ``strategies.softmax``, builder ``softmax_teacher``);
 * ``block_cyclic_problems``: block-cyclic least squares (Ding et al. 2020), blocks and clients apart.
 
 Configuration strategies take the problem they are for (the step size depends on its L):
@@ -21,7 +25,7 @@ Example: a user's own property test (run with pytest).
     from hypothesis import given, settings, strategies as st
 
     from convergence import Status
-    from proofs_check.lemmas import collect, li_lemma3
+    from proofs_check.fedavg_lemmas import collect, li_lemma3
     from proofs_check.strategies import fedavg_configs, quadratic_problems
 
     @settings(max_examples=20, deadline=None)
@@ -36,7 +40,7 @@ Integer arguments given as (lo, hi) are inclusive ranges; float ranges are close
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,11 +51,14 @@ from problems import (
     BlockCyclicProblem,
     FederatedProblem,
     LossKind,
+    ProblemSpec,
     block_cyclic_quadratic,
     build_problem,
     identical_quadratic,
     problem_constants,
+    problem_spec,
     random_quadratic,
+    register_family,
 )
 
 __all__ = [
@@ -60,6 +67,8 @@ __all__ = [
     "logistic_problems",
     "softmax_problems",
     "build_drawn_problem",
+    "logistic_teacher",
+    "softmax_teacher",
     "fedavg_configs",
     "SCHEDULES",
 ]
@@ -112,23 +121,36 @@ def _teacher_problem(
         weights=sizes / sizes.sum(),
         mu=mu,
         n_classes=C,
-        spec={"family": f"strategies.{loss}", "params": params},
+        spec=problem_spec(f"strategies.{loss}", **params),
         notes="Teacher-labelled clients (proofs_check.strategies).",
     )
 
 
-_BUILDERS: dict[str, Callable[..., FederatedProblem]] = {
-    "strategies.logistic": lambda **params: _teacher_problem("logistic", **params),
-    "strategies.softmax": lambda **params: _teacher_problem("softmax", **params),
-}
+def logistic_teacher(
+    n_clients: int, n_features: int, n_classes: int, min_samples: int, max_samples: int, mu: float,
+    heterogeneity: float, seed: int,
+) -> FederatedProblem:
+    """The problem family ``strategies.logistic``: ``_teacher_problem`` with logistic labels (n_classes = 1)."""
+    return _teacher_problem("logistic", n_clients, n_features, n_classes, min_samples, max_samples, mu,
+                            heterogeneity, seed)
 
 
-def build_drawn_problem(spec: dict[str, Any]) -> FederatedProblem:
-    """Rebuild a problem drawn by these strategies from its ``spec`` (registry families go through
-    ``problems.build_problem``)."""
-    family = spec.get("family")
-    if family in _BUILDERS:
-        return _BUILDERS[family](**spec["params"])
+def softmax_teacher(
+    n_clients: int, n_features: int, n_classes: int, min_samples: int, max_samples: int, mu: float,
+    heterogeneity: float, seed: int,
+) -> FederatedProblem:
+    """The problem family ``strategies.softmax``: ``_teacher_problem`` with softmax labels in [0, n_classes)."""
+    return _teacher_problem("softmax", n_clients, n_features, n_classes, min_samples, max_samples, mu,
+                            heterogeneity, seed)
+
+
+register_family("strategies.logistic", logistic_teacher)
+register_family("strategies.softmax", softmax_teacher)
+
+
+def build_drawn_problem(spec: ProblemSpec | Mapping[str, Any]) -> FederatedProblem:
+    """Rebuild a problem drawn by these strategies from its ``spec`` or its JSON (``problems.build_problem``;
+    the teacher families are registered problem families)."""
     return build_problem(spec)
 
 
@@ -200,7 +222,8 @@ def _classification_problems(
         hi = draw(st.integers(lo, samples[1]))
         mu = draw(_floats(mu_range, "mu_range"))
         h = draw(_floats(heterogeneity_range, "heterogeneity_range", positive=False))
-        return _teacher_problem(loss, N, f, C, lo, hi, mu, h, draw(_SEEDS))
+        teacher = logistic_teacher if loss == "logistic" else softmax_teacher
+        return teacher(N, f, C, lo, hi, mu, h, draw(_SEEDS))
 
     return build()
 

@@ -9,7 +9,7 @@ Corollary 2: s = sqrt(N)/(L sqrt(T)) and K <= T^{1/4}/N^{3/4} give O(1/sqrt(NT))
 Instance: ``identical_quadratic`` (every client holds the same rows, so each worker's gradient is
 unbiased for f, as the theorem assumes), single-row minibatches. G^2 and sigma^2 are bounded over
 the ball ||x|| <= B that contains every local iterate (B tracked exactly by the kernel; see
-``assumptions``: exact for least squares). Checks: the explicit bound at every record point of the largest-T run for
+``assumption_constants``: exact for least squares). Checks: the explicit bound at every record point of the largest-T run for
 each N (thm1); the fitted exponent of the final average squared gradient norm in T at each N and
 in N at the largest T, both claimed <= -1/2 (cor2), with the hypothesis K <= T^{1/4}/N^{3/4}
 evaluated on every configuration.
@@ -30,9 +30,11 @@ from convergence.block_cyclic import PRSGDConfig
 from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import build_problem, problem_constants, problem_spec
 
-from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks, rate_plot
-from .assumptions import Ball, second_moment_bound, variance_bound
+from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
+from .plot_specs import rate_plot
+from .assumption_constants import second_moment_bound, variance_bound
 from .plans import YuCorollary2Plan, YuSweepPlan, YuTheorem1Plan
+from .regions import Ball
 
 __all__ = ["evaluate_thm1", "evaluate_cor2", "yu_sync_interval", "yu_theorem1_bound"]
 
@@ -136,8 +138,7 @@ def evaluate_thm1(settings: VerifySettings, plan: YuTheorem1Plan) -> ClaimResult
         ))
     verdict = combine_checks("yu2019.thm1", checks, headline=max((v for _, v in checks), key=lambda v: v.measured),
                              notes="Headline: the largest ratio measured / bound over the checked runs." + planted)
-    verdict.evidence["constants"] = constants
-    return ClaimResult(verdict, tuple(plots))
+    return ClaimResult(verdict.with_evidence(constants=constants), tuple(plots))
 
 
 def evaluate_cor2(settings: VerifySettings, plan: YuCorollary2Plan) -> ClaimResult:

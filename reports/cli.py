@@ -220,7 +220,7 @@ def _report(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _print_outcome(outcome: VerifyOutcome, start: float, *, power: bool) -> int:
     """The verdict table and where the report is; the exit status (module docstring)."""
-    from .render import format_verdict_table
+    from .text_table import format_verdict_table
 
     print(format_verdict_table(list(outcome.verdicts), outcome.power))
     kept = len(outcome.verdicts) - len(outcome.ran)
@@ -240,7 +240,7 @@ def _print_outcome(outcome: VerifyOutcome, start: float, *, power: bool) -> int:
 def _falsify(args: argparse.Namespace) -> int:
     import json
 
-    from proofs_check.falsify import FALSIFIABLE, falsify
+    from proofs_check import FALSIFIABLE, falsify
 
     if args.list:
         return _list_falsifiable()
@@ -265,7 +265,7 @@ def _load_falsifiable(name: str, builtin: dict):
     """A built-in claim by id, or ``module:attribute`` imported with the current directory on the path."""
     import importlib
 
-    from proofs_check.falsify import FalsifiableClaim
+    from proofs_check import FalsifiableClaim
 
     if ":" not in name:
         if name not in builtin:
@@ -285,7 +285,7 @@ def _load_falsifiable(name: str, builtin: dict):
 
 
 def _list_falsifiable() -> int:
-    from proofs_check.falsify import FALSIFIABLE
+    from proofs_check import FALSIFIABLE
 
     for claim in FALSIFIABLE.values():
         tag = " [planted false: a working falsifier finds a counterexample]" if claim.known_false else ""

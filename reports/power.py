@@ -71,11 +71,9 @@ class PowerRow:
     def from_verdict(cls, claim_id: str, verdict: Verdict, variant: PlantedVariant | None = None) -> PowerRow:
         """The row of ``verdict``: the claim ``claim_id`` as stated (``variant`` None; expected its
         ``verdict.expected``, PASS for a claim that is not a negative control) or a planted variant."""
-        evidence = verdict.evidence if isinstance(verdict.evidence, Mapping) else {}
-        failed = tuple(str(c.get("name", c.get("claim_id"))) for c in evidence.get("checks", ())
-                       if c.get("status") == Status.FAIL.value)
-        tightness = evidence.get("tightness")
-        checks = [f"{c.get('name', c.get('claim_id'))}: {c.get('status')}" for c in evidence.get("checks", ())]
+        failed = tuple(c.name for c in verdict.checks if c.verdict.status is Status.FAIL)
+        tightness = verdict.evidence.get("tightness")
+        checks = [f"{c.name}: {c.verdict.status.value}" for c in verdict.checks]
         notes = verdict.notes + (f" Sub-checks: {'; '.join(checks)}." if checks else "")
         return cls(
             claim_id=claim_id,
@@ -89,7 +87,7 @@ class PowerRow:
             interval=verdict.interval,
             params={} if variant is None else dict(variant.params),
             tightness=None if tightness is None else float(tightness),
-            tightness_label=evidence.get("tightness_label") if tightness is not None else None,
+            tightness_label=verdict.evidence.get("tightness_label") if tightness is not None else None,
             failed_checks=failed,
             notes=notes,
         )

@@ -48,14 +48,18 @@ from typing import Any
 from convergence.store import StoreError
 from convergence.sweep import MissingRunError
 from convergence.verdict import Verdict
-from proofs_check.claim import Claim, PlotSpec, VerifySettings
+from proofs_check.claim import Claim, VerifySettings
 from proofs_check.parameters import parse_claim_text
+from proofs_check.plot_specs import PlotSpec
 from proofs_check.registry import CLAIMS, ClaimSelection, select_claim
 
-from .meta import run_metadata
+from .html_report import write_html
+from .markdown import write_markdown
 from .power import PowerRow
 from .progress import VerifyProgress
-from .render import ReportFigure, write_html, write_markdown, write_verdicts_json
+from .report_files import ReportFigure
+from .run_metadata import run_metadata
+from .verdicts_json import write_verdicts_json
 from .verification import VerificationRecord, read_verification, record_verification
 
 __all__ = ["VerifyOutcome", "verify", "rebuild_report", "prepare_out"]
@@ -183,7 +187,7 @@ def _write_report(selections: Sequence[ClaimSelection], settings: VerifySettings
                   progress: VerifyProgress, power_ids: Collection[str], rebuilt_from: str | None = None) -> VerifyOutcome:
     """Resolve every plan, evaluate the selections (and the planted variants of those in ``power_ids``),
     merge with the report in ``out`` and write it."""
-    from .figures import draw
+    from .plots import draw
 
     for selection in selections:  # every plan checked before anything runs
         selection.claim.plan_for(settings, selection.params)

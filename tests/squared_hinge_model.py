@@ -89,11 +89,13 @@ def run_in_kernel() -> float:
     rng = np.random.default_rng(3)
     X, y = rng.normal(size=(12, 4)), (rng.random(12) < 0.5).astype(float)
     model = SquaredHingeModel()
-    data = model.pack(X, y, np.array([0, 12]), restrict_support=True, exact_gradients=True)
     records, stats = np.zeros((1, 4)), np.zeros(2)
     eta, mu = 0.1, 0.01
-    diverged = fedavg_kernel(data, mu, np.ones(1), 0, eta, 0.0, 3, 1, 0, 0, 1.0, np.array([1]), np.zeros(4),
-                             np.zeros(4), False, records, stats)
+    one = np.array([0, 4], dtype=np.int64)  # one dense client: support = every feature, no Gram
+    diverged = fedavg_kernel(
+        model.kernel_loss(), 1, 4, mu, np.ones(1), y, np.array([0, 12]), np.arange(4), one, X.reshape(-1),
+        np.array([0, 48]), np.ones(1, dtype=np.bool_), np.zeros(16), np.zeros(1, dtype=np.bool_), np.zeros(4),
+        0, eta, 0.0, 3, 1, 0, 0, 1.0, np.array([1]), np.zeros(4), np.zeros(4), False, records, stats)
     assert diverged == -1
     w = np.zeros(4)
     for _ in range(3):

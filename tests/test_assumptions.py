@@ -15,8 +15,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from problems import FederatedProblem, exact_optimum, random_quadratic
-from proofs_check import assumptions as A
+from proofs_check.assumption_constants import (
+    gradient_dissimilarity,
+    heterogeneity,
+    parameter_bound,
+    second_moment_bound,
+    smoothness,
+    strong_convexity,
+    variance_bound,
+)
+from proofs_check.bgd_constants import bgd_curve, bgd_pair, bgd_threshold
+from proofs_check.minibatch_moments import gradient_variance
+from proofs_check.regions import Ball, EVERYWHERE, Points
 from proofs_check.strategies import logistic_problems, quadratic_problems, softmax_problems
+from proofs_check.trust_region import Quadratic
 
 E1, E2 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
 
@@ -40,13 +52,13 @@ def test_curvature_constants_closed_form() -> None:
     # With mu = 0.1: L_1 = 2.1, mu_1 = 0.6, L_2 = mu_2 = 0.6, so Li's L = 2.1 and mu = 0.6; F has
     # Hessian diag(1.25, 0.5) + 0.1 I: L_F = 1.35, mu_F = 0.6.
     problem = least_squares([([[2, 0], [0, 1]], [0, 0]), ([[1, 0], [0, 1]], [0, 0])], mu=0.1)
-    assert A.smoothness(problem).value == pytest.approx(2.1)
-    assert A.strong_convexity(problem).value == pytest.approx(0.6)
-    assert A.smoothness(problem, "global").value == pytest.approx(1.35)
-    assert A.strong_convexity(problem, "global").value == pytest.approx(0.6)
-    assert A.smoothness(problem).exact
+    assert smoothness(problem).value == pytest.approx(2.1)
+    assert strong_convexity(problem).value == pytest.approx(0.6)
+    assert smoothness(problem, "global").value == pytest.approx(1.35)
+    assert strong_convexity(problem, "global").value == pytest.approx(0.6)
+    assert smoothness(problem).exact
     with pytest.raises(ValueError, match="scope"):
-        A.smoothness(problem, "everything")  # type: ignore[arg-type]
+        smoothness(problem, "everything")  # type: ignore[arg-type]
 
 
 def test_identical_clients_have_no_heterogeneity() -> None:
@@ -54,12 +66,12 @@ def test_identical_clients_have_no_heterogeneity() -> None:
     # grad F_k - grad F = 0 (sigma_G^2 = 0) and sum p_k ||grad F_k||^2 = ||grad F||^2 (G^2 = 0 at B^2 = 1).
     rows, targets = [[1, 2], [0, 1], [3, -1]], [1.0, -2.0, 0.5]
     problem = least_squares([(rows, targets)] * 3, mu=0.2)
-    ball = A.Ball(np.array([1.0, -1.0]), 2.0)
-    assert A.heterogeneity(problem).value == pytest.approx(0.0, abs=1e-12)
+    ball = Ball(np.array([1.0, -1.0]), 2.0)
+    assert heterogeneity(problem).value == pytest.approx(0.0, abs=1e-12)
     for weighting in ("uniform", "p"):
-        estimate = A.gradient_dissimilarity(problem, ball, weighting)
+        estimate = gradient_dissimilarity(problem, ball, weighting)
         assert estimate.value == pytest.approx(0.0, abs=1e-12) and estimate.exact
-    assert A.bgd_pair(problem, ball, 1.0).G_sq == pytest.approx(0.0, abs=1e-12)
+    assert bgd_pair(problem, ball, 1.0).G_sq == pytest.approx(0.0, abs=1e-12)
 
 
 def test_one_row_clients_have_no_variance() -> None:
@@ -67,8 +79,8 @@ def test_one_row_clients_have_no_variance() -> None:
     # replacement), so sigma_k^2 = 0 for any batch size, in particular b = n_k = 1.
     problem = least_squares([([[1, 2]], [1]), ([[0, 3]], [-1])], mu=0.1)
     w = np.array([0.3, -0.7])
-    np.testing.assert_allclose(A.gradient_variance(problem, w, 1), 0.0, atol=1e-14)
-    bound = A.variance_bound(problem, A.Ball(w, 3.0), 1)
+    np.testing.assert_allclose(gradient_variance(problem, w, 1), 0.0, atol=1e-14)
+    bound = variance_bound(problem, Ball(w, 3.0), 1)
     np.testing.assert_allclose(bound.values, 0.0, atol=1e-12)
     assert bound.exact
 
@@ -79,12 +91,12 @@ def test_variance_closed_form_and_its_sup() -> None:
     # Over the ball B(c, R) the sup is (||c - (1, -1)|| + R)^2 / (4 b).
     problem = least_squares([([[1, 0], [0, 1]], [1, -1])], mu=0.3)
     w, b = np.array([2.0, 0.5]), 3
-    assert A.gradient_variance(problem, w, b)[0] == pytest.approx(np.sum((w - [1, -1]) ** 2) / (4 * b))
+    assert gradient_variance(problem, w, b)[0] == pytest.approx(np.sum((w - [1, -1]) ** 2) / (4 * b))
     centre, R = np.array([0.0, 0.0]), 1.5
-    bound = A.variance_bound(problem, A.Ball(centre, R), b)
+    bound = variance_bound(problem, Ball(centre, R), b)
     assert bound.values[0] == pytest.approx((math.sqrt(2) + R) ** 2 / (4 * b), rel=1e-12)
     assert bound.attained[0] == pytest.approx(bound.values[0], rel=1e-9) and bound.exact
-    assert A.gradient_variance(problem, w, 0)[0] == 0.0  # exact gradients
+    assert gradient_variance(problem, w, 0)[0] == 0.0  # exact gradients
 
 
 def test_second_moment_closed_form() -> None:
@@ -92,60 +104,60 @@ def test_second_moment_closed_form() -> None:
     # gradients, grad F(w) = w - c, so G^2 over B(0, R) is (R + ||c||)^2 (at w = -R c/||c||).
     problem = least_squares([([[1, 0], [0, 1]], [1, 1])], mu=0.5)
     R = 2.0
-    estimate = A.second_moment_bound(problem, A.Ball(np.zeros(2), R), 0)
+    estimate = second_moment_bound(problem, Ball(np.zeros(2), R), 0)
     assert estimate.value == pytest.approx((R + math.sqrt(0.5)) ** 2, rel=1e-12) and estimate.exact
     # with b = 2 add the variance: per-sample gradients (w1 - 1, 0), (0, w2 - 1) deviate by
     # ||w - (1, 1)||^2 / 4 from their mean; at w = -R c/||c|| that is (R + sqrt 2)^2 / 8, so
     # E||g||^2 = (R + sqrt(1/2))^2 + (R + sqrt 2)^2 / 8 there, and both terms peak at that point.
-    stochastic = A.second_moment_bound(problem, A.Ball(np.zeros(2), R), 2)
+    stochastic = second_moment_bound(problem, Ball(np.zeros(2), R), 2)
     assert stochastic.value == pytest.approx((R + math.sqrt(0.5)) ** 2 + (R + math.sqrt(2)) ** 2 / 8, rel=1e-12)
 
 
 def test_dissimilarity_bgd_and_gamma_closed_forms() -> None:
     # OPPOSED: equal Hessians H = (1/2 + mu) I = I, so grad F_k - grad F = -(c_k - cbar) = -c_k is
     # constant: sigma_G^2 = sum_k q_k ||c_k||^2 = 1/4 on any region, for q = 1/N or p.
-    ball = A.Ball(np.array([3.0, -2.0]), 1.0)
+    ball = Ball(np.array([3.0, -2.0]), 1.0)
     for weighting in ("uniform", "p"):
-        assert A.gradient_dissimilarity(OPPOSED, ball, weighting).value == pytest.approx(0.25, rel=1e-12)
+        assert gradient_dissimilarity(OPPOSED, ball, weighting).value == pytest.approx(0.25, rel=1e-12)
     # BGD: sum_k p_k ||w - c_k||^2 - B^2 ||w||^2 = (1 - B^2) ||w||^2 + 1/4 (cross terms vanish as
     # cbar = 0). On R^d: unbounded for B^2 < 1, G^2 = 1/4 for B^2 >= 1 (threshold exactly 1).
-    assert A.bgd_threshold(OPPOSED).value == pytest.approx(1.0)
-    curve = A.bgd_curve(OPPOSED, A.EVERYWHERE, [0.5, 1.0, 2.0])
+    assert bgd_threshold(OPPOSED).value == pytest.approx(1.0)
+    curve = bgd_curve(OPPOSED, EVERYWHERE, [0.5, 1.0, 2.0])
     assert curve[0].G_sq == math.inf
     assert curve[1].G_sq == pytest.approx(0.25) and curve[2].G_sq == pytest.approx(0.25)
     # On B(0, 2) with B^2 = 0.5: (1/2) * 4 + 1/4 = 2.25.
-    assert A.bgd_pair(OPPOSED, A.Ball(np.zeros(2), 2.0), 0.5).G_sq == pytest.approx(2.25, rel=1e-12)
+    assert bgd_pair(OPPOSED, Ball(np.zeros(2), 2.0), 0.5).G_sq == pytest.approx(2.25, rel=1e-12)
     # Gamma: F_k = 1/2 ||w||^2 - c_k'w + const_k, F_k* = const_k - ||c_k||^2 / 2, F* = sum p_k const_k
     # (w* = 0), so Gamma = sum_k p_k ||c_k||^2 / 2 = 1/8.
-    assert A.heterogeneity(OPPOSED).value == pytest.approx(0.125, rel=1e-12)
+    assert heterogeneity(OPPOSED).value == pytest.approx(0.125, rel=1e-12)
 
 
 def test_parameter_bound_and_points() -> None:
-    assert A.parameter_bound(A.Ball(np.array([3.0, 4.0]), 1.0)).value == pytest.approx(6.0)
-    points = A.Points(np.array([[1.0, 0.0], [0.0, -2.0]]))
-    assert A.parameter_bound(points).value == pytest.approx(2.0)
+    assert parameter_bound(Ball(np.array([3.0, 4.0]), 1.0)).value == pytest.approx(6.0)
+    points = Points(np.array([[1.0, 0.0], [0.0, -2.0]]))
+    assert parameter_bound(points).value == pytest.approx(2.0)
     # on a finite set the constants are the exact maxima of the defining quantities
-    sigma = A.variance_bound(OPPOSED, points, 1)
-    direct = np.max([A.gradient_variance(OPPOSED, w, 1) for w in points.points], axis=0)
+    sigma = variance_bound(OPPOSED, points, 1)
+    direct = np.max([gradient_variance(OPPOSED, w, 1) for w in points.points], axis=0)
     np.testing.assert_allclose(sigma.values, direct, rtol=1e-12)
-    G = A.second_moment_bound(OPPOSED, points, 0).value
+    G = second_moment_bound(OPPOSED, points, 0).value
     assert G == pytest.approx(max(np.max(np.sum(OPPOSED.local_gradients(w) ** 2, axis=1)) for w in points.points))
 
 
 def test_bad_input_names_the_field() -> None:
-    ball = A.Ball(np.zeros(2), 1.0)
+    ball = Ball(np.zeros(2), 1.0)
     with pytest.raises(ValueError, match="radius"):
-        A.Ball(np.zeros(2), -1.0)
+        Ball(np.zeros(2), -1.0)
     with pytest.raises(ValueError, match="region"):
-        A.variance_bound(OPPOSED, A.Ball(np.zeros(3), 1.0), 1)
+        variance_bound(OPPOSED, Ball(np.zeros(3), 1.0), 1)
     with pytest.raises(ValueError, match="region"):
-        A.gradient_dissimilarity(OPPOSED, A.EVERYWHERE)
+        gradient_dissimilarity(OPPOSED, EVERYWHERE)
     with pytest.raises(ValueError, match="weighting"):
-        A.gradient_dissimilarity(OPPOSED, ball, "square")  # type: ignore[arg-type]
+        gradient_dissimilarity(OPPOSED, ball, "square")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="batch_size"):
-        A.gradient_variance(OPPOSED, np.zeros(2), -1)
+        gradient_variance(OPPOSED, np.zeros(2), -1)
     with pytest.raises(ValueError, match="B_sq_grid"):
-        A.bgd_curve(OPPOSED, ball, [-1.0])
+        bgd_curve(OPPOSED, ball, [-1.0])
 
 
 @settings(max_examples=40, deadline=None)
@@ -162,8 +174,8 @@ def test_ball_maximum_of_a_quadratic(dim: int, seed: int, radius: float, hard: b
     g = rng.standard_normal(dim)
     if hard:
         g -= (g @ Q[:, -1]) * Q[:, -1]
-    quad = A._Quadratic(A_mat, A_mat @ centre - g, 0.7)  # g = A c - a
-    upper, attained = quad.max_on_ball(A.Ball(centre, radius))
+    quad = Quadratic(A_mat, A_mat @ centre - g, 0.7)  # g = A c - a
+    upper, attained = quad.max_on_ball(Ball(centre, radius))
     assert upper - attained <= 1e-8 * max(1.0, abs(upper))
     directions = rng.standard_normal((2000, dim))
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
@@ -181,7 +193,7 @@ def _pairs(problem: FederatedProblem, seed: int) -> tuple[np.ndarray, np.ndarray
 def test_sampled_pairs_respect_mu_and_L(problem: FederatedProblem, seed: int) -> None:
     # Li et al. Assumptions 1-2 for every client: with F_k(v) - F_k(w) - <grad F_k(w), v - w> = D,
     # mu/2 ||v - w||^2 <= D <= L/2 ||v - w||^2 and ||grad F_k(v) - grad F_k(w)|| <= L ||v - w||.
-    L, mu = A.smoothness(problem).value, A.strong_convexity(problem).value
+    L, mu = smoothness(problem).value, strong_convexity(problem).value
     for v, w in zip(*_pairs(problem, seed)):
         gap = np.sum((v - w) ** 2)
         D = problem.local_objectives(v) - problem.local_objectives(w) - problem.local_gradients(w) @ (v - w)
@@ -199,17 +211,17 @@ def test_sampled_pairs_respect_mu_and_L(problem: FederatedProblem, seed: int) ->
 )
 def test_sampled_points_never_exceed_the_sup_bounds(problem: FederatedProblem, b: int, radius: float, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    ball = A.Ball(rng.standard_normal(problem.dim), radius)
+    ball = Ball(rng.standard_normal(problem.dim), radius)
     directions = rng.standard_normal((30, problem.dim))
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
     points = ball.centre + radius * rng.random((30, 1)) ** (1 / problem.dim) * directions
     tol = 1e-9
-    sigma = A.variance_bound(problem, ball, b)
-    G = A.second_moment_bound(problem, ball, b)
-    dissimilarity = A.gradient_dissimilarity(problem, ball, "uniform")
-    bgd = A.bgd_pair(problem, ball, 0.5)
+    sigma = variance_bound(problem, ball, b)
+    G = second_moment_bound(problem, ball, b)
+    dissimilarity = gradient_dissimilarity(problem, ball, "uniform")
+    bgd = bgd_pair(problem, ball, 0.5)
     for w in points:
-        variance = A.gradient_variance(problem, w, b)
+        variance = gradient_variance(problem, w, b)
         assert np.all(variance <= sigma.values * (1 + tol) + tol)
         grads = problem.local_gradients(w)
         assert np.max(np.sum(grads**2, axis=1) + variance) <= G.value * (1 + tol) + tol
@@ -226,10 +238,10 @@ def test_default_problem_constants_are_consistent() -> None:
     # A random least-squares problem: every sup over the ball of radius ||w*|| around w* is exact.
     problem = random_quadratic(3, 4, 0.2, 3.0, 1.0, 6, 0)
     w_star = exact_optimum(problem, crosscheck=False).w_star
-    ball = A.Ball(w_star, float(np.linalg.norm(w_star)))
-    curve = A.bgd_curve(problem, ball, [0.0, 0.5, 1.0, 2.0, 4.0])
+    ball = Ball(w_star, float(np.linalg.norm(w_star)))
+    curve = bgd_curve(problem, ball, [0.0, 0.5, 1.0, 2.0, 4.0])
     values = [pair.G_sq for pair in curve]
     assert all(pair.exact for pair in curve)
     assert all(a >= b - 1e-12 for a, b in zip(values, values[1:]))  # G^2(B^2) is non-increasing
     # q = p and B^2 = 1: sum p_k ||grad F_k||^2 - ||grad F||^2 = sum p_k ||grad F_k - grad F||^2
-    assert curve[2].G_sq == pytest.approx(A.gradient_dissimilarity(problem, ball, "p").value, rel=1e-9)
+    assert curve[2].G_sq == pytest.approx(gradient_dissimilarity(problem, ball, "p").value, rel=1e-9)

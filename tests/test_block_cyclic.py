@@ -399,7 +399,7 @@ def test_fedavg_cyclic_is_the_block_mixed_chain() -> None:
 def test_fedavg_shuffled_reuses_the_fedavg_kernel() -> None:
     problem = small("softmax")
     trajectory = run_fedavg_shuffled(problem, FedAvgConfig(3, 30, StepSize.constant(0.3), 0, 1.0, (1, 30)), 2)
-    assert trajectory.config.problem["view"] == "shuffled" and trajectory.gap[0, -1] < trajectory.gap[0, 0]
+    assert trajectory.config.problem.view == "shuffled" and trajectory.gap[0, -1] < trajectory.gap[0, 0]
 
 
 def test_pr_sgd_is_fedavg_and_yu_step() -> None:

@@ -139,7 +139,7 @@ class TestRateExponent:
         verdict = check_rate_exponent("r", X, values, -1.0, tolerance=TOL, floor=1e-15, deterministic=True)
         assert verdict.status is Status.INCONCLUSIVE
         assert verdict.interval is None and math.isnan(verdict.measured)
-        assert verdict.evidence["used"] == [True, True] + [False] * (X.size - 2)
+        assert verdict.evidence["used"] == (True, True) + (False,) * (X.size - 2)  # read-only: tuples
 
     def test_fit_from_excludes_the_transient(self) -> None:
         # (50 + x)^-1 is flat for x << 50; the tail x >= 1000 decays as ~x^-0.97.
@@ -245,7 +245,7 @@ class TestUpperBound:
         assert verdict.status is Status.FAIL
         assert f"x = {X[4]:g}" in verdict.notes
         assert "1 of 10 points" in verdict.notes
-        assert verdict.evidence["violations"] == [X[4]]
+        assert verdict.evidence["violations"] == (X[4],)
         assert verdict.measured == pytest.approx(1.5, abs=0.05)
         assert verdict.interval[0] > 1.0
 
@@ -282,12 +282,12 @@ class TestUpperBound:
         verdict = check_upper_bound("u", x, seeds_with_t_statistic(1.0, [0.01, 0.02, 0.3]), np.ones(3))
         assert verdict.status is Status.FAIL
         np.testing.assert_allclose(verdict.evidence["p_violation"], [0.01, 0.02, 0.3], rtol=1e-9)
-        assert verdict.evidence["violations"] == [1.0, 2.0]
+        assert verdict.evidence["violations"] == (1.0, 2.0)
 
     def test_no_rejection_when_the_smallest_p_misses_its_holm_threshold(self) -> None:
         # p = (0.02, 0.02, 0.02) > 0.05/3: no rejection; the per-point 0.05 test would reject all three.
         verdict = check_upper_bound("u", np.array([1.0, 2.0, 3.0]), seeds_with_t_statistic(1.0, [0.02] * 3), np.ones(3))
-        assert verdict.status is Status.INCONCLUSIVE and verdict.evidence["violations"] == []
+        assert verdict.status is Status.INCONCLUSIVE and verdict.evidence["violations"] == ()
 
     def test_family_wise_error_is_controlled(self) -> None:
         # A true bound at 98% tightness at 200 points, 8 seeds with 10% noise, 400 fixed datasets.
@@ -348,7 +348,7 @@ class TestLowerBound:
         verdict = check_lower_bound("l", X, noisy(curve), bound)
         assert verdict.status is Status.FAIL
         assert f"x = {X[7]:g}" in verdict.notes
-        assert verdict.evidence["violations"] == [X[7]]
+        assert verdict.evidence["violations"] == (X[7],)
         assert verdict.measured == pytest.approx(0.5, abs=0.02)
         assert verdict.interval[1] < 1.0
 
@@ -361,7 +361,7 @@ class TestLowerBound:
         # The mirror of the upper-bound case: seeds below the bound with p = (0.01, 0.02, 0.3).
         values = 2.0 - seeds_with_t_statistic(1.0, [0.01, 0.02, 0.3])  # reflect around the bound 1
         verdict = check_lower_bound("l", np.array([1.0, 2.0, 3.0]), values, np.ones(3))
-        assert verdict.status is Status.FAIL and verdict.evidence["violations"] == [1.0, 2.0]
+        assert verdict.status is Status.FAIL and verdict.evidence["violations"] == (1.0, 2.0)
 
     def test_crossing_interval_is_inconclusive(self) -> None:
         bound = np.ones(X.size)

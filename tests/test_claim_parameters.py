@@ -127,8 +127,8 @@ def test_other_values_rerun_the_hypotheses_and_show_in_the_verdict_id() -> None:
     small = {h.name: h for h in verdict.hypotheses}["eta < 1/(4 + mu) (Appendix C.4)"]
     assert not small.met and "max eta = 0.3" in small.detail
     assert verdict.status is not Status.PASS
-    lower = next(c for c in verdict.evidence["checks"] if c["name"] == "lower bound (eq. 34)")
-    assert lower["status"] == "INCONCLUSIVE" and not lower["hypotheses_met"]
+    lower = next(c.verdict for c in verdict.checks if c.name == "lower bound (eq. 34)")
+    assert lower.status is Status.INCONCLUSIVE and not lower.hypotheses_met
     # the claim as stated meets it (its quick grid stops at eta = 0.03)
     stated = get_claim("li2020.thm4").evaluate(QUICK).verdict
     assert stated.claim_id == "li2020.thm4" and all(h.met for h in stated.hypotheses)

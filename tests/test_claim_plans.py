@@ -15,7 +15,7 @@ import pytest
 from proofs_check import CLAIMS, VerifySettings, get_claim
 from proofs_check.parameters import MODES, ModePlans, PlanError, parameter, plan_parameters, resolve_plan
 from proofs_check.plans import DingTheoremPlan, YuTheorem1Plan
-from reports.render import write_verdicts_json
+from reports.verdicts_json import write_verdicts_json
 
 
 def _verdict_json(verdict, path: Path) -> dict:

@@ -38,7 +38,7 @@ def test_yu_sync_interval_is_the_largest_allowed() -> None:
 
 def test_li_thm4_quick_passes_with_its_sub_checks() -> None:
     verdict = get_claim("li2020.thm4").evaluate(QUICK).verdict
-    names = [c["name"] for c in verdict.evidence["checks"]]
+    names = [c.name for c in verdict.checks]
     assert verdict.status is Status.PASS
     assert "lower bound (eq. 34)" in names and any("decaying step" in n for n in names)
     # Lemma 6's lower bound is loose, not violated: the worst ratio bias / bound is above 1
@@ -49,8 +49,8 @@ def test_ding_thm2_reports_the_paper_setting_and_per_block_rates() -> None:
     verdict = get_claim("ding2020.thm2").evaluate(QUICK).verdict
     assert "meets neither hypothesis" in verdict.notes
     assert verdict.evidence["paper_setting"]["hypothesis_met"] is False
-    blocks = [c for c in verdict.evidence["checks"] if c["name"].startswith("per-block rate")]
-    assert len(blocks) == 3 and all(math.isfinite(c["measured"]) for c in blocks)
+    blocks = [c.verdict for c in verdict.checks if c.name.startswith("per-block rate")]
+    assert len(blocks) == 3 and all(math.isfinite(v.measured) for v in blocks)
 
 
 def test_negative_control_fails_as_expected() -> None:
@@ -80,7 +80,7 @@ def test_combine_checks_never_passes_on_uninformative_sub_checks() -> None:
     assert u.verdict.status is Status.INCONCLUSIVE and "PASS: gap <= 0" in u.alone
     alone = combine_checks("x", [], uninformative=[u])
     assert alone.status is Status.INCONCLUSIVE and "Every sub-check is uninformative" in alone.notes
-    assert alone.evidence["uninformative"][0]["reason"].startswith("the gap is <= 0")
+    assert alone.uninformative == (u,) and alone.checks == ()
     counted = Verdict("x/rate", Status.PASS, -0.9, -0.5, (-1.0, -0.8))
     assert combine_checks("x", [("rate", counted)], uninformative=[u]).status is Status.PASS
     failed = Verdict("x/rate", Status.FAIL, 0.1, -0.5, (0.0, 0.2))

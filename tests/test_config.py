@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from convergence import ConfigError, DivergenceError, FedAvgConfig, RunConfig, ScheduleError, StepSize, run
-from problems import FederatedProblem, ProblemError, li_counterexample, problem_spec
+from problems import FederatedProblem, ProblemError, ProblemSpec, li_counterexample, problem_spec
 
 
 @pytest.mark.parametrize("eta", [0.0, -0.1, math.nan, math.inf])
@@ -66,7 +66,7 @@ def test_bad_problem_names_field(overrides: dict, field: str) -> None:
 def test_run_id_is_stable_and_sensitive() -> None:
     spec = problem_spec("li_counterexample", N=5, p=4, mu=2e-4)
     a = RunConfig(spec, FedAvgConfig(5, 10, StepSize.constant(0.1)))
-    b = RunConfig(dict(spec), FedAvgConfig(5, 10, StepSize.constant(0.1)))
+    b = RunConfig(ProblemSpec.from_json(spec.to_json()), FedAvgConfig(5, 10, StepSize.constant(0.1)))
     c = RunConfig(spec, FedAvgConfig(5, 10, StepSize.constant(0.1), seeds=(1,)))
     assert a.run_id == b.run_id != c.run_id
 

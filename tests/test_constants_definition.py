@@ -3,7 +3,7 @@ and the power self-test of the ``lemmas`` claim: planted false lemmas FAIL, the 
 
 Definition (Li et al., ICLR 2020, Assumptions 3-4, ``papers/li2020_fedavg_noniid.txt`` l.137-143):
 sigma_k^2 = max_t E var_k(w_t^k, b), G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2, client k's minibatch
-gradient at client k's own iterate, E over the run (``proofs_check.assumptions.IterateMoments``).
+gradient at client k's own iterate, E over the run (``proofs_check.run_moments.IterateMoments``).
 """
 
 from __future__ import annotations
@@ -14,21 +14,15 @@ from scipy import stats
 
 from convergence import FedAvgConfig, Status, StepSize
 from problems import FederatedProblem, li_counterexample, problem_constants, random_quadratic
-from proofs_check.assumptions import IterateMoments, Points, iterate_moments, second_moment_bound
+from proofs_check.assumption_constants import second_moment_bound
 from proofs_check.claim import VerifySettings
 from proofs_check.registry import get_claim
-from proofs_check.falsify import FALSIFIABLE, FedAvgInstance, exact_moments
-from proofs_check.lemmas import (
-    PLANTED_MARGIN,
-    attained_scale,
-    collect,
-    li_lemma1,
-    li_lemma2,
-    li_lemma3,
-    planted_factor,
-    yu_drift,
-)
+from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance, exact_moments
+from proofs_check.fedavg_lemmas import collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
+from proofs_check.lemma_verdicts import PLANTED_MARGIN, attained_scale, planted_factor
 from proofs_check.plans import PLANTABLE_LEMMAS
+from proofs_check.regions import Points
+from proofs_check.run_moments import IterateMoments, iterate_moments
 
 evaluate_lemmas = get_claim("lemmas").evaluate  # the mode's plan, parameters by name
 evaluate_constants = get_claim("assumptions.constants").evaluate
@@ -150,12 +144,12 @@ def test_evaluate_lemmas_true_rows() -> None:
     (an equality at t = 0, see test_li_planted_variants_fail) and listed as uninformative, not counted, so the
     claim PASSes on the others and says which rows it did not count."""
     verdict = evaluate_lemmas(QUICK).verdict
-    rows = {row["name"]: row for row in verdict.evidence["checks"]}
+    rows = {row.name: row.verdict for row in verdict.checks}
     assert any(name.startswith("ding2020.lemma6") or name.startswith("Lemma 6") for name in rows)
-    assert all(row["status"] == "PASS" for row in rows.values()), {n: r["status"] for n, r in rows.items()}
-    skipped = verdict.evidence["uninformative"]
-    assert [u["sub-check"].split(",")[0] for u in skipped] == ["li2020.lemma2"] * 2
-    assert all(u["status"] == "INCONCLUSIVE" and "equality at t = 0" in u["reason"] for u in skipped)
+    assert all(row.status is Status.PASS for row in rows.values()), {n: r.status for n, r in rows.items()}
+    skipped = verdict.uninformative
+    assert [u.name.split(",")[0] for u in skipped] == ["li2020.lemma2"] * 2
+    assert all(u.verdict.status is Status.INCONCLUSIVE and "equality at t = 0" in u.reason for u in skipped)
     assert verdict.status is Status.PASS and "Not counted (uninformative), li2020.lemma2" in verdict.notes
 
 
@@ -167,7 +161,7 @@ FAST = [lemma for lemma in PLANTABLE_LEMMAS if not lemma.startswith("li2020")]
 def test_evaluate_lemmas_planted_variant_fails(planted: str) -> None:
     verdict = evaluate_lemmas(QUICK, planted=planted).verdict
     assert verdict.status is Status.FAIL
-    assert all(row["status"] == "FAIL" for row in verdict.evidence["checks"])
+    assert all(row.verdict.status is Status.FAIL for row in verdict.checks)
     assert f"Planted false {planted}" in verdict.notes
 
 
@@ -182,12 +176,12 @@ def test_constants_claim_catches_a_constant_ten_percent_off(planted) -> None:
     mu at 1/0.9) FAILs through a witness on the counterexample, where every constant is exact (least squares:
     the extreme secant curvatures are L_k and mu_k, and each sup is attained at a point of the ball)."""
     verdict = evaluate_constants(QUICK, planted=planted).verdict
-    first = verdict.evidence["checks"][0]
+    first = verdict.checks[0].verdict
     if planted is None:
-        assert verdict.status is Status.PASS and first["measured"] == 0.0
+        assert verdict.status is Status.PASS and first.measured == 0.0
     else:
-        assert verdict.status is Status.FAIL and first["status"] == "FAIL"
-        assert planted.split("^")[0] in first["notes"].split("violated:")[1]
+        assert verdict.status is Status.FAIL and first.status is Status.FAIL
+        assert planted.split("^")[0] in first.notes.split("violated:")[1]
 
 
 def test_constants_claim_rejects_unknown_planted_name() -> None:

@@ -11,7 +11,7 @@ from convergence.block_cyclic import MCPSGDConfig, MMPSGDConfig, run_block_cycli
 from convergence.block_cyclic_probe import probe_block_cyclic
 from problems import BlockCyclicProblem, block_cyclic_softmax
 from proofs_check.ding2020 import instance
-from proofs_check.ding_lemmas import (
+from proofs_check.ding2020_lemmas import (
     DING_LEMMA_IDS,
     DingLemmaData,
     check_ding_lemmas,

@@ -31,7 +31,7 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> VerifySettings:
 
 def checks(verdict) -> dict[str, str]:
     """Sub-check id -> status."""
-    return {c["claim_id"]: c["status"] for c in verdict.evidence["checks"]}
+    return {c.verdict.claim_id: c.verdict.status.value for c in verdict.checks}
 
 
 # ----------------------------------------------------------------------------- nested views
@@ -80,7 +80,7 @@ def test_nested_view_bad_input_names_the_field(bad: dict, field: str) -> None:
     with pytest.raises(ProblemError, match=f"^{field}:"):
         parent.nested(**bad)
     with pytest.raises(ProblemError, match=f"^{field}:"):
-        build_block_cyclic({"view": "nested", **bad, "of": parent.spec})
+        build_block_cyclic({"view": "nested", **bad, "of": parent.spec.to_json()})
 
 
 @pytest.mark.parametrize("spec, field", [
@@ -90,7 +90,7 @@ def test_nested_view_bad_input_names_the_field(bad: dict, field: str) -> None:
     ({"view": "shuffled", "shuffle_seed": 0, "of": None}, "view"),  # a shuffled view is not block-cyclic
 ])
 def test_view_spec_errors_name_the_field(spec: dict, field: str) -> None:
-    spec = dict(spec, of=block_cyclic_quadratic(n_clients=2, n_blocks=2, dim=2, samples_per_client=3).spec)
+    spec = dict(spec, of=block_cyclic_quadratic(n_clients=2, n_blocks=2, dim=2, samples_per_client=3).spec.to_json())
     with pytest.raises(ProblemError, match=f"^{field}:"):
         build_block_cyclic(spec)
 
@@ -139,10 +139,10 @@ def test_ordering_passes_with_the_tracking_check_and_its_shuffled_control(quick:
         "ding2020.ordering/tracking": "PASS", "ding2020.ordering/persistence": "PASS",
         "ding2020.ordering/control": "PASS",
     }
-    by_id = {c["claim_id"]: c for c in result.verdict.evidence["checks"]}
+    by_id = {c.verdict.claim_id: c.verdict for c in result.verdict.checks}
     # the headline figures are ratios mean R / (1/2): far below 1 on cyclic data, about 2 (R near 1) on shuffled data
-    assert by_id["ding2020.ordering/tracking"]["measured"] < 0.1
-    assert 1.5 < by_id["ding2020.ordering/control"]["measured"] < 2.5
+    assert by_id["ding2020.ordering/tracking"].measured < 0.1
+    assert 1.5 < by_id["ding2020.ordering/control"].measured < 2.5
     assert [p.name for p in result.plots] == ["ding2020_fedavg_tracking"]
 
 
@@ -178,8 +178,8 @@ def test_speedup_passes_on_nested_instances_with_its_hypotheses(quick: VerifySet
     assert {f"[N={N}] K > C M N" for N in N_GRID} | {f"[M={M}] K > C M N" for M in M_GRID} <= names
     assert len(verdict.hypotheses) == 2 * (len(N_GRID) + len(M_GRID)) and all(h.met for h in verdict.hypotheses)
     # fixed T in N: T = C M K = 2 * 3 * 2048 at every N; fixed K in M
-    n_check, m_check = verdict.evidence["checks"][:2]
-    assert "T = 12288 " in n_check["notes"] and "K = 1024 " in m_check["notes"]
+    n_check, m_check = verdict.checks[:2]
+    assert "T = 12288 " in n_check.verdict.notes and "K = 1024 " in m_check.verdict.notes
 
 
 @pytest.mark.parametrize("params, failing", [

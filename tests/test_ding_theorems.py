@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from convergence import Status
+from convergence import Status, Verdict
 from problems import ProblemError, build_block_cyclic, exact_optimum, problem_spec
 from proofs_check import VerifySettings, get_claim
 from proofs_check.ding2020 import (
@@ -32,8 +32,8 @@ QUICK4 = VerifySettings(quick=True, seeds=4, jobs=1, progress=False)
 the Holm test of a 40x violated bound cannot reject, so its planted bound is tested with 4."""
 
 
-def _checks(verdict) -> dict[str, dict]:
-    return {c["name"]: c for c in verdict.evidence["checks"]}
+def _checks(verdict) -> dict[str, Verdict]:
+    return {c.name: c.verdict for c in verdict.checks}
 
 
 def test_ding_bound_against_a_hand_computed_value() -> None:
@@ -107,17 +107,17 @@ def test_thm1_true_claim_passes_and_planted_variants_fail() -> None:
     bound = checks["explicit bound, identical blocks, MM-PSGD"]
     rate = checks["rate O(1/sqrt(NT)), identical blocks, MM-PSGD"]
     assert true.status is Status.PASS and true.claim_id == "ding2020.thm1"
-    assert bound["status"] == "PASS" and 0 < bound["measured"] < 1
-    assert bound["evidence"]["tightness_label"] == "upper bound"  # measured / bound is about 1e-3
-    assert rate["status"] == "PASS" and rate["measured"] < -0.5
+    assert bound.status is Status.PASS and 0 < bound.measured < 1
+    assert bound.evidence["tightness_label"] == "upper bound"  # measured / bound is about 1e-3
+    assert rate.status is Status.PASS and rate.measured < -0.5
     assert all(h.met for h in true.hypotheses) and any("C M N = 24" in h.detail for h in true.hypotheses)
     # a steeper rate than the data's (about -0.9) and a bound 1e5 times smaller both FAIL
     steep = evaluate_thm1(QUICK, claimed_exponent=-1.5).verdict
     assert steep.status is Status.FAIL and steep.claim_id == "ding2020.thm1[claimed_exponent=-1.5]"
-    assert _checks(steep)["rate O(1/sqrt(NT)), identical blocks, MM-PSGD"]["status"] == "FAIL"
+    assert _checks(steep)["rate O(1/sqrt(NT)), identical blocks, MM-PSGD"].status is Status.FAIL
     small = evaluate_thm1(QUICK, bound_scale=1e-5).verdict
     assert small.status is Status.FAIL
-    assert _checks(small)["explicit bound, identical blocks, MM-PSGD"]["status"] == "FAIL"
+    assert _checks(small)["explicit bound, identical blocks, MM-PSGD"].status is Status.FAIL
     with pytest.raises(ValueError, match=r"^bound_scale: "):
         evaluate_thm1(QUICK, bound_scale=0.0)
 
@@ -126,12 +126,12 @@ def test_thm1_on_blocks_apart_alone_is_inconclusive_not_pass() -> None:
     # The old special branch PASSed here: the mini-max gap is negative, so bound and rate hold
     # trivially. Now both are uninformative and, with nothing else to check, so is the claim.
     verdict = evaluate_thm1(QUICK, identical_instance=False).verdict
-    assert verdict.status is Status.INCONCLUSIVE and verdict.evidence["checks"] == []
+    assert verdict.status is Status.INCONCLUSIVE and verdict.checks == ()
     assert "Every sub-check is uninformative" in verdict.notes
-    reasons = {u["sub-check"]: u["reason"] for u in verdict.evidence["uninformative"]}
+    reasons = {u.name: u.reason for u in verdict.uninformative}
     assert set(reasons) == {"explicit bound, blocks apart, MM-PSGD", "rate O(1/sqrt(NT)), blocks apart, MM-PSGD"}
     assert all("gap is <= 0" in r for r in reasons.values())
-    assert verdict.evidence["uninformative"][0]["the data alone"].startswith("PASS")  # what the old branch reported
+    assert verdict.uninformative[0].alone.startswith("PASS")  # what the old branch reported
     assert verdict.evidence["floor"]["blocks apart"] < 0
     excess = verdict.evidence["excess_over_floor"]
     # excess = G - floor, the mean per-block gap, >= 0 (Theorem 1 gives it no rate: evidence only)
@@ -145,12 +145,12 @@ def test_thm2_true_claim_passes_and_planted_variants_fail() -> None:
     assert true.status is Status.PASS
     per_block = [c for name, c in checks.items() if name.startswith("per-block rate")]
     assert len(per_block) == 3 and "excess over the floor, blocks apart, MC-PSGD" in checks
-    assert checks["explicit bound, identical blocks, MC-PSGD"]["evidence"]["tightness_label"] == "upper bound"
-    assert {u["sub-check"] for u in true.evidence["uninformative"]} == {
+    assert checks["explicit bound, identical blocks, MC-PSGD"].evidence["tightness_label"] == "upper bound"
+    assert {u.name for u in true.uninformative} == {
         "explicit bound, blocks apart, MC-PSGD", "rate O(1/sqrt(NT)), blocks apart, MC-PSGD"}
     steep = evaluate_thm2(QUICK4, claimed_exponent=-1.5).verdict
-    assert steep.status is Status.FAIL and all(c["status"] == "FAIL" for c in _checks(steep).values()
-                                                if "rate" in c["name"] or "excess" in c["name"])
+    assert steep.status is Status.FAIL and all(v.status is Status.FAIL for name, v in _checks(steep).items()
+                                                if "rate" in name or "excess" in name)
     small = evaluate_thm2(QUICK4, bound_scale=1e-5).verdict
     assert small.status is Status.FAIL
-    assert _checks(small)["explicit bound, identical blocks, MC-PSGD"]["status"] == "FAIL"
+    assert _checks(small)["explicit bound, identical blocks, MC-PSGD"].status is Status.FAIL

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 from convergence import FedAvgConfig, StepSize
 from convergence.probe import probe_fedavg
 from problems import exact_optimum, heterogeneity_gamma, random_quadratic
-from proofs_check.assumptions import gradient_variance
-from proofs_check.falsify import FALSIFIABLE, FalsifiableClaim, FedAvgInstance, _exact_trace, falsify, reproduce
+from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance
+from proofs_check.falsify_search import FalsifiableClaim, falsify, reproduce
+from proofs_check.minibatch_moments import gradient_variance
+from proofs_check.run_moments import exact_trace
 
 PLANTED = [claim_id for claim_id, claim in FALSIFIABLE.items() if claim.known_false]
 TRUE = [claim_id for claim_id, claim in FALSIFIABLE.items() if not claim.known_false]
@@ -30,7 +32,7 @@ def test_exact_expectations_match_monte_carlo() -> None:
     problem = random_quadratic(3, 3, 0.3, 2.0, 1.5, 4, 1, "dirichlet")
     w_star = exact_optimum(problem, crosscheck=False).w_star
     config = FedAvgConfig(3, 3, StepSize.inverse_time(0.2, 0.1), 2, 1.0, (3,), (0,))
-    exact = _exact_trace(problem, config, w_star)
+    exact = exact_trace(problem, config, w_star)
     p = problem.weights
     samples: dict[str, list[np.ndarray]] = {"spread": [], "dist": [], "variance": [], "grad_sq": [], "gap": []}
     for seed in range(1500):
@@ -57,7 +59,7 @@ def test_planted_false_claims_are_found_and_shrunk(claim_id: str) -> None:
     stored = json.loads(json.dumps(result.counterexample))  # the counterexample is plain JSON
     assert reproduce(claim, stored) == pytest.approx(result.violation, rel=1e-12)
     instance = FedAvgInstance.from_json(stored["inputs"])
-    params = instance.problem.spec["params"]
+    params = instance.problem.spec.params
     assert params["n_clients"] == 2 and params["dim"] == 2  # shrunk to the smallest federated problem
     assert instance.config.batch_size <= 1 and instance.config.local_steps <= 2
 

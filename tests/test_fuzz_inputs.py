@@ -240,7 +240,7 @@ def test_li_local_steps(bad: Any) -> None:
 
 # ------------------------------------------------------------------------------ problems
 def _int_params(family: str) -> list[str]:
-    return [name for name, value in problem_spec(family)["params"].items() if type(value) is int]
+    return [name for name, value in problem_spec(family).params.items() if type(value) is int]
 
 
 FAMILY_INTS = [(family, name) for family in FAMILIES for name in _int_params(family)]
@@ -251,7 +251,7 @@ FAMILY_INTS = [(family, name) for family in FAMILIES for name in _int_params(fam
 @given(bad=_NOT_INTS, good=st.integers(0, 2**40))
 def test_family_integer_parameters(family: str, field: str, bad: Any, good: int) -> None:
     _refused(lambda: problem_spec(family, **{field: bad}), ProblemError, field)
-    assert problem_spec(family, **{field: np.int32(good % 2**31)})["params"][field] == good % 2**31
+    assert problem_spec(family, **{field: np.int32(good % 2**31)}).params[field] == good % 2**31
     _accepted()
 
 

@@ -127,10 +127,10 @@ def test_thm1_quick_passes_and_its_planted_variants_fail(tmp_path) -> None:
     settings = VerifySettings(seeds=2, quick=True, jobs=1, progress=False, store=str(tmp_path / "runs.sqlite"))
     true = evaluate_thm1(settings).verdict
     assert true.status is Status.PASS, true.notes
-    by_name = {c["name"]: c for c in true.evidence["checks"]}
+    by_name = {c.name: c.verdict for c in true.checks}
     recursion = by_name["one-step recursion (eq. 13), identical quadratic, E = 1"]
-    assert recursion["status"] == "PASS" and recursion["measured"] > 0.5  # it nearly binds
-    assert "Loose upper bound" in by_name["explicit bound (loose upper bound), counterexample"]["notes"]
+    assert recursion.status is Status.PASS and recursion.measured > 0.5  # it nearly binds
+    assert "Loose upper bound" in by_name["explicit bound (loose upper bound), counterexample"].notes
     counterexample = true.evidence["constants"][0]
     assert counterexample["recursion (13): max share of eta^2 B"] < 1e-3  # the finding: too loose to fail
     # Each planted parameter acts on its own sub-checks, so planting all at once and asserting that each of
@@ -138,7 +138,7 @@ def test_thm1_quick_passes_and_its_planted_variants_fail(tmp_path) -> None:
     planted = evaluate_thm1(settings, bound_scale=1e-7, claimed_exponent=-3.0, recursion_B_scale=0.5).verdict
     assert planted.status is Status.FAIL
     assert planted.evidence["planted"] == {"bound_scale": 1e-7, "claimed_exponent": -3.0, "recursion_B_scale": 0.5}
-    status = {c["name"]: c["status"] for c in planted.evidence["checks"]}
+    status = {c.name: c.verdict.status.value for c in planted.checks}
     assert status["explicit bound (loose upper bound), counterexample"] == "FAIL"  # tightness 5e-7 / 1e-7 > 1
     assert status["rate exponent <= -3, counterexample"] == "FAIL"  # fitted about -2
     assert status["one-step recursion (eq. 13), identical quadratic, E = 1"] == "FAIL"
@@ -219,18 +219,18 @@ def test_proof_identity_by_hand_for_two_clients() -> None:
 def test_thm4_sharp_check_passes_and_planted_variants_fail() -> None:
     true = evaluate_thm4(QUICK).verdict
     assert true.status is Status.PASS
-    sharp = [c for c in true.evidence["checks"] if c["name"].startswith("first-order coefficient")]
-    assert len(sharp) == 3 and all(c["status"] == "PASS" for c in sharp)
+    sharp = [c.verdict for c in true.checks if c.name.startswith("first-order coefficient")]
+    assert len(sharp) == 3 and all(v.status is Status.PASS for v in sharp)
     # ratio -> 1: at the smallest eta, 1e-6 (ratios are listed by increasing 1/eta), within 1e-5
-    assert all(abs(c["evidence"]["ratio"][-1] - 1) < 1e-5 for c in sharp)
+    assert all(abs(v.evidence["ratio"][-1] - 1) < 1e-5 for v in sharp)
     assert "is false" in true.notes and "proof_identity" in true.evidence
     # sharp lower-bound constant: the measured min ratio bias / ((E-1) eta ||S_1 S_2 w*|| / 16) is about 18.3, so
     # replacing 1/16 by 2 (the bound 32 times larger) must fail
     lower = evaluate_thm4(QUICK, lower_bound_constant=2.0).verdict
     assert lower.status is Status.FAIL
-    assert next(c for c in lower.evidence["checks"] if c["name"] == "lower bound (eq. 34)")["status"] == "FAIL"
+    assert next(c for c in lower.checks if c.name == "lower bound (eq. 34)").verdict.status is Status.FAIL
     scaled = evaluate_thm4(QUICK, coefficient_scale=1.5).verdict
     assert scaled.status is Status.FAIL
-    assert all(c["status"] == "FAIL" for c in scaled.evidence["checks"] if c["name"].startswith("first-order"))
+    assert all(c.verdict.status is Status.FAIL for c in scaled.checks if c.name.startswith("first-order"))
     with pytest.raises(ValueError, match="coefficient_scale"):
         evaluate_thm4(QUICK, coefficient_scale=-1.0)

@@ -23,7 +23,8 @@ from proofs_check import CLAIMS, PlantedVariant, VerifySettings, combine_checks,
 from reports.cli import build_parser, main
 from reports.power import PowerRow
 from reports.progress import VerifyProgress
-from reports.render import format_verdict_table, render_markdown
+from reports.markdown import render_markdown
+from reports.text_table import format_verdict_table
 from reports.verify import verify
 
 YU = ("yu2019.thm1", "yu2019.cor2", "control.constant-step-rate")

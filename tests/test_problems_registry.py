@@ -25,9 +25,9 @@ DEFAULTS = {
 @pytest.mark.parametrize("family", DEFAULTS)
 def test_problem_spec_fills_defaults(family: str) -> None:
     spec = problem_spec(family)
-    assert spec == {"family": family, "params": DEFAULTS[family]}
-    assert json.loads(json.dumps(spec)) == spec  # JSON-able
-    assert list(spec["params"]) == sorted(spec["params"])
+    assert spec.to_json() == {"family": family, "params": DEFAULTS[family]}
+    assert json.loads(json.dumps(spec.to_json())) == spec.to_json()  # JSON-able
+    assert list(spec.params) == sorted(spec.params)
 
 
 @pytest.mark.parametrize(
@@ -39,7 +39,7 @@ def test_round_trip_spec_equals_canonical(family: str, params: dict) -> None:
     spec = problem_spec(family, **params)
     problem = build_problem(spec)
     assert problem.spec == spec
-    rebuilt = build_problem(json.loads(json.dumps(problem.spec)))
+    rebuilt = build_problem(json.loads(json.dumps(problem.spec.to_json())))
     assert rebuilt is problem  # cached per process on the canonical JSON
     builders = {"li_counterexample": li_counterexample, "random_quadratic": random_quadratic, "synthetic": synthetic}
     direct = builders[family](**params)
@@ -50,8 +50,8 @@ def test_round_trip_spec_equals_canonical(family: str, params: dict) -> None:
 def test_equivalent_specs_hash_alike() -> None:
     a = problem_spec("li_counterexample", N=5, p=np.int64(4), mu=0)
     b = problem_spec("li_counterexample", mu=0.0, p=4, N=5)
-    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    assert isinstance(a["params"]["p"], int) and isinstance(a["params"]["mu"], float)
+    assert a == b and a.canonical_json == b.canonical_json
+    assert isinstance(a.params["p"], int) and isinstance(a.params["mu"], float)
     assert build_problem(a) is build_problem({"family": "li_counterexample", "params": {"N": 5, "p": 4, "mu": 0.0}})
     assert build_problem({"family": "li_counterexample"}).spec == problem_spec("li_counterexample")
 

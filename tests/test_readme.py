@@ -23,6 +23,7 @@ def test_readme_has_python_blocks() -> None:
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_block_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FEDBOUND_DATA", str(tmp_path / "data"))  # from_arrays writes here, not to the user's cache
     namespace: dict = {"__name__": f"readme_block_{index}"}
     exec(compile(BLOCKS[index], f"README.md block {index}", "exec"), namespace)
     for name, value in list(namespace.items()):

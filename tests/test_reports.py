@@ -15,17 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from convergence.verdict import Hypothesis, Status, Verdict
-from reports.plots import plot_bias, plot_curves, plot_rate
-from reports.render import (
-    ReportFigure,
-    format_verdict_table,
-    render_html,
-    render_markdown,
-    write_html,
-    write_markdown,
-    write_verdicts_json,
-)
+from convergence.verdict import Hypothesis, Status, SubCheck, Verdict
+from proofs_check.plot_specs import BiasPlot, Curve, CurvesPlot, FittedPowerLaw, RatePlot, RateSeries
+from reports.html_report import render_html, write_html
+from reports.markdown import render_markdown, write_markdown
+from reports.plots import save_plot
+from reports.report_files import ReportFigure
+from reports.text_table import format_verdict_table
+from reports.verdicts_json import write_verdicts_json
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SCRIPT_NOTE = "bound from eq. (5) <script>alert('x')</script> & a|b"
@@ -55,8 +52,8 @@ META = {"command": "fedbound verify --all", "seeds": [0, 1, 2], "wall_time_s": 1
 
 @pytest.fixture()
 def figure(tmp_path: Path) -> ReportFigure:
-    path = plot_curves(tmp_path / "figs" / "rate.png", [(T, 3.0 / T, "gap")], logx=True, logy=True,
-                       xlabel="T", ylabel="gap", title="rate")
+    path = save_plot(CurvesPlot("rate", "rate", "", (Curve(T, 3.0 / T, "gap"),), xlabel="T", ylabel="gap", logx=True,
+                                logy=True), tmp_path / "figs" / "rate.png")
     return ReportFigure("li2020.thm1", path, "gap against T, 8 seeds")
 
 
@@ -175,38 +172,39 @@ def test_plots_write_png_even_with_non_positive_values(tmp_path: Path) -> None:
     mean[0], mean[5] = 0.0, -1.0
     lo, hi = 0.8 * mean, 1.25 * mean
     lo[3] = math.nan
-    control = {"x": T, "mean": 0.05 * T**-0.2, "lo": 0.04 * T**-0.2, "hi": 0.06 * T**-0.2,
-               "label": "negative control"}
-    _assert_png(plot_rate(tmp_path / "rate.png", T, mean, lo, hi, series=[control], bound=5.0 / T,
-                          fit=(-1.02, math.log(3.0), T[10:]), xlabel="T", ylabel="gap", title="rate"))
-    _assert_png(plot_rate(tmp_path / "series.png", series=[control], xlabel="T", ylabel="gap", title="s"))
+    control = RateSeries(T, 0.05 * T**-0.2, 0.04 * T**-0.2, 0.06 * T**-0.2, "negative control")
+    main = RateSeries(T, mean, lo, hi)
+    _assert_png(save_plot(RatePlot("rate", "rate", "", (main, control), "T", "gap", bound=5.0 / T,
+                                   fit=FittedPowerLaw(-1.02, math.log(3.0), T[10:])), tmp_path / "rate.png"))
+    _assert_png(save_plot(RatePlot("series", "s", "", (control,), "T", "gap"), tmp_path / "series.png"))
     e = np.repeat([1, 2, 5], 4)
     x = (e - 1) * np.tile([1e-3, 3e-3, 1e-2, 3e-2], 3)
-    _assert_png(plot_bias(tmp_path / "bias.png", x, 0.1 * x, 0.05 * x, title="bias", groups=e, group_name="E"))
-    _assert_png(plot_bias(tmp_path / "bias1.png", x, 0.1 * x, 0.05 * x, title="bias"))
+    _assert_png(save_plot(BiasPlot("bias", "bias", "", x, 0.1 * x, 0.05 * x, "x", "bias", groups=tuple(e.tolist()),
+                                   group_name="E"), tmp_path / "bias.png"))
+    _assert_png(save_plot(BiasPlot("bias1", "bias", "", x, 0.1 * x, 0.05 * x, "x", "bias"), tmp_path / "bias1.png"))
     steps = np.arange(50.0)
-    _assert_png(plot_curves(tmp_path / "curves.png", [(steps, 1 / (1 + steps), "decaying"), (steps, 0 * steps, "zero")],
-                            logx=True, logy=True, xlabel="round", ylabel="gap", title="schedules"))
-    _assert_png(plot_curves(tmp_path / "none.png", [(steps, -1 - steps, "negative")],
-                            logx=False, logy=True, xlabel="round", ylabel="gap", title="nothing positive"))
+    curves = (Curve(steps, 1 / (1 + steps), "decaying"), Curve(steps, 0 * steps, "zero"))
+    _assert_png(save_plot(CurvesPlot("curves", "schedules", "", curves, "round", "gap", logx=True, logy=True),
+                          tmp_path / "curves.png"))
+    _assert_png(save_plot(CurvesPlot("none", "nothing positive", "", (Curve(steps, -1 - steps, "negative"),), "round",
+                                     "gap", logx=False, logy=True), tmp_path / "none.png"))
 
 
 @pytest.mark.parametrize(
     ("call", "argument"),
     [
-        (lambda p: plot_rate(p, [], [], xlabel="T", ylabel="y", title="t"), "x"),
-        (lambda p: plot_rate(p, xlabel="T", ylabel="y", title="t"), "x"),
-        (lambda p: plot_rate(p, [1, 2], [1, 2], [1], [2, 3], xlabel="T", ylabel="y", title="t"), "lo"),
-        (lambda p: plot_rate(p, series=[{"x": [1], "mean": []}], xlabel="T", ylabel="y", title="t"),
-         r"series\[0\]\.mean"),
-        (lambda p: plot_bias(p, [1.0], [], [1.0], title="t"), "measured"),
-        (lambda p: plot_bias(p, [1.0], [1.0], [1.0], title="t", groups=[1, 2]), "groups"),
-        (lambda p: plot_curves(p, [], logx=True, logy=True, xlabel="x", ylabel="y", title="t"), "curves"),
-        (lambda p: plot_curves(p, [([], [], "a")], logx=True, logy=True, xlabel="x", ylabel="y", title="t"),
-         r"curves\[0\]\.x"),
+        (lambda p: save_plot(RatePlot("r", "t", "", (RateSeries([], []),), "T", "y"), p), "x"),
+        (lambda p: save_plot(RatePlot("r", "t", "", (), "T", "y"), p), "series"),
+        (lambda p: save_plot(RatePlot("r", "t", "", (RateSeries([1, 2], [1, 2], [1], [2, 3]),), "T", "y"), p), "lo"),
+        (lambda p: save_plot(RatePlot("r", "t", "", (RateSeries([1], []),), "T", "y"), p), "mean"),
+        (lambda p: save_plot(BiasPlot("b", "t", "", [1.0], [], [1.0], "x", "y"), p), "measured"),
+        (lambda p: save_plot(BiasPlot("b", "t", "", [1.0], [1.0], [1.0], "x", "y", groups=(1, 2)), p), "groups"),
+        (lambda p: save_plot(CurvesPlot("c", "t", "", (), "x", "y", logx=True, logy=True), p), "curves"),
+        (lambda p: save_plot(CurvesPlot("c", "t", "", (Curve([], [], "a"),), "x", "y", logx=True, logy=True), p), "x"),
     ],
 )
 def test_plots_reject_empty_or_mismatched_input(tmp_path: Path, call, argument: str) -> None:
+    # a plot spec checks its fields when it is built, so nothing is drawn
     with pytest.raises(ValueError, match=f"^{argument}"):
         call(tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
@@ -214,7 +212,6 @@ def test_plots_reject_empty_or_mismatched_input(tmp_path: Path, call, argument: 
 
 def test_sub_checks_are_rendered_as_a_table(tmp_path) -> None:
     from proofs_check import combine_checks
-    from reports.render import render_html, render_markdown
 
     passing = Verdict("c/one", Status.PASS, 0.5, 1.0, (0.4, 0.6), notes="first finding")
     failing = Verdict("c/two", Status.FAIL, 2.0, 1.0, (1.8, 2.2), notes="second finding")
@@ -230,7 +227,7 @@ def test_verdict_to_frame_and_html_show_the_sub_checks() -> None:
 
     sub = Verdict("x/sub", Status.FAIL, 2.0, 1.0, (1.5, 2.5), notes="bound broken")
     top = Verdict("x", Status.FAIL, 2.0, 1.0, (1.5, 2.5), (Hypothesis("h", False, "a > b"),),
-                  evidence={"checks": [dict(sub.to_json(), name="bound")]})
+                  checks=(SubCheck("bound", sub),))
     frame = top.to_frame()
     assert list(frame["check"]) == ["x", "bound"]
     assert list(frame["status"]) == ["FAIL", "FAIL"] and frame["hi"].iloc[1] == 2.5

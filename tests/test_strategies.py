@@ -29,7 +29,7 @@ ANY_PROBLEM = st.one_of(quadratic_problems(), quadratic_problems(identical_data=
 def test_problems_are_small_and_rebuild_from_their_spec(problem: FederatedProblem) -> None:
     assert problem.n_clients <= 4 and problem.dim <= 9 and problem.X.shape[0] <= 40
     assert problem.mu > 0
-    rebuilt = build_drawn_problem(json.loads(json.dumps(problem.spec)))
+    rebuilt = build_drawn_problem(json.loads(json.dumps(problem.spec.to_json())))
     np.testing.assert_array_equal(rebuilt.X, problem.X)
     np.testing.assert_array_equal(rebuilt.y, problem.y)
     np.testing.assert_array_equal(rebuilt.weights, problem.weights)

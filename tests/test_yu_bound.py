@@ -32,14 +32,13 @@ def test_the_claim_checks_the_closed_form_with_its_reported_constants(tmp_path) 
     settings = VerifySettings(seeds=2, quick=True, progress=False, store=str(tmp_path / "runs.sqlite"))
     verdict = evaluate_thm1(settings).verdict
     scaled = evaluate_thm1(settings, bound_scale=0.5).verdict  # same runs, from the store
-    for consts, check, half in zip(verdict.evidence["constants"], verdict.evidence["checks"],
-                                   scaled.evidence["checks"]):
-        ev = check["evidence"]
+    for consts, check, half in zip(verdict.evidence["constants"], verdict.checks, scaled.checks):
+        ev = check.verdict.evidence
         rhs = yu_theorem1_bound(np.array(ev["x"]), s=consts["s"], K=consts["K"], N=consts["N"], L=consts["L"],
                                 G_sq=consts["G^2"], sigma_sq=consts["sigma^2"], f0=consts["f(x_0) - f*"])
         np.testing.assert_allclose(ev["bound"], rhs, rtol=1e-12)
-        np.testing.assert_allclose(half["evidence"]["bound"], 0.5 * rhs, rtol=1e-12)
-        assert half["evidence"]["mean"] == ev["mean"]  # a variant changes the check, not the runs
+        np.testing.assert_allclose(half.verdict.evidence["bound"], 0.5 * rhs, rtol=1e-12)
+        assert half.verdict.evidence["mean"] == ev["mean"]  # a variant changes the check, not the runs
     assert verdict.status is Status.PASS and verdict.evidence["tightness_label"] == "upper bound"
     assert scaled.measured == pytest.approx(2 * verdict.measured, rel=1e-12)
     assert "Planted variant: the bound multiplied by 0.5" in scaled.notes

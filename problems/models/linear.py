@@ -6,8 +6,7 @@ has margins z_i = x_i'W (C,), loss l(z_i, y_i) and data gradient x_i (dl/dz)(z_i
 A subclass states only the loss of a margin and its derivatives (``margin_losses``,
 ``margin_residuals``, ``margin_hessian_rows``, ``cvxpy_data_term``) and registers its Numba loss
 with ``kernels.margin_residuals`` / ``kernels.margin_loss_sum``; everything else (per-sample and
-weighted objectives, gradients, Hessians, the reference path's batched gradients, the packed
-client data of the kernels) is written here once.
+weighted objectives, gradients, Hessians, the reference path's batched gradients) is written here once.
 
 Row-weighted objectives (exact optimum, constants): G(w) = sum_i r_i l(z_i, y_i) + (mu/2)||w||^2 + c
 with Hessian sum_i r_i (x_i x_i') kron D_i + mu I, D_i = d^2 l / dz^2 (C, C) at z_i.
@@ -21,7 +20,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-__all__ = ["LinearModel", "CurvatureBounds", "step_flops"]
+__all__ = ["LinearModel", "CurvatureBounds"]
 
 _CHUNK = 4096  # rows per block when a Hessian is accumulated (memory O(chunk f C))
 
@@ -120,76 +119,3 @@ class LinearModel(abc.ABC):
         clients): W (N, f, C), X (N, b, f), y (N, b), row weights wt (N, b) -> (N, f, C)."""
         R = self.margin_residuals(np.einsum("nbf,nfc->nbc", X, W), y) * wt[:, :, None]
         return np.einsum("nbf,nbc->nfc", X, R)
-
-    # ------------------------------------------------------------ kernel layout
-    def pack(
-        self, X: np.ndarray, y: np.ndarray, offsets: np.ndarray, *, restrict_support: bool, exact_gradients: bool
-    ) -> Any:
-        """The clients' data in the kernels' layout (``kernels.LinearClients``).
-
-        ``restrict_support``: each client keeps only its non-zero feature columns (its data
-        gradient vanishes elsewhere, so a kernel may treat the other coordinates in closed form);
-        otherwise every client has all features. ``exact_gradients``: the run takes exact
-        gradients, so quadratic clients with m_k < 2 n_k get their Gram Q_k and c_k (an exact
-        step then costs m_k^2 multiply-adds instead of 2 n_k m_k); no Gram is built otherwise.
-        """
-        from .kernels import LinearClients
-
-        N, C, f = offsets.size - 1, self.n_classes, X.shape[1]
-        features, blocks, grams, rhs = [], [], [], []
-        uses_gram = np.zeros(N, dtype=np.bool_)
-        for k in range(N):
-            Xk, yk = X[offsets[k]:offsets[k + 1]], y[offsets[k]:offsets[k + 1]]
-            cols = np.flatnonzero(np.any(Xk != 0.0, axis=0)) if restrict_support else np.arange(f)
-            if cols.size == 0:
-                cols = np.array([0], dtype=np.int64)
-            rows_k = Xk[:, cols]
-            uses_gram[k] = exact_gradients and self.quadratic and cols.size < 2 * rows_k.shape[0]
-            if uses_gram[k]:
-                grams.append((rows_k.T @ rows_k / rows_k.shape[0]).reshape(-1))
-                rhs.append(rows_k.T @ yk / rows_k.shape[0])
-            else:
-                grams.append(np.zeros(0))
-                rhs.append(np.zeros(cols.size))
-            features.append(cols.astype(np.int64))
-            blocks.append(np.ascontiguousarray(rows_k).reshape(-1))
-        sizes = np.array([c.size for c in features], dtype=np.int64)
-        support = np.concatenate([(c[:, None] * C + np.arange(C)).reshape(-1) for c in features]).astype(np.int64)
-        return LinearClients(
-            loss=self.kernel_loss(),
-            n_classes=C,
-            sample_offsets=np.ascontiguousarray(offsets, dtype=np.int64),
-            targets=np.ascontiguousarray(y, dtype=np.float64),
-            feature_support=np.concatenate(features),
-            feature_offsets=_offsets(sizes),
-            rows=np.concatenate(blocks),
-            row_offsets=_offsets(np.array([b.size for b in blocks], dtype=np.int64)),
-            support=support,
-            support_offsets=_offsets(sizes * C),
-            full_support=sizes == f,
-            uses_gram=uses_gram,
-            gram=np.concatenate(grams),
-            gram_offsets=_offsets(np.array([g.size for g in grams], dtype=np.int64)),
-            gram_rhs=np.concatenate(rhs),
-        )
-
-
-def step_flops(data: Any, batch_size: int) -> np.ndarray:
-    """Floating-point operations of one local step per client on packed ``data`` (``pack``), (N,).
-
-    Per sample: the forward product x_S'W (2 |S| C) and the backward outer product (2 |S| C);
-    per step: the update W -= eta (G + mu W) (3 |S| C); an exact step of a Gram client costs
-    2 |S|^2 instead of its rows. Exp calls are counted apart (``LinearModel.exp_calls_per_sample``).
-    """
-    support = np.diff(data.feature_offsets)
-    N, C = support.size, data.n_classes
-    samples = np.diff(data.sample_offsets) if batch_size == 0 else np.full(N, batch_size)
-    rows = samples * 4 * support * C
-    if batch_size == 0:
-        rows = np.where(data.uses_gram, 2 * support**2, rows)
-    return rows + 3 * support * C
-
-
-def _offsets(sizes: np.ndarray) -> np.ndarray:
-    """[0, cumsum(sizes)] as int64, shape (len(sizes) + 1,)."""
-    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)

@@ -3,14 +3,15 @@
 Each lemma is an inequality LHS_t <= RHS_t between expectations, for every local step t. A
 ``LemmaData`` replays every seed of a FedAvg config step by step (``convergence.probe``), keeping
 every local iterate w_t^k, and computes the constants of the assumptions along the run
-(``proofs_check.assumptions``). Both sides are evaluated at every local step t = 0..T-1
+(``proofs_check.run_moments``). Both sides are evaluated at every local step t = 0..T-1
 (plotted at Li's 1-based index t + 1) for every seed; the expectation is the mean over seeds with
 a Student-t interval, and ``convergence.check_upper_bound`` gives the verdict: PASS when the
 interval stays below the bound at every step, FAIL when it is provably above somewhere (Holm over
 the steps, family-wise error rate 5%), INCONCLUSIVE otherwise.
 
-Statements (``shared/THEOREMS.md`` l.49-55 and l.110, ``papers/li2020_fedavg_noniid.txt`` l.361-378,
-``papers/liu_lecture_fl_fedavg.md`` l.363; notation of ``convergence.probe``: wbar_t = sum_k p_k w_t^k,
+Statements (right-hand sides in ``proofs_check.fedavg_lemma_bounds``; ``shared/THEOREMS.md`` l.49-55
+and l.110, ``papers/li2020_fedavg_noniid.txt`` l.361-378, ``papers/liu_lecture_fl_fedavg.md`` l.363;
+notation of ``convergence.probe``: wbar_t = sum_k p_k w_t^k,
 g_t = sum_k p_k g_{t,k}, gbar_t = sum_k p_k grad F_k(w_t^k)):
 
 * li2020.lemma1 (one-step SGD, Assumptions 1-2, eta_t <= 1/(4L)):
@@ -38,40 +39,36 @@ g_t = sum_k p_k g_{t,k}, gbar_t = sum_k p_k grad F_k(w_t^k)):
   Checked on FedAvg as fedbound runs it (the gradient at a synchronisation step is taken at the
   averaged model; Yu's PR-SGD takes it before averaging), which the proof does not use.
 
-Constants: L, mu (Li's max_k L_k, min_k mu_k) and Gamma from ``proofs_check.assumptions``; sigma_k^2
-and G^2 by the one definition of Li's Assumptions 3-4 (``assumptions.iterate_moments``):
+Constants: L, mu (Li's max_k L_k, min_k mu_k) and Gamma from ``proofs_check.assumption_constants``;
+sigma_k^2 and G^2 by the one definition of Li's Assumptions 3-4 (``run_moments.iterate_moments``):
 sigma_k^2 = max_t E var_k(w_t^k, b), G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2, client k's minibatch
 gradient at client k's own iterate, E the mean over the seeds of the moments given each seed's
 iterates (exact for a deterministic run). These are the constants the falsifier computes exactly
-(``proofs_check.falsify``), so a planted constant a little below what the run needs must FAIL.
+(``proofs_check.falsifiable_claims``), so a planted constant a little below what the run needs must FAIL.
 
-Planted variants (the power self-test of ``proofs_check.report_items.evaluate_lemmas``): each lemma
-takes a factor on its constant (``scale``, ``factor``, ``constant``); ``attained_scale`` is the
-largest factor q the data prove too small (some simultaneous lower limit lo_j > q bound_j), and
-``PLANTED_MARGIN`` q shrinks it a little further, so that the planted lemma is false on the
-instance (at family-wise level 5%) by a factor 1 / PLANTED_MARGIN beyond what the data resolve.
+Planted variants (the power self-test of ``proofs_check.lemmas_claim.evaluate_lemmas``): each lemma
+takes a factor on its constant (``scale``, ``factor``, ``constant``), planted where the data prove
+it too small (``proofs_check.lemma_verdicts.planted_factor``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from convergence import FedAvgConfig, Hypothesis, Status, Verdict, check_upper_bound
+from convergence import FedAvgConfig, Hypothesis, Verdict
 from convergence.probe import Probe, probe_fedavg
 from problems import FederatedProblem, Optimum, exact_optimum
 
-from .assumptions import Estimate, IterateMoments, heterogeneity, iterate_moments, smoothness, strong_convexity
+from .assumption_constants import Estimate, heterogeneity, smoothness, strong_convexity
+from .fedavg_lemma_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
+from .lemma_verdicts import LemmaRow, upper_bound_verdict
+from .run_moments import IterateMoments, iterate_moments
 
 __all__ = [
     "LEMMA_IDS",
-    "PLANTED_MARGIN",
     "LemmaData",
-    "LemmaRow",
     "collect",
     "li_lemma1",
     "li_lemma2",
@@ -79,16 +76,9 @@ __all__ = [
     "yu_drift",
     "check_lemmas",
     "lemma_table",
-    "upper_bound_verdict",
-    "attained_scale",
-    "attained_offset",
-    "planted_factor",
 ]
 
 LEMMA_IDS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift")
-PLANTED_MARGIN = 0.9
-"""A planted constant is this fraction of the largest one the data prove too small (module docstring)."""
-_ROUNDING = 1e-12  # relative size below which a side whose bound is exactly 0 counts as 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,81 +148,6 @@ def _server_hypothesis(config: FedAvgConfig) -> Hypothesis:
                       f"server_lr = {config.server_lr:g}")
 
 
-def upper_bound_verdict(
-    claim_id: str,
-    x: np.ndarray,
-    values: np.ndarray,
-    bound: np.ndarray,
-    hypotheses: Sequence[Hypothesis],
-    notes: str,
-    *,
-    deterministic: bool,
-) -> Verdict:
-    """``check_upper_bound`` of values (S, P) against bound (P,) at the points where the bound is
-    positive (``deterministic`` as there); where it is exactly 0 (E = 1, exact gradients, a zero
-    step) the mean measured side must vanish up to 1e-12 (1 + max |values|) rounding, else FAIL."""
-    positive = bound > 0
-    scale = 1.0 + float(np.max(np.abs(values)))
-    zero_ok = bool(np.all(np.abs(values.mean(axis=0)[~positive]) <= _ROUNDING * scale))
-    zero_note = f"{int((~positive).sum())} step(s) with bound 0, where the measured side is 0 up to rounding"
-    if not np.any(positive):
-        status = Status.PASS if zero_ok else Status.FAIL
-        verdict = Verdict(claim_id, status, 0.0, 1.0, (0.0, 0.0), tuple(hypotheses),
-                          "; ".join(part for part in (notes, zero_note if zero_ok else "bound 0 but measured side > 0") if part),
-                          {"x": x.tolist(), "mean": values.mean(axis=0).tolist(), "bound": bound.tolist()})
-        return _downgrade(verdict)
-    verdict = check_upper_bound(claim_id, x[positive], values[:, positive], bound[positive],
-                                hypotheses=hypotheses, notes=notes, deterministic=deterministic)
-    if not zero_ok:
-        return dataclasses.replace(verdict, status=Status.FAIL, notes=verdict.notes + "; bound 0 but measured side > 0")
-    if np.any(~positive):
-        return dataclasses.replace(verdict, notes=f"{verdict.notes}; {zero_note}")
-    return verdict
-
-
-def _downgrade(verdict: Verdict) -> Verdict:
-    """INCONCLUSIVE when a hypothesis is unmet (as the checkers of convergence do)."""
-    if verdict.hypotheses_met:
-        return verdict
-    unmet = "; ".join(h.name for h in verdict.hypotheses if not h.met)
-    return dataclasses.replace(verdict, status=Status.INCONCLUSIVE,
-                               notes=f"hypotheses unmet: {unmet}. The data alone give {verdict.status.value}; {verdict.notes}")
-
-
-def attained_scale(verdict: Verdict) -> float:
-    """max_j lo_j / bound_j over the points of an upper-bound verdict: lo_j are the simultaneous
-    (Bonferroni, 1 - alpha/P) lower limits of ``check_upper_bound``, so the data prove the bound
-    multiplied by any q < attained_scale violated (Holm rejects at that point; exact for a
-    deterministic check). <= 0 when no positive factor can be proven too small."""
-    evidence = verdict.evidence
-    if "lo" not in evidence:
-        raise ValueError(f"verdict: {verdict.claim_id} has no positive bound with confidence limits to plant below")
-    return float(np.max(np.asarray(evidence["lo"]) / np.asarray(evidence["bound"])))
-
-
-def planted_factor(verdict: Verdict) -> float:
-    """PLANTED_MARGIN * attained_scale(verdict): the factor of a planted constant that is false on the
-    instance (module docstring); ValueError when the data prove no positive factor too small."""
-    scale = attained_scale(verdict)
-    if scale <= 0:
-        raise ValueError(f"verdict: no positive constant of {verdict.claim_id} is proven too small on this instance "
-                         f"(largest lower limit / bound = {scale:.3g}); the check has no power to plant against")
-    return PLANTED_MARGIN * scale
-
-
-def attained_offset(verdict: Verdict, margin: float) -> float:
-    """For an upper bound of the form RHS_j = A_j + c with an additive constant c (the verdict's
-    ``bound`` is mean A_j + c): the largest constant the data prove too small is
-    c_att = c + max_j (lo_j - bound_j) (lo the simultaneous lower limits of ``check_upper_bound``); the
-    planted constant is c_att - (1 - margin) |c_att|, a little below it. ``c`` is read from the
-    verdict's ``constant`` evidence."""
-    evidence = verdict.evidence
-    if "lo" not in evidence or "constant" not in evidence:
-        raise ValueError(f"verdict: {verdict.claim_id} has no additive constant with confidence limits to plant below")
-    attained = float(evidence["constant"]) + float(np.max(np.asarray(evidence["lo"]) - np.asarray(evidence["bound"])))
-    return attained - (1.0 - margin) * abs(attained)
-
-
 def _client_spread(local: np.ndarray, centre: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """sum_k q_k ||centre - w^k||^2 for local (..., N, d), centre (..., d), weights q (N,)."""
     return np.einsum("k,...k->...", weights, np.sum((local - centre[..., None, :]) ** 2, axis=-1))
@@ -255,8 +170,7 @@ def li_lemma1(data: LemmaData, scale: float = 1.0) -> Verdict:
     V = np.einsum("k,stk->st", p**2, data.moments.variance)
     dist = np.sum((average - data.optimum.w_star) ** 2, axis=2)
     lhs = np.sum((average - eta[None, :, None] * gbar - data.optimum.w_star) ** 2, axis=2) + eta**2 * V
-    rhs = ((1 - eta * data.mu.value) * dist + eta**2 * V + 6 * data.L.value * eta**2 * data.Gamma.value
-           + 2 * _client_spread(local, average, p))
+    rhs = li_lemma1_bound(eta, data.mu.value, data.L.value, data.Gamma.value, dist, V, _client_spread(local, average, p))
     bound = rhs.mean(axis=0)
     limit = 1 / (4 * data.L.value)
     hypotheses = (
@@ -279,7 +193,7 @@ def li_lemma2(data: LemmaData, factor: float = 1.0) -> Verdict:
     p = data.problem.weights
     noise = data.stack("stochastic_gradients") - data.stack("full_gradients")
     lhs = np.sum(np.einsum("k,stkd->std", p, noise) ** 2, axis=2)
-    rhs = factor * float(p**2 @ data.sigma_sq)
+    rhs = factor * li_lemma2_bound(p, data.sigma_sq)
     expected = data.moments.expected_variance @ p**2  # (T,) E V_t, the LHS's expectation for independent clients
     sharp = int(np.argmax(expected))
     hypotheses = (Hypothesis("Assumption 3 along the run: sigma_k^2 finite", bool(np.isfinite(rhs)),
@@ -299,7 +213,7 @@ def li_lemma3(data: LemmaData, constant: float = 4.0) -> Verdict:
     eta, E = data.step_sizes, data.config.local_steps
     T = eta.size
     lhs = _client_spread(data.stack("local_models")[:, :T], data.stack("averages")[:, :T], data.problem.weights)
-    bound = constant * eta**2 * (E - 1) ** 2 * data.G_sq
+    bound = li_lemma3_bound(eta, E, data.G_sq, constant)
     later = data.config.step_size.at(np.arange(T) + E, E)
     hypotheses = (
         Hypothesis("eta_t non-increasing", bool(np.all(np.diff(eta) <= 0)), f"eta_0 = {eta[0]:.6g}, eta_T-1 = {eta[-1]:.6g}"),
@@ -332,7 +246,7 @@ def yu_drift(data: LemmaData, constant: float = 4.0) -> Verdict:
     xbar = local.mean(axis=2)
     lhs = np.sum((local - xbar[:, :, None]) ** 2, axis=3).reshape(len(data.probes), T * N)
     s = float(eta.max())
-    bound = np.full(T * N, constant * s**2 * K**2 * data.G_sq)
+    bound = np.full(T * N, yu_drift_bound(s, K, data.G_sq, constant))
     hypotheses = (
         Hypothesis("uniform weights p_k = 1/N (xbar is the plain average)",
                    bool(np.allclose(problem.weights, 1.0 / N, rtol=0, atol=1e-15)), f"max p_k = {problem.weights.max():.6g}"),
@@ -351,25 +265,10 @@ def check_lemmas(data: LemmaData) -> tuple[Verdict, ...]:
     return li_lemma1(data), li_lemma2(data), li_lemma3(data), yu_drift(data)
 
 
-# ------------------------------------------------------------------------------------ table
-@dataclass(frozen=True)
-class LemmaRow:
-    """One row of the lemma table: id, status, worst ratio LHS/RHS over the steps and its interval."""
-
-    lemma_id: str
-    status: Status
-    worst_ratio: float
-    interval: tuple[float, float] | None
-    verdict: Verdict
-
-    def to_json(self) -> dict[str, Any]:
-        return {"lemma": self.lemma_id, "status": self.status.value, "worst_ratio": self.worst_ratio,
-                "interval": None if self.interval is None else list(self.interval), "notes": self.verdict.notes}
-
-
 def lemma_table(
     problem: FederatedProblem, config: FedAvgConfig, *, optimum: Optimum | None = None
 ) -> tuple[LemmaRow, ...]:
     """Rows (lemma id, status, worst ratio LHS/RHS, interval) of the four lemmas on one config."""
     verdicts = check_lemmas(collect(problem, config, optimum=optimum))
     return tuple(LemmaRow(v.claim_id, v.status, v.measured, v.interval, v) for v in verdicts)
+

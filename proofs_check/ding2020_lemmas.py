@@ -45,13 +45,13 @@ Constants, as Ding's assumptions define them (Assumptions 3-5 hold for all x, m,
   x_m* = argmin F_m (the proofs apply Assumption 5 to x* in eq. 36 and to x_m* in eq. 63).
 * sigma^2 and G^2 (Assumptions 3-4) = the supremum over the ball ||x|| <= B and over every
   (block, client) objective F_m^i of the variance / second moment of its minibatch gradient
-  (``assumptions.variance_bound`` / ``second_moment_bound`` on ``problem.combined``): exact for least
+  (``assumption_constants.variance_bound`` / ``second_moment_bound`` on ``problem.combined``): exact for least
   squares, a certified upper bound otherwise (the method is in the notes). With exact gradients
   (batch 0) sigma^2 = 0 and G^2 = sup ||grad F_m^i||^2 over the ball.
 
-Planted variants (the power self-test of ``proofs_check.report_items.evaluate_lemmas``): ``factor``
+Planted variants (the power self-test of ``proofs_check.lemmas_claim.evaluate_lemmas``): ``factor``
 or ``constant`` arguments change a lemma's constant, ``model="rejected"`` Lemma 8's left-hand side;
-each is named in the claim id and must FAIL where the data resolve it (``lemmas.attained_scale``).
+each is named in the claim id and must FAIL where the data resolve it (``lemma_verdicts.attained_scale``).
 """
 
 from __future__ import annotations
@@ -67,8 +67,9 @@ from convergence.block_cyclic import MCPSGDConfig, MMPSGDConfig
 from convergence.block_cyclic_probe import BlockCyclicProbe, probe_block_cyclic
 from problems import BlockCyclicProblem, exact_optimum, problem_constants
 
-from .assumptions import Ball, ClientEstimate, Estimate, second_moment_bound, variance_bound
-from .lemmas import LemmaRow, upper_bound_verdict
+from .assumption_constants import ClientEstimate, Estimate, second_moment_bound, variance_bound
+from .lemma_verdicts import LemmaRow, upper_bound_verdict
+from .regions import Ball
 
 __all__ = [
     "DING_LEMMA_IDS",
@@ -281,8 +282,7 @@ def ding_lemma6(data: DingLemmaData, constant: float | None = None) -> Verdict:
     x = np.arange(1, bound.size + 1, dtype=np.float64)
     verdict = check_upper_bound(claim_id, x, comm - rhs + bound, bound, hypotheses=hypotheses, notes=notes,
                                 deterministic=data.deterministic)
-    verdict.evidence["constant"] = c
-    return verdict
+    return verdict.with_evidence(constant=c)
 
 
 def _round_losses(problem: BlockCyclicProblem, probe: BlockCyclicProbe) -> np.ndarray:

@@ -1,5 +1,6 @@
 """Run metadata recorded in every report: command, settings, what the run store gave, wall time,
-the git commit of a checkout, versions of every library a verdict depends on, machine, files."""
+the git commit of a checkout, versions of every library a verdict depends on (and of fedbound),
+machine, files."""
 
 from __future__ import annotations
 
@@ -12,28 +13,31 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .report_files import ReportFigure, relative_path
+
 if TYPE_CHECKING:
     from proofs_check.claim import VerifySettings
 
-    from .render import ReportFigure
-
-__all__ = ["run_metadata", "library_versions", "git_commit"]
+__all__ = ["run_metadata", "library_versions", "git_commit", "fedbound_version", "META_ORDER"]
 
 LIBRARIES = ("numpy", "scipy", "numba", "cvxpy", "matplotlib", "hypothesis", "dask")
 """The libraries whose versions a report records (the ones its numbers or checks depend on)."""
+
+META_ORDER = ("command", "seeds", "wall_time_s", "versions", "machine")
+"""The metadata keys a report shows first, when present; any other key follows in its own order."""
 
 
 def run_metadata(
     command: Sequence[str], settings: VerifySettings, wall_time: float, claims: list[str], reused: int, computed: int,
     *, merged: Sequence[str] = (), out: Path, figures: Sequence[ReportFigure] = (),
 ) -> dict[str, Any]:
-    """A JSON-able dict describing how the report was produced (render.py orders its keys)."""
+    """A JSON-able dict describing how the report was produced (reports show ``META_ORDER`` first)."""
     cache = f"{reused} run(s) reused from the store, {computed} computed"
     if not settings.use_cache:
         cache += " (--no-cache: stored runs were not read)"
-    files = ["report.md", "verdicts.json"] + [_relative(f.path, out) for f in figures]
+    files = ["report.md", "verdicts.json"] + [relative_path(f.path, out) for f in figures]
     if settings.store:
-        files.append(_relative(Path(settings.store), out))
+        files.append(relative_path(Path(settings.store), out))
     meta: dict[str, Any] = {
         "command": "fedbound " + " ".join(command),
         "claims": claims,
@@ -68,6 +72,14 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
+def fedbound_version() -> str:
+    """The installed version of fedbound, or a note that it is not installed."""
+    try:
+        return metadata.version("fedbound")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def git_commit() -> str | None:
     """The commit of the checkout fedbound runs from (with ``+dirty`` for local changes), or
     None when it is an installed copy (no git checkout around the package)."""
@@ -82,10 +94,3 @@ def git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return commit + ("+dirty" if dirty else "")
-
-
-def _relative(path: Path, out: Path) -> str:
-    try:
-        return os.path.relpath(Path(path).resolve(), out.resolve())
-    except ValueError:  # another drive on Windows
-        return str(path)

@@ -1,0 +1,153 @@
+"""The claim ``assumptions.constants``: the constants table of `fedbound verify` and its validation.
+
+The constants of the assumptions (THEOREMS.md notation) for each default problem
+(``proofs_check.default_problems``), each with the definition and method it uses
+(``proofs_check.assumption_constants``, ``proofs_check.bgd_constants``), over the ball of radius
+||w*|| around w*, validated two ways so that the estimators can fail:
+
+* sampling: at random pairs of points of the ball, the mu-strong-convexity and L-smoothness
+  inequalities of every client, and at random points the reported sups of sigma_k^2, G^2 and
+  sigma_G^2, must never be violated;
+* witnesses: no value found at a point exceeds its sup (``Estimate.attained``), and L_k, mu_k bound
+  the extreme secant curvatures of every client.
+
+A violation FAILs the claim. Power self-test: ``assumptions.constants[planted=NAME]`` (the plan's ``planted``) reports
+one constant of PLANTABLE_CONSTANTS 10% wrong (a sup at 0.9 of its value, mu_k at 1/0.9), which a
+witness catches where the constant is exact (least squares).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from convergence import Status, Verdict
+from problems import FederatedProblem, build_problem, exact_optimum, problem_constants
+
+from .assumption_constants import (
+    gradient_dissimilarity,
+    heterogeneity,
+    parameter_bound,
+    second_moment_bound,
+    smoothness,
+    strong_convexity,
+    variance_bound,
+)
+from .bgd_constants import bgd_pair
+from .claim import ClaimResult, VerifySettings, combine_checks
+from .default_problems import BATCH, DEFAULT_PROBLEMS
+from .minibatch_moments import gradient_variance
+from .plans import PLANTABLE_CONSTANTS, ConstantsPlan
+from .regions import Ball
+
+__all__ = ["evaluate_constants", "PLANTABLE_CONSTANTS", "PLANTED_SCALE", "WITNESS_TOLERANCE", "SAMPLES"]
+
+SAMPLES = 64
+"""Random pairs of points of the ball at which the inequalities are checked."""
+
+PLANTED_SCALE = 0.9
+WITNESS_TOLERANCE = 1e-6
+"""Relative slack of the witness checks: far above rounding (1e-12 here), far below a 10% error."""
+
+
+def _secant_curvatures(problem: FederatedProblem, centre: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """(N,) largest and smallest secant curvature (grad F_k(v) - grad F_k(u))'(v - u) / ||v - u||^2 over
+    u = centre, v = centre + radius e, e an extreme eigenvector of client k's secant matrix
+    S_k[:, j] = grad F_k(centre + e_j) - grad F_k(centre). Every secant curvature lies in [mu_k, L_k]
+    (mu_k-strong convexity and L_k-smoothness), so these are witnesses: mu_k <= min, L_k >= max. For
+    least squares the gradient is affine, S_k is the Hessian and the witnesses equal mu_k and L_k exactly."""
+    d, base = problem.dim, problem.local_gradients(centre)
+    columns = np.stack([problem.local_gradients(centre + e) - base for e in np.eye(d)], axis=2)  # (N, d, d)
+    top, bottom = np.empty(problem.n_clients), np.empty(problem.n_clients)
+    for k in range(problem.n_clients):
+        _, vectors = np.linalg.eigh(0.5 * (columns[k] + columns[k].T))
+        for out, e in ((bottom, vectors[:, 0]), (top, vectors[:, -1])):
+            v = centre + radius * e
+            out[k] = float((problem.local_gradients(v)[k] - base[k]) @ (v - centre)) / (radius**2 * float(e @ e))
+    return top, bottom
+
+
+def _constants(label: str, problem: FederatedProblem, rng: np.random.Generator,
+               planted: str | None = None) -> tuple[dict, Verdict]:
+    """Constants over the ball of radius ||w*|| around w*, validated two ways: no sampled point of the ball
+    violates them (they are upper / lower bounds), and no witness exceeds them (each sup is at least its
+    value at a point of the ball: ``Estimate.attained``; L_k, mu_k against the extreme secant curvatures).
+    A constant reported too small (a sup) or too large (mu_k) by 10% (``planted``) is caught by a witness
+    where the constant is exact (least squares); certified bounds (logistic / softmax) are only sampled."""
+    optimum = exact_optimum(problem, crosscheck=False)
+    ball = Ball(optimum.w_star, float(np.linalg.norm(optimum.w_star)))
+    L, mu = smoothness(problem), strong_convexity(problem)
+    sigma = variance_bound(problem, ball, BATCH)
+    G = second_moment_bound(problem, ball, BATCH)
+    dissim = gradient_dissimilarity(problem, ball, "p")
+    row = {
+        "problem": label, "L": L.value, "mu": mu.value, "max sigma_k^2 (b=24)": sigma.max, "G^2 (b=24)": G.value,
+        "sigma_G^2": dissim.value, "Gamma": heterogeneity(problem, optimum).value,
+        "B = max ||w||": parameter_bound(ball).value, "BGD G^2 at B^2=1": bgd_pair(problem, ball, 1.0).G_sq,
+        "exact": "yes" if all(e.exact for e in (L, mu, sigma, G, dissim)) else "bounds", "region": ball.describe(),
+    }
+    consts = problem_constants(problem)
+    scale = {name: PLANTED_SCALE if name == planted else 1.0 for name in PLANTABLE_CONSTANTS}
+    L_k, mu_k = consts.L_k * scale["L"], consts.mu_k / scale["mu"]
+    sigma_k, G_sq, dissim_sq = sigma.values * scale["sigma_k^2"], G.value * scale["G^2"], dissim.value * scale["sigma_G^2"]
+    violations = []
+    for _ in range(SAMPLES):
+        u, v = (optimum.w_star + ball.radius * _unit_ball(rng, problem.dim) for _ in range(2))
+        gu = problem.local_gradients(u)
+        fu, fv = problem.local_objectives(u), problem.local_objectives(v)
+        linear = fu + (gu @ (v - u))
+        half = 0.5 * float((v - u) @ (v - u))
+        slack = 1e-9 * (1 + np.abs(fv))
+        if np.any(fv < linear + mu_k * half - slack) or np.any(fv > linear + L_k * half + slack):
+            violations.append("strong convexity / smoothness")
+        var = gradient_variance(problem, u, BATCH)
+        if np.any(var > sigma_k * (1 + 1e-9)):
+            violations.append("sigma_k^2 sup")
+        if np.max(np.sum(gu**2, axis=1) + var) > G_sq * (1 + 1e-9):
+            violations.append("G^2 sup")
+        spread = problem.weights @ np.sum((gu - problem.weights @ gu) ** 2, axis=1)
+        if spread > dissim_sq * (1 + 1e-9):
+            violations.append("sigma_G^2 sup")
+    top, bottom = _secant_curvatures(problem, optimum.w_star, ball.radius)
+    witnessed = {
+        "L_k below a secant curvature": np.any(top > L_k * (1 + WITNESS_TOLERANCE)),
+        "mu_k above a secant curvature": np.any(bottom < mu_k * (1 - WITNESS_TOLERANCE)),
+        "sigma_k^2 below its value at a point of the ball": np.any(sigma.attained > sigma_k * (1 + WITNESS_TOLERANCE)),
+        "G^2 below its value at a point of the ball": G.attained is not None and G.attained > G_sq * (1 + WITNESS_TOLERANCE),
+        "sigma_G^2 below its value at a point of the ball":
+            dissim.attained is not None and dissim.attained > dissim_sq * (1 + WITNESS_TOLERANCE),
+    }
+    violations += [name for name, hit in witnessed.items() if hit]
+    status = Status.FAIL if violations else Status.PASS
+    what = "" if planted is None else f"Planted: {planted} reported at {PLANTED_SCALE:g} of its value ({'1/' if planted == 'mu' else ''}{PLANTED_SCALE:g}). "
+    verdict = Verdict(
+        f"assumptions.constants/{label}", status, float(len(violations)), 0.0, None,
+        notes=(f"{what}{SAMPLES} sampled pairs in {ball.describe()} and the witnesses (extreme secant curvatures, the "
+               "points where each sup is attained): "
+               + ("no inequality violated" if not violations else "violated: " + ", ".join(sorted(set(violations))))
+               + f". Methods: L: {L.method}; sigma_k^2: {sigma.method}; G^2: {G.method}; sigma_G^2: {dissim.method}."),
+    )
+    return row, verdict
+
+
+def _unit_ball(rng: np.random.Generator, dim: int) -> np.ndarray:
+    """A uniform point of the unit ball in R^dim."""
+    z = rng.normal(size=dim)
+    return z / np.linalg.norm(z) * rng.random() ** (1 / dim)
+
+
+def evaluate_constants(settings: VerifySettings, plan: ConstantsPlan) -> ClaimResult:
+    """The constants table and its validation (``_constants``); ``plan.planted`` names a constant of
+    PLANTABLE_CONSTANTS to report 10% wrong (power self-test: the sups L_k, sigma_k^2, G^2, sigma_G^2
+    at PLANTED_SCALE of their value, mu_k at 1 / PLANTED_SCALE, too large)."""
+    planted = plan.planted
+    rng = np.random.default_rng(0)
+    rows, checks = [], []
+    for label, spec in DEFAULT_PROBLEMS.items():
+        row, verdict = _constants(label, build_problem(spec), rng, planted)
+        rows.append(row)
+        checks.append((f"validation (samples and witnesses), {label}", verdict))
+    verdict = combine_checks("assumptions.constants", checks, headline=checks[0][1],
+                             notes="Constants of the assumptions per default problem (table below); measured = number of "
+                             "sampled or witnessed violations of the reported inequalities (0 expected).")
+    return ClaimResult(verdict.with_evidence(constants=rows))
+

@@ -1,0 +1,306 @@
+"""A falsifier: search problem instances and configurations for a violation of a claim's inequality.
+
+``falsify(claim, budget, seed)`` evaluates up to ``budget`` inputs drawn from the Hypothesis strategy
+``claim.inputs`` and stops at the first whose ``claim.violation(inputs)`` is > 0; it then shrinks
+that input to a simpler one that still violates the claim. The search has two phases:
+
+* Random phase (the first ``budget // 2`` examples): plain random sampling. Every primitive choice
+  the strategy makes is drawn independently from a stated distribution (``proofs_check.
+  falsify_choices``: uniform on bounded ranges, no extra weight on boundaries). Inputs already
+  tried are skipped (not counted).
+* Targeted phase (the rest): the score of an example is its violation. While the best score seen
+  beats the median of the scores seen (the scores say where violations may lie), each example is
+  the best one with one choice mutated (``falsify_choices.mutant``; the later choices kept where
+  they still fit, else drawn at random), and a mutant that scores at least as well becomes the
+  best. Otherwise (flat scores, as on a claim whose violation is a bare yes/no, or a plateau) the
+  search keeps sampling at random, so on such claims it is plain random sampling for its whole
+  budget.
+
+So on any claim the falsifier draws at least ``budget // 2`` plain random examples, and all
+``budget`` when the scores carry no direction; measured on planted claims whose violations fill a
+few percent of the input space (tests/test_falsifier_power.py) it finds them at least as often as
+``budget`` plain random draws do. Shrinking is deterministic: position by position it tries simpler
+values for one choice (``falsify_choices.simpler_values``: an integer nearer its shrink target by
+halving steps, a float with fewer significant digits or nearer the simplest value of its range,
+False, shorter strings), replays the later choices where they still fit and fills the rest with
+their simplest values, and keeps a candidate that still violates the claim and is simpler (fewer
+choices, then simpler choices: ``falsify_choices.complexity``), until no candidate helps or
+``_SHRINK_EVALUATIONS`` evaluations are spent.
+
+Reproducibility. All randomness comes from ``random.Random(seed)`` and the choices are made by the
+falsifier itself (``falsify_choices.Chooser``, a Hypothesis ``PrimitiveProvider``), not by
+Hypothesis's own generator, which adds to its draws numeric literals it finds in the source files
+of whatever local modules are imported (the "local constants" of recent Hypothesis versions). The
+same claim, budget and seed give the same result in any process, whatever else is installed or
+imported. No example database is used. The counterexample comes back as JSON from which
+``reproduce`` recomputes the violation. When nothing is found within ``budget`` examples the result
+says so (``found = False``): evidence, not proof, that the claim holds on the searched family.
+
+Writing your own claim. A ``FalsifiableClaim`` is an id, a description, a Hypothesis strategy of
+inputs and a Python function ``violation(inputs) -> float``: > 0 means the inequality is violated
+(by that much, e.g. (LHS - RHS) / RHS), <= 0 means it holds. It must be computed exactly (or with
+a reliable interval, reporting the lower end of the excess) so that a positive value is a proof; a
+graded value (how far from failing) lets the targeted phase climb towards a violation.
+Inputs are encoded to JSON by ``encode`` (default: ``inputs.to_json()`` when it exists, else the
+inputs themselves) and decoded by ``decode`` (default: the identity). For example:
+
+    from hypothesis import strategies as st
+    from proofs_check import FalsifiableClaim, falsify
+
+    def excess(pair):                        # claim: (a + b)^2 <= 2 a^2 + 2 b^2
+        a, b = pair
+        return (a + b) ** 2 - 2 * a**2 - 2 * b**2
+
+    claim = FalsifiableClaim("my.claim", "(a+b)^2 <= 2a^2 + 2b^2",
+                             st.tuples(st.integers(-9, 9), st.integers(-9, 9)), excess)
+    print(falsify(claim, budget=100, seed=0).message)   # no violation in 100 examples
+
+The built-in claims are in ``proofs_check.falsifiable_claims``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.control import BuildContext
+from hypothesis.errors import StopTest
+from hypothesis.internal.conjecture.data import ConjectureData
+
+from .falsify_choices import Choice, Chooser, complexity, identity_key, mutant, simpler_values
+
+__all__ = ["FalsifiableClaim", "FalsifyResult", "falsify", "reproduce"]
+
+
+# ------------------------------------------------------------------------------ public types
+def _encode_default(inputs: Any) -> Any:
+    return inputs.to_json() if hasattr(inputs, "to_json") else inputs
+
+
+def _identity(data: Any) -> Any:
+    return data
+
+
+@dataclass(frozen=True)
+class FalsifiableClaim:
+    """An inequality to falsify: ``violation(inputs) > 0`` means it fails on ``inputs`` (module
+    docstring); ``known_false`` marks planted false claims (negative controls)."""
+
+    id: str
+    description: str
+    inputs: st.SearchStrategy[Any] = field(repr=False)
+    violation: Callable[[Any], float] = field(repr=False)
+    encode: Callable[[Any], Any] = field(default=_encode_default, repr=False)
+    decode: Callable[[Any], Any] = field(default=_identity, repr=False)
+    known_false: bool = False
+
+
+@dataclass(frozen=True)
+class FalsifyResult:
+    """The outcome of ``falsify``: whether a violation was found, the shrunk counterexample as JSON
+    ({"claim", "inputs", "violation"}), the seed and budget that reproduce the search, how many
+    examples the search tried (at most ``budget``; up to and including the first violating one),
+    how many more evaluations shrinking took, and how long it all took."""
+
+    claim_id: str
+    found: bool
+    violation: float | None
+    counterexample: dict[str, Any] | None
+    seed: int
+    budget: int
+    examples_tried: int
+    shrink_evaluations: int
+    seconds: float
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "claim": self.claim_id, "found": self.found, "violation": self.violation,
+            "counterexample": self.counterexample, "seed": self.seed, "budget": self.budget,
+            "examples_tried": self.examples_tried, "shrink_evaluations": self.shrink_evaluations,
+            "seconds": self.seconds, "message": self.message,
+        }
+
+
+def falsify(claim: FalsifiableClaim, budget: int, seed: int) -> FalsifyResult:
+    """Search at most ``budget`` inputs of ``claim.inputs`` for a violation, then shrink it (module
+    docstring: a random phase of ``budget // 2`` examples, then targeted or random examples).
+    Deterministic: the same claim, budget and seed give the same result in any process."""
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"budget: must be an integer >= 1, got {budget!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: must be an integer >= 0, got {seed!r}")
+    start = time.perf_counter()
+    rng, runner = random.Random(seed), _Runner(claim)
+    best: _Example | None = None
+    scores: list[float] = []
+    hit: _Example | None = None
+    phase = "random"
+    while runner.tried < budget:
+        targeted = runner.tried >= budget // 2 and best is not None and best.score > statistics.median(scores)
+        example = runner.next_example(rng, best if targeted else None)
+        if example is None:  # no new input in _REDRAWS draws: the strategy is exhausted
+            break
+        if example.score > 0:
+            hit, phase = example, "targeted" if targeted else "random"
+            break
+        scores.append(example.score)
+        if best is None or example.score >= best.score:
+            best = example
+    tried = runner.tried
+    if hit is None:
+        stop = "" if tried == budget else f"; the strategy gave no new input in {_REDRAWS} draws"
+        return FalsifyResult(claim.id, False, None, None, seed, budget, tried, 0, time.perf_counter() - start,
+                             f"{claim.id}: no violation in {tried} examples (budget {budget}, seed {seed}{stop})")
+    shrunk = _shrink(runner, hit)
+    counterexample = {"claim": claim.id, "inputs": claim.encode(shrunk.value), "violation": shrunk.score}
+    json.dumps(counterexample)  # the counterexample must be JSON
+    shrinking = runner.evaluations - tried
+    return FalsifyResult(
+        claim.id, True, shrunk.score, counterexample, seed, budget, tried, shrinking, time.perf_counter() - start,
+        f"{claim.id}: violated by {shrunk.score:.6g} (found at example {tried} of budget {budget} in the {phase} "
+        f"phase, then {shrinking} shrinking evaluations; seed {seed})",
+    )
+
+
+def reproduce(claim: FalsifiableClaim, counterexample: dict[str, Any]) -> float:
+    """The violation of ``claim`` on a counterexample's JSON (as returned by ``falsify``)."""
+    return float(claim.violation(claim.decode(counterexample["inputs"])))
+
+
+# --------------------------------------------------------------------------------- the search
+_SHRINK_EVALUATIONS = 200
+"""The most claim evaluations shrinking spends (Hypothesis's shrinker, used before, took 75-120 on the
+planted FedAvg claims)."""
+_REDRAWS = 100
+"""Draws in a row that may be rejected (a strategy's filter) or repeat a tried input before the
+search stops: the strategy is exhausted (a small finite input space) or rejects nearly everything."""
+_MAX_CHOICES = 10_000
+"""The most primitive choices one input may take (Hypothesis's own limit is of the same order)."""
+
+
+
+@dataclass(frozen=True, eq=False)
+class _Example:
+    """An evaluated input: the value the strategy built, its choices, its score (the violation) and the
+    spans [start, end) of choices that each (sub-)strategy draw took."""
+
+    value: Any
+    choices: tuple[Choice, ...]
+    score: float
+    spans: tuple[tuple[int, int], ...]
+
+
+
+def _no_test() -> None:
+    """Stands for the test function Hypothesis's build context expects; draws run outside any test."""
+
+
+class _Runner:
+    """Draws inputs of one claim through a ``Chooser`` and evaluates them, once per distinct input.
+
+    ``tried``: distinct inputs evaluated by the search; ``evaluations``: all claim evaluations."""
+
+    def __init__(self, claim: FalsifiableClaim) -> None:
+        self.claim = claim
+        self.scores: dict[tuple[Any, ...], float] = {}
+        self.tried = 0
+        self.evaluations = 0
+
+    def draw(self, chooser: Chooser) -> _Example | None:
+        """The input the strategy builds from the chooser's choices, not yet scored (score NaN); None when
+        the strategy rejects them. Uses Hypothesis's ConjectureData and BuildContext, internal APIs that
+        pyproject's hypothesis >= 6.140 pins (tested up to 6.170)."""
+        data = ConjectureData(random=None, provider=chooser, max_choices=_MAX_CHOICES)
+        try:
+            with BuildContext(data, is_final=False, wrapped_test=_no_test):
+                value = data.draw(self.claim.inputs)
+        except StopTest:
+            return None
+        return _Example(value, tuple(chooser.made), math.nan, tuple(chooser.spans))
+
+    def score(self, drawn: _Example) -> _Example:
+        """``drawn`` with its score: the claim's violation, evaluated once per distinct input."""
+        key = identity_key(drawn.choices)
+        if key not in self.scores:
+            self.evaluations += 1
+            score = float(self.claim.violation(drawn.value))
+            if math.isnan(score):
+                raise ValueError(f"violation: claim {self.claim.id} returned NaN (a violation must be a number)")
+            self.scores[key] = score
+        return _Example(drawn.value, drawn.choices, self.scores[key], drawn.spans)
+
+    def next_example(self, rng: random.Random, parent: _Example | None) -> _Example | None:
+        """A new input, evaluated: a random draw, or ``parent`` with one choice mutated. None when
+        ``_REDRAWS`` draws in a row were rejected or repeated tried inputs."""
+        rejected = 0
+        for _ in range(_REDRAWS):
+            if parent is None or not parent.choices:
+                chooser = Chooser(rng=rng)
+            else:
+                i = rng.randrange(len(parent.choices))
+                chooser = Chooser(parent.choices, {i: mutant(parent.choices[i], rng)}, rng)
+            drawn = self.draw(chooser)
+            if drawn is None:
+                rejected += 1
+            elif identity_key(drawn.choices) not in self.scores:
+                self.tried += 1
+                return self.score(drawn)
+        if self.tried == 0 and rejected == _REDRAWS:
+            raise ValueError(f"inputs: the strategy of claim {self.claim.id} rejected {_REDRAWS} draws in a row "
+                             "(its filters or assume() calls reject nearly everything)")
+        return None
+
+
+def _shrink(runner: _Runner, example: _Example) -> _Example:
+    """A simpler violating input (module docstring): greedy passes that first delete the choices of one
+    strategy draw (a list element, say) where that shortens the input, then replace one choice by a
+    simpler value, each time keeping the first candidate that still violates the claim, until a
+    pass changes nothing or ``_SHRINK_EVALUATIONS`` evaluations are spent."""
+    limit = runner.evaluations + _SHRINK_EVALUATIONS
+
+    def improve(candidates: Callable[[_Example], list[Chooser]], shorter: bool) -> bool | None:
+        """One pass; True if it simplified the input, None if no candidate was even simpler to try."""
+        nonlocal example
+        changed, tried = False, False
+        i = 0
+        while True:
+            options = candidates(example)
+            if i >= len(options):
+                return changed if tried else None
+            drawn = runner.draw(options[i])
+            simpler = drawn is not None and (len(drawn.choices) < len(example.choices) if shorter
+                                             else complexity(drawn.choices) < complexity(example.choices))
+            if simpler:
+                tried = True
+                if runner.evaluations >= limit:
+                    return changed
+                candidate = runner.score(drawn)
+                if candidate.score > 0:
+                    example, changed = candidate, True
+                    continue  # the same index now names the next candidate of the simpler input
+            i += 1
+
+    def deletions(current: _Example) -> list[Chooser]:
+        spans = sorted(set(current.spans), key=lambda span: (span[0] - span[1], span[0]))
+        return [Chooser(current.choices[:a] + current.choices[b:]) for a, b in spans]
+
+    def replacements(current: _Example) -> list[Chooser]:
+        return [Chooser(current.choices, {i: value})
+                for i, choice in enumerate(current.choices) for value in simpler_values(choice)]
+
+    delete = True  # until a pass finds no deletion that shortens the input (fixed-shape strategies)
+    while runner.evaluations < limit:
+        deleted = improve(deletions, shorter=True) if delete else False
+        delete = deleted is not None
+        if not (deleted or improve(replacements, shorter=False)):
+            break
+    return example
+

@@ -1,0 +1,151 @@
+"""The claim ``lemmas``: the lemma table of `fedbound verify` built on the lemma checks.
+
+li2020.lemma1-3 on the default problems (``proofs_check.default_problems``: the counterexample and a
+synthetic(1, 1) instance) with Li's schedule, yu2019.drift on heterogeneous least-squares clients
+with a constant step (the proof does not need identical data), and ding2020.lemma2, 3, 6, 8, 9 on
+the Ding instance with MC-PSGD (the theorem's step sizes, I = 4 so that the drift of lemma 3 is not
+trivially 0), each a sub-check whose worst ratio LHS / RHS over every step is reported with its
+interval. Constants as the assumptions define them (``proofs_check.fedavg_lemmas``,
+``proofs_check.ding2020_lemmas``).
+
+The plan (``proofs_check.plans.LemmasPlan``) gives the rounds of the FedAvg runs (10 in quick mode,
+30 otherwise) and the seeds (at least 16: Li's Lemma 2 compares realised noise).
+
+Power self-test: ``lemmas[planted=LEMMA_ID]`` (the plan's ``planted``) plants a false version of one lemma
+(``PLANTABLE_LEMMAS``): its constant is replaced by ``lemma_verdicts.PLANTED_MARGIN`` (0.9) times the
+largest one the data prove too small (``lemma_verdicts.attained_scale``: a simultaneous lower
+confidence limit above the bound), so the planted lemma is false on the instance, by about 11%
+beyond what the data resolve, and must FAIL; Lemma 6's additive constant is moved below the
+attained one the same way (``lemma_verdicts.attained_offset``) and Lemma 8 puts the rejected model
+on the left. Only the rows of the planted lemma are evaluated (the others are those of the true
+claim and cannot change a FAIL); the row notes give the planted constant next to the paper's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from convergence import FedAvgConfig, Status, StepSize, Verdict
+from convergence.block_cyclic import MCPSGDConfig
+from problems import BlockCyclicProblem, build_problem, problem_constants, problem_spec
+
+from .claim import ClaimResult, Uninformative, VerifySettings, combine_checks
+from .default_problems import BATCH, DEFAULT_PROBLEMS
+from .ding2020 import CYCLES
+from .ding2020 import instance as ding_instance
+from .ding2020_lemmas import (
+    DingLemmaData,
+    collect_ding,
+    ding_lemma2,
+    ding_lemma3,
+    ding_lemma6,
+    ding_lemma8,
+    ding_lemma9,
+    ding_rows,
+)
+from .fedavg_lemmas import LemmaData, collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
+from .lemma_verdicts import PLANTED_MARGIN, attained_offset, planted_factor
+from .plans import PLANTABLE_LEMMAS, LemmasPlan
+
+__all__ = ["evaluate_lemmas", "PLANTABLE_LEMMAS", "LEMMA2_EQUALITY"]
+
+def _ding_lemma_run(seeds: tuple[int, ...]) -> tuple[BlockCyclicProblem, MCPSGDConfig]:
+    """The Ding instance with MC-PSGD at K = 64 (C = 2, E = 16, I = 4), gamma and eta of Theorem 2."""
+    problem = ding_instance()
+    N, M, E, I = problem.n_clients, problem.n_blocks, 16, 4
+    T = CYCLES * M * E * I
+    L = problem_constants(problem.combined).L
+    config = MCPSGDConfig(cycles=CYCLES, rounds_per_block=E, local_steps=I, batch_size=1, seeds=seeds,
+                          step_size=StepSize.constant(np.sqrt(N) / (L * np.sqrt(T))),
+                          block_step_size=StepSize.constant(np.sqrt(N * M) / (L * np.sqrt(T))))
+    return problem, config
+
+
+def _li_rows(data: LemmaData, label: str, planted: str | None) -> list[tuple[str, Verdict]]:
+    """Li's Lemmas 1-3 (true, or only the planted one) on one collected run."""
+    rows = []
+    if planted in (None, "li2020.lemma1"):
+        true = li_lemma1(data)
+        rows.append(true if planted is None else li_lemma1(data, scale=planted_factor(true)))
+    if planted in (None, "li2020.lemma2"):
+        true = li_lemma2(data)
+        rows.append(true if planted is None else li_lemma2(data, factor=planted_factor(true)))
+    if planted in (None, "li2020.lemma3"):
+        true = li_lemma3(data)
+        rows.append(true if planted is None else li_lemma3(data, constant=4.0 * planted_factor(true)))
+    return [(f"{v.claim_id}, {label}", v) for v in rows]
+
+
+LEMMA2_EQUALITY = (
+    "Li's Lemma 2 holds with equality at t = 0 by the definition of sigma_k^2 = max_t E var_k(w_t^k) (every "
+    "client starts at w_0, where its variance peaks), so no sample of realised noise can confirm it; the row still "
+    "FAILs, and then counts, if the clients' noise is correlated"
+)
+
+
+def _split_lemma2(checks: list[tuple[str, Verdict]]) -> tuple[list[tuple[str, Verdict]], list[Uninformative]]:
+    """Li Lemma 2 rows that are INCONCLUSIVE are uninformative (LEMMA2_EQUALITY); a FAIL stays counted."""
+    counted, uninformative = [], []
+    for name, v in checks:
+        if v.claim_id == "li2020.lemma2" and v.status is Status.INCONCLUSIVE:
+            uninformative.append(Uninformative.of(name, v, LEMMA2_EQUALITY))
+        else:
+            counted.append((name, v))
+    return counted, uninformative
+
+
+def _ding_planted_rows(data: DingLemmaData, planted: str) -> list[tuple[str, Verdict]]:
+    """The rows of one planted Ding lemma (module docstring)."""
+    if planted == "ding2020.lemma2":
+        rows = [ding_lemma2(data, factor=planted_factor(ding_lemma2(data)))]
+    elif planted == "ding2020.lemma3":
+        rows = [ding_lemma3(data, 4.0 * planted_factor(ding_lemma3(data, over=over)), over=over)
+                for over in ("max", "mean")]
+    elif planted == "ding2020.lemma6":
+        rows = [ding_lemma6(data, constant=attained_offset(ding_lemma6(data), PLANTED_MARGIN))]
+    elif planted == "ding2020.lemma8":
+        rows = [ding_lemma8(data, model="rejected")]
+    else:
+        rows = [ding_lemma9(data, factor=planted_factor(ding_lemma9(data)))]
+    return [(f"{v.claim_id}, block-cyclic MC-PSGD", v) for v in rows]
+
+
+def evaluate_lemmas(settings: VerifySettings, plan: LemmasPlan) -> ClaimResult:
+    """The lemma table (module docstring) with ``plan.rounds`` rounds and ``plan.seeds`` seeds;
+    ``plan.planted`` names a lemma of PLANTABLE_LEMMAS to make false."""
+    planted = plan.planted
+    seeds = tuple(range(plan.seeds))
+    checks: list[tuple[str, Verdict]] = []
+    if planted is None or planted.startswith("li2020"):
+        for label, spec in DEFAULT_PROBLEMS.items():
+            problem = build_problem(spec)
+            c = problem_constants(problem)
+            E = 5
+            config = FedAvgConfig(E, plan.rounds, StepSize.li(c.mu, c.L, E), BATCH, seeds=seeds)
+            checks += _li_rows(collect(problem, config), label, planted)
+    if planted in (None, "yu2019.drift"):
+        # heterogeneous clients: the drift lemma's proof needs a constant step and E||g||^2 <= G^2, not identical data
+        problem = build_problem(problem_spec("random_quadratic", n_clients=4, dim=10, mu=0.1, L=10.0, heterogeneity=1.0,
+                                             samples_per_client=50, seed=0))
+        config = FedAvgConfig(5, plan.rounds, StepSize.constant(0.02), 1, seeds=seeds)
+        data = collect(problem, config)
+        true = yu_drift(data)
+        drift = true if planted is None else yu_drift(data, constant=4.0 * planted_factor(true))
+        checks.append((f"{drift.claim_id}, heterogeneous clients", drift))
+    if planted is None or planted.startswith("ding2020"):
+        data = collect_ding(*_ding_lemma_run(seeds))
+        checks += ([(f"{name}, block-cyclic MC-PSGD", v) for name, v in ding_rows(data)] if planted is None
+                   else _ding_planted_rows(data, planted))
+    checks, uninformative = _split_lemma2(checks) if planted is None else (checks, [])
+    # lemma 8's ratio is 1 by construction (the selected model is one of the two compared)
+    headline_rows = [v for name, v in checks if "Lemma 8" not in name] or [v for _, v in checks]
+    worst = max(headline_rows, key=lambda v: v.measured)
+    what = "The lemma table" if planted is None else f"Planted false {planted} (power self-test), only its rows"
+    verdict = combine_checks(
+        "lemmas", checks, headline=worst,
+        notes=f"{what}: each row is LHS <= RHS at every local step (expectations over seeds with intervals). "
+        "Headline: the worst ratio LHS / RHS over all rows but Ding's lemma 8, whose ratio is 1 by construction.",
+        uninformative=uninformative,
+    )
+    return ClaimResult(verdict)
+

@@ -1,0 +1,62 @@
+"""The verdicts as plain-text, fixed-width tables for a terminal or a log (no colour codes): one
+row per verdict with a summary line and an ALARM line per negative control not as expected, and
+the power self-test's table with its summary and alarms."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from convergence.verdict import Verdict
+
+from .formatting import MISSING, claim_tightness, format_hypotheses, format_interval, format_value
+from .power import PowerRow, power_summary
+from .report_content import TIGHTNESS_HEADER, alarms, control_outcome, power_alarms, power_table, verdict_summary
+
+__all__ = ["format_verdict_table", "format_power_table"]
+
+
+def format_verdict_table(verdicts: Sequence[Verdict], power: Sequence[PowerRow] = ()) -> str:
+    """A plain-text, fixed-width table of every verdict (no colour codes), with a summary line;
+    a tightness column when some verdict has one; then the power table when ``power`` is given."""
+    if not verdicts:
+        return "no verdicts"
+    headers = ("claim", "status", "measured", "theoretical", "interval", "hypotheses", "control")
+    rows = []
+    for v in verdicts:
+        control = ""
+        if v.expected is not None:
+            control = f"expect {v.expected.value}: {'ok' if v.as_expected else 'ALARM'}"
+        rows.append((v.claim_id, v.status.value, format_value(v.measured), format_value(v.theoretical),
+                     format_interval(v.interval), format_hypotheses(v), control))
+    if any(claim_tightness(v, compact=True) for v in verdicts):
+        headers = (*headers[:-1], TIGHTNESS_HEADER, headers[-1])
+        rows = [(*r[:-1], claim_tightness(v, compact=True) or MISSING, r[-1]) for r, v in zip(rows, verdicts)]
+    out = [*_text_table(headers, rows, right={2, 3}), "", verdict_summary(verdicts)]
+    out += [f"ALARM: {v.claim_id}: {control_outcome(v)}" for v in alarms(verdicts)]
+    if power:
+        out += ["", format_power_table(power)]
+    return "\n".join(out)
+
+
+def format_power_table(rows: Sequence[PowerRow]) -> str:
+    """The power self-test as a plain-text table (claim, variant, expected, got, ✓/✗, measured,
+    tightness), its summary line, and an ALARM line per planted variant not as expected."""
+    if not rows:
+        return "power self-test: no planted variants were run"
+    table = power_table(rows)
+    keep = [table.headers.index(h) for h in table.headers if h != "description"]
+    cells = [tuple(r[i] for i in keep) for r in table.rows]
+    out = _text_table(tuple(table.headers[i] for i in keep), cells, right={5})
+    out += ["", power_summary(rows)] + [f"ALARM: {line}" for line in power_alarms(rows)]
+    return "\n".join(out)
+
+
+def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
+    """Fixed-width lines: headers, a rule, the rows; columns in ``right`` right-aligned."""
+    widths = [max(len(r[i]) for r in (headers, *rows)) for i in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(parts).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
