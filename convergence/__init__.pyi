@@ -10,5 +10,5 @@ from .resources import check_jobs, check_run_memory, check_sweep_memory
 from .run import DivergenceError, Trajectory, run
 from .schedules import ScheduleError, StepSize
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoreError, StoredRun
-from .sweep import SweepError, SweepMonitor, SweepResults, SweepTask, check_scheduler, run_sweep
+from .sweep import MissingRunError, SweepError, SweepMonitor, SweepResults, SweepTask, check_scheduler, run_sweep
 from .verdict import Hypothesis, Status, SubCheck, Uninformative, Verdict

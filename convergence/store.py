@@ -28,6 +28,11 @@ arrays, so an edited config or a removed or added array fails too. ``load`` veri
 raises CorruptRunError (naming the run and the store) rather than return anything unverified.
 
 ``export_table`` writes a tidy long table of every stored result for pandas, R or a spreadsheet.
+
+Records. Beside the runs a store keeps named JSON records (``put_record`` / ``record``), each with
+its own SHA-256 like a run: ``fedbound verify --store`` records there which verification the store
+holds, so that ``fedbound report`` can rebuild its report from the runs alone. The ``records`` table
+is created by the first ``put_record``; a store without it simply has no record.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ _SCHEMA = (
     "CREATE TABLE arrays (key TEXT NOT NULL, name TEXT NOT NULL, dtype TEXT NOT NULL, shape TEXT NOT NULL,"
     " data BLOB NOT NULL, digest TEXT NOT NULL, PRIMARY KEY (key, name)) WITHOUT ROWID",
 )
+_RECORDS_TABLE = "CREATE TABLE IF NOT EXISTS records (name TEXT PRIMARY KEY, value TEXT NOT NULL, digest TEXT NOT NULL)"
 _BUSY_TIMEOUT_S = 60.0  # how long a reader or the writer waits for a lock held by another process
 _NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integers, floats: what a tidy table's value holds
 
@@ -124,6 +130,7 @@ class RunStore:
     def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False, field: str = "store") -> None:
         self.path = Path(path)
         self.field = field
+        self.readonly = readonly
         if not _check_store_file(self.path, field):
             if readonly:
                 raise StoreError(f"{field}: no run store at {str(self.path)!r}")
@@ -257,6 +264,29 @@ class RunStore:
             self._db.execute("DELETE FROM arrays WHERE key = ?", (key,))
             removed = self._db.execute("DELETE FROM runs WHERE key = ?", (key,)).rowcount
         return removed > 0
+
+    def put_record(self, name: str, record: Mapping[str, Any]) -> None:
+        """Store (or replace) the JSON record ``name`` in one transaction, with its checksum."""
+        if not isinstance(name, str) or not name:
+            raise StoreError(f"name: a record name must be a non-empty string, got {name!r}")
+        text = _json_text(name, "record", record)
+        with self._transaction():
+            self._db.execute(_RECORDS_TABLE)
+            self._db.execute("INSERT OR REPLACE INTO records (name, value, digest) VALUES (?, ?, ?)",
+                             (name, text, _record_digest(name, text)))
+
+    def record(self, name: str) -> dict[str, Any] | None:
+        """The JSON record ``name``, verified, or None when the store has none; CorruptRunError
+        (naming the record and the store) when it fails its checksum."""
+        with self._snapshot():
+            exists = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").fetchone()
+            row = self._db.execute("SELECT value, digest FROM records WHERE name = ?", (name,)).fetchone() if exists else None
+        if row is None:
+            return None
+        text, digest = row
+        if _record_digest(name, text) != digest:
+            raise StoreError(f"run store {str(self.path)!r}: record {name!r} is corrupt: it fails its checksum")
+        return json.loads(text)
 
     def keys(self) -> list[str]:
         """The stored keys, in the order they were (last) stored."""
@@ -431,6 +461,11 @@ def _array_digest(key: str, name: str, dtype: Any, shape: Any, data: bytes) -> s
 def _run_digest(key: str, config_text: Any, meta_text: Any, arrays: list[tuple[str, str]]) -> str:
     """SHA-256 of a run row: its key, config and metadata text and its arrays' names and digests."""
     return hashlib.sha256(json.dumps([key, config_text, meta_text, sorted(arrays)]).encode()).hexdigest()
+
+
+def _record_digest(name: str, text: Any) -> str:
+    """SHA-256 of a record: its name and JSON text."""
+    return hashlib.sha256(json.dumps(["record", name, text]).encode()).hexdigest()
 
 
 def _verified_run(path: Path, key: str, row: tuple[Any, ...], arrays: list[tuple[Any, ...]]) -> StoredRun:

@@ -33,10 +33,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from .config import ConfigError
-from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun
+from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 
-__all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT_S", "SweepError", "SweepMonitor", "SweepResults", "SweepTask",
-           "check_scheduler", "run_sweep"]
+__all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT_S", "MissingRunError", "SweepError", "SweepMonitor", "SweepResults",
+           "SweepTask", "check_scheduler", "run_sweep"]
 
 EXECUTORS = ("serial", "process", "dask")
 
@@ -107,6 +107,18 @@ class SweepError(RuntimeError):
         self.key = key
 
 
+class MissingRunError(StoreError):
+    """A sweep over a read-only store needs runs the store does not hold: ``key`` names the first,
+    ``missing`` counts them, ``path`` is the store. Nothing is computed."""
+
+    def __init__(self, path: os.PathLike[str], key: str, missing: int) -> None:
+        super().__init__(f"run {key} is not in the run store {str(path)!r} ({missing} run(s) of this sweep are "
+                         "missing; a read-only store is never written)")
+        self.path = path
+        self.key = key
+        self.missing = missing
+
+
 class SweepResults(dict[str, Result]):
     """Results by task key, in task order, with the compute time of each and which came from the store.
 
@@ -141,6 +153,8 @@ def run_sweep(
     read back, not recomputed (the progress bar counts them as done and shows how many), unless
     the stored run fails its checksums or was stored for another config: then a
     CorruptRunWarning names the run and the store, and the task is recomputed and stored again.
+    A store opened read-only (``RunStore(..., readonly=True)``) is never written: a task it does
+    not hold (or holds corrupt) raises MissingRunError (CorruptRunError) before anything runs.
     progress: True for a transient progress bar, False for none, or a ``SweepMonitor`` to report
     to. Tasks sharing a key run once (their configs must agree). A failing task raises SweepError
     naming its key, after the tasks that finished have been stored and the ones not started
@@ -160,6 +174,8 @@ def run_sweep(
                 seconds[task.key] = float(stored.meta.get("seconds", 0.0))
     cached = frozenset(results)
     pending = [task for task in unique if task.key not in results]
+    if pending and store is not None and store.readonly:
+        raise MissingRunError(store.path, pending[0].key, len(pending))
     if cached:
         logger.info("%s: %d of %d runs read from %s", description, len(cached), len(unique), store)
     monitor = _monitor(progress)
@@ -203,6 +219,8 @@ def _stored_run(store: RunStore, task: SweepTask) -> StoredRun | None:
     try:
         stored = store.load(task.key)
     except CorruptRunError as error:
+        if store.readonly:
+            raise
         warnings.warn(f"{error}; recomputing it", CorruptRunWarning, stacklevel=3)
         return None
     if stored is not None and stored.config != _as_json(task.config_json):

@@ -16,14 +16,11 @@ from .bgd_constants import BGDPair, bgd_curve, bgd_pair, bgd_threshold
 from .claim import (
     Claim,
     ClaimResult,
-    ParamValue,
     PlantedVariant,
     UnknownClaimError,
     Uninformative,
     VerifySettings,
-    claim_float,
     combine_checks,
-    variant_id,
 )
 from .plot_specs import (
     PLOT_SPECS,
@@ -47,6 +44,34 @@ from .fedavg_lemmas import check_lemmas, collect, lemma_table
 from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
 from .li2020_constants import LiConstants, li_theorem1_B, li_theorem1_bound, li_theorem1_constants, li_theorem1_rate_bound
 from .minibatch_moments import gradient_variance
+from .parameters import (
+    MODES,
+    ModePlans,
+    ParameterSpec,
+    ParamValue,
+    PlanError,
+    describe_parameters,
+    named_parameters,
+    param_text,
+    parameter,
+    parse_claim_text,
+    plan_parameters,
+    resolve_plan,
+    variant_id,
+)
+from .plans import (
+    ConstantsPlan,
+    ConstantStepControlPlan,
+    DingOrderingPlan,
+    DingSpeedupPlan,
+    DingTheoremPlan,
+    LemmasPlan,
+    Li2020Thm1Plan,
+    Li2020Thm4Plan,
+    YuCorollary2Plan,
+    YuSweepPlan,
+    YuTheorem1Plan,
+)
 from .regions import EVERYWHERE, Ball, Everywhere, Points, Region
-from .registry import CLAIMS, default_claims, get_claim
+from .registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
 from .run_moments import IterateMoments, iterate_moments

@@ -1,11 +1,13 @@
 """Claims: a theorem's statement, its citation, and an evaluator that returns a verdict.
 
-A ``Claim`` is data (id, references, statement in math, what its headline figure measures) plus
-the import path of its evaluator, so listing claims imports no numerical library; the evaluator
-module is imported when the claim is evaluated. A claim's evaluator runs the sweep it needs (through convergence.execute), checks its
-hypotheses on the configuration (unmet ones are reported, never ignored), and turns the
-trajectories into a Verdict with the checkers of convergence.checks. It returns the data of its
-plots as plot specs (``proofs_check.plot_specs``); the reports layer draws them and never reruns anything.
+A ``Claim`` is data (id, references, statement in math, what its headline figure measures, its
+plan per mode: ``proofs_check.parameters``) plus the import path of its evaluator, so listing
+claims imports no numerical library; the evaluator module is imported when the claim is
+evaluated. A claim's evaluator, ``evaluate(settings, plan)``, runs the sweep its plan asks for
+(through convergence.execute), checks its hypotheses on the configuration (unmet ones are
+reported, never ignored), and turns the trajectories into a Verdict with the checkers of
+convergence.checks. It returns the data of its plots as plot specs (``proofs_check.plot_specs``);
+the reports layer draws them and never reruns anything.
 """
 
 from __future__ import annotations
@@ -13,16 +15,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
-import inspect
 import math
-import numbers
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from convergence.verdict import Status, SubCheck, Uninformative, Verdict
 
+from .parameters import ModePlans, ParameterSpec, ParamValue, named_parameters, resolve_plan, variant_id
 from .plot_specs import PLOT_SPECS, PlotSpec
 from .references import Reference
 
@@ -31,12 +32,9 @@ if TYPE_CHECKING:
     from problems import FederatedProblem, Optimum
 
 __all__ = [
-    "VerifySettings", "ClaimResult", "Claim", "PlantedVariant", "ParamValue", "variant_id", "combine_checks",
-    "UnknownClaimError", "claim_optimum", "claim_float",
+    "VerifySettings", "ClaimResult", "Claim", "PlantedVariant", "combine_checks", "UnknownClaimError",
+    "claim_optimum",
 ]
-
-ParamValue = Union[bool, int, float, str]
-"""A claim parameter's value: a JSON scalar, written ``ID[param=value]``."""
 
 
 class UnknownClaimError(KeyError):
@@ -50,11 +48,13 @@ class UnknownClaimError(KeyError):
 class VerifySettings:
     """What a claim evaluation may spend and where its runs go.
 
-    seeds for stochastic runs; jobs worker processes (or a Dask ``scheduler`` address); quick:
-    smaller grids and horizons (smoke tests); full: the larger sweeps; progress: True for progress
-    bars, False for none, or a ``SweepMonitor`` every sweep reports to; ``store``: path of the run
-    store (SQLite) that finished runs are written to and read back from unless ``use_cache`` is
-    False (then they are recomputed and overwritten).
+    seeds for stochastic runs (a claim's plan takes it as its ``seeds``); jobs worker processes (or a
+    Dask ``scheduler`` address); quick: the claims' quick plans (smaller grids and horizons, smoke
+    tests); full: their full plans (the larger sweeps); progress: True for progress bars, False for
+    none, or a ``SweepMonitor`` every sweep reports to; ``store``: path of the run store (SQLite)
+    that finished runs are written to and read back from unless ``use_cache`` is False (then they
+    are recomputed and overwritten). ``store_readonly`` opens the store for reading only: a run it
+    does not hold is an error instead of a computation (``fedbound report``).
     """
 
     seeds: int = 4
@@ -65,13 +65,19 @@ class VerifySettings:
     store: str | None = None
     use_cache: bool = True
     scheduler: str | None = None
+    store_readonly: bool = False
+
+    @property
+    def mode(self) -> str:
+        """The mode, "quick", "full" or "default": which plan of every claim runs (``ModePlans.select``)."""
+        return "quick" if self.quick else ("full" if self.full else "default")
 
     @functools.cached_property
     def run_store(self) -> RunStore | None:
         """The open run store (None without a store path); errors name it ``--store``, the option it comes from."""
         from convergence import RunStore
 
-        return None if self.store is None else RunStore(self.store, field="--store")
+        return None if self.store is None else RunStore(self.store, readonly=self.store_readonly, field="--store")
 
     def sweep_options(self) -> dict[str, Any]:
         """Keyword arguments for convergence.execute / execute_block_cyclic."""
@@ -85,6 +91,8 @@ class VerifySettings:
         object.__setattr__(self, "jobs", config_int("jobs", self.jobs))
         if self.quick and self.full:
             raise ValueError("quick/full: choose at most one of them")
+        if self.store_readonly and (self.store is None or not self.use_cache):
+            raise ValueError("store_readonly: a read-only store needs a store path and use_cache=True")
 
 
 @dataclass(frozen=True)
@@ -105,35 +113,12 @@ class ClaimResult:
         object.__setattr__(self, "plots", plots)
 
 
-def claim_float(name: str, value: Any, *, positive: bool = False) -> float:
-    """A claim parameter as a float: ValueError naming ``name`` unless it is a finite real number
-    (and > 0 with ``positive``); bools are refused (True is not a scale)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite number, got {value!r}")
-    if positive and value <= 0:
-        raise ValueError(f"{name}: must be > 0, got {value!r}")
-    return float(value)
-
-
-def _param_text(value: ParamValue) -> str:
-    """A parameter value as written in an id: floats in their shortest round-trip form (0.25, 1e-05)."""
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-def variant_id(claim_id: str, params: Mapping[str, ParamValue]) -> str:
-    """The id of a claim evaluated with parameters, in the falsifier's syntax ``ID[param=value,...]``
-    (e.g. ``yu2019.thm1[bound_scale=0.25]``); the claim's own id without parameters."""
-    if not params:
-        return claim_id
-    return f"{claim_id}[{','.join(f'{k}={_param_text(v)}' for k, v in params.items())}]"
-
-
 @dataclass(frozen=True)
 class PlantedVariant:
     """A variant of a claim planted to be false (or, for a negative control, its true counterpart).
 
-    ``params`` are keyword arguments passed to the claim's evaluator (e.g. ``{"bound_scale": 0.25}``:
-    an explicit bound multiplied by 0.25, a constant made too small); ``expected`` is the status a
+    ``params`` are parameters of the claim's plan (e.g. ``{"bound_scale": 0.25}``: an explicit bound
+    multiplied by 0.25, a constant made too small), checked by ``Claim``; ``expected`` is the status a
     working checker must give it (FAIL by default). ``name`` is a short label, ``description`` says
     in one line what was changed and why the variant is false on the claim's instance. The power
     self-test (``fedbound verify --power``) evaluates the claim and each of its variants and reports
@@ -151,7 +136,7 @@ class PlantedVariant:
         if not self.description.strip():
             raise ValueError(f"description: planted variant {self.name!r} has no description")
         if not isinstance(self.params, Mapping) or not self.params:
-            raise ValueError(f"params: planted variant {self.name!r} must change at least one evaluator parameter")
+            raise ValueError(f"params: planted variant {self.name!r} must change at least one plan parameter")
         for key, value in self.params.items():
             if not (isinstance(key, str) and key.isidentifier()):
                 raise ValueError(f"params: planted variant {self.name!r} has a parameter name {key!r} that is not an "
@@ -176,8 +161,9 @@ class Claim:
     the place in it ("Theorem 1, eq. 4-5"); ``statement`` is the claim in math: what is bounded,
     under which hypotheses; ``measured`` says in one line what the verdict's headline figure is
     (a ratio, an exponent, a difference); ``evaluator`` is ``"module:function"``, a function
-    ``VerifySettings -> ClaimResult`` imported on first evaluation, whose keyword parameters (the
-    defaults give the claim as stated) are the claim's parameters. ``expected`` is set for
+    ``(VerifySettings, plan) -> ClaimResult`` imported on first evaluation; ``plan`` its plan in
+    each mode (``ModePlans`` of one plan dataclass, whose fields are the claim's parameters: the
+    grid, and the constants of the statement with the paper's values). ``expected`` is set for
     negative controls; ``default`` claims run in a plain ``fedbound verify``; ``variants`` are the
     planted variants of the power self-test (``PlantedVariant``), each evaluated with its params.
     """
@@ -188,6 +174,7 @@ class Claim:
     statement: str
     measured: str
     evaluator: str = field(repr=False)
+    plan: ModePlans = field(repr=False)
     expected: Status | None = None
     default: bool = True
     variants: tuple[PlantedVariant, ...] = ()
@@ -198,10 +185,14 @@ class Claim:
         module, _, function = self.evaluator.partition(":")
         if not module or not function:
             raise ValueError(f"evaluator: expected 'module:function', got {self.evaluator!r}")
+        if not isinstance(self.plan, ModePlans):
+            raise ValueError(f"plan: claim {self.id!r} needs a ModePlans, got {type(self.plan).__name__}")
+        self.plan.check(self.id)
         object.__setattr__(self, "variants", tuple(self.variants))
         for variant in self.variants:
             if not isinstance(variant, PlantedVariant):
                 raise ValueError(f"variants: claim {self.id!r} lists a {type(variant).__name__}, not a PlantedVariant")
+            self.check_params(variant.params)
         ids = [v.id_for(self.id) for v in self.variants]
         if len(set(ids)) != len(ids):
             raise ValueError(f"variants: claim {self.id!r} lists the same parameters twice ({', '.join(ids)})")
@@ -215,38 +206,38 @@ class Claim:
         module, _, function = self.evaluator.partition(":")
         return getattr(importlib.import_module(module), function)
 
-    def parameters(self) -> tuple[str, ...]:
-        """The names of the parameters the claim's evaluator takes by keyword (imports it)."""
-        signature = inspect.signature(self._evaluator())
-        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-        return tuple(name for name, p in list(signature.parameters.items())[1:] if p.kind in kinds)
+    def parameters(self) -> tuple[ParameterSpec, ...]:
+        """The claim's parameters: the fields of its plan, with their types, ranges and docs (imports
+        nothing numerical); their values per mode are ``self.plan.select(mode)``'s."""
+        return self.plan.parameters()
 
-    def check_params(self, params: Mapping[str, Any]) -> None:
-        """Raise ValueError naming the claim and the parameter when the evaluator does not take one
-        of ``params`` by keyword."""
-        known = self.parameters()
-        for name in params:
-            if name not in known:
-                takes = f"it takes {', '.join(known)}" if known else "it takes none"
-                raise ValueError(f"params: claim {self.id!r} has no parameter {name!r} ({takes}; evaluator "
-                                 f"{self.evaluator})")
+    def check_params(self, params: Mapping[str, Any]) -> dict[str, ParamValue]:
+        """``params`` checked one by one against the plan's declarations (as their types: an int for
+        a float field becomes a float); ValueError naming the claim and the parameter when one is
+        unknown, of a wrong type or out of range. Fields that must fit together are checked when
+        the plan is resolved (``plan_for``)."""
+        return {spec.name: spec.check(self.id, params[spec.name]) for spec in named_parameters(self.id, self.plan, params)}
+
+    def plan_for(self, settings: VerifySettings, params: Mapping[str, Any]) -> Any:
+        """The plan the claim runs with under ``settings`` and ``params`` (``resolve_plan``)."""
+        return resolve_plan(self.id, self.plan, settings, params)
 
     def evaluate(self, settings: VerifySettings, **params: ParamValue) -> ClaimResult:
-        """Run the claim's evaluator (imported now) under ``settings`` with keyword ``params``
-        (checked first: an unknown one is a ValueError naming the claim and the parameter). With
-        params the verdict's id is ``variant_id(self.id, params)``, e.g. ``yu2019.thm1[bound_scale=0.25]``."""
-        if params:
-            self.check_params(params)
-        result = self._evaluator()(settings, **params)
+        """Run the claim's evaluator (imported now) under ``settings`` with the plan of the
+        settings' mode and ``params`` by name (checked first: ValueError naming the claim and the
+        parameter). With params the verdict's id is ``variant_id(self.id, params)``, e.g.
+        ``yu2019.thm1[bound_scale=0.25]``, ``li2020.thm1[E=10,seeds=16]``."""
+        result = self._evaluator()(settings, self.plan_for(settings, params))
         if not params:
             return result
         return dataclasses.replace(result, verdict=dataclasses.replace(result.verdict,
                                                                        claim_id=variant_id(self.id, params)))
 
-    def evaluate_variant(self, settings: VerifySettings, variant: PlantedVariant) -> ClaimResult:
-        """Evaluate a planted variant: ``evaluate(settings, **variant.params)``, its verdict's
-        ``expected`` set to the variant's (so ``verdict.as_expected`` says whether the check had power)."""
-        result = self.evaluate(settings, **variant.params)
+    def evaluate_variant(self, settings: VerifySettings, variant: PlantedVariant, **params: ParamValue) -> ClaimResult:
+        """Evaluate a planted variant of the claim run with ``params``: ``evaluate(settings, **params,
+        **variant.params)`` (the variant's values win), its verdict's ``expected`` set to the variant's
+        (so ``verdict.as_expected`` says whether the check had power)."""
+        result = self.evaluate(settings, **{**params, **variant.params})
         return dataclasses.replace(result, verdict=dataclasses.replace(result.verdict, expected=variant.expected))
 
 

@@ -11,7 +11,7 @@ The constants of the assumptions (THEOREMS.md notation) for each default problem
 * witnesses: no value found at a point exceeds its sup (``Estimate.attained``), and L_k, mu_k bound
   the extreme secant curvatures of every client.
 
-A violation FAILs the claim. Power self-test: ``evaluate_constants(settings, planted=NAME)`` reports
+A violation FAILs the claim. Power self-test: ``assumptions.constants[planted=NAME]`` (the plan's ``planted``) reports
 one constant of PLANTABLE_CONSTANTS 10% wrong (a sup at 0.9 of its value, mu_k at 1/0.9), which a
 witness catches where the constant is exact (least squares).
 """
@@ -36,16 +36,13 @@ from .bgd_constants import bgd_pair
 from .claim import ClaimResult, VerifySettings, combine_checks
 from .default_problems import BATCH, DEFAULT_PROBLEMS
 from .minibatch_moments import gradient_variance
+from .plans import PLANTABLE_CONSTANTS, ConstantsPlan
 from .regions import Ball
 
 __all__ = ["evaluate_constants", "PLANTABLE_CONSTANTS", "PLANTED_SCALE", "WITNESS_TOLERANCE", "SAMPLES"]
 
 SAMPLES = 64
 """Random pairs of points of the ball at which the inequalities are checked."""
-
-PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
-"""The constants ``evaluate_constants(planted=...)`` can report wrongly: the sups (L_k, sigma_k^2, G^2,
-sigma_G^2) at PLANTED_SCALE of their value, mu_k at 1 / PLANTED_SCALE (too large)."""
 
 PLANTED_SCALE = 0.9
 WITNESS_TOLERANCE = 1e-6
@@ -138,11 +135,11 @@ def _unit_ball(rng: np.random.Generator, dim: int) -> np.ndarray:
     return z / np.linalg.norm(z) * rng.random() ** (1 / dim)
 
 
-def evaluate_constants(settings: VerifySettings, *, planted: str | None = None) -> ClaimResult:
-    """The constants table and its validation (``_constants``); ``planted`` names a constant of
-    PLANTABLE_CONSTANTS to report 10% wrong (power self-test)."""
-    if planted is not None and planted not in PLANTABLE_CONSTANTS:
-        raise ValueError(f"planted: expected None or one of {', '.join(PLANTABLE_CONSTANTS)}, got {planted!r}")
+def evaluate_constants(settings: VerifySettings, plan: ConstantsPlan) -> ClaimResult:
+    """The constants table and its validation (``_constants``); ``plan.planted`` names a constant of
+    PLANTABLE_CONSTANTS to report 10% wrong (power self-test: the sups L_k, sigma_k^2, G^2, sigma_G^2
+    at PLANTED_SCALE of their value, mu_k at 1 / PLANTED_SCALE, too large)."""
+    planted = plan.planted
     rng = np.random.default_rng(0)
     rows, checks = [], []
     for label, spec in DEFAULT_PROBLEMS.items():

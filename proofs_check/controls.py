@@ -5,7 +5,7 @@ On Li et al.'s Appendix C problem it converges to a biased limit w~* != w* (Theo
 gap F(w_T) - F* levels off at F(w~*) - F* > 0 and its fitted exponent in T is about 0, far
 above the claimed -1. A report in which this control does not FAIL has a broken rate checker.
 
-Its true counterpart (``step="li"``, the planted variant with expected PASS of the power
+Its true counterpart (plan ``step="li"``, the planted variant with expected PASS of the power
 self-test): the same problem, E, horizon and rate check with Li's decaying step
 eta_t = 2/(mu (gamma + t)), gamma = max{8 L/mu, E} (Theorem 1, eq. 4-5; mu, L the clients'
 constants), under which E F(w_T) - F* <= kappa/(gamma + T - 1) (...) = O(1/T). Theorem 1's
@@ -24,30 +24,26 @@ from convergence import log_spaced_rounds
 from problems import build_problem, problem_constants, problem_spec
 
 from .claim import ClaimResult, VerifySettings, claim_optimum
+from .plans import ConstantStepControlPlan
 from .plot_specs import ReferenceRate, rate_plot
 
-__all__ = ["evaluate_constant_step", "CONTROL_STEPS"]
+__all__ = ["evaluate_constant_step"]
 
 CONTROL_ID = "control.constant-step-rate"
-CONTROL_STEPS = ("constant", "li")
-"""The step sizes ``evaluate_constant_step`` takes: the control's constant eta = 0.05, or Li's
-Theorem 1 schedule (its true counterpart)."""
 
 
-def evaluate_constant_step(settings: VerifySettings, *, step: str = "constant") -> ClaimResult:
-    """E = 5 on the counterexample, exact gradients, the gap's exponent checked against a claimed
-    O(1/T) (``check_rate_exponent``, tolerance 0.05, fit over the last decade of the horizon).
+def evaluate_constant_step(settings: VerifySettings, plan: ConstantStepControlPlan) -> ClaimResult:
+    """E = 5 on the counterexample, exact gradients, ``plan.rounds`` rounds, the gap's exponent checked
+    against a claimed O(1/T) (``check_rate_exponent``, tolerance 0.05, fit over the last decade of the horizon).
 
-    ``step="constant"``: eta = 0.05, fitted in T; the claim is false (Theorem 4) and must FAIL.
-    ``step="li"``: eta_t = 2/(mu(gamma + t)), fitted in gamma + T; the claim is Theorem 1's and must
+    ``plan.step="constant"``: eta = 0.05, fitted in T; the claim is false (Theorem 4) and must FAIL.
+    ``plan.step="li"``: eta_t = 2/(mu(gamma + t)), fitted in gamma + T; the claim is Theorem 1's and must
     PASS (module docstring)."""
-    if step not in CONTROL_STEPS:
-        raise ValueError(f"step: expected one of {', '.join(CONTROL_STEPS)}, got {step!r}")
+    step, rounds = plan.step, plan.rounds
     spec = problem_spec("li_counterexample", N=5, p=4, mu=2e-4)
     problem = build_problem(spec)
     optimum, _ = claim_optimum(problem)
     E = 5
-    rounds = 40_000 if settings.quick else 200_000
     if step == "constant":
         schedule, offset, expected = StepSize.constant(0.05), 0.0, Status.FAIL
     else:

@@ -38,8 +38,10 @@ ding2020.speedup and ding2020.ordering are evaluated in ``ding2020_speedup`` and
 ``ding2020_ordering`` on the runs of ``run_configs``.
 
 Instances: ``block_cyclic_quadratic`` (least squares: every constant exact), blocks far apart and
-identical blocks, C = 2 cycles, single row minibatches. The sweep runs T = C M K with K over a grid, I the largest integer the theorem
-allows, E = K / I rounds per block.
+identical blocks, C = 2 cycles, single row minibatches. The sweep runs T = C M K with K over the
+plan's grid (``proofs_check.plans.DingTheoremPlan``: K_grid, N clients, M blocks, seeds, and the
+constants the planted variants change), I the largest integer the theorem allows, E = K / I rounds
+per block.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyc
 from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
 
 from .claim import ClaimResult, VerifySettings, combine_checks
+from .plans import DingTheoremPlan
 from .plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
 from .assumption_constants import second_moment_bound, variance_bound
 from .regions import Ball
@@ -236,14 +239,6 @@ def ding_bound(run: DingRun) -> tuple[float, DingConstants]:
     return constants.bound, constants
 
 
-def _grid(settings: VerifySettings) -> list[int]:
-    if settings.quick:
-        return [32, 64, 128, 512]
-    if settings.full:
-        return [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
-    return [32, 64, 128, 256, 512, 1024, 2048]
-
-
 def _paper_hypotheses(algorithm: str) -> tuple[Hypothesis, ...]:
     """Both hypotheses of the theorem on the paper's own experiment (Sec. 5), with its C = 10."""
     p = PAPER_SETTING
@@ -290,9 +285,10 @@ class _GapSweep:
         return self.block.mean(axis=-1)
 
 
-def _sweeps(algorithm: str, problems: Sequence[BlockCyclicProblem], settings: VerifySettings) -> list[_GapSweep]:
-    """The K grid on every problem, run as one sweep, and each problem's gaps, bounds and hypotheses."""
-    seeds, grid = tuple(range(settings.seeds)), _grid(settings)
+def _sweeps(algorithm: str, problems: Sequence[BlockCyclicProblem], settings: VerifySettings,
+            plan: DingTheoremPlan) -> list[_GapSweep]:
+    """The plan's K grid on every problem, run as one sweep, and each problem's gaps, bounds and hypotheses."""
+    seeds, grid = tuple(range(plan.seeds)), list(plan.K_grid)
     runs = run_configs(settings, [(algorithm, problem, K, seeds, ()) for problem in problems for K in grid])
     sweeps = []
     for i, problem in enumerate(problems):
@@ -401,22 +397,10 @@ def _measured_rates(sweep: _GapSweep) -> list[dict[str, Any]]:
     return rows
 
 
-def _planted_id(claim_id: str, claimed_exponent: float, bound_scale: float, identical_instance: bool) -> str:
-    """``claim_id`` with its non-default parameters, e.g. ``ding2020.thm1[bound_scale=0.0001]``."""
-    params = [f"claimed_exponent={claimed_exponent:g}"] * (claimed_exponent != -0.5)
-    params += [f"bound_scale={bound_scale:g}"] * (bound_scale != 1.0)
-    params += ["identical_instance=False"] * (not identical_instance)
-    return f"{claim_id}[{', '.join(params)}]" if params else claim_id
-
-
-def _evaluate_theorem(algorithm: str, settings: VerifySettings, claimed_exponent: float, bound_scale: float,
-                      identical_instance: bool) -> ClaimResult:
-    if not (isinstance(bound_scale, (int, float)) and math.isfinite(bound_scale) and bound_scale > 0):
-        raise ValueError(f"bound_scale: must be a finite number > 0, got {bound_scale!r}")
-    if not isinstance(identical_instance, bool):
-        raise ValueError(f"identical_instance: must be True or False, got {identical_instance!r}")
-    problems = [instance()] + [instance(identical_blocks=True)] * identical_instance
-    apart, *identical = _sweeps(algorithm, problems, settings)
+def _evaluate_theorem(algorithm: str, settings: VerifySettings, plan: DingTheoremPlan) -> ClaimResult:
+    claimed_exponent, bound_scale, identical_instance = plan.claimed_exponent, plan.bound_scale, plan.identical_instance
+    problems = [instance(plan.N, plan.M)] + [instance(plan.N, plan.M, identical_blocks=True)] * identical_instance
+    apart, *identical = _sweeps(algorithm, problems, settings, plan)
     checks, uninformative = [], []
     for sweep, label in [(s, "identical blocks") for s in identical] + [(apart, "blocks apart")]:
         informative, skipped = _minimax_checks(sweep, label, claimed_exponent, bound_scale)
@@ -424,8 +408,7 @@ def _evaluate_theorem(algorithm: str, settings: VerifySettings, claimed_exponent
         uninformative += skipped
     if algorithm == "mc":
         checks += _mc_block_checks(apart, claimed_exponent)
-    claim_id = _planted_id("ding2020.thm1" if algorithm == "mm" else "ding2020.thm2", claimed_exponent, bound_scale,
-                           identical_instance)
+    claim_id = "ding2020.thm1" if algorithm == "mm" else "ding2020.thm2"  # with parameters: Claim.evaluate's variant_id
     paper = _paper_setting_note(algorithm)
     verdict = combine_checks(claim_id, checks, notes=f"Headline: {checks[0][0]}. {paper}" if checks else paper,
                              uninformative=uninformative)
@@ -480,16 +463,14 @@ def _plots(apart: _GapSweep, checks: list[tuple[str, Verdict]], claimed_exponent
     return tuple(plots)
 
 
-def evaluate_thm1(settings: VerifySettings, *, claimed_exponent: float = -0.5, bound_scale: float = 1.0,
-                  identical_instance: bool = True) -> ClaimResult:
-    """Theorem 1 (MM-PSGD). Planted false variants: ``claimed_exponent`` < -1/2 (a faster rate than
-    claimed), ``bound_scale`` < 1 (a smaller explicit bound); ``identical_instance=False`` keeps only
-    the blocks far apart, where every sub-check is uninformative (INCONCLUSIVE)."""
-    return _evaluate_theorem("mm", settings, claimed_exponent, bound_scale, identical_instance)
+def evaluate_thm1(settings: VerifySettings, plan: DingTheoremPlan) -> ClaimResult:
+    """Theorem 1 (MM-PSGD) on ``plan``. Planted false variants: ``claimed_exponent`` < -1/2 (a faster
+    rate than claimed), ``bound_scale`` < 1 (a smaller explicit bound); ``identical_instance=False``
+    keeps only the blocks far apart, where every sub-check is uninformative (INCONCLUSIVE)."""
+    return _evaluate_theorem("mm", settings, plan)
 
 
-def evaluate_thm2(settings: VerifySettings, *, claimed_exponent: float = -0.5, bound_scale: float = 1.0,
-                  identical_instance: bool = True) -> ClaimResult:
-    """Theorem 2 (MC-PSGD), with the parameters of ``evaluate_thm1``; ``claimed_exponent`` applies
-    to eq. 20's per-block rates as well."""
-    return _evaluate_theorem("mc", settings, claimed_exponent, bound_scale, identical_instance)
+def evaluate_thm2(settings: VerifySettings, plan: DingTheoremPlan) -> ClaimResult:
+    """Theorem 2 (MC-PSGD), with the plan of ``evaluate_thm1``; ``claimed_exponent`` applies to eq.
+    20's per-block rates as well."""
+    return _evaluate_theorem("mc", settings, plan)

@@ -47,18 +47,18 @@ from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyc
 from .claim import ClaimResult, VerifySettings, combine_checks
 from .plot_specs import Curve, CurvesPlot
 from .ding2020 import CYCLES, DingRun, instance, run_configs
+from .plans import DingOrderingPlan
 
 __all__ = ["evaluate_ordering", "block_tracking", "BlockTracking", "TRACKING_RATIO", "PERSISTENCE", "SHUFFLE_SEED"]
 
 TRACKING_RATIO = 0.5
 """Largest E[R] that counts as tracking: the block just trained fits at least twice as well as the
 others (R = 1 without tracking, module docstring)."""
-PERSISTENCE = 0.5
-"""The last cycle's swing must exceed this fraction of the first cycle's: an oscillation that does
-not die out keeps the ratio near 1 (measured: 0.636 and 0.641), one that halves within C = 2 cycles
-is converging."""
+PERSISTENCE = DingOrderingPlan.persistence
+"""The last cycle's swing must exceed this fraction (0.5, the plan's default) of the first cycle's:
+an oscillation that does not die out keeps the ratio near 1 (measured: 0.636 and 0.641), one that
+halves within C = 2 cycles is converging."""
 SHUFFLE_SEED = 0
-_FEDAVG_DATA = ("cyclic", "shuffled")
 _ORDER_NOTES = (
     "(1/M) sum_m F_m(p_m) - F_m(x_m*) of the predictors x~_m vs (1/M) sum_m F_m(x_bar) - F_m(x_m*) of FedAvg's "
     "final model, paired by seed.",
@@ -117,27 +117,19 @@ def _shuffled_control(settings: VerifySettings, fedavg: DingRun) -> np.ndarray:
     return block_cyclic_gaps(problem, result).global_block_gap
 
 
-def evaluate_ordering(
-    settings: VerifySettings, *, fedavg_data: str = "cyclic", persistence: float = PERSISTENCE,
-    reverse_orders: bool = False,
-) -> ClaimResult:
-    """Sec. 5's comparison (module docstring).
+def evaluate_ordering(settings: VerifySettings, plan: DingOrderingPlan) -> ClaimResult:
+    """Sec. 5's comparison (module docstring) with ``plan.K`` iterations per block and ``plan.seeds`` seeds.
 
-    Keyword-only parameters plant false variants (defaults: the paper's claim): ``fedavg_data``
+    The plan's other fields plant false variants (defaults: the paper's claim): ``fedavg_data``
     "shuffled" swaps the data of the tracking claims and of the control (tracking and persistence
     claimed for FedAvg on shuffled data, no tracking claimed on cyclic data); ``persistence`` the
     fraction of the first cycle's swing the last cycle's must exceed; ``reverse_orders`` claims
     the three orderings reversed (FedAvg's model beats the predictors, MM-PSGD beats MC-PSGD).
     """
-    if fedavg_data not in _FEDAVG_DATA:
-        raise ValueError(f"fedavg_data: expected one of {list(_FEDAVG_DATA)}, got {fedavg_data!r}")
-    if isinstance(persistence, bool) or not isinstance(persistence, (int, float)) or not np.isfinite(persistence):
-        raise ValueError(f"persistence: must be a finite number, got {persistence!r}")
-    if not isinstance(reverse_orders, bool):
-        raise ValueError(f"reverse_orders: must be True or False, got {reverse_orders!r}")
-    seeds = tuple(range(max(settings.seeds, 2)))
+    fedavg_data, persistence, reverse_orders = plan.fedavg_data, plan.persistence, plan.reverse_orders
+    seeds = tuple(range(plan.seeds))
     problem = instance()
-    K = 256 if settings.quick else 1024
+    K = plan.K
     mm, mc, fedavg = run_configs(settings, [("mm", problem, K, seeds, ()), ("mc", problem, K, seeds, ()),
                                             ("fedavg", problem, K, seeds, ())])
     M = problem.n_blocks

@@ -8,7 +8,10 @@ trivially 0), each a sub-check whose worst ratio LHS / RHS over every step is re
 interval. Constants as the assumptions define them (``proofs_check.fedavg_lemmas``,
 ``proofs_check.ding2020_lemmas``).
 
-Power self-test: ``evaluate_lemmas(settings, planted=LEMMA_ID)`` plants a false version of one lemma
+The plan (``proofs_check.plans.LemmasPlan``) gives the rounds of the FedAvg runs (10 in quick mode,
+30 otherwise) and the seeds (at least 16: Li's Lemma 2 compares realised noise).
+
+Power self-test: ``lemmas[planted=LEMMA_ID]`` (the plan's ``planted``) plants a false version of one lemma
 (``PLANTABLE_LEMMAS``): its constant is replaced by ``lemma_verdicts.PLANTED_MARGIN`` (0.9) times the
 largest one the data prove too small (``lemma_verdicts.attained_scale``: a simultaneous lower
 confidence limit above the bound), so the planted lemma is false on the instance, by about 11%
@@ -42,12 +45,9 @@ from .ding2020_lemmas import (
 )
 from .fedavg_lemmas import LemmaData, collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
 from .lemma_verdicts import PLANTED_MARGIN, attained_offset, planted_factor
+from .plans import PLANTABLE_LEMMAS, LemmasPlan
 
 __all__ = ["evaluate_lemmas", "PLANTABLE_LEMMAS", "LEMMA2_EQUALITY"]
-
-PLANTABLE_LEMMAS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift", "ding2020.lemma2",
-                    "ding2020.lemma3", "ding2020.lemma6", "ding2020.lemma8", "ding2020.lemma9")
-"""The lemmas ``evaluate_lemmas(planted=...)`` can plant a false version of."""
 
 def _ding_lemma_run(seeds: tuple[int, ...]) -> tuple[BlockCyclicProblem, MCPSGDConfig]:
     """The Ding instance with MC-PSGD at K = 64 (C = 2, E = 16, I = 4), gamma and eta of Theorem 2."""
@@ -110,24 +110,24 @@ def _ding_planted_rows(data: DingLemmaData, planted: str) -> list[tuple[str, Ver
     return [(f"{v.claim_id}, block-cyclic MC-PSGD", v) for v in rows]
 
 
-def evaluate_lemmas(settings: VerifySettings, *, planted: str | None = None) -> ClaimResult:
-    """The lemma table (module docstring); ``planted`` names a lemma of PLANTABLE_LEMMAS to make false."""
-    if planted is not None and planted not in PLANTABLE_LEMMAS:
-        raise ValueError(f"planted: expected None or one of {', '.join(PLANTABLE_LEMMAS)}, got {planted!r}")
-    seeds = tuple(range(max(settings.seeds, 16)))  # lemma 2 compares realised noise: it needs many seeds
+def evaluate_lemmas(settings: VerifySettings, plan: LemmasPlan) -> ClaimResult:
+    """The lemma table (module docstring) with ``plan.rounds`` rounds and ``plan.seeds`` seeds;
+    ``plan.planted`` names a lemma of PLANTABLE_LEMMAS to make false."""
+    planted = plan.planted
+    seeds = tuple(range(plan.seeds))
     checks: list[tuple[str, Verdict]] = []
     if planted is None or planted.startswith("li2020"):
         for label, spec in DEFAULT_PROBLEMS.items():
             problem = build_problem(spec)
             c = problem_constants(problem)
             E = 5
-            config = FedAvgConfig(E, 10 if settings.quick else 30, StepSize.li(c.mu, c.L, E), BATCH, seeds=seeds)
+            config = FedAvgConfig(E, plan.rounds, StepSize.li(c.mu, c.L, E), BATCH, seeds=seeds)
             checks += _li_rows(collect(problem, config), label, planted)
     if planted in (None, "yu2019.drift"):
         # heterogeneous clients: the drift lemma's proof needs a constant step and E||g||^2 <= G^2, not identical data
         problem = build_problem(problem_spec("random_quadratic", n_clients=4, dim=10, mu=0.1, L=10.0, heterogeneity=1.0,
                                              samples_per_client=50, seed=0))
-        config = FedAvgConfig(5, 10 if settings.quick else 30, StepSize.constant(0.02), 1, seeds=seeds)
+        config = FedAvgConfig(5, plan.rounds, StepSize.constant(0.02), 1, seeds=seeds)
         data = collect(problem, config)
         true = yu_drift(data)
         drift = true if planted is None else yu_drift(data, constant=4.0 * planted_factor(true))

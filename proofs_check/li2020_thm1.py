@@ -51,9 +51,11 @@ over the ball the run visits, exact for least squares). The instance is checked 
 RECURSION_SEEDS seeds at least: the per-step noise of X is of the order of the slack, and the
 probe of this 5-parameter problem costs about 0.1 ms a step.
 
-Planted false variants (keyword-only arguments of ``evaluate``; the defaults are the theorem's):
-``bound_scale`` multiplies eq. 4, ``claimed_exponent`` replaces -1 in the rate sub-checks,
-``recursion_B_scale`` multiplies B in eq. 13.
+The plan (``proofs_check.plans.Li2020Thm1Plan``) gives E on both rate instances (the hypotheses,
+gamma = max{8 kappa, E} and eta_1 <= 1/(4L) among them, are evaluated for it), the horizons, the
+steps of the eq. 13 run and the seeds. Planted false variants change its constants (the defaults
+are the theorem's): ``bound_scale`` multiplies eq. 4, ``claimed_exponent`` replaces -1 in the rate
+sub-checks, ``recursion_B_scale`` multiplies B in eq. 13.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
 from .plot_specs import Curve, CurvesPlot, RatePlot, rate_plot
 from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants
 from .minibatch_moments import gradient_variance
+from .plans import RECURSION_SEEDS, Li2020Thm1Plan
 
 __all__ = [
     "evaluate", "Instance", "INSTANCES", "li_hypotheses", "RecursionInstance", "RECURSION_INSTANCE", "RECURSION_SEEDS",
@@ -94,22 +97,22 @@ RATE_TOLERANCE = 0.05
 
 @dataclass(frozen=True)
 class Instance:
-    """One problem on which Theorem 1 is checked, with its run shape."""
+    """One problem on which Theorem 1 is checked, with its run shape (E comes from the plan; the
+    horizon is ``horizon_over_gamma`` x gamma local steps, times the plan's ``horizon_scale``)."""
 
     label: str
     spec: ProblemSpec
-    local_steps: int
     batch_size: int
     horizon_over_gamma: float
     stochastic: bool
 
 
 INSTANCES = (
-    Instance("counterexample", problem_spec("li_counterexample", N=5, p=4, mu=2e-4), 5, 0, 60.0, False),
+    Instance("counterexample", problem_spec("li_counterexample", N=5, p=4, mu=2e-4), 0, 60.0, False),
     Instance(
         "synthetic(1,1)",
         problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=10, l2=0.25, seed=1),
-        5, 24, 30.0, True,
+        24, 30.0, True,
     ),
 )
 """The synthetic instance uses 10 clients and l2 = 0.25 (mu = 0.5) so that kappa is small enough
@@ -119,24 +122,19 @@ lambda = 1e-4 (Appendix D.1) kappa is about 1e5 and gamma about 1e6 steps."""
 
 @dataclass(frozen=True)
 class RecursionInstance:
-    """A run on which eq. 13 is checked at every local step: ``steps`` local steps (default mode;
-    half in quick mode, 2.5x in full mode) with at least ``seeds`` seeds."""
+    """A run on which eq. 13 is checked at every local step (its length and seeds come from the
+    plan: ``recursion_steps``, ``recursion_seeds`` >= RECURSION_SEEDS)."""
 
     label: str
     spec: ProblemSpec
     local_steps: int
     batch_size: int
-    steps: int
-    seeds: int
 
 
-RECURSION_SEEDS = 32
-"""At least this many seeds for the recursion sub-check (module docstring: the per-step noise is of
-the order of the slack; with 32 seeds the one-sided limits clear the bound at every step)."""
 RECURSION_INSTANCE = RecursionInstance(
     "identical quadratic, E = 1",
     problem_spec("identical_quadratic", n_clients=4, dim=5, mu=1.0, L=1.5, samples_per_client=20, seed=0),
-    1, 1, 400, RECURSION_SEEDS,
+    1, 1,
 )
 """Identical clients (Gamma = 0), E = 1 (8 (E-1)^2 G^2 = 0), batch 1: B = sum_k p_k^2 sigma_k^2, the
 minibatch noise alone; kappa = 1.5 gives gamma = 12 and eta_1 = 2/(13 mu) <= 1/(4L) = 1/6."""
@@ -168,22 +166,22 @@ def li_hypotheses(c: LiConstants, schedule: StepSize, total_steps: int, label: s
 
 
 def _run_instance(
-    inst: Instance, settings: VerifySettings, bound_scale: float, claimed_exponent: float
+    inst: Instance, settings: VerifySettings, plan: Li2020Thm1Plan
 ) -> tuple[list[tuple[str, Verdict]], RatePlot, dict]:
+    bound_scale, claimed_exponent, E = plan.bound_scale, plan.claimed_exponent, plan.E
     problem = build_problem(inst.spec)
     optimum, optimum_note = claim_optimum(problem)
     consts = problem_constants(problem)
-    schedule = StepSize.li(consts.mu, consts.L, inst.local_steps)
-    scale = 0.2 if settings.quick else (3.0 if settings.full else 1.0)
-    rounds = int(np.ceil(inst.horizon_over_gamma * scale * schedule.gamma / inst.local_steps))
+    schedule = StepSize.li(consts.mu, consts.L, E)
+    rounds = int(np.ceil(inst.horizon_over_gamma * plan.horizon_scale * schedule.gamma / E))
     records = log_spaced_rounds(rounds, 40)
-    seeds = tuple(range(settings.seeds)) if inst.stochastic else (0,)
-    cfg = RunConfig(inst.spec, FedAvgConfig(inst.local_steps, rounds, schedule, inst.batch_size, 1.0, records, seeds))
+    seeds = tuple(range(plan.seeds)) if inst.stochastic else (0,)
+    cfg = RunConfig(inst.spec, FedAvgConfig(E, rounds, schedule, inst.batch_size, 1.0, records, seeds))
     (traj,) = execute(
         [RunRequest(cfg, optimum, track=True)], **settings.sweep_options(), description=f"thm1 {inst.label}"
     )
     c = li_theorem1_constants(
-        problem, optimum, inst.local_steps, inst.batch_size,
+        problem, optimum, E, inst.batch_size,
         radius=float(np.sqrt(np.max(traj.max_radius_sq))), observed_grad_sq=float(np.max(traj.max_grad_sq)),
     )
     hypotheses = li_hypotheses(c, schedule, cfg.algorithm.total_steps, inst.label)
@@ -191,7 +189,7 @@ def _run_instance(
     bound = bound_scale * li_theorem1_bound(c, steps)
     initial_gap = float(problem.objective(np.zeros(problem.dim)) - optimum.F_star)
     headroom = float(np.min(bound) / initial_gap)
-    where = f"{inst.label}, E = {inst.local_steps}, batch = {inst.batch_size or 'exact'}, {len(seeds)} seed(s)"
+    where = f"{inst.label}, E = {E}, batch = {inst.batch_size or 'exact'}, {len(seeds)} seed(s)"
     scaled = "" if bound_scale == 1.0 else f" x {bound_scale:g} (planted)"
     upper = check_upper_bound(
         f"{CLAIM_ID}/{inst.label}/bound", steps, traj.gap, bound, hypotheses=hypotheses,
@@ -304,16 +302,16 @@ def check_recursion(
     return verdict.with_evidence(max_lhs_over_rhs=lhs_rhs)
 
 
-def _recursion_instance(settings: VerifySettings, B_scale: float) -> tuple[tuple[str, Verdict], CurvesPlot, dict]:
-    """Eq. 13 at every step of RECURSION_INSTANCE (module docstring)."""
-    inst = RECURSION_INSTANCE
+def _recursion_instance(plan: Li2020Thm1Plan) -> tuple[tuple[str, Verdict], CurvesPlot, dict]:
+    """Eq. 13 at every step of RECURSION_INSTANCE (module docstring), ``plan.recursion_steps`` steps
+    with ``plan.recursion_seeds`` seeds."""
+    inst, B_scale = RECURSION_INSTANCE, plan.recursion_B_scale
     problem = build_problem(inst.spec)
     optimum, optimum_note = claim_optimum(problem)
     consts = problem_constants(problem)
     schedule = StepSize.li(consts.mu, consts.L, inst.local_steps)
-    steps = inst.steps // 2 if settings.quick else (int(inst.steps * 2.5) if settings.full else inst.steps)
-    rounds = steps // inst.local_steps
-    seeds = tuple(range(max(settings.seeds, inst.seeds)))
+    rounds = plan.recursion_steps // inst.local_steps
+    seeds = tuple(range(plan.recursion_seeds))
     algorithm = FedAvgConfig(inst.local_steps, rounds, schedule, inst.batch_size, 1.0, (rounds,), seeds)
     terms = recursion_terms(problem, optimum, tuple(probe_fedavg(problem, algorithm, seed) for seed in seeds))
     c = li_theorem1_constants(problem, optimum, inst.local_steps, inst.batch_size, terms.radius, terms.grad_sq)
@@ -371,30 +369,22 @@ def _recursion_finding(
     }
 
 
-def evaluate(
-    settings: VerifySettings,
-    *,
-    bound_scale: float = 1.0,
-    claimed_exponent: float = -1.0,
-    recursion_B_scale: float = 1.0,
-) -> ClaimResult:
-    """Both instances with both sub-checks, and eq. 13 on RECURSION_INSTANCE; the headline is the
-    counterexample's rate. ``bound_scale`` (multiplies eq. 4), ``claimed_exponent`` (-1 in the
-    theorem) and ``recursion_B_scale`` (multiplies B in eq. 13) plant false variants when changed;
-    the notes and evidence['planted'] name them."""
-    bound_scale = check_real("bound_scale", bound_scale, 0.0, strict=True)
-    claimed_exponent = check_real("claimed_exponent", claimed_exponent)
-    recursion_B_scale = check_real("recursion_B_scale", recursion_B_scale, 0.0, strict=True)
+def evaluate(settings: VerifySettings, plan: Li2020Thm1Plan) -> ClaimResult:
+    """Both instances with both sub-checks, and eq. 13 on RECURSION_INSTANCE, as ``plan`` says; the
+    headline is the counterexample's rate. ``plan.bound_scale`` (multiplies eq. 4),
+    ``plan.claimed_exponent`` (-1 in the theorem) and ``plan.recursion_B_scale`` (multiplies B in
+    eq. 13) plant false variants when changed; the notes and evidence['planted'] name them."""
+    bound_scale, claimed_exponent, recursion_B_scale = plan.bound_scale, plan.claimed_exponent, plan.recursion_B_scale
     planted = {name: value for name, value, default in (
         ("bound_scale", bound_scale, 1.0), ("claimed_exponent", claimed_exponent, -1.0),
         ("recursion_B_scale", recursion_B_scale, 1.0)) if value != default}
     checks, plots, constants = [], [], []
     for inst in INSTANCES:
-        inst_checks, plot, consts = _run_instance(inst, settings, bound_scale, claimed_exponent)
+        inst_checks, plot, consts = _run_instance(inst, settings, plan)
         checks += inst_checks
         plots.append(plot)
         constants.append(consts)
-    recursion, recursion_plot, recursion_consts = _recursion_instance(settings, recursion_B_scale)
+    recursion, recursion_plot, recursion_consts = _recursion_instance(plan)
     checks.append(recursion)
     plots.append(recursion_plot)
     constants.append(recursion_consts)

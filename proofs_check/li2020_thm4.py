@@ -47,7 +47,8 @@ What fedbound checks, each a sub-check of the verdict:
 6. decaying step: with the paper's eta_t = (1/5)/(5 + a t) (Appendix C.2), simulated FedAvg with
    E > 1 approaches w*, its distance shrinking like eta_t (fitted exponent in eta_0/eta_t <= -1).
 
-Planted false variants (keyword-only arguments of ``evaluate``; the defaults are the paper's):
+The plan (``proofs_check.plans.Li2020Thm4Plan``) gives the (E, eta) grid, the horizons of the
+three simulated runs and the problem (N, p, mu); planted false variants change its constants:
 ``lower_bound_constant`` replaces 1/16 in eq. 34, ``coefficient_scale`` multiplies ||c||.
 """
 
@@ -74,9 +75,10 @@ from convergence import (
     log_spaced_rounds,
     RunRequest,
 )
-from problems import FederatedProblem, build_problem, check_real, li_counterexample_matrices, problem_spec
+from problems import FederatedProblem, build_problem, li_counterexample_matrices, problem_spec
 
 from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
+from .plans import Li2020Thm4Plan
 from .plot_specs import BiasPlot, Curve, CurvesPlot, RatePlot, rate_plot
 
 __all__ = ["evaluate", "first_order_coefficient", "ProofIdentity", "proof_identity"]
@@ -88,8 +90,8 @@ is (E-1) eta/2 ||A^{-1}(V - A_1 A) w*|| + O(eta^2), linear to first order)."""
 FIRST_ORDER_TOLERANCE = 0.1
 """Allowed excess of the fitted exponent of |ratio - 1| in 1/eta over -1 (the deviation from the
 first-order term is O(eta): exponent -1; a wrong coefficient gives a constant deviation, exponent 0)."""
-PAPER_LOWER_BOUND_CONSTANT = 1 / 16
-"""The constant of eq. 34 (Lemma 6)."""
+PAPER_LOWER_BOUND_CONSTANT = Li2020Thm4Plan.lower_bound_constant
+"""The constant of eq. 34 (Lemma 6), 1/16: the plan's default."""
 
 
 def first_order_coefficient(N: int, p: int, mu: float) -> np.ndarray:
@@ -158,36 +160,21 @@ def proof_identity(N: int, p: int, mu: float) -> ProofIdentity:
     )
 
 
-def _grid(settings: VerifySettings) -> tuple[list[int], list[float]]:
-    """Local steps E >= 2 and constant steps eta (all < 1/(4 + mu), Lemma 6's regime)."""
-    if settings.quick:
-        return [2, 5, 10], [1e-3, 3e-3, 1e-2, 3e-2]
-    return [2, 3, 5, 10, 20], [5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2]
-
-
 SHARP_ETAS = (1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3)
 """Steps of the first-order check: small enough for the O(eta) deviation to dominate (it is below
 2e-3 at eta = 1e-3 for E <= 20), large enough for fedavg_limit_offset's rounding (~1e-16 / eta
 relative) to stay far below it."""
 
 
-def evaluate(
-    settings: VerifySettings,
-    N: int = 5,
-    p: int = 4,
-    mu: float = 2e-4,
-    *,
-    lower_bound_constant: float = PAPER_LOWER_BOUND_CONSTANT,
-    coefficient_scale: float = 1.0,
-) -> ClaimResult:
-    """Run the six sub-checks of the module docstring and combine them.
+def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
+    """Run the six sub-checks of the module docstring on ``plan``'s grid and combine them.
 
-    ``lower_bound_constant`` (1/16 in eq. 34) and ``coefficient_scale`` (1: the first-order
-    coefficient ||c|| as derived) plant false variants when changed; the verdict's notes and
-    evidence['planted'] name them.
+    ``plan.lower_bound_constant`` (1/16 in eq. 34) and ``plan.coefficient_scale`` (1: the
+    first-order coefficient ||c|| as derived) plant false variants when changed; the verdict's
+    notes and evidence['planted'] name them.
     """
-    lower_bound_constant = check_real("lower_bound_constant", lower_bound_constant, 0.0, strict=True)
-    coefficient_scale = check_real("coefficient_scale", coefficient_scale, 0.0, strict=True)
+    N, p, mu = plan.N, plan.p, plan.mu
+    lower_bound_constant, coefficient_scale = plan.lower_bound_constant, plan.coefficient_scale
     planted = {name: float(value) for name, value, default in (
         ("lower_bound_constant", lower_bound_constant, PAPER_LOWER_BOUND_CONSTANT),
         ("coefficient_scale", coefficient_scale, 1.0)) if value != default}
@@ -198,7 +185,7 @@ def evaluate(
     A, _ = li_counterexample_matrices(N, p)
     shifted = A + mu * np.eye(problem.dim)[None]
     bound_norm = float(np.linalg.norm(shifted[0] @ shifted[1] @ w_star))
-    local_steps, etas = _grid(settings)
+    local_steps, etas = list(plan.E_grid), list(plan.eta_grid)
 
     xs, bias, bounds, groups, radii = [], [], [], [], []
     for E in local_steps:
@@ -232,9 +219,9 @@ def evaluate(
     ]
     identities = (proof_identity(N, p, 0.0), proof_identity(N, p, mu))
     linear_checks = [_linearity(E, etas, bias[groups == E]) for E in local_steps]
-    simulated, sim_plot = _simulated_limit(settings, problem, spec, optimum)
-    gd = _gradient_descent(settings, problem, spec, optimum, etas)
-    decay, decay_plot = _decaying_step(settings, spec, optimum)
+    simulated, sim_plot = _simulated_limit(settings, plan.simulated_rounds, problem, spec, optimum)
+    gd = _gradient_descent(settings, plan.gd_rounds, problem, spec, optimum, etas)
+    decay, decay_plot = _decaying_step(settings, plan.decay_rounds, spec, optimum)
     checks = [("lower bound (eq. 34)", lower), *sharp_checks, *linear_checks, simulated, gd, decay]
     c_norm = float(np.linalg.norm(coefficient))
     planted_note = (
@@ -313,15 +300,10 @@ def _linearity(E: int, etas: list[float], bias: np.ndarray) -> tuple[str, Verdic
     return f"linear growth in (E-1) eta, E = {E}", verdict
 
 
-def _horizon(settings: VerifySettings, quick: int, default: int, full: int) -> int:
-    return quick if settings.quick else (full if settings.full else default)
-
-
-def _simulated_limit(settings, problem, spec, optimum) -> tuple[tuple[str, Verdict], CurvesPlot]:
-    """Simulate constant-step FedAvg (E = 5, eta = 0.05) and compare its end point with eq. 32."""
+def _simulated_limit(settings, rounds, problem, spec, optimum) -> tuple[tuple[str, Verdict], CurvesPlot]:
+    """Simulate ``rounds`` rounds of constant-step FedAvg (E = 5, eta = 0.05) and compare its end point with eq. 32."""
     E, eta = 5, 0.05
     fp = fedavg_fixed_point(problem, eta, E)
-    rounds = _horizon(settings, 40_000, 120_000, 200_000)
     records = log_spaced_rounds(rounds, 30)
     cfg = RunConfig(spec, FedAvgConfig(E, rounds, StepSize.constant(eta), 0, 1.0, (0,) + records, (0,)))
     (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="thm4 constant step")
@@ -347,12 +329,11 @@ def _simulated_limit(settings, problem, spec, optimum) -> tuple[tuple[str, Verdi
     return ("simulation reaches the solved limit (E = 5, eta = 0.05)", verdict), plot
 
 
-def _gradient_descent(settings, problem, spec, optimum, etas) -> tuple[str, Verdict]:
-    """E = 1: the fixed point is w* for every eta (solved), and simulated GD gets there."""
+def _gradient_descent(settings, rounds, problem, spec, optimum, etas) -> tuple[str, Verdict]:
+    """E = 1: the fixed point is w* for every eta (solved), and GD simulated for ``rounds`` steps gets there."""
     w_star = optimum.w_star
     scale = float(np.linalg.norm(w_star))
     solved = np.array([np.linalg.norm(fedavg_fixed_point(problem, eta, 1).w - w_star) / scale for eta in etas])
-    rounds = _horizon(settings, 60_000, 150_000, 300_000)
     cfg = RunConfig(spec, FedAvgConfig(1, rounds, StepSize.constant(0.2), 0, 1.0, (rounds,), (0,)))
     (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="thm4 E=1")
     simulated = float(np.sqrt(traj.dist_sq[0, -1]) / scale)
@@ -366,11 +347,10 @@ def _gradient_descent(settings, problem, spec, optimum, etas) -> tuple[str, Verd
     return "E = 1 reaches w*", verdict
 
 
-def _decaying_step(settings, spec, optimum) -> tuple[tuple[str, Verdict], RatePlot]:
-    """Appendix C.2's decaying step, E = 5: the distance to w* shrinks like eta_t."""
+def _decaying_step(settings, rounds, spec, optimum) -> tuple[tuple[str, Verdict], RatePlot]:
+    """Appendix C.2's decaying step, E = 5, ``rounds`` rounds: the distance to w* shrinks like eta_t."""
     E, a = 5, 1e-4
     schedule = StepSize.inverse_time(1 / 25, a / 5)  # (1/5) / (5 + a t)
-    rounds = _horizon(settings, 100_000, 400_000, 1_000_000)
     records = log_spaced_rounds(rounds, 40)
     cfg = RunConfig(spec, FedAvgConfig(E, rounds, schedule, 0, 1.0, records, (0,)))
     (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="thm4 decaying step")

@@ -5,19 +5,56 @@ Claims are data here; each names its evaluator by import path, so ``fedbound lis
 (Li et al.: E local steps per round, T total local steps, w* the optimum; Ding et al.: M blocks,
 C cycles, K = E I iterations per block, T = C M K; Yu et al.: K the sync interval).
 
-Each claim may list planted variants (``PlantedVariant(name, description, params)``: keyword
-arguments for its evaluator that make it false, expected FAIL unless stated) for the power
-self-test, ``fedbound verify --power``. Adding one is one line in the claim's ``variants`` tuple.
+Each claim states its plan in each mode as data (``plan=ModePlans(quick=..., default=...,
+full=...)`` of its plan class, ``proofs_check.plans``): the grids of ``--quick``, the default and
+``--full``, every other parameter at the paper's value. Any parameter can be changed by name
+(``select_claim("li2020.thm1[E=10,seeds=16]")``, ``fedbound verify --claim ...``). Each claim may
+list planted variants (``PlantedVariant(name, description, params)``: plan parameters that make it
+false, expected FAIL unless stated) for the power self-test, ``fedbound verify --power``. Adding one
+is one line in the claim's ``variants`` tuple.
 """
 
 from __future__ import annotations
 
-from .claim import Claim, PlantedVariant, UnknownClaimError
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
 from convergence.verdict import Status
 
+from .claim import Claim, PlantedVariant, UnknownClaimError
+from .parameters import ModePlans, ParamValue, named_parameters, parse_claim_text, variant_id
+from .plans import (
+    ConstantsPlan,
+    ConstantStepControlPlan,
+    DingOrderingPlan,
+    DingSpeedupPlan,
+    DingTheoremPlan,
+    LemmasPlan,
+    Li2020Thm1Plan,
+    Li2020Thm4Plan,
+    YuCorollary2Plan,
+    YuTheorem1Plan,
+)
 from .references import DING2020, LI2020, LIU2022_NOTE, YU2019
 
-__all__ = ["CLAIMS", "get_claim", "default_claims"]
+if TYPE_CHECKING:
+    from .claim import ClaimResult, VerifySettings
+
+__all__ = ["CLAIMS", "get_claim", "default_claims", "ClaimSelection", "select_claim"]
+
+_LI_THM4_DEFAULT = Li2020Thm4Plan(E_grid=(2, 3, 5, 10, 20), eta_grid=(5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2),
+                                  simulated_rounds=120_000, gd_rounds=150_000, decay_rounds=400_000)
+_YU_QUICK = dict(clients=(2, 4), horizons=(1_000, 2_000, 4_000, 16_000))
+_YU_DEFAULT = dict(clients=(2, 4, 8), horizons=(1_000, 4_000, 16_000, 64_000))
+_YU_FULL = dict(clients=(2, 4, 8, 16), horizons=(1_000, 4_000, 16_000, 64_000, 256_000, 1_024_000))
+_DING_THEOREM_PLAN = ModePlans(
+    quick=DingTheoremPlan(K_grid=(32, 64, 128, 512)),
+    default=DingTheoremPlan(K_grid=(32, 64, 128, 256, 512, 1024, 2048)),
+    full=DingTheoremPlan(K_grid=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)),
+)
+"""The plan shared by ding2020.thm1 and ding2020.thm2 (one sweep shape, one algorithm each)."""
 
 _DING_THEOREM_VARIANTS = (
     PlantedVariant("rate (NT)^-1.5", "claimed exponent -1.5 in N T instead of -1/2 (the data give about -0.93 on "
@@ -37,6 +74,13 @@ _CLAIMS = (
         "the smallest ratio ‖w̃* − w*‖ / lower bound over the (η, E) grid (must be ≥ 1; a loose lower bound, the sharp "
         "first-order coefficient is a sub-check)",
         "proofs_check.li2020_thm4:evaluate",
+        plan=ModePlans(
+            quick=Li2020Thm4Plan(E_grid=(2, 5, 10), eta_grid=(1e-3, 3e-3, 1e-2, 3e-2), simulated_rounds=40_000,
+                                 gd_rounds=60_000, decay_rounds=100_000),
+            default=_LI_THM4_DEFAULT,
+            full=Li2020Thm4Plan(E_grid=_LI_THM4_DEFAULT.E_grid, eta_grid=_LI_THM4_DEFAULT.eta_grid,
+                                simulated_rounds=200_000, gd_rounds=300_000, decay_rounds=1_000_000),
+        ),
         variants=(
             PlantedVariant("lower bound x 32", "eq. 34 with 1/16 replaced by 1/0.5: a lower bound 32 times larger, above "
                            "the measured bias (margin 18.3)", {"lower_bound_constant": 2.0}),
@@ -52,6 +96,11 @@ _CLAIMS = (
         "the fitted exponent of the gap E F(w_T) − F* in γ + T on the counterexample, over the last decade (claimed ≤ −1); "
         "the explicit bound is a loose upper bound, eq. 13 the sub-check that can fail",
         "proofs_check.li2020_thm1:evaluate",
+        plan=ModePlans(
+            quick=Li2020Thm1Plan(horizon_scale=0.2, recursion_steps=200),
+            default=Li2020Thm1Plan(horizon_scale=1.0, recursion_steps=400),
+            full=Li2020Thm1Plan(horizon_scale=3.0, recursion_steps=1000),
+        ),
         variants=(
             PlantedVariant("bound x 1e-7", "eq. 4's right-hand side divided by 10^7 (the bound is loose by 10^3-10^4 "
                            "over the initial gap, so only a bound this much smaller is false)", {"bound_scale": 1e-7}),
@@ -69,6 +118,7 @@ _CLAIMS = (
         "the largest ratio mini-max gap / explicit bound over the T grid on the identical-block instance (F_m = F, "
         "where the gap is ≥ 0 and the bound bites; must be ≤ 1)",
         "proofs_check.ding2020:evaluate_thm1",
+        plan=_DING_THEOREM_PLAN,
         variants=_DING_THEOREM_VARIANTS,
     ),
     Claim(
@@ -78,6 +128,7 @@ _CLAIMS = (
         "the largest ratio mini-max gap / explicit bound over the T grid on the identical-block instance (F_m = F, "
         "where the gap is ≥ 0 and the bound bites; must be ≤ 1)",
         "proofs_check.ding2020:evaluate_thm2",
+        plan=_DING_THEOREM_PLAN,
         variants=_DING_THEOREM_VARIANTS,
     ),
     Claim(
@@ -88,6 +139,7 @@ _CLAIMS = (
         "so the error does not grow with M; MC-PSGD sends about 2 M^(1/4) times MM-PSGD's traffic.",
         "the fitted exponent of MC-PSGD's per-block error in N at fixed T (claimed ≤ −1/2)",
         "proofs_check.ding2020_speedup:evaluate_speedup",
+        plan=ModePlans(default=DingSpeedupPlan(N_grid=(2, 4, 8, 16), M_grid=(2, 3, 4, 6, 8))),
         variants=(
             PlantedVariant("speedup N^-2", "the per-block error falls like 1/N^2 at fixed T (measured about N^-1)",
                            {"n_exponent": -2.0}),
@@ -106,6 +158,7 @@ _CLAIMS = (
         "cycle; control: on shuffled data R ≥ 1/2.",
         "the mean over seeds of FedAvg's per-block gap minus MM-PSGD's (claimed > 0)",
         "proofs_check.ding2020_ordering:evaluate_ordering",
+        plan=ModePlans(quick=DingOrderingPlan(K=256), default=DingOrderingPlan(K=1024)),
         variants=(
             PlantedVariant("tracking on shuffled data", "tracking claimed for FedAvg on shuffled data and the no-tracking "
                            "control claimed on block-cyclic data", {"fedavg_data": "shuffled"}),
@@ -121,6 +174,8 @@ _CLAIMS = (
         "(1/T) Σ_t E‖∇f(x̄_{t−1})‖² ≤ 2/(sT) · (f(x̄₀) − f*) + 4 s² K² G² L² + (L/N) s σ².",
         "the largest ratio measured / bound over the record points (must be ≤ 1)",
         "proofs_check.yu2019:evaluate_thm1",
+        plan=ModePlans(quick=YuTheorem1Plan(**_YU_QUICK), default=YuTheorem1Plan(**_YU_DEFAULT),
+                       full=YuTheorem1Plan(**_YU_FULL)),
         variants=(
             PlantedVariant("bound x 0.2", "Theorem 1's right-hand side multiplied by 0.2, below the measured average "
                            "squared gradient norm (tightness about 0.3): false on the instance", {"bound_scale": 0.2}),
@@ -131,6 +186,8 @@ _CLAIMS = (
         "s = √N/(L√T) and K ≤ T^(1/4)/N^(3/4) ⇒ (1/T) Σ_t E‖∇f(x̄_{t−1})‖² = O(1/√(NT)): linear speedup in N.",
         "the fitted exponent of the average squared gradient norm in N T at the smallest N (claimed ≤ −1/2)",
         "proofs_check.yu2019:evaluate_cor2",
+        plan=ModePlans(quick=YuCorollary2Plan(**_YU_QUICK), default=YuCorollary2Plan(**_YU_DEFAULT),
+                       full=YuCorollary2Plan(**_YU_FULL)),
         variants=(
             PlantedVariant("rate O(1/(NT))", "claimed exponent -1 in N T (and in N) instead of -1/2: steeper than the "
                            "measured about -0.5", {"claimed_exponent": -1.0}),
@@ -143,6 +200,7 @@ _CLAIMS = (
         "pair, each never violated at sampled points of the region.",
         "the number of sampled violations of the reported inequalities on the first problem (must be 0)",
         "proofs_check.constants_claim:evaluate_constants",
+        plan=ModePlans(default=ConstantsPlan()),
         variants=(
             PlantedVariant("L 10% off", "max_k L_k reported at 0.9 of its value (an exact constant on the counterexample)", {"planted": "L"}),
             PlantedVariant("mu 10% off", "mu_k reported at 1/0.9 of its value (too large)", {"planted": "mu"}),
@@ -158,6 +216,7 @@ _CLAIMS = (
         "4 η_t² (E−1)² G²; expectations over seeds.",
         "the largest ratio LHS / RHS over every lemma and step, Ding's Lemma 8 aside (must be ≤ 1)",
         "proofs_check.lemmas_claim:evaluate_lemmas",
+        plan=ModePlans(quick=LemmasPlan(rounds=10), default=LemmasPlan(rounds=30)),
         variants=(
             PlantedVariant("li2020.lemma1", "Li Lemma 1 with its right-hand side scaled to 0.9 of the largest scale the run proves too small",
                            {"planted": "li2020.lemma1"}),
@@ -185,6 +244,7 @@ _CLAIMS = (
         "(it converges to a biased limit, so the gap levels off).",
         "the fitted exponent of the gap in T (claimed −1; a working checker must FAIL it)",
         "proofs_check.controls:evaluate_constant_step",
+        plan=ModePlans(quick=ConstantStepControlPlan(rounds=40_000), default=ConstantStepControlPlan(rounds=200_000)),
         expected=Status.FAIL,
         variants=(
             PlantedVariant("true counterpart: decaying step", "true counterpart: Li's step 2/(mu(gamma+t)) (Theorem 1), fitted in "
@@ -208,3 +268,42 @@ def get_claim(claim_id: str) -> Claim:
 def default_claims() -> list[Claim]:
     """The claims `fedbound verify` runs when none is named."""
     return [c for c in CLAIMS.values() if c.default]
+
+
+@dataclass(frozen=True)
+class ClaimSelection:
+    """A claim chosen for a verification, with the parameters it runs with (none: the claim as
+    stated, with its mode's plan). ``id`` shows them: ``li2020.thm1[E=10,seeds=16]``. The params
+    are checked against the claim's plan when the selection is made (names, types, ranges)."""
+
+    claim: Claim
+    params: Mapping[str, ParamValue] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.claim, Claim):
+            raise ValueError(f"claim: expected a Claim, got {type(self.claim).__name__}")
+        object.__setattr__(self, "params", types.MappingProxyType(self.claim.check_params(self.params)))
+
+    @property
+    def id(self) -> str:
+        """The claim's id with the parameters, ``variant_id(claim.id, params)``."""
+        return variant_id(self.claim.id, self.params)
+
+    def evaluate(self, settings: VerifySettings) -> ClaimResult:
+        """``claim.evaluate(settings, **params)``."""
+        return self.claim.evaluate(settings, **self.params)
+
+
+def select_claim(text: str | Claim | ClaimSelection) -> ClaimSelection:
+    """A claim with parameters from its text ``ID`` or ``ID[name=value,...]`` (``parse_claim_text``;
+    values as ``ParameterSpec.parse`` reads them: ``li2020.thm1[E=10,seeds=16]``,
+    ``ding2020.thm1[K_grid=[32,128,512]]``), or from a Claim (no parameters) or a selection (itself).
+    UnknownClaimError for an unknown id; ValueError naming the claim and the parameter otherwise."""
+    if isinstance(text, ClaimSelection):
+        return text
+    if isinstance(text, Claim):
+        return ClaimSelection(text)
+    claim_id, pairs = parse_claim_text(text)
+    claim = get_claim(claim_id)
+    specs = named_parameters(claim.id, claim.plan, [name for name, _ in pairs])
+    return ClaimSelection(claim, {spec.name: spec.parse(claim.id, value) for spec, (_, value) in zip(specs, pairs)})

@@ -14,8 +14,9 @@ each N (thm1); the fitted exponent of the final average squared gradient norm in
 in N at the largest T, both claimed <= -1/2 (cor2), with the hypothesis K <= T^{1/4}/N^{3/4}
 evaluated on every configuration.
 
-Planted variants (the power self-test, ``fedbound verify --power``): ``evaluate_thm1(settings,
-bound_scale=c)`` checks c times Theorem 1's bound, ``evaluate_cor2(settings, claimed_exponent=a)``
+The sweep is the plan's (``proofs_check.plans.YuSweepPlan``: clients N, horizons T, seeds).
+Planted variants (the power self-test, ``fedbound verify --power``) change its constant:
+``yu2019.thm1[bound_scale=c]`` checks c times Theorem 1's bound, ``yu2019.cor2[claimed_exponent=a]``
 checks the rate (NT)^a; a working check FAILs them when they are false on the instance (c below the
 measured tightness, a steeper than -1/2 by more than the tolerance).
 """
@@ -29,9 +30,10 @@ from convergence.block_cyclic import PRSGDConfig
 from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import build_problem, problem_constants, problem_spec
 
-from .claim import ClaimResult, VerifySettings, claim_float, claim_optimum, combine_checks
+from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
 from .plot_specs import rate_plot
 from .assumption_constants import second_moment_bound, variance_bound
+from .plans import YuCorollary2Plan, YuSweepPlan, YuTheorem1Plan
 from .regions import Ball
 
 __all__ = ["evaluate_thm1", "evaluate_cor2", "yu_sync_interval", "yu_theorem1_bound"]
@@ -59,18 +61,10 @@ def yu_theorem1_bound(
     return 2 * f0 / (s * T) + 4 * s**2 * K**2 * G_sq * L**2 + L / N * s * sigma_sq
 
 
-def _grid(settings: VerifySettings) -> tuple[list[int], list[int]]:
-    if settings.quick:
-        return [2, 4], [1_000, 2_000, 4_000, 16_000]
-    if settings.full:
-        return [2, 4, 8, 16], [1_000, 4_000, 16_000, 64_000, 256_000, 1_024_000]
-    return [2, 4, 8], [1_000, 4_000, 16_000, 64_000]
-
-
-def _sweep(settings: VerifySettings) -> list[dict]:
-    """One PR-SGD run per (N, T), with s = sqrt(N)/(L sqrt(T)) and K from Corollary 2."""
-    clients, horizons = _grid(settings)
-    seeds = tuple(range(settings.seeds))
+def _sweep(settings: VerifySettings, plan: YuSweepPlan) -> list[dict]:
+    """One PR-SGD run per (N, T) of the plan with T >= N^3, s = sqrt(N)/(L sqrt(T)) and K from Corollary 2."""
+    clients, horizons = plan.clients, plan.horizons
+    seeds = tuple(range(plan.seeds))
     plans = []
     for N in clients:
         problem = build_problem(problem_spec("identical_quadratic", n_clients=N, dim=10, mu=0.1, L=10.0,
@@ -115,13 +109,13 @@ def _hypotheses(run: dict) -> tuple[Hypothesis, ...]:
     )
 
 
-def evaluate_thm1(settings: VerifySettings, *, bound_scale: float = 1.0) -> ClaimResult:
+def evaluate_thm1(settings: VerifySettings, plan: YuTheorem1Plan) -> ClaimResult:
     """The explicit bound at every record point of the largest-T run of each N (Holm-Bonferroni
-    over the record points, ``check_upper_bound``). ``bound_scale`` multiplies the bound: 1 is
+    over the record points, ``check_upper_bound``). ``plan.bound_scale`` multiplies the bound: 1 is
     Theorem 1; a planted variant with a scale below the measured tightness is false and must FAIL."""
-    bound_scale = claim_float("bound_scale", bound_scale, positive=True)
+    bound_scale = plan.bound_scale
     planted = "" if bound_scale == 1.0 else f" Planted variant: the bound multiplied by {bound_scale:g}."
-    runs = _sweep(settings)
+    runs = _sweep(settings, plan)
     checks, plots, constants = [], [], []
     for N in sorted({r["N"] for r in runs}):
         run = max((r for r in runs if r["N"] == N), key=lambda r: r["T"])
@@ -147,12 +141,12 @@ def evaluate_thm1(settings: VerifySettings, *, bound_scale: float = 1.0) -> Clai
     return ClaimResult(verdict.with_evidence(constants=constants), tuple(plots))
 
 
-def evaluate_cor2(settings: VerifySettings, *, claimed_exponent: float = -0.5) -> ClaimResult:
-    """Exponent in N T at each N, and in N at the largest T, both claimed <= ``claimed_exponent``
+def evaluate_cor2(settings: VerifySettings, plan: YuCorollary2Plan) -> ClaimResult:
+    """Exponent in N T at each N, and in N at the largest T, both claimed <= ``plan.claimed_exponent``
     (-1/2: Corollary 2's O(1/sqrt(NT)); a steeper planted exponent such as -1 is false and must FAIL)."""
-    claimed_exponent = claim_float("claimed_exponent", claimed_exponent)
+    claimed_exponent = plan.claimed_exponent
     planted = "" if claimed_exponent == -0.5 else f" Planted variant: claimed exponent {claimed_exponent:g}."
-    runs = _sweep(settings)
+    runs = _sweep(settings, plan)
     checks, series = [], []
     for N in sorted({r["N"] for r in runs}):
         group = sorted((r for r in runs if r["N"] == N), key=lambda r: r["T"])

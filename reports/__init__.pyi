@@ -5,6 +5,9 @@ from .html_report import render_html, write_html
 from .markdown import render_markdown, write_markdown
 from .plots import draw, save_plot
 from .power import PowerRow, power_summary
+from .progress import SweepRecord, VerifyProgress
 from .report_files import ReportFigure
 from .text_table import format_power_table, format_verdict_table
 from .verdicts_json import write_verdicts_json
+from .verification import VerificationRecord, read_verification, record_verification
+from .verify import VerifyOutcome, prepare_out, rebuild_report

@@ -1,9 +1,11 @@
-"""The `fedbound` command line: verify, list, bench. A thin shell over the Python API.
+"""The `fedbound` command line: verify, report, list, falsify, export, bench. A thin shell over the
+Python API (``reports.verify.verify`` and ``rebuild_report``, ``proofs_check.select_claim``): it parses
+arguments, prints errors and sets the exit status.
 
 Every expected failure (bad input, unknown claim, unwritable output, a diverging run) ends with
 one line naming the problem and exit status 2; only --debug shows a traceback.
 
-Exit status of `verify`: 0 when the report was written, whatever the verdicts (a claim that FAILs
+Exit status of `verify` (and `report`): 0 when the report was written, whatever the verdicts (a claim that FAILs
 is a finding, not an error of the tool), with ``--power`` 1 when some row of the power self-test
 run now is not as expected (a claim as stated that does not PASS, or does not give its control's
 expected status, or a planted variant that does not FAIL: the checks' power is not shown), and 2
@@ -17,13 +19,29 @@ import os
 import shlex
 import sys
 import time
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:
+    from .verify import VerifyOutcome
 
 __all__ = ["main", "build_parser"]
 
 _CLAIM_IDS_HELP = (
     "Claim ids are those `fedbound list` prints (e.g. li2020.thm1, ding2020.thm2, lemmas); "
-    "`fedbound list` also gives each claim's citation, statement and what its verdict measures."
+    "`fedbound list` also gives each claim's citation, statement, what its verdict measures and its parameters "
+    "with their defaults. A claim runs with other parameters as ID[name=value,...] (quote it in the shell: "
+    "'li2020.thm1[E=10,seeds=16]'; a grid in brackets: 'ding2020.thm1[K_grid=[32,128,512]]'); its hypotheses are "
+    "checked for the new values and the verdict's id shows them."
+)
+_REPORT_HELP = (
+    "Rebuild the report of the verification a run store holds (verdicts.json, report.md, index.html, plots) "
+    "without computing any run: `fedbound verify --store STORE` records in the store its mode, seeds and claims "
+    "(with their parameters), and this command evaluates them again with the store opened read-only. A run the "
+    "store does not hold is an error naming the claim and the `fedbound verify` command that computes it. Analysis "
+    "that is not a run is recomputed: exact optima and limits (li2020.thm4), the lemma and eq. 13 replays (lemmas, "
+    "li2020.thm1) and the assumption constants. Exit status: 0 when the report was written (1 when the stored "
+    "verification ran --power and a row of its power table is not as expected, as for verify), 2 on bad input "
+    "(a store without a verification record, a claim it does not hold, a missing run)."
 )
 _FALSIFY_HELP = (
     "Exit status: 0 when no counterexample was found within the budget, 1 when one was found (it is printed, "
@@ -86,10 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="worker processes (default 1; capped at the CPU count unless --force-jobs)")
     verify.add_argument("--force-jobs", action="store_true", help="allow --jobs above the CPU count")
     verify.add_argument("--claim", action="append", metavar="ID",
-                        help="run only this claim (repeatable); ids from `fedbound list`")
+                        help="run only this claim (repeatable), optionally with parameters: ID[name=value,...]; ids "
+                        "and parameters from `fedbound list`")
     verify.add_argument("--no-progress", action="store_true", help="print no progress (only the verdict table)")
     verify.add_argument("--store", type=_path("--store"), metavar="PATH",
-                        help="run store (SQLite) for finished runs (default: OUT/runs.sqlite); reruns reuse them")
+                        help="run store (SQLite) for finished runs (default: OUT/runs.sqlite); reruns reuse them, and "
+                        "`fedbound report` rebuilds the report from it")
     verify.add_argument("--no-cache", action="store_true", help="recompute runs even when the store has them")
     verify.add_argument("--scheduler", metavar="ADDRESS", help="run sweeps on this Dask scheduler (tcp://host:port)")
     verify.add_argument("--power", action="store_true",
@@ -107,11 +127,21 @@ def build_parser() -> argparse.ArgumentParser:
     falsify.add_argument("--seed", type=int, default=0, help="search seed (default 0); the result reproduces with it")
     falsify.add_argument("--json", action="store_true", help="print the result as JSON")
 
+    report = sub.add_parser("report", help="rebuild a report from the runs in a run store, computing none",
+                            description=_REPORT_HELP)
+    report.add_argument("store", metavar="STORE", type=_path("STORE"),
+                        help="run store written by `fedbound verify` (e.g. fedbound-report/runs.sqlite)")
+    report.add_argument("--out", type=_path("--out"), default="fedbound-report",
+                        help="output directory (default: ./fedbound-report)")
+    report.add_argument("--claim", action="append", metavar="ID",
+                        help="rebuild only this claim of the stored verification (repeatable; with its parameters)")
+    report.add_argument("--no-progress", action="store_true", help="print no progress (only the verdict table)")
+
     export = sub.add_parser("export", help="write a run store as a tidy table (CSV, or Parquet with pyarrow)")
     export.add_argument("store", help="run store path (e.g. fedbound-report/runs.sqlite)")
     export.add_argument("table", help="output file: .csv or .parquet")
 
-    listing = sub.add_parser("list", help="list the claims fedbound can verify")
+    listing = sub.add_parser("list", help="list the claims fedbound can verify, with their parameters")
     listing.add_argument("--falsifiable", action="store_true", help="list the claims `fedbound falsify` takes instead")
 
     bench = sub.add_parser("bench", help="time the kernels against the NumPy reference and the floor")
@@ -146,6 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "verify":
         return _verify(args, argv)
+    if args.command == "report":
+        return _report(args, argv)
     if args.command == "list":
         return _list(args)
     if args.command == "export":
@@ -157,33 +189,49 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from convergence import check_jobs, check_scheduler, check_sweep_memory
-    from proofs_check import VerifySettings, default_claims, get_claim
+    from proofs_check import VerifySettings, default_claims, select_claim
 
-    from .progress import VerifyProgress
-    from .text_table import format_verdict_table
     from .verify import prepare_out, verify
 
     if args.quick and args.full:
         raise ValueError("--quick/--full: choose at most one")
-    ids = list(dict.fromkeys(args.claim)) if args.claim else None
-    claims = [get_claim(cid) for cid in ids] if ids else default_claims()
+    claims = [select_claim(text) for text in args.claim] if args.claim else default_claims()
     jobs = check_jobs(args.jobs, force=args.force_jobs, name="--jobs")
     check_sweep_memory(args.seeds, 0, name="--seeds")
     if args.scheduler is not None:
         check_scheduler(args.scheduler, name="--scheduler")
     out = prepare_out(args.out)
-    progress = VerifyProgress([c.id for c in claims], enabled=not args.no_progress)
-    settings = VerifySettings(args.seeds, jobs, args.quick, args.full, progress=progress,
+    settings = VerifySettings(args.seeds, jobs, args.quick, args.full, progress=not args.no_progress,
                               store=args.store or str(out / "runs.sqlite"), use_cache=not args.no_cache,
                               scheduler=args.scheduler)
     start = time.perf_counter()
-    outcome = verify(claims, settings, out, argv, progress, power=args.power)
+    outcome = verify(claims, settings, out, power=args.power, command=argv)
+    return _print_outcome(outcome, start, power=args.power)
+
+
+def _report(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from .verify import rebuild_report
+
+    start = time.perf_counter()
+    outcome = rebuild_report(args.store, args.out, claims=args.claim or (), progress=not args.no_progress,
+                             command=argv)
+    return _print_outcome(outcome, start, power=bool(outcome.power_ran))
+
+
+def _print_outcome(outcome: VerifyOutcome, start: float, *, power: bool) -> int:
+    """The verdict table and where the report is; the exit status (module docstring)."""
+    from .text_table import format_verdict_table
+
     print(format_verdict_table(list(outcome.verdicts), outcome.power))
     kept = len(outcome.verdicts) - len(outcome.ran)
     merged = f"; {kept} claim(s) kept from the earlier report in this folder" if kept else ""
-    print(f"\nReport: {out / 'index.html'}  (also report.md, verdicts.json){merged}; "
+    print(f"\nReport: {outcome.out / 'index.html'}  (also report.md, verdicts.json){merged}; "
           f"{outcome.meta['cache']}; wall time {time.perf_counter() - start:.1f} s")
-    if args.power:
+    if outcome.recorded is not None:
+        store = outcome.meta["run_store"]
+        print(f"Run store {store} holds the verification of {outcome.recorded.describe()}; "
+              f"`fedbound report {shlex.quote(store)}` rebuilds its report without computing a run")
+    if power:
         print(f"power: {outcome.meta['power']}")
         return 0 if all(row.as_expected for row in outcome.power_ran) else 1
     return 0
@@ -259,13 +307,16 @@ def _export(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     if args.falsifiable:
         return _list_falsifiable()
+    from proofs_check.parameters import describe_parameters
     from proofs_check.registry import CLAIMS
 
     for claim in CLAIMS.values():
         tag = " [negative control, expected FAIL]" if claim.expected is not None else ""
+        lines = [f"\n      {line}" for line in describe_parameters(claim.plan)]
         variants = "".join(f"\n    planted variant (verify --power): {v.id_for(claim.id)}, expected {v.expected.value}: "
                            f"{v.description}" for v in claim.variants)
-        print(f"{claim.id}{tag}\n    {claim.citation}\n    {claim.statement}\n    measured: {claim.measured}{variants}\n")
+        print(f"{claim.id}{tag}\n    {claim.citation}\n    {claim.statement}\n    measured: {claim.measured}"
+              f"\n    parameters (default mode, as {claim.id}[name=value,...]):{''.join(lines)}{variants}\n")
     return 0
 
 

@@ -1,7 +1,7 @@
 """The power self-test's rows: did each claim, and each planted false variant of it, come out as expected?
 
 DESIGN.md: a check that cannot fail is a defect, so every shipped claim carries planted variants
-(``proofs_check.PlantedVariant``: keyword arguments for its evaluator that make the claim false on
+(``proofs_check.PlantedVariant``: parameters of its plan that make the claim false on
 its instance, e.g. a bound multiplied by 0.2, a claimed exponent made steeper) that a working check
 must FAIL. ``fedbound verify --power`` evaluates each selected claim as stated (expected PASS; a
 negative control: its ``expected``) and each of its variants (expected FAIL unless the variant
@@ -35,7 +35,7 @@ class PowerRow:
 
     ``claim_id`` the registered claim; ``verdict_id`` the id of the verdict (the claim id, or
     ``ID[param=value,...]`` for a variant); ``variant`` AS_STATED or the variant's name;
-    ``params`` the evaluator parameters the variant changed (empty as stated); ``expected`` and
+    ``params`` the plan parameters the variant changed (empty as stated); ``expected`` and
     ``got`` statuses; ``measured`` / ``theoretical`` / ``interval`` the verdict's headline
     figures; ``tightness`` and ``tightness_label`` the headline's measured/bound and "tight" /
     "upper bound" / "lower bound" when it is a bound check (None otherwise); ``failed_checks``

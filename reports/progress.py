@@ -5,7 +5,8 @@ On a terminal (stdout and stderr both ttys) each sweep shows a transient tqdm ba
 (a log file, CI, a pipe) every finished sweep and claim prints one line, never ``\\r`` frames.
 The ETA weighs the claims by their typical cost: seconds measured for each claim in a default
 ``fedbound verify`` on a 2-core machine (``TYPICAL_SECONDS``; ``--quick`` runs take about half
-of that), scaled by how fast this run has gone so far.
+of that; a claim run with parameters, ``li2020.thm1[E=10]``, weighs as the claim), scaled by how
+fast this run has gone so far.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class VerifyProgress:
         self._stream = stream if stream is not None else sys.stderr
         self._enabled = enabled
         self._interactive = (sys.stdout.isatty() and self._stream.isatty()) if interactive is None else interactive
-        self._weights = {cid: TYPICAL_SECONDS.get(cid, _UNKNOWN_CLAIM_SECONDS) for cid in claim_ids}
+        self._weights = {cid: TYPICAL_SECONDS.get(cid.partition("[")[0], _UNKNOWN_CLAIM_SECONDS) for cid in claim_ids}
         self._done_weight = 0.0
         self._claims_done = 0
         self._start = time.perf_counter()

@@ -46,7 +46,7 @@ def run_metadata(
         "run_store": settings.store,
         "cache": cache,
         "scheduler": settings.scheduler or "local",
-        "mode": "quick" if settings.quick else ("full" if settings.full else "default"),
+        "mode": settings.mode,
         "wall_time_s": round(wall_time, 2),
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "git_commit": git_commit(),

@@ -1,4 +1,11 @@
-"""``verify``: evaluate claims and write the report folder (HTML, Markdown, JSON, PNG/SVG plots).
+"""``verify``: evaluate claims and write the report folder (HTML, Markdown, JSON, PNG/SVG plots);
+``rebuild_report``: write it again from a run store, computing no run.
+
+``verify(claims, settings, out)`` is the library entry point (``fedbound verify`` builds the
+settings from its arguments and calls it). A claim is a ``Claim``, a ``ClaimSelection`` or its text
+``ID`` / ``ID[name=value,...]`` (``proofs_check.select_claim``): a shipped claim run with other
+parameters of its plan (``li2020.thm1[E=10,seeds=16]``); the verdict's id shows them. Every plan is
+resolved, and so checked (names, types, ranges, fields that must fit together), before any run.
 
 A report folder is always consistent: every claim card in it was computed with the same mode
 (default, ``--quick`` or ``--full``) and the same number of seeds. Running a subset of claims
@@ -8,28 +15,43 @@ read back from ``verdicts.json``). Into a folder whose report was made with othe
 refuses, and says what to do, rather than mixing the two.
 
 With ``power=True`` (``fedbound verify --power``) every selected claim that lists planted variants
-(``Claim.variants``) is also evaluated once per variant, with the variant's evaluator parameters
-(``Claim.evaluate_variant``), and the report gets the power table (``reports.power.PowerRow``: the
+(``Claim.variants``) is also evaluated once per variant, with the variant's parameters added to the
+claim's (``Claim.evaluate``), and the report gets the power table (``reports.power.PowerRow``: the
 claim as stated, expected PASS or a control's expected status, and each variant, expected FAIL
 unless it says otherwise). A variant changes only the check, so its runs have the claim's configs
 and come from the run store (``settings.store``; without a store they are recomputed). Variant
 verdicts appear only in the power table and in ``verdicts.json["power"]``, not as claim cards.
 Power rows of claims kept from an earlier report are kept with them; those of claims run now
 without ``power`` are dropped (they would describe another run).
+
+With a run store, ``verify`` records in it which verification it holds (``reports.verification``).
+``rebuild_report(store, out)`` (``fedbound report STORE``) reads that record, opens the store
+read-only and evaluates every claim of it again (with the power self-test where it ran): each run
+comes from the store, and a run the store does not hold is an error naming the claim and the
+``fedbound verify`` command that computes it, never a silent recomputation. Analysis that is not a
+run is recomputed: exact optima and limits (li2020.thm4's fixed points), the replays of the lemma
+checks and of li2020.thm1's eq. 13, and the assumption constants.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
+import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from convergence.store import StoreError
+from convergence.sweep import MissingRunError
 from convergence.verdict import Verdict
 from proofs_check.claim import Claim, VerifySettings
-from proofs_check.registry import CLAIMS
+from proofs_check.parameters import parse_claim_text
+from proofs_check.plot_specs import PlotSpec
+from proofs_check.registry import CLAIMS, ClaimSelection, select_claim
 
 from .html_report import write_html
 from .markdown import write_markdown
@@ -38,15 +60,17 @@ from .progress import VerifyProgress
 from .report_files import ReportFigure
 from .run_metadata import run_metadata
 from .verdicts_json import write_verdicts_json
+from .verification import VerificationRecord, read_verification, record_verification
 
-__all__ = ["VerifyOutcome", "verify", "prepare_out"]
+__all__ = ["VerifyOutcome", "verify", "rebuild_report", "prepare_out"]
 
 
 @dataclass(frozen=True)
 class VerifyOutcome:
-    """What ``verify`` wrote: the verdicts in the report (merged ones included), the claims run now,
-    the figures, the metadata, the folder, the power rows in the report (merged ones included) and
-    the power rows computed now (``power_ran``)."""
+    """What ``verify`` wrote: the verdicts in the report (merged ones included), the ids of the claims
+    run now, the figures, the metadata, the folder, the power rows in the report (merged ones
+    included), the power rows computed now (``power_ran``), and the verification the run store holds
+    after ``verify`` recorded this one in it (``recorded``; None without a writable store)."""
 
     verdicts: tuple[Verdict, ...]
     ran: tuple[str, ...]
@@ -55,6 +79,7 @@ class VerifyOutcome:
     out: Path
     power: tuple[PowerRow, ...] = ()
     power_ran: tuple[PowerRow, ...] = ()
+    recorded: VerificationRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -80,40 +105,125 @@ def prepare_out(out: str | Path) -> Path:
     return path
 
 
-def verify(claims: Sequence[Claim], settings: VerifySettings, out: Path, command: Sequence[str],
-           progress: VerifyProgress, *, power: bool = False) -> VerifyOutcome:
-    """Evaluate ``claims`` under ``settings`` (``settings.progress`` should be ``progress``) and
-    write ``out/verdicts.json``, ``report.md``, ``index.html`` and the plots, merging with a
-    compatible report already in ``out``; with ``power``, also each claim's planted variants
-    (module docstring). ValueError, before anything runs, when ``power`` is set and no selected
-    claim has a variant, or a variant names a parameter its claim's evaluator does not take."""
+def verify(claims: Sequence[str | Claim | ClaimSelection], settings: VerifySettings, out: str | Path, *,
+           power: bool = False, command: Sequence[str] = ()) -> VerifyOutcome:
+    """Evaluate ``claims`` under ``settings`` and write ``out/verdicts.json``, ``report.md``,
+    ``index.html`` and the plots, merging with a compatible report already in ``out``; with
+    ``power``, also each claim's planted variants (module docstring). With a writable run store
+    (``settings.store``) the verification is recorded in it for ``rebuild_report``.
+
+    ``settings.progress``: a ``VerifyProgress`` (kept), or True / False for one printing to stderr or
+    silent. ``command``: the command line recorded in the report's metadata. ValueError, before
+    anything runs, for a claim text or parameter that is not valid, a plan whose fields do not fit
+    together, ``power`` with no selected claim that has a variant, or a variant whose parameters its
+    claim does not take."""
+    if isinstance(claims, str):
+        raise ValueError(f"claims: expected a sequence of claims, got the string {claims!r} (write [{claims!r}])")
+    selections = list({s.id: s for s in map(select_claim, claims)}.values())
+    if not selections:
+        raise ValueError("claims: name at least one claim")
+    settings, progress = _with_progress(settings, [s.id for s in selections])
+    out = prepare_out(out)
+    if power:
+        _check_power(selections)
+    power_ids = {s.id for s in selections if power and s.claim.variants}
+    outcome = _write_report(selections, settings, out, command, progress, power_ids)
+    if settings.run_store is None or settings.store_readonly:
+        return outcome
+    recorded = record_verification(settings.run_store, settings.mode, settings.seeds, outcome.ran,
+                                   [cid for cid in outcome.ran if cid in power_ids])
+    return dataclasses.replace(outcome, recorded=recorded)
+
+
+def rebuild_report(store: str | Path, out: str | Path, *, claims: Sequence[str] = (), progress: bool | VerifyProgress
+                   = True, command: Sequence[str] = ()) -> VerifyOutcome:
+    """Write the report of the verification ``store`` holds (all its claims, or those of ``claims``)
+    into ``out`` from its runs, computing none (module docstring): its mode, seeds and claims come
+    from the store's record, the store is opened read-only, and the power self-test is evaluated for
+    the claims recorded with it.
+
+    Errors (ValueError / StoreError naming ``STORE`` or ``--claim``): no store at ``store``, a store
+    that holds no verification record (filled by sweeps of your own or by an older fedbound), a
+    ``claims`` id that is not part of the recorded verification, and a run of some claim that is not
+    in the store (``MissingRunError`` from the sweep, reported with the claim and the
+    ``fedbound verify`` command that computes it)."""
+    from convergence import RunStore
+
+    with RunStore(store, readonly=True, field="STORE") as opened:
+        record = read_verification(opened)
+    if record is None:
+        raise ValueError(f"STORE: {str(store)!r} holds no verification record (it was not filled by `fedbound verify "
+                         f"--store`, or by an older fedbound); run `fedbound verify --store {shlex.quote(str(store))}` "
+                         "first")
+    ids = list(record.claims)
+    if claims:
+        normal = [select_claim(text).id for text in claims]
+        unknown = [cid for cid in normal if cid not in record.claims]
+        if unknown:
+            raise ValueError(f"--claim: {', '.join(unknown)} is not part of the verification {str(store)!r} holds: "
+                             f"{record.describe()}")
+        ids = list(dict.fromkeys(normal))
+    selections = [select_claim(cid) for cid in ids]
+    settings = VerifySettings(record.seeds, 1, record.mode == "quick", record.mode == "full", progress=progress,
+                              store=str(store), store_readonly=True)
+    settings, monitor = _with_progress(settings, ids)
+    out = prepare_out(out)
+    power_ids = {cid for cid in ids if cid in record.power}
+    return _write_report(selections, settings, out, command, monitor, power_ids, rebuilt_from=str(store))
+
+
+def _with_progress(settings: VerifySettings, ids: Sequence[str]) -> tuple[VerifySettings, VerifyProgress]:
+    """``settings`` whose progress is a VerifyProgress over ``ids`` (the one given, or a new one)."""
+    if isinstance(settings.progress, VerifyProgress):
+        return settings, settings.progress
+    if not isinstance(settings.progress, bool):
+        raise ValueError(f"progress: verify reports through a reports.progress.VerifyProgress, or True / False for a "
+                         f"new one, got {type(settings.progress).__name__}")
+    progress = VerifyProgress(list(ids), enabled=settings.progress)
+    return dataclasses.replace(settings, progress=progress), progress
+
+
+def _write_report(selections: Sequence[ClaimSelection], settings: VerifySettings, out: Path, command: Sequence[str],
+                  progress: VerifyProgress, power_ids: Collection[str], rebuilt_from: str | None = None) -> VerifyOutcome:
+    """Resolve every plan, evaluate the selections (and the planted variants of those in ``power_ids``),
+    merge with the report in ``out`` and write it."""
     from .plots import draw
 
-    if power:
-        _check_power(claims)
-    kept = _kept_cards(out, [c.id for c in claims], settings)
+    for selection in selections:  # every plan checked before anything runs
+        selection.claim.plan_for(settings, selection.params)
+        if selection.id in power_ids:
+            for variant in selection.claim.variants:
+                selection.claim.plan_for(settings, {**selection.params, **variant.params})
+    kept = _kept_cards(out, [s.id for s in selections], settings)
     start = time.perf_counter()
     cards: dict[str, _Card] = {}
-    for claim in claims:
-        progress.claim_started(claim.id, claim.citation)
+    for selection in selections:
+        progress.claim_started(selection.id, selection.claim.citation)
         claim_start = time.perf_counter()
-        result = claim.evaluate(settings)
-        figures = tuple(draw(spec, claim.id, out) for spec in result.plots)
-        grid = tuple(record.summary() for record in progress.sweeps.get(claim.id, ()))
-        rows = _power_rows(claim, result.verdict, settings, progress) if power and claim.variants else ()
-        cards[claim.id] = _Card(result.verdict, figures, grid, rows)
-        progress.claim_finished(claim.id, result.verdict.status.value, time.perf_counter() - claim_start)
+        try:
+            result = selection.evaluate(settings)
+            rows = _power_rows(selection, result.verdict, settings, progress) if selection.id in power_ids else ()
+        except MissingRunError as exc:
+            raise StoreError(_missing_run(exc, selection.id, settings)) from None
+        figures = tuple(draw(_plot_for(spec, selection), selection.id, out) for spec in result.plots)
+        grid = tuple(record.summary() for record in progress.sweeps.get(selection.id, ()))
+        cards[selection.id] = _Card(result.verdict, figures, grid, rows)
+        progress.claim_finished(selection.id, result.verdict.status.value, time.perf_counter() - claim_start)
     ordered = _in_registry_order({**kept, **cards})
     meta = run_metadata(command, settings, time.perf_counter() - start, list(cards), progress.reused,
                         progress.computed, merged=sorted(kept), out=out,
                         figures=[f for card in ordered for f in card.figures])
-    if power:
-        meta["power"] = _power_meta(claims)
+    if rebuilt_from is not None:
+        meta["rebuilt"] = (f"rebuilt from the run store {rebuilt_from} without computing any run; analysis that is "
+                           "not a run (exact optima and limits, lemma and eq. 13 replays, assumption constants) was "
+                           "recomputed")
+    if power_ids:
+        meta["power"] = _power_meta([s for s in selections if s.id in power_ids], selections)
     verdicts = [card.verdict for card in ordered]
     power_rows = [row for card in ordered for row in card.power]
     figures = [f for card in ordered for f in card.figures]
     grids = {card.verdict.claim_id: list(card.grid) for card in ordered}
-    report_claims = {cid: CLAIMS[cid] for cid in grids if cid in CLAIMS}
+    report_claims = {cid: CLAIMS[_base_id(cid)] for cid in grids if _base_id(cid) in CLAIMS}
     write_verdicts_json(out / "verdicts.json", verdicts, meta, figures=figures, grids=grids, power=power_rows)
     write_markdown(out / "report.md", verdicts, figures, meta, claims=report_claims, grids=grids, power=power_rows)
     write_html(out / "index.html", verdicts, figures, meta, claims=report_claims, grids=grids, power=power_rows)
@@ -121,39 +231,59 @@ def verify(claims: Sequence[Claim], settings: VerifySettings, out: Path, command
                          tuple(row for card in cards.values() for row in card.power))
 
 
-def _check_power(claims: Sequence[Claim]) -> None:
-    """Refuse a power run with nothing to test, or with a variant its evaluator cannot take."""
-    if not any(c.variants for c in claims):
+def _plot_for(spec: PlotSpec, selection: ClaimSelection) -> PlotSpec:
+    """``spec`` named apart for a claim run with parameters, so that its figure files do not overwrite
+    those of the claim as stated in the same folder (``li2020_thm1_recursion_E_10_seeds_16.png``)."""
+    if not selection.params:
+        return spec
+    suffix = re.sub(r"[^A-Za-z0-9.]+", "_", selection.id[len(selection.claim.id):]).strip("_")
+    return dataclasses.replace(spec, name=f"{spec.name}_{suffix}")
+
+
+def _missing_run(error: MissingRunError, claim_id: str, settings: VerifySettings) -> str:
+    """The message for a run of ``claim_id`` that the read-only store does not hold."""
+    store = shlex.quote(str(settings.store))
+    mode = {"quick": " --quick", "full": " --full", "default": ""}[settings.mode]
+    again = f"fedbound verify --store {store}{mode} --seeds {settings.seeds} --claim {shlex.quote(claim_id)}"
+    return (f"run {error.key} of claim {claim_id} is not in {settings.store} ({error.missing} run(s) of that sweep are "
+            f"missing; fedbound report computes none); run `{again}` first")
+
+
+def _base_id(claim_id: str) -> str:
+    """The registered id of a claim id that may carry parameters (``li2020.thm1[E=10]`` -> ``li2020.thm1``)."""
+    return parse_claim_text(claim_id)[0]
+
+
+def _check_power(selections: Sequence[ClaimSelection]) -> None:
+    """Refuse a power run with nothing to test (the variants' parameters were checked with their claim)."""
+    if not any(s.claim.variants for s in selections):
         with_variants = [c.id for c in CLAIMS.values() if c.variants]
         raise ValueError(
-            f"--power: none of the selected claims ({', '.join(c.id for c in claims)}) has a planted variant; claims "
+            f"--power: none of the selected claims ({', '.join(s.id for s in selections)}) has a planted variant; claims "
             f"with planted variants: {', '.join(with_variants) or 'none'}")
-    for claim in claims:
-        for variant in claim.variants:
-            claim.check_params(variant.params)
 
 
-def _power_rows(claim: Claim, verdict: Verdict, settings: VerifySettings,
+def _power_rows(selection: ClaimSelection, verdict: Verdict, settings: VerifySettings,
                 progress: VerifyProgress) -> tuple[PowerRow, ...]:
-    """The claim as stated and each of its planted variants, evaluated now."""
-    rows = [PowerRow.from_verdict(claim.id, verdict)]
+    """The claim as selected and each of its planted variants (its parameters added to the selection's), evaluated now."""
+    claim = selection.claim
+    rows = [PowerRow.from_verdict(selection.id, verdict)]
     for variant in claim.variants:
-        variant_id = variant.id_for(claim.id)
+        variant_id = ClaimSelection(claim, {**selection.params, **variant.params}).id
         progress.variant_started(variant_id, variant.description)
         start = time.perf_counter()
-        result = claim.evaluate_variant(settings, variant)
-        rows.append(PowerRow.from_verdict(claim.id, result.verdict, variant))
+        result = claim.evaluate_variant(settings, variant, **selection.params)
+        rows.append(PowerRow.from_verdict(selection.id, result.verdict, variant))
         progress.variant_finished(variant_id, result.verdict.status.value, variant.expected.value,
                                   time.perf_counter() - start)
     return tuple(rows)
 
 
-def _power_meta(claims: Sequence[Claim]) -> str:
+def _power_meta(tested: Sequence[ClaimSelection], selections: Sequence[ClaimSelection]) -> str:
     """One line for the report's metadata: what the power self-test covered and what it did not."""
-    tested = [c for c in claims if c.variants]
-    text = (f"{sum(len(c.variants) for c in tested)} planted variant(s) of {len(tested)} claim(s) run with --power "
-            "(variants reuse their claim's runs from the run store)")
-    untested = [c.id for c in claims if not c.variants]
+    text = (f"{sum(len(s.claim.variants) for s in tested)} planted variant(s) of {len(tested)} claim(s) run with "
+            "--power (variants reuse their claim's runs from the run store)")
+    untested = [s.id for s in selections if not s.claim.variants]
     if untested:
         text += f"; no planted variant registered (power untested): {', '.join(untested)}"
     return text
@@ -161,7 +291,7 @@ def _power_meta(claims: Sequence[Claim]) -> str:
 
 def _in_registry_order(cards: dict[str, _Card]) -> list[_Card]:
     order = {cid: i for i, cid in enumerate(CLAIMS)}
-    return [cards[cid] for cid in sorted(cards, key=lambda cid: (order.get(cid, len(order)), cid))]
+    return [cards[cid] for cid in sorted(cards, key=lambda cid: (order.get(_base_id(cid), len(order)), cid))]
 
 
 def _kept_cards(out: Path, running: Sequence[str], settings: VerifySettings) -> dict[str, _Card]:
@@ -180,10 +310,10 @@ def _kept_cards(out: Path, running: Sequence[str], settings: VerifySettings) -> 
     others = [cid for cid in previous if cid not in running]
     if not others:
         return {}
-    if (mode, seeds) != (_mode(settings), settings.seeds):
+    if (mode, seeds) != (settings.mode, settings.seeds):
         raise ValueError(
             f"--out: {out} holds a report of {', '.join(others)} made in {mode} mode with {seeds} seed(s); this run "
-            f"({_mode(settings)} mode, {settings.seeds} seed(s)) would leave it inconsistent. Rerun with the same "
+            f"({settings.mode} mode, {settings.seeds} seed(s)) would leave it inconsistent. Rerun with the same "
             f"mode and --seeds to merge into it, or choose another --out, or remove {out}."
         )
     return {cid: _card_from_json(previous[cid], out, tuple(r for r in power if r.claim_id == cid)) for cid in others}
@@ -200,7 +330,3 @@ def _card_from_json(data: dict[str, Any], out: Path, power: tuple[PowerRow, ...]
                              "remove the folder")
         figures.append(ReportFigure(verdict.claim_id, path, fig.get("caption", "")))
     return _Card(verdict, tuple(figures), tuple(data.get("grid", [])), power)
-
-
-def _mode(settings: VerifySettings) -> str:
-    return "quick" if settings.quick else ("full" if settings.full else "default")

@@ -16,12 +16,16 @@ from convergence import FedAvgConfig, Status, StepSize
 from problems import FederatedProblem, li_counterexample, problem_constants, random_quadratic
 from proofs_check.assumption_constants import second_moment_bound
 from proofs_check.claim import VerifySettings
+from proofs_check.registry import get_claim
 from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance, exact_moments
 from proofs_check.fedavg_lemmas import collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
 from proofs_check.lemma_verdicts import PLANTED_MARGIN, attained_scale, planted_factor
-from proofs_check.lemmas_claim import PLANTABLE_LEMMAS, evaluate_lemmas
+from proofs_check.plans import PLANTABLE_LEMMAS
 from proofs_check.regions import Points
 from proofs_check.run_moments import IterateMoments, iterate_moments
+
+evaluate_lemmas = get_claim("lemmas").evaluate  # the mode's plan, parameters by name
+evaluate_constants = get_claim("assumptions.constants").evaluate
 
 QUICK = VerifySettings(quick=True, seeds=2, jobs=1, progress=False)
 
@@ -162,7 +166,7 @@ def test_evaluate_lemmas_planted_variant_fails(planted: str) -> None:
 
 
 def test_evaluate_lemmas_rejects_unknown_variant() -> None:
-    with pytest.raises(ValueError, match="planted: expected None or one of"):
+    with pytest.raises(ValueError, match="^planted: claim 'lemmas' needs one of li2020.lemma1"):
         evaluate_lemmas(QUICK, planted="li2020.lemma4")
 
 
@@ -171,8 +175,6 @@ def test_constants_claim_catches_a_constant_ten_percent_off(planted) -> None:
     """assumptions.constants: the true table PASSes; each constant reported 10% wrong (a sup at 0.9 of its value,
     mu at 1/0.9) FAILs through a witness on the counterexample, where every constant is exact (least squares:
     the extreme secant curvatures are L_k and mu_k, and each sup is attained at a point of the ball)."""
-    from proofs_check.constants_claim import evaluate_constants
-
     verdict = evaluate_constants(QUICK, planted=planted).verdict
     first = verdict.checks[0].verdict
     if planted is None:
@@ -183,7 +185,5 @@ def test_constants_claim_catches_a_constant_ten_percent_off(planted) -> None:
 
 
 def test_constants_claim_rejects_unknown_planted_name() -> None:
-    from proofs_check.constants_claim import evaluate_constants
-
-    with pytest.raises(ValueError, match="planted: expected None or one of L, mu"):
+    with pytest.raises(ValueError, match="^planted: claim 'assumptions.constants' needs one of L, mu"):
         evaluate_constants(QUICK, planted="Gamma")

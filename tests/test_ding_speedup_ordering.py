@@ -14,8 +14,13 @@ import pytest
 from convergence import Status
 from problems import ProblemError, block_cyclic_quadratic, build_block_cyclic, build_problem
 from proofs_check import VerifySettings, get_claim
-from proofs_check.ding2020_ordering import block_tracking, evaluate_ordering
-from proofs_check.ding2020_speedup import M_GRID, N_GRID, evaluate_speedup, speedup_parent
+from proofs_check.ding2020_ordering import block_tracking
+from proofs_check.ding2020_speedup import speedup_parent
+
+evaluate_ordering = get_claim("ding2020.ordering").evaluate  # the mode's plan, parameters by name
+evaluate_speedup = get_claim("ding2020.speedup").evaluate
+PLAN = get_claim("ding2020.speedup").plan.default
+N_GRID, M_GRID = PLAN.N_grid, PLAN.M_grid
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +57,7 @@ def test_nested_view_keeps_the_rows_of_its_clients_and_blocks() -> None:
 
 
 def test_views_rebuild_from_their_spec() -> None:
-    parent = speedup_parent()
+    parent = speedup_parent(PLAN)
     view = parent.nested(4, 3)
     rebuilt = build_block_cyclic(view.spec)
     assert rebuilt.spec == view.spec and rebuilt.combined.fingerprint == view.combined.fingerprint

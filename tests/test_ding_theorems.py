@@ -14,16 +14,17 @@ import pytest
 
 from convergence import Status, Verdict
 from problems import ProblemError, build_block_cyclic, exact_optimum, problem_spec
-from proofs_check import VerifySettings
+from proofs_check import VerifySettings, get_claim
 from proofs_check.ding2020 import (
     DingConstants,
     ding_bound,
     ding_hypotheses,
-    evaluate_thm1,
-    evaluate_thm2,
     instance,
     run_configs,
 )
+
+evaluate_thm1 = get_claim("ding2020.thm1").evaluate  # the mode's plan, parameters by name
+evaluate_thm2 = get_claim("ding2020.thm2").evaluate
 
 QUICK = VerifySettings(quick=True, seeds=2, jobs=1, progress=False)
 QUICK4 = VerifySettings(quick=True, seeds=4, jobs=1, progress=False)

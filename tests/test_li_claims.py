@@ -15,18 +15,19 @@ import pytest
 from convergence import FedAvgConfig, Status, StepSize, fedavg_fixed_point, fedavg_limit_offset
 from convergence.probe import probe_fedavg
 from problems import FederatedProblem, build_problem, exact_optimum, problem_constants, problem_spec
-from proofs_check import LiConstants, VerifySettings, li_theorem1_bound, li_theorem1_constants
+from proofs_check import LiConstants, VerifySettings, get_claim, li_theorem1_bound, li_theorem1_constants
 from proofs_check.li2020_thm1 import (
     RECURSION_INSTANCE,
+    RECURSION_SEEDS,
     RecursionTerms,
     check_recursion,
     recursion_terms,
 )
-from proofs_check.li2020_thm1 import evaluate as evaluate_thm1
-from proofs_check.li2020_thm4 import evaluate as evaluate_thm4
 from proofs_check.li2020_thm4 import first_order_coefficient, proof_identity
 
 QUICK = VerifySettings(seeds=2, quick=True, jobs=1, progress=False)
+evaluate_thm1 = get_claim("li2020.thm1").evaluate  # the mode's plan, parameters by name
+evaluate_thm4 = get_claim("li2020.thm4").evaluate
 
 
 # ------------------------------------------------------------------------ Theorem 1, eq. 4
@@ -114,7 +115,7 @@ def test_recursion_bites_on_its_instance() -> None:
     optimum = exact_optimum(problem, crosscheck=False)
     consts = problem_constants(problem)
     schedule = StepSize.li(consts.mu, consts.L, inst.local_steps)
-    config = FedAvgConfig(1, 200, schedule, inst.batch_size, 1.0, (200,), tuple(range(inst.seeds)))
+    config = FedAvgConfig(1, 200, schedule, inst.batch_size, 1.0, (200,), tuple(range(RECURSION_SEEDS)))
     t = recursion_terms(problem, optimum, tuple(probe_fedavg(problem, config, s) for s in config.seeds))
     c = li_theorem1_constants(problem, optimum, 1, inst.batch_size, t.radius, t.grad_sq)
     true = check_recursion("eq13", t, c.mu, c.B, deterministic=False)

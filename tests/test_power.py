@@ -39,7 +39,7 @@ def test_planted_variants_fail_next_to_true_claims_and_the_report_shows_it(tmp_p
     out = tmp_path / "report"
     claims = [get_claim(cid) for cid in YU]
     progress = VerifyProgress(list(YU), enabled=False)
-    outcome = verify(claims, _settings(tmp_path, progress), out, ["verify", "--power"], progress, power=True)
+    outcome = verify(claims, _settings(tmp_path, progress), out, power=True, command=["verify", "--power"])
 
     got = {(r.verdict_id, r.expected, r.got) for r in outcome.power}
     assert got == {
@@ -80,7 +80,7 @@ def test_planted_variants_fail_next_to_true_claims_and_the_report_shows_it(tmp_p
 
     # running a claim again without --power drops its (now stale) power rows and keeps the others
     progress = VerifyProgress(["yu2019.cor2"], enabled=False)
-    again = verify([get_claim("yu2019.cor2")], _settings(tmp_path, progress), out, ["verify"], progress)
+    again = verify([get_claim("yu2019.cor2")], _settings(tmp_path, progress), out, command=["verify"])
     assert {r.claim_id for r in again.power} == {"yu2019.thm1", "control.constant-step-rate"}
     assert len(json.loads((out / "verdicts.json").read_text())["power"]) == 4
 
@@ -119,11 +119,14 @@ def test_power_refuses_claims_without_variants_and_bad_parameters_before_running
     settings = _settings(tmp_path, progress)
     bare = dataclasses.replace(claim, variants=())
     with pytest.raises(ValueError, match=r"^--power: none of the selected claims \(yu2019.thm1\) has a planted variant"):
-        verify([bare], settings, tmp_path / "a", ["verify"], progress, power=True)
-    typo = dataclasses.replace(claim, variants=(PlantedVariant("typo", "a misspelt parameter", {"bound_sclae": 0.2}),))
-    with pytest.raises(ValueError, match=r"claim 'yu2019.thm1' has no parameter 'bound_sclae' \(it takes bound_scale"):
-        verify([typo], settings, tmp_path / "b", ["verify"], progress, power=True)
-    assert not (tmp_path / "a" / "verdicts.json").exists() and not (tmp_path / "b" / "verdicts.json").exists()
+        verify([bare], settings, tmp_path / "a", power=True, command=["verify"])
+    # a variant's parameters are checked when its claim is built, so a misspelt one never reaches a run
+    with pytest.raises(ValueError, match=r"claim 'yu2019.thm1' has no parameter 'bound_sclae' \(it takes clients, "
+                                         r"horizons, seeds, bound_scale\)"):
+        dataclasses.replace(claim, variants=(PlantedVariant("typo", "a misspelt parameter", {"bound_sclae": 0.2}),))
+    with pytest.raises(ValueError, match=r"^bound_scale: claim 'yu2019.thm1' needs a finite number > 0, got -0.2"):
+        dataclasses.replace(claim, variants=(PlantedVariant("negative", "a negative scale", {"bound_scale": -0.2}),))
+    assert not (tmp_path / "a" / "verdicts.json").exists()
     assert progress.computed == 0  # refused before any run
     with pytest.raises(ValueError, match=r"claim 'yu2019.cor2' has no parameter 'exponent'"):
         get_claim("yu2019.cor2").evaluate(settings, exponent=-1.0)

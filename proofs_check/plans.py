@@ -1,0 +1,175 @@
+"""The plans of the shipped claims: one frozen dataclass per claim, every field a parameter.
+
+A plan holds what a claim's evaluation takes (``proofs_check.parameters``): the grid, whose
+values per mode (``--quick``, default, ``--full``) the registry states next to the claim
+(``ModePlans``), and the constants of the statement it checks, whose defaults are the paper's (a
+planted variant of the power self-test changes one of them). Grid fields have no default here:
+each mode's plan gives them in ``proofs_check.registry``. ``seeds`` fields take ``--seeds``
+unless given (raised to their minimum, which says how many seeds a check needs).
+
+The evaluators read their plan and nothing else of the mode: ``evaluate(settings, plan)``, the
+settings giving only where and how runs execute (jobs, store, progress). This module imports no
+numerical library (``fedbound list`` shows these parameters with their defaults).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .parameters import PlanError, parameter
+
+__all__ = [
+    "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
+    "YuTheorem1Plan", "YuCorollary2Plan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
+    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS",
+]
+
+PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
+"""The constants assumptions.constants can report 10% off (its planted variants)."""
+PLANTABLE_LEMMAS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift", "ding2020.lemma2",
+                    "ding2020.lemma3", "ding2020.lemma6", "ding2020.lemma8", "ding2020.lemma9")
+"""The lemmas of the lemma table that can be planted false (``proofs_check.report_items``)."""
+CONTROL_STEPS = ("constant", "li")
+"""The step sizes of the negative control: the constant eta = 0.05, or Li's Theorem 1 schedule (its
+true counterpart)."""
+RECURSION_SEEDS = 32
+"""At least this many seeds for li2020.thm1's eq. 13 sub-check: its per-step noise is of the order of
+the slack; with 32 seeds the one-sided limits clear the bound at every step."""
+
+
+@dataclass(frozen=True)
+class Li2020Thm4Plan:
+    """li2020.thm4: the (E, eta) grid of the exact limits, the horizons of the three simulated runs
+    (constant step E = 5, eta = 0.05; gradient descent E = 1, eta = 0.2; the decaying step of App.
+    C.2, E = 5), the Appendix C problem (N, p, mu) and the constants of eq. 33-34."""
+
+    E_grid: tuple[int, ...] = parameter(doc="local steps E of the bias grid (E >= 2: Theorem 4 is about E > 1)",
+                                        minimum=2)
+    eta_grid: tuple[float, ...] = parameter(doc="constant steps eta of the bias grid (hypothesis: eta < 1/(4 + mu))",
+                                            above=0)
+    simulated_rounds: int = parameter(doc="rounds of the simulated constant-step run (E = 5, eta = 0.05)", minimum=1)
+    gd_rounds: int = parameter(doc="rounds of simulated gradient descent (E = 1, eta = 0.2)", minimum=1)
+    decay_rounds: int = parameter(doc="rounds of the decaying-step run (E = 5, App. C.2)", minimum=1)
+    N: int = parameter(5, "clients of the Appendix C problem", minimum=2)
+    p: int = parameter(4, "block size of the Appendix C problem (d = N p + 1)", minimum=2)
+    mu: float = parameter(2e-4, "l2 regularisation mu of the Appendix C problem", above=0)
+    lower_bound_constant: float = parameter(1 / 16, "the constant of eq. 34 (1/16)", above=0)
+    coefficient_scale: float = parameter(1.0, "multiplies the first-order coefficient ||c|| of eq. 33", above=0)
+
+
+@dataclass(frozen=True)
+class Li2020Thm1Plan:
+    """li2020.thm1: E and the horizons of the two rate instances, the eq. 13 run, the seeds, and the
+    constants of eq. 4, the claimed rate and eq. 13's B."""
+
+    horizon_scale: float = parameter(doc="multiplies each rate instance's horizon (60 gamma and 30 gamma local "
+                                         "steps)", above=0)
+    recursion_steps: int = parameter(doc="local steps of the eq. 13 run (E = 1, where eq. 13 bites)", minimum=1)
+    E: int = parameter(5, "local steps per round on both rate instances (hypotheses: gamma = max{8 kappa, E}, "
+                          "eta_1 <= 1/(4L))", minimum=1)
+    seeds: int = parameter(4, "seeds of the synthetic(1,1) instance (the counterexample is deterministic)", minimum=1,
+                           from_settings="seeds")
+    recursion_seeds: int = parameter(RECURSION_SEEDS, "seeds of the eq. 13 run (at least 32: its noise is of the "
+                                                      "order of the slack)", minimum=RECURSION_SEEDS,
+                                     from_settings="seeds")
+    bound_scale: float = parameter(1.0, "multiplies the bound of eq. 4", above=0)
+    claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
+    recursion_B_scale: float = parameter(1.0, "multiplies B in eq. 13", above=0)
+
+
+@dataclass(frozen=True)
+class DingTheoremPlan:
+    """ding2020.thm1 and ding2020.thm2: the K grid (T = C M K, C = 2), the instance's N and M, the
+    seeds, and the claimed rate, the bound's scale and whether the identical-block instance runs."""
+
+    K_grid: tuple[int, ...] = parameter(doc="iterations per block K = E I of the sweep (hypothesis: K > C M N)",
+                                        minimum=1)
+    N: int = parameter(4, "clients per block", minimum=1)
+    M: int = parameter(3, "blocks", minimum=2)
+    seeds: int = parameter(4, "seeds of every run", minimum=1, from_settings="seeds")
+    claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (eq. 11, 19, 20)")
+    bound_scale: float = parameter(1.0, "multiplies the explicit bound (eq. 16, 17, 33)", above=0)
+    identical_instance: bool = parameter(True, "also run the identical-block instance, where the bound bites")
+
+
+@dataclass(frozen=True)
+class DingSpeedupPlan:
+    """ding2020.speedup: the N sweep (at M = 3 and fixed T) and the M sweep (at N = 4 and fixed K)
+    on nested views of one instance, the seeds, and the claimed exponents and traffic factor."""
+
+    N_grid: tuple[int, ...] = parameter(doc="clients of the N sweep at fixed T (N >= 2)", minimum=2)
+    M_grid: tuple[int, ...] = parameter(doc="blocks of the M sweep at fixed K (the first min M blocks are compared)",
+                                        minimum=2)
+    seeds: int = parameter(4, "seeds of the N and M sweeps", minimum=1, from_settings="seeds")
+    n_exponent: float = parameter(-0.5, "the claimed exponent in N at fixed T")
+    m_exponent: float = parameter(0.0, "the claimed exponent in M at fixed K")
+    traffic_factor: float = parameter(2.0, "MC-PSGD / MM-PSGD traffic claimed as factor * M^(1/4)", above=0)
+
+
+@dataclass(frozen=True)
+class DingOrderingPlan:
+    """ding2020.ordering: K of the three runs, the seeds, and the planted alternatives."""
+
+    K: int = parameter(doc="iterations per block K = E I (T = C M K, C = 2)", minimum=1)
+    seeds: int = parameter(4, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
+                           from_settings="seeds")
+    fedavg_data: str = parameter("cyclic", "data of the tracking claims (the control gets the other)",
+                                 choices=("cyclic", "shuffled"))
+    persistence: float = parameter(0.5, "the last cycle's swing must exceed this fraction of the first's")
+    reverse_orders: bool = parameter(False, "claim the three orderings reversed")
+
+
+@dataclass(frozen=True)
+class YuSweepPlan:
+    """The PR-SGD sweep of yu2019.thm1 and yu2019.cor2: one run per N in ``clients`` and T in
+    ``horizons`` with T >= N^3 (Corollary 2's K = 1 <= T^(1/4)/N^(3/4) needs it)."""
+
+    clients: tuple[int, ...] = parameter(doc="workers N of the sweep", minimum=1)
+    horizons: tuple[int, ...] = parameter(doc="total steps T of the sweep (a run for each T >= N^3)", minimum=1)
+    seeds: int = parameter(4, "seeds of every run", minimum=1, from_settings="seeds")
+
+    def __post_init__(self) -> None:
+        for N in self.clients:
+            if N**3 > max(self.horizons):
+                raise PlanError("clients", f"N = {N} needs a horizon T >= N^3 = {N**3} (K = 1 <= T^(1/4)/N^(3/4)); "
+                                f"the largest in horizons is {max(self.horizons)}")
+
+
+@dataclass(frozen=True)
+class YuTheorem1Plan(YuSweepPlan):
+    """yu2019.thm1: the sweep and the scale of Theorem 1's bound."""
+
+    bound_scale: float = parameter(1.0, "multiplies Theorem 1's right-hand side", above=0)
+
+
+@dataclass(frozen=True)
+class YuCorollary2Plan(YuSweepPlan):
+    """yu2019.cor2: the sweep and the claimed rate."""
+
+    claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (and in N)")
+
+
+@dataclass(frozen=True)
+class ConstantsPlan:
+    """assumptions.constants: which constant (if any) is reported 10% off."""
+
+    planted: str | None = parameter(None, "a constant reported 10% off (planted variant)", choices=PLANTABLE_CONSTANTS)
+
+
+@dataclass(frozen=True)
+class LemmasPlan:
+    """lemmas: the rounds of the FedAvg runs, the seeds, and which lemma (if any) is planted false."""
+
+    rounds: int = parameter(doc="rounds of the FedAvg runs of Li's lemmas and Yu's drift (E = 5)", minimum=1)
+    seeds: int = parameter(16, "seeds of every run (at least 16: Li's Lemma 2 compares realised noise)", minimum=16,
+                           from_settings="seeds")
+    planted: str | None = parameter(None, "a lemma planted false", choices=PLANTABLE_LEMMAS)
+
+
+@dataclass(frozen=True)
+class ConstantStepControlPlan:
+    """control.constant-step-rate: the horizon and the step size (its true counterpart: Li's)."""
+
+    rounds: int = parameter(doc="rounds of the run (E = 5)", minimum=1)
+    step: str = parameter("constant", "the step size: the constant 0.05, or Li's Theorem 1 schedule",
+                          choices=CONTROL_STEPS)
