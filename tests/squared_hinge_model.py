@@ -6,10 +6,7 @@ from __future__ import annotations
 from typing import ClassVar, NamedTuple
 
 import numpy as np
-from numba.core import types
-from numba.extending import overload
-
-from problems.models.kernels import margin_loss_sum, margin_residuals
+from problems.models.kernels import register_loss
 from problems.models.linear import CurvatureBounds, LinearModel
 
 
@@ -49,36 +46,21 @@ class SquaredHingeModel(LinearModel):
         return SquaredHingeLoss(1)
 
 
-def _is(loss) -> bool:
-    return isinstance(loss, types.BaseNamedTuple) and loss.instance_class is SquaredHingeLoss
-
-
-@overload(margin_residuals)
 def _residuals(loss, Z, targets, sample_base, idx, n_used, wt):
-    if not _is(loss):
-        return None
-
-    def impl(loss, Z, targets, sample_base, idx, n_used, wt):
-        for b in range(n_used):
-            s = 2.0 * targets[sample_base + idx[b]] - 1.0
-            Z[b, 0] = -s * max(0.0, 1.0 - s * Z[b, 0]) * wt
-
-    return impl
+    for b in range(n_used):
+        s = 2.0 * targets[sample_base + idx[b]] - 1.0
+        Z[b, 0] = -s * max(0.0, 1.0 - s * Z[b, 0]) * wt
 
 
-@overload(margin_loss_sum)
 def _loss_sum(loss, Z, targets, sample_base, n):
-    if not _is(loss):
-        return None
+    total = 0.0
+    for b in range(n):
+        s = 2.0 * targets[sample_base + b] - 1.0
+        total += 0.5 * max(0.0, 1.0 - s * Z[b, 0]) ** 2
+    return total
 
-    def impl(loss, Z, targets, sample_base, n):
-        total = 0.0
-        for b in range(n):
-            s = 2.0 * targets[sample_base + b] - 1.0
-            total += 0.5 * max(0.0, 1.0 - s * Z[b, 0]) ** 2
-        return total
 
-    return impl
+register_loss(SquaredHingeLoss, _residuals, _loss_sum)
 
 
 def run_in_kernel() -> float:

@@ -1,6 +1,6 @@
 """Type stub of problems.models: its public API (loaded lazily)."""
 
-from .kernels import margin_loss_sum, margin_residuals
+from .kernels import margin_loss_sum, margin_residuals, register_loss
 from .least_squares import LeastSquaresModel
 from .linear import CurvatureBounds, LinearModel
 from .logistic import LogisticModel

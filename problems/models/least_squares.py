@@ -9,10 +9,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-from numba.core import types
-from numba.extending import overload
 
-from .kernels import margin_loss_sum, margin_residuals
+from .kernels import register_loss
 from .linear import CurvatureBounds, LinearModel
 
 __all__ = ["LeastSquaresModel", "LeastSquaresLoss"]
@@ -58,31 +56,18 @@ class LeastSquaresModel(LinearModel):
         return LeastSquaresLoss(1)
 
 
-def _is(loss) -> bool:
-    return isinstance(loss, types.BaseNamedTuple) and loss.instance_class is LeastSquaresLoss
-
-
-@overload(margin_residuals, jit_options={"cache": True})
 def _residuals(loss, Z, targets, sample_base, idx, n_used, wt):
-    if not _is(loss):
-        return None
-
-    def impl(loss, Z, targets, sample_base, idx, n_used, wt):
-        for b in range(n_used):
-            Z[b, 0] = (Z[b, 0] - targets[sample_base + idx[b]]) * wt
-
-    return impl
+    """Z[b] <- wt * dl/dz in place (``kernels.margin_residuals``)."""
+    for b in range(n_used):
+        Z[b, 0] = (Z[b, 0] - targets[sample_base + idx[b]]) * wt
 
 
-@overload(margin_loss_sum, jit_options={"cache": True})
 def _loss_sum(loss, Z, targets, sample_base, n):
-    if not _is(loss):
-        return None
+    """sum of the losses of the margins (``kernels.margin_loss_sum``)."""
+    total = 0.0
+    for b in range(n):
+        total += 0.5 * (Z[b, 0] - targets[sample_base + b]) ** 2
+    return total
 
-    def impl(loss, Z, targets, sample_base, n):
-        total = 0.0
-        for b in range(n):
-            total += 0.5 * (Z[b, 0] - targets[sample_base + b]) ** 2
-        return total
 
-    return impl
+register_loss(LeastSquaresLoss, _residuals, _loss_sum)

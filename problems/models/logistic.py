@@ -10,11 +10,9 @@ import math
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-from numba.core import types
-from numba.extending import overload
 from scipy.special import expit
 
-from .kernels import margin_loss_sum, margin_residuals
+from .kernels import register_loss
 from .linear import CurvatureBounds, LinearModel
 
 __all__ = ["LogisticModel", "LogisticLoss"]
@@ -60,38 +58,25 @@ class LogisticModel(LinearModel):
         return LogisticLoss(1)
 
 
-def _is(loss) -> bool:
-    return isinstance(loss, types.BaseNamedTuple) and loss.instance_class is LogisticLoss
-
-
-@overload(margin_residuals, jit_options={"cache": True})
 def _residuals(loss, Z, targets, sample_base, idx, n_used, wt):
-    if not _is(loss):
-        return None
-
-    def impl(loss, Z, targets, sample_base, idx, n_used, wt):
-        for b in range(n_used):
-            yv = targets[sample_base + idx[b]]
-            z = Z[b, 0]
-            if z >= 0.0:
-                Z[b, 0] = (1.0 / (1.0 + math.exp(-z)) - yv) * wt
-            else:
-                e = math.exp(z)
-                Z[b, 0] = (e / (1.0 + e) - yv) * wt
-
-    return impl
+    """Z[b] <- wt * dl/dz in place (``kernels.margin_residuals``)."""
+    for b in range(n_used):
+        yv = targets[sample_base + idx[b]]
+        z = Z[b, 0]
+        if z >= 0.0:
+            Z[b, 0] = (1.0 / (1.0 + math.exp(-z)) - yv) * wt
+        else:
+            e = math.exp(z)
+            Z[b, 0] = (e / (1.0 + e) - yv) * wt
 
 
-@overload(margin_loss_sum, jit_options={"cache": True})
 def _loss_sum(loss, Z, targets, sample_base, n):
-    if not _is(loss):
-        return None
+    """sum of the losses of the margins (``kernels.margin_loss_sum``)."""
+    total = 0.0
+    for b in range(n):
+        z = Z[b, 0]
+        total += max(z, 0.0) + math.log1p(math.exp(-abs(z))) - targets[sample_base + b] * z
+    return total
 
-    def impl(loss, Z, targets, sample_base, n):
-        total = 0.0
-        for b in range(n):
-            z = Z[b, 0]
-            total += max(z, 0.0) + math.log1p(math.exp(-abs(z))) - targets[sample_base + b] * z
-        return total
 
-    return impl
+register_loss(LogisticLoss, _residuals, _loss_sum)

@@ -12,11 +12,9 @@ import math
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-from numba.core import types
-from numba.extending import overload
 from scipy.special import log_softmax, softmax
 
-from .kernels import margin_loss_sum, margin_residuals
+from .kernels import register_loss
 from .linear import CurvatureBounds, LinearModel
 
 __all__ = ["SoftmaxModel", "SoftmaxLoss"]
@@ -78,51 +76,38 @@ class SoftmaxModel(LinearModel):
         return SoftmaxLoss(self.n_classes)
 
 
-def _is(loss) -> bool:
-    return isinstance(loss, types.BaseNamedTuple) and loss.instance_class is SoftmaxLoss
-
-
-@overload(margin_residuals, jit_options={"cache": True})
 def _residuals(loss, Z, targets, sample_base, idx, n_used, wt):
-    if not _is(loss):
-        return None
-
-    def impl(loss, Z, targets, sample_base, idx, n_used, wt):
-        C = loss.n_classes
-        for b in range(n_used):
-            yv = targets[sample_base + idx[b]]
-            zmax = Z[b, 0]
-            for c in range(1, C):
-                if Z[b, c] > zmax:
-                    zmax = Z[b, c]
-            total = 0.0
-            for c in range(C):
-                Z[b, c] = math.exp(Z[b, c] - zmax)
-                total += Z[b, c]
-            scale = wt / total
-            for c in range(C):
-                Z[b, c] *= scale
-            Z[b, int(yv)] -= wt
-
-    return impl
-
-
-@overload(margin_loss_sum, jit_options={"cache": True})
-def _loss_sum(loss, Z, targets, sample_base, n):
-    if not _is(loss):
-        return None
-
-    def impl(loss, Z, targets, sample_base, n):
-        C = loss.n_classes
+    """Z[b] <- wt * dl/dz in place (``kernels.margin_residuals``)."""
+    C = loss.n_classes
+    for b in range(n_used):
+        yv = targets[sample_base + idx[b]]
+        zmax = Z[b, 0]
+        for c in range(1, C):
+            if Z[b, c] > zmax:
+                zmax = Z[b, c]
         total = 0.0
-        for b in range(n):
-            zmax = Z[b, 0]
-            for c in range(1, C):
-                zmax = max(zmax, Z[b, c])
-            s = 0.0
-            for c in range(C):
-                s += math.exp(Z[b, c] - zmax)
-            total += zmax + math.log(s) - Z[b, int(targets[sample_base + b])]
-        return total
+        for c in range(C):
+            Z[b, c] = math.exp(Z[b, c] - zmax)
+            total += Z[b, c]
+        scale = wt / total
+        for c in range(C):
+            Z[b, c] *= scale
+        Z[b, int(yv)] -= wt
 
-    return impl
+
+def _loss_sum(loss, Z, targets, sample_base, n):
+    """sum of the losses of the margins (``kernels.margin_loss_sum``)."""
+    C = loss.n_classes
+    total = 0.0
+    for b in range(n):
+        zmax = Z[b, 0]
+        for c in range(1, C):
+            zmax = max(zmax, Z[b, c])
+        s = 0.0
+        for c in range(C):
+            s += math.exp(Z[b, c] - zmax)
+        total += zmax + math.log(s) - Z[b, int(targets[sample_base + b])]
+    return total
+
+
+register_loss(SoftmaxLoss, _residuals, _loss_sum)
