@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -54,17 +54,19 @@ def _seed_run(
     return {name: np.asarray(value) for name, value in seed_run._asdict().items()}
 
 
-def seed_task(request: RunRequest, optimum: Optimum, seed: int, engine: str) -> SweepTask:
-    """The sweep task of one seed of a request.
+def seed_task(request: RunRequest, seed: int, engine: str) -> SweepTask:
+    """The sweep task of one seed of a request whose optimum is known (``execute`` fills it in).
 
     Its config is the run config restricted to ``seed`` plus the engine, the tracking flag, the
     seed and the record steps of the config's own record rounds (for the store's table) and a
     digest of w* (the divergence test and tracked radii are measured from it); its key is the
     SHA-256 of that config's canonical JSON (16 hex digits, as ``RunConfig.run_id``).
     """
+    if request.optimum is None:
+        raise ConfigError("optimum: a sweep task measures from the exact optimum; the request has none")
     cfg = request.config
     alg = cfg.algorithm
-    w_star = np.ascontiguousarray(optimum.w_star, dtype=np.float64)
+    w_star = np.ascontiguousarray(request.optimum.w_star, dtype=np.float64)
     config_json: dict[str, Any] = {
         **cfg.with_seeds((seed,)).to_json(),
         "engine": engine,
@@ -102,15 +104,15 @@ def execute(
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs: must be an integer >= 1, got {jobs!r}")
     planned = [_plan(request, engine) for request in requests]
+    requests = [replace(req, optimum=optimum) for req, (_, _, optimum) in zip(requests, planned)]
     check_sweep_memory(
         sum(len(req.config.algorithm.seeds) for req in requests),
-        sum(len(req.config.algorithm.seeds) * len(plan.record_rounds) * (optimum.w_star.size + 2)
-            for req, (_, plan, optimum) in zip(requests, planned)),
+        sum(len(req.config.algorithm.seeds) * len(plan.record_rounds) * (req.optimum.w_star.size + 2)
+            for req, (_, plan, _) in zip(requests, planned)),
     )
     if executor is None and scheduler is None:
         executor = "serial" if jobs == 1 else "process"
-    tasks = [[seed_task(req, optimum, seed, engine) for seed in req.config.algorithm.seeds]
-             for req, (_, _, optimum) in zip(requests, planned)]
+    tasks = [[seed_task(req, seed, engine) for seed in req.config.algorithm.seeds] for req in requests]
     results = run_sweep(
         [task for request_tasks in tasks for task in request_tasks], executor=executor, jobs=jobs,
         scheduler=scheduler, store=store, use_cache=use_cache, progress=progress, description=description,

@@ -4,7 +4,7 @@ The block-cyclic kernel returns the global models at a few record rounds only; L
 and 9 of Ding et al., "Distributed Optimization over Block-Cyclic Data" (arXiv 2002.07454,
 ``shared/papers/ding2020_block_cyclic.md``, eq. 14, Lemma 3, eq. 48-49 / 56-59, eq. 60) are
 statements about every local step and every communication round. ``probe_block_cyclic`` replays
-one seed of ``convergence.block_cyclic.run_block_cyclic`` with the very same arithmetic: it calls
+one seed of an MM-PSGD or MC-PSGD run (``convergence.run``) with the very same arithmetic: it calls
 the helpers of the NumPy reference path (``_block_cyclic_reference.participants_np``,
 ``chain_batch``, ``mean_losses``, ``_fedavg_reference.PaddedClients``, the model's ``batched_gradients``) and
 the counter-based sampler (``_rng.sample_indices_np``, 2b slots per stream in MC, the first b for
