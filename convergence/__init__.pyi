@@ -3,7 +3,7 @@
 
 from .algorithms import (
     ALGORITHM_NAMES, BlockCyclicExtras, Communication, DivergenceError, FedAvgConfig, FedAvgCyclicConfig, FedAvgExtras,
-    MCPSGDConfig, MMPSGDConfig, PRSGDConfig, RunConfig, RunResult,
+    FedProxConfig, MCPSGDConfig, MMPSGDConfig, PRSGDConfig, RunConfig, RunResult,
 )
 from .block_gaps import BlockCyclicGaps, block_cyclic_gaps
 from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound

@@ -5,6 +5,7 @@ from .block_cyclic.engine import BlockCyclicExtras, Communication
 from .fedavg.config import FedAvgConfig
 from .fedavg.engine import FedAvgExtras
 from .fedavg_cyclic import FedAvgCyclicConfig
+from .fedprox.config import FedProxConfig
 from .mc_psgd import MCPSGDConfig
 from .mm_psgd import MMPSGDConfig
 from .pr_sgd import PRSGDConfig

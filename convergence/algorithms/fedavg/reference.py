@@ -28,8 +28,12 @@ def fedavg_reference(
     w0: np.ndarray,
     w_star: np.ndarray,
     track: bool = False,
+    mu_prox: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Run one seed; returns (records (n_rec, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1)."""
+    """Run one seed; returns (records (n_rec, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1).
+
+    ``mu_prox`` > 0 adds FedProx's proximal term mu_prox (w_k - W) to every local gradient (W the
+    round's global model); 0 is FedAvg."""
     data = PaddedClients(problem)
     N, f, C = problem.n_clients, problem.n_features, problem.n_classes
     E, mu, p = algorithm.local_steps, problem.mu, problem.weights
@@ -50,6 +54,8 @@ def fedavg_reference(
             idx = None if algorithm.batch_size == 0 else sample_indices_np(seed, t, data.sizes, algorithm.batch_size)
             X, y, wt = data.batch(idx)
             grad = problem.model.batched_gradients(local, X, y, wt) + mu * local
+            if mu_prox != 0.0:
+                grad += mu_prox * (local - W)
             if track:
                 max_grad = max(max_grad, float(np.max(np.sum(grad**2, axis=(1, 2)))))
             local -= eta_all[t] * grad
