@@ -1,14 +1,19 @@
 """Type stub of the convergence package: its public API. ``__init__.py`` loads these names lazily
 (lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
 
+from .algorithms import (
+    ALGORITHM_NAMES, BlockCyclicExtras, Communication, DivergenceError, FedAvgConfig, FedAvgCyclicConfig, FedAvgExtras,
+    MCPSGDConfig, MMPSGDConfig, PRSGDConfig, RunConfig, RunResult,
+)
+from .block_gaps import BlockCyclicGaps, block_cyclic_gaps
 from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
-from .config import ConfigError, FedAvgConfig, RunConfig, config_int, log_spaced_rounds
-from .executor import RunRequest, execute
+from .config import ConfigError, config_int, log_spaced_rounds
 from .fixed_point import FixedPoint, fedavg_fixed_point, fedavg_limit_offset
 from .rates import RateFit, fit_rate
-from .resources import check_jobs, check_run_memory, check_sweep_memory
-from .run import DivergenceError, Trajectory, run
+from .resources import check_jobs, check_sweep_memory
+from .run import run
 from .schedules import ScheduleError, StepSize
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoreError, StoredRun
 from .sweep import MissingRunError, SweepError, SweepMonitor, SweepResults, SweepTask, check_scheduler, run_sweep
+from .sweep_runs import RunRequest, execute
 from .verdict import Hypothesis, Status, SubCheck, Uninformative, Verdict

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["GOLDEN", "SEED_MAX", "mix64", "seed_key", "stream_key", "sample_index", "sample_indices_np"]
+__all__ = ["GOLDEN", "SEED_MAX", "mix64", "mix64_np", "seed_key", "stream_key", "sample_index", "sample_indices_np"]
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 SEED_MAX = 2**63 - 1
@@ -69,15 +69,15 @@ def sample_indices_np(seed: int, t: int, sizes: np.ndarray, batch: int) -> np.nd
     sizes = np.asarray(sizes, dtype=np.uint64)
     n_clients = sizes.size
     with np.errstate(over="ignore"):  # modulo 2^64, as in the kernels
-        key = _mix64_np(np.uint64(seed) + GOLDEN)
+        key = mix64_np(np.uint64(seed) + GOLDEN)
         ks = np.arange(n_clients, dtype=np.uint64)
-        streams = _mix64_np(key + GOLDEN * (np.uint64(t) * np.uint64(n_clients) + ks + np.uint64(1)))
+        streams = mix64_np(key + GOLDEN * (np.uint64(t) * np.uint64(n_clients) + ks + np.uint64(1)))
     js = np.arange(1, batch + 1, dtype=np.uint64)
-    h = _mix64_np(streams[:, None] + GOLDEN * js[None, :])
+    h = mix64_np(streams[:, None] + GOLDEN * js[None, :])
     return (((h >> _S32) * sizes[:, None]) >> _S32).astype(np.int64)
 
 
-def _mix64_np(z: np.ndarray) -> np.ndarray:
+def mix64_np(z: np.ndarray) -> np.ndarray:
     """NumPy twin of mix64 (uint64 arithmetic wraps modulo 2^64)."""
     with np.errstate(over="ignore"):
         z = (z ^ (z >> _S30)) * _M1

@@ -27,8 +27,8 @@ from threadpoolctl import threadpool_limits
 
 from problems import ProblemSpec, build_problem, problem_spec
 
-from ._packing import pack_clients
-from .config import FedAvgConfig
+from .algorithms import FedAvgConfig, algorithm_for
+from .algorithms.fedavg.packing import pack_clients
 from .run import run_seed
 from .schedules import StepSize
 
@@ -83,8 +83,10 @@ def _time_engine(problem, workload: Workload, engine: str, repeats: int) -> floa
     rounds = workload.rounds_numba if engine == "numba" else workload.rounds_numpy
     alg = FedAvgConfig(workload.local_steps, rounds, StepSize.constant(workload.eta), workload.batch_size, 1.0, (rounds,))
     w_star = np.zeros(problem.dim)
-    run_seed(problem, alg, 0, w_star, engine=engine)
-    seconds = _median_seconds(lambda: run_seed(problem, alg, 0, w_star, engine=engine), repeats)
+    fedavg = algorithm_for(alg)
+    plan = fedavg.plan(problem, alg, False)
+    run_seed(fedavg, problem, plan, 0, w_star, engine)
+    seconds = _median_seconds(lambda: run_seed(fedavg, problem, plan, 0, w_star, engine), repeats)
     return seconds / (rounds * workload.local_steps * problem.n_clients) * 1e6
 
 
@@ -92,15 +94,17 @@ def _time_mc_psgd(engine: str, repeats: int) -> tuple[float, Any]:
     """Median microseconds per client-iteration of MC-PSGD (W3), and its problem."""
     from problems import build_block_cyclic
 
-    from .block_cyclic import MCPSGDConfig, run_block_cyclic
+    from .algorithms import MCPSGDConfig, RunConfig
+    from .run import run
 
     problem = build_block_cyclic(problem_spec("block_cyclic_softmax", n_clients=100, n_blocks=5, n_features=60,
                                               n_classes=10, samples_per_client=50, seed=0))
     E = 2 if engine == "numba" else 1
     config = MCPSGDConfig(cycles=1, rounds_per_block=E, local_steps=10, step_size=StepSize.constant(0.01),
                           block_step_size=StepSize.constant(0.01), batch_size=24)
-    run_block_cyclic(problem, config, engine=engine)
-    seconds = _median_seconds(lambda: run_block_cyclic(problem, config, engine=engine), repeats)
+    config = RunConfig(problem.spec, config)
+    run(config, problem=problem, engine=engine)
+    seconds = _median_seconds(lambda: run(config, problem=problem, engine=engine), repeats)
     return seconds / (5 * E * 10 * 100) * 1e6, problem
 
 
@@ -108,8 +112,8 @@ def sweep_scaling(repeats: int = 1) -> dict[str, float]:
     """Wall time of 8 equal FedAvg runs with 1 and 2 worker processes (medians), and the speed-up."""
     from problems import exact_optimum
 
-    from .config import RunConfig
-    from .executor import RunRequest, execute
+    from .algorithms import RunConfig
+    from .sweep_runs import RunRequest, execute
 
     spec = problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=10, l2=0.25, seed=1)
     optimum = exact_optimum(build_problem(spec), crosscheck=False)

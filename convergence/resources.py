@@ -5,12 +5,9 @@ and are compared with ``problems.MEMORY_FRACTION`` of the memory available now
 (``problems.check_memory``), so a request that cannot fit is refused with a ConfigError naming
 the fields that drive it, before anything is allocated, instead of ending in MemoryError:
 
-* records kept per run: S seeds x P record points x d parameters (the iterates), plus the gap and
-  distance per record point;
-* the Numba kernel's per-client buffers: a minibatch of max(b, 1) rows x f features, and for least
-  squares the N Gram matrices f x f of the packed problem;
-* the NumPy reference: the client rows padded to n_max (N x n_max x f, with targets and mask) and
-  a gathered minibatch N x b x f per step;
+* one run: each algorithm's engine estimates its own (``Algorithm.memory_bytes``): the records
+  it keeps per seed and record point, and its work arrays (FedAvg: the Numba kernel's minibatch
+  and least-squares Gram matrices, or the NumPy reference's client rows padded to n_max);
 * a sweep: every (config, seed) pair holds its task (config JSON, arguments) and its result in the
   driver until the sweep ends: ``TASK_BYTES`` per pair plus its records.
 """
@@ -20,13 +17,14 @@ from __future__ import annotations
 import os
 import warnings
 
-from problems import FederatedProblem, check_int, check_memory
+from problems import check_int, check_memory
 
-from .config import ConfigError, FedAvgConfig
+from .config import ConfigError
 
-__all__ = ["TASK_BYTES", "check_jobs", "check_run_memory", "check_sweep_memory", "run_memory_bytes"]
+__all__ = ["FLOAT_BYTES", "TASK_BYTES", "check_jobs", "check_run_memory", "check_sweep_memory"]
 
-_FLOAT = 8  # bytes per float64 entry
+FLOAT_BYTES = 8
+"""Bytes per float64 entry."""
 TASK_BYTES = 8 * 1024
 """Driver memory per (config, seed) pair of a sweep beside its records: the task and its config
 JSON, the result mapping and the store's bookkeeping. Measured: 2.5 KiB per pair (tracemalloc
@@ -48,24 +46,11 @@ def check_jobs(jobs: int, *, force: bool = False, name: str = "jobs") -> int:
     return jobs
 
 
-def run_memory_bytes(problem: FederatedProblem, algorithm: FedAvgConfig, engine: str) -> int:
-    """Estimated bytes one ``run`` of ``algorithm`` on ``problem`` allocates (module docstring)."""
-    S, P = len(algorithm.seeds), len(algorithm.record_rounds)
-    N, f, d, b = problem.n_clients, problem.n_features, problem.dim, algorithm.batch_size
-    records = S * P * (d + 2)
-    if engine == "numpy":
-        n_max = int(problem.client_sizes.max())
-        work = N * n_max * (f + 2) + N * b * (f + 2)
-    else:
-        gram = N * f * f if problem.model.quadratic and b == 0 else 0
-        work = max(b, 1) * f + gram
-    return _FLOAT * (records + work)
-
-
-def check_run_memory(problem: FederatedProblem, algorithm: FedAvgConfig, engine: str) -> None:
-    """ConfigError naming batch_size, seeds and record_rounds when one run cannot fit in memory."""
-    check_memory("batch_size, seeds, record_rounds", run_memory_bytes(problem, algorithm, engine),
-                 f"a {engine} run on {problem.name!r}", error=ConfigError)
+def check_run_memory(nbytes: int, engine: str, problem_name: str) -> None:
+    """ConfigError naming batch_size, seeds and record_rounds when one run, estimated by its
+    engine at ``nbytes`` (``Algorithm.memory_bytes``, the counts of the module docstring), cannot
+    fit in memory."""
+    check_memory("batch_size, seeds, record_rounds", nbytes, f"a {engine} run on {problem_name!r}", error=ConfigError)
 
 
 def check_sweep_memory(pairs: int, record_floats: int, name: str = "seeds") -> None:
@@ -75,5 +60,5 @@ def check_sweep_memory(pairs: int, record_floats: int, name: str = "seeds") -> N
     With ``record_floats`` = 0 and ``pairs`` = the number of seeds this is a lower bound for any
     sweep that runs one config with all those seeds (the CLI's check of ``--seeds``).
     """
-    nbytes = pairs * TASK_BYTES + _FLOAT * record_floats
+    nbytes = pairs * TASK_BYTES + FLOAT_BYTES * record_floats
     check_memory(name, nbytes, f"a sweep of {pairs} (config, seed) runs", error=ConfigError)

@@ -80,12 +80,12 @@ class VerifySettings:
         return None if self.store is None else RunStore(self.store, readonly=self.store_readonly, field="--store")
 
     def sweep_options(self) -> dict[str, Any]:
-        """Keyword arguments for convergence.execute / execute_block_cyclic."""
+        """Keyword arguments for convergence.execute."""
         return {"jobs": self.jobs, "scheduler": self.scheduler, "store": self.run_store, "use_cache": self.use_cache,
                 "progress": self.progress}
 
     def __post_init__(self) -> None:
-        from convergence.config import config_int
+        from convergence import config_int
 
         object.__setattr__(self, "seeds", config_int("seeds", self.seeds))
         object.__setattr__(self, "jobs", config_int("jobs", self.jobs))

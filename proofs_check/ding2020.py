@@ -53,23 +53,24 @@ from typing import Any, Sequence
 import numpy as np
 
 from convergence import (
+    BlockCyclicExtras,
+    FedAvgCyclicConfig,
     Hypothesis,
+    MCPSGDConfig,
+    MMPSGDConfig,
+    RunConfig,
+    RunRequest,
+    RunResult,
     Status,
     StepSize,
     Uninformative,
     Verdict,
+    block_cyclic_gaps,
     check_rate_exponent,
     check_upper_bound,
+    execute,
     fit_rate,
 )
-from convergence.block_cyclic import (
-    BlockCyclicResult,
-    FedAvgCyclicConfig,
-    MCPSGDConfig,
-    MMPSGDConfig,
-    block_cyclic_gaps,
-)
-from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
 from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
 
 from .claim import ClaimResult, VerifySettings, combine_checks
@@ -111,7 +112,7 @@ class DingRun:
     K: int
     I: int
     gamma: float
-    result: BlockCyclicResult
+    result: RunResult[BlockCyclicExtras]
     problem: BlockCyclicProblem
 
     @property
@@ -168,9 +169,9 @@ def run_configs(settings: VerifySettings, plans: Sequence[tuple]) -> list[DingRu
             config = MMPSGDConfig(**common)
         else:
             config = FedAvgCyclicConfig(**common)
-        requests.append(BlockCyclicRequest(problem.spec, config, track=algorithm != "fedavg"))
+        requests.append(RunRequest(RunConfig(problem.spec, config), track=algorithm != "fedavg"))
         shapes.append((algorithm, N, M, T, K, I, gamma, problem))
-    results = execute_block_cyclic(requests, **settings.sweep_options(), description="Ding et al. runs")
+    results = execute(requests, **settings.sweep_options(), description="Ding et al. runs")
     return [DingRun(a, N, M, T, K, I, g, result, problem)
             for (a, N, M, T, K, I, g, problem), result in zip(shapes, results)]
 
@@ -229,7 +230,7 @@ def ding_bound(run: DingRun) -> tuple[float, DingConstants]:
     consts = problem_constants(problem.combined)
     optima = [exact_optimum(problem.combined, crosscheck=False).w_star] + [
         exact_optimum(problem.block(m), crosscheck=False).w_star for m in range(problem.n_blocks)]
-    B_sq = max(float(np.max(result.max_norm_sq)), *(float(w @ w) for w in optima))
+    B_sq = max(float(np.max(result.extras.max_norm_sq)), *(float(w @ w) for w in optima))
     ball = Ball(np.zeros(problem.dim), float(np.sqrt(B_sq)))
     constants = DingConstants(
         N=run.N, T=run.T, K=run.K, I=run.I, gamma=float(run.gamma), L=float(consts.L), mu=float(consts.mu),

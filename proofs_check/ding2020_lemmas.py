@@ -4,7 +4,7 @@ Source: Y. Ding et al., "Distributed Optimization over Block-Cyclic Data", arXiv
 (``shared/papers/ding2020_block_cyclic.md``: Assumptions 3-5 l.77-87, Lemmas 2-3 with eq. 14 and their
 proofs eq. 30-31, Lemma 6 with eq. 17 and its proof eq. 38-43, Lemma 8 with eq. 48-49 and its proof
 eq. 56-59, Lemma 9 with eq. 60-65; ``shared/THEOREMS.md``, "Ding et al. 2020"). A ``DingLemmaData``
-replays every seed step by step (``convergence.block_cyclic_probe``; notation there: K participants
+replays every seed step by step (``convergence.algorithms.block_cyclic.probe``; notation there: K participants
 per round, K = N under the paper's full participation, x_t^i, xbar_t = (1/K) sum_i x_t^i, g_t^i,
 grad F_m^i(x_t^i), block m(t)) and computes the constants of the assumptions. Expectations are
 means over seeds with a Student-t interval and ``convergence.check_upper_bound`` gives the verdict
@@ -63,8 +63,8 @@ from typing import Literal
 import numpy as np
 
 from convergence import Hypothesis, Verdict, check_upper_bound
-from convergence.block_cyclic import MCPSGDConfig, MMPSGDConfig
-from convergence.block_cyclic_probe import BlockCyclicProbe, probe_block_cyclic
+from convergence import MCPSGDConfig, MMPSGDConfig
+from convergence.algorithms.block_cyclic.probe import BlockCyclicProbe, probe_block_cyclic
 from problems import BlockCyclicProblem, exact_optimum, problem_constants
 
 from .assumption_constants import ClientEstimate, Estimate, second_moment_bound, variance_bound

@@ -40,9 +40,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from convergence import StepSize, Verdict, check_lower_bound, check_ordering, check_upper_bound
-from convergence.block_cyclic import PRSGDConfig, block_cyclic_gaps
-from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
+from convergence import (
+    PRSGDConfig, RunConfig, RunRequest, StepSize, Verdict, block_cyclic_gaps, check_lower_bound, check_ordering,
+    check_upper_bound, execute,
+)
 
 from .claim import ClaimResult, VerifySettings, combine_checks
 from .plot_specs import Curve, CurvesPlot
@@ -112,8 +113,8 @@ def _shuffled_control(settings: VerifySettings, fedavg: DingRun) -> np.ndarray:
     rounds = CYCLES * M * E
     config = PRSGDConfig(rounds=rounds, sync_interval=fedavg.I, step_size=StepSize.constant(fedavg.gamma),
                          batch_size=1, record_rounds=tuple(range(E, rounds + 1, E)), seeds=fedavg.result.seeds)
-    (result,) = execute_block_cyclic([BlockCyclicRequest(problem.shuffled(SHUFFLE_SEED).spec, config)],
-                                     **settings.sweep_options(), description="Ding et al. FedAvg on shuffled data")
+    (result,) = execute([RunRequest(RunConfig(problem.shuffled(SHUFFLE_SEED).spec, config))],
+                        **settings.sweep_options(), description="Ding et al. FedAvg on shuffled data")
     return block_cyclic_gaps(problem, result).global_block_gap
 
 

@@ -55,8 +55,7 @@ import math
 
 import numpy as np
 
-from convergence import Hypothesis, Status, Verdict, check_rate_exponent
-from convergence.block_cyclic import block_cyclic_gaps
+from convergence import Hypothesis, Status, Verdict, block_cyclic_gaps, check_rate_exponent
 from problems import BlockCyclicProblem
 
 from .claim import ClaimResult, VerifySettings, combine_checks
@@ -140,7 +139,7 @@ def evaluate_speedup(settings: VerifySettings, plan: DingSpeedupPlan) -> ClaimRe
         f"{M_SWEEP_CLIENTS} and K = {m_runs[0].K} (T = C M K, I = {m_runs[0].I}): Thm 2's bound sqrt(M/(NT)) = "
         f"1/sqrt(NCK) does not depend on M (claimed exponent <= {m_exponent:g}).",
     )
-    ratio = mc.result.communication.total_params / mm.result.communication.total_params
+    ratio = mc.result.extras.communication.total_params / mm.result.extras.communication.total_params
     predicted = traffic_factor * traffic_problem.n_blocks**0.25
     within = abs(ratio / predicted - 1) <= TRAFFIC_TOLERANCE
     traffic = Verdict(

@@ -1,7 +1,7 @@
 """Lemma checks on FedAvg trajectories: Li et al. (ICLR 2020) Lemmas 1-3 and Yu et al.'s drift.
 
 Each lemma is an inequality LHS_t <= RHS_t between expectations, for every local step t. A
-``LemmaData`` replays every seed of a FedAvg config step by step (``convergence.probe``), keeping
+``LemmaData`` replays every seed of a FedAvg config step by step (``convergence.algorithms.fedavg.probe``), keeping
 every local iterate w_t^k, and computes the constants of the assumptions along the run
 (``proofs_check.run_moments``). Both sides are evaluated at every local step t = 0..T-1
 (plotted at Li's 1-based index t + 1) for every seed; the expectation is the mean over seeds with
@@ -11,7 +11,7 @@ the steps, family-wise error rate 5%), INCONCLUSIVE otherwise.
 
 Statements (right-hand sides in ``proofs_check.fedavg_lemma_bounds``; ``shared/THEOREMS.md`` l.49-55
 and l.110, ``papers/li2020_fedavg_noniid.txt`` l.361-378, ``papers/liu_lecture_fl_fedavg.md`` l.363;
-notation of ``convergence.probe``: wbar_t = sum_k p_k w_t^k,
+notation of ``convergence.algorithms.fedavg.probe``: wbar_t = sum_k p_k w_t^k,
 g_t = sum_k p_k g_{t,k}, gbar_t = sum_k p_k grad F_k(w_t^k)):
 
 * li2020.lemma1 (one-step SGD, Assumptions 1-2, eta_t <= 1/(4L)):
@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from convergence import FedAvgConfig, Hypothesis, Verdict
-from convergence.probe import Probe, probe_fedavg
+from convergence.algorithms.fedavg.probe import Probe, probe_fedavg
 from problems import FederatedProblem, Optimum, exact_optimum
 
 from .assumption_constants import Estimate, heterogeneity, smoothness, strong_convexity

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from convergence import FedAvgConfig, Status, StepSize, Verdict
-from convergence.block_cyclic import MCPSGDConfig
+from convergence import FedAvgConfig, MCPSGDConfig, Status, StepSize, Verdict
 from problems import BlockCyclicProblem, build_problem, problem_constants, problem_spec
 
 from .claim import ClaimResult, Uninformative, VerifySettings, combine_checks

@@ -76,7 +76,7 @@ def li_theorem1_constants(
     observed_grad_sq: float,
 ) -> LiConstants:
     """Theorem 1's constants; ``radius`` and ``observed_grad_sq`` come from a tracked run (the
-    max over seeds of Trajectory.max_radius_sq ** 0.5 and of Trajectory.max_grad_sq)."""
+    max over seeds of FedAvgExtras.max_radius_sq ** 0.5 and of FedAvgExtras.max_grad_sq)."""
     consts = problem_constants(problem)
     L, mu = float(consts.L), float(consts.mu)
     gamma = max(8 * L / mu, local_steps)

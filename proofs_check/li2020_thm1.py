@@ -24,7 +24,7 @@ eta_t <= 1/(4L), eta_t non-increasing and eta_t <= 2 eta_{t+E},
 
     Delta_{t+1} <= (1 - eta_t mu) Delta_t + eta_t^2 B,   B = sum_k p_k^2 sigma_k^2 + 6 L Gamma + 8 (E-1)^2 G^2.   (13)
 
-It is checked at every local step t of a probed run (convergence.probe replays the run keeping
+It is checked at every local step t of a probed run (convergence.algorithms.fedavg.probe replays the run keeping
 every local iterate). Per seed s, the step's noise is integrated exactly: given the past,
 E_t||wbar_{t+1} - w*||^2 = ||wbar_t - eta_t gbar_t - w*||^2 + eta_t^2 V_t with gbar_t =
 sum_k p_k grad F_k(w_t^k) and V_t = sum_k p_k^2 sigma_k^2(w_t^k, b) the exact minibatch variance
@@ -66,18 +66,19 @@ import numpy as np
 
 from convergence import (
     FedAvgConfig,
+    FedAvgExtras,
     Hypothesis,
     RunConfig,
     RunRequest,
     StepSize,
-    Trajectory,
+    RunResult,
     Verdict,
     check_rate_exponent,
     check_upper_bound,
     execute,
     log_spaced_rounds,
 )
-from convergence.probe import Probe, probe_fedavg
+from convergence.algorithms.fedavg.probe import Probe, probe_fedavg
 from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, check_real, problem_constants, problem_spec
 
 from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
@@ -182,7 +183,7 @@ def _run_instance(
     )
     c = li_theorem1_constants(
         problem, optimum, E, inst.batch_size,
-        radius=float(np.sqrt(np.max(traj.max_radius_sq))), observed_grad_sq=float(np.max(traj.max_grad_sq)),
+        radius=float(np.sqrt(np.max(traj.extras.max_radius_sq))), observed_grad_sq=float(np.max(traj.extras.max_grad_sq)),
     )
     hypotheses = li_hypotheses(c, schedule, cfg.algorithm.total_steps, inst.label)
     steps = traj.steps.astype(float)
@@ -345,7 +346,7 @@ def _recursion_instance(plan: Li2020Thm1Plan) -> tuple[tuple[str, Verdict], Curv
 
 
 def _recursion_finding(
-    problem: FederatedProblem, optimum: Optimum, c: LiConstants, schedule: StepSize, traj: Trajectory,
+    problem: FederatedProblem, optimum: Optimum, c: LiConstants, schedule: StepSize, traj: RunResult[FedAvgExtras],
     algorithm: FedAvgConfig,
 ) -> dict[str, float | str]:
     """Eq. 13 along a deterministic run: windows of RECORD_WINDOW_ROUNDS rounds from w_0 and from every

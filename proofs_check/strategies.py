@@ -269,7 +269,7 @@ def block_cyclic_problems(
     Draws N clients, M blocks, d, rows per (block, client), how far the block optima are apart
     (block_spread; 0 = one distribution for every block), client heterogeneity within a block,
     mu and a seed. Every F_m^i is mu-strongly convex (l2 term) and has an exact optimum, so the
-    per-block and global gaps of ``convergence.block_cyclic`` runs are exact.
+    per-block and global gaps of block-cyclic runs (``convergence.block_cyclic_gaps``) are exact.
     """
 
     @st.composite

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from convergence import Hypothesis, check_rate_exponent, check_upper_bound, log_spaced_rounds
-from convergence.block_cyclic import PRSGDConfig
-from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
+from convergence import (
+    Hypothesis, PRSGDConfig, RunConfig, RunRequest, check_rate_exponent, check_upper_bound, execute, log_spaced_rounds,
+)
 from problems import build_problem, problem_constants, problem_spec
 
 from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
@@ -78,8 +78,8 @@ def _sweep(settings: VerifySettings, plan: YuSweepPlan) -> list[dict]:
                                     record_rounds=log_spaced_rounds(rounds, 12))
             plans.append({"N": N, "T": rounds * K, "T_nominal": T, "K": K, "L": L, "problem": problem,
                           "optimum": optimum, "config": config, "note": note})
-    results = execute_block_cyclic([BlockCyclicRequest(p["problem"].spec, p["config"]) for p in plans],
-                                   **settings.sweep_options(), description="PR-SGD runs")
+    results = execute([RunRequest(RunConfig(p["problem"].spec, p["config"]), p["optimum"]) for p in plans],
+                      **settings.sweep_options(), description="PR-SGD runs")
     runs = [dict(plan, result=result) for plan, result in zip(plans, results)]
     return runs
 
@@ -88,7 +88,7 @@ def _bound(run: dict, steps: np.ndarray) -> tuple[np.ndarray, dict]:
     """Theorem 1's right-hand side (``yu_theorem1_bound``) after ``steps`` steps, with its constants."""
     problem, result, L, K, N = run["problem"], run["result"], run["L"], run["K"], run["N"]
     s = run["config"].step_size.eta0
-    B = float(np.sqrt(np.max(result.max_norm_sq)))
+    B = float(np.sqrt(np.max(result.extras.max_norm_sq)))
     ball = Ball(np.zeros(problem.dim), B)
     sigma_sq = variance_bound(problem, ball, 1).max
     G_sq = second_moment_bound(problem, ball, 1).value
@@ -126,7 +126,7 @@ def evaluate_thm1(settings: VerifySettings, plan: YuTheorem1Plan) -> ClaimResult
         rhs = bound_scale * rhs
         constants.append(consts)
         verdict = check_upper_bound(
-            f"yu2019.thm1/N={N}", steps, result.grad_sq_mean[:, keep], rhs, hypotheses=_hypotheses(run)[:1],
+            f"yu2019.thm1/N={N}", steps, result.extras.grad_sq_mean[:, keep], rhs, hypotheses=_hypotheses(run)[:1],
             notes=f"(1/t) sum ||grad f(xbar_(tau-1))||^2 against Thm 1 at every record point t, N = {N}, "
             f"T = {run['T']}, K = {run['K']}; {run['note']}.{planted}",
         )
@@ -151,7 +151,7 @@ def evaluate_cor2(settings: VerifySettings, plan: YuCorollary2Plan) -> ClaimResu
     for N in sorted({r["N"] for r in runs}):
         group = sorted((r for r in runs if r["N"] == N), key=lambda r: r["T"])
         x = np.array([r["N"] * r["T"] for r in group], dtype=float)
-        values = np.stack([r["result"].grad_sq_mean[:, -1] for r in group], axis=1)
+        values = np.stack([r["result"].extras.grad_sq_mean[:, -1] for r in group], axis=1)
         hypotheses = tuple(h for r in group for h in _hypotheses(r))
         verdict = check_rate_exponent(
             f"yu2019.cor2/N={N}", x, values, claimed_exponent=claimed_exponent, hypotheses=hypotheses,
@@ -164,7 +164,7 @@ def evaluate_cor2(settings: VerifySettings, plan: YuCorollary2Plan) -> ClaimResu
     top = sorted((r for r in runs if r["T_nominal"] == T_max), key=lambda r: r["N"])
     speedup = check_rate_exponent(
         "yu2019.cor2/speedup", np.array([r["N"] for r in top], dtype=float),
-        np.stack([r["result"].grad_sq_mean[:, -1] for r in top], axis=1), claimed_exponent=claimed_exponent,
+        np.stack([r["result"].extras.grad_sq_mean[:, -1] for r in top], axis=1), claimed_exponent=claimed_exponent,
         min_points=len(top), notes=f"linear speedup: exponent in N at T = {T_max}.{planted}",
         tolerance=RATE_TOLERANCE,  # 10% of the claimed -1/2, as the rate in N T
     ) if len(top) >= 3 else None

@@ -66,7 +66,7 @@ register_loss(SquaredHingeLoss, _residuals, _loss_sum)
 def run_in_kernel() -> float:
     """E = 3 exact FedAvg steps of one client from w = 0 through the shipped kernel, compared with
     the model's NumPy gradient loop; returns the largest absolute difference."""
-    from convergence._fedavg_kernel import fedavg_kernel
+    from convergence.algorithms.fedavg.kernel import fedavg_kernel
 
     rng = np.random.default_rng(3)
     X, y = rng.normal(size=(12, 4)), (rng.random(12) < 0.5).astype(float)

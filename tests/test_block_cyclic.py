@@ -12,21 +12,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convergence import ConfigError, DivergenceError, FedAvgConfig, StepSize
-from convergence._block_cyclic_kernel import PARTICIPATION_SALT, participants
-from convergence._block_cyclic_reference import participants_np
-from convergence._rng import mix64, seed_key
-from convergence.block_cyclic import (
+from convergence import (
+    ConfigError,
+    DivergenceError,
+    FedAvgConfig,
     FedAvgCyclicConfig,
     MCPSGDConfig,
     MMPSGDConfig,
     PRSGDConfig,
+    RunConfig,
+    StepSize,
     block_cyclic_gaps,
-    run_block_cyclic,
-    run_fedavg_shuffled,
-    run_pr_sgd,
+    run,
 )
-from convergence.run import run_seed
+from convergence._rng import mix64, seed_key
+from convergence.algorithms.block_cyclic.kernel import PARTICIPATION_SALT, participants
+from convergence.algorithms.block_cyclic.reference import participants_np
 from problems import (
     BlockCyclicProblem,
     FederatedProblem,
@@ -61,10 +62,15 @@ def assert_close(fast: np.ndarray | None, slow: np.ndarray | None) -> None:
     np.testing.assert_allclose(fast, slow, rtol=RTOL, atol=RTOL * scale)
 
 
+def run_block_cyclic(problem, config, **kw):
+    """``convergence.run`` of ``config`` on a problem made directly (the run config carries its spec);
+    PR-SGD takes a FederatedProblem and runs it as one block."""
+    return run(RunConfig(problem.spec, config), problem=problem, **kw)
+
+
 def both_engines(problem, config, **kw):
-    """(numba result, numpy result) of run_block_cyclic / run_pr_sgd."""
-    runner = run_pr_sgd if isinstance(config, PRSGDConfig) else run_block_cyclic
-    return runner(problem, config, **kw), runner(problem, config, engine="numpy", **kw)
+    """(numba result, numpy result) of ``config`` on ``problem``."""
+    return run_block_cyclic(problem, config, **kw), run_block_cyclic(problem, config, engine="numpy", **kw)
 
 
 def schedule(**kw) -> dict:
@@ -94,13 +100,13 @@ TABLE = [(a, b, K) for a in sorted(CONFIGS) for b, K in GRADIENTS if a != "fedav
 def test_kernel_matches_reference(algorithm: str, loss: str, batch: int, K: int | None) -> None:
     problem = small(loss)
     fast, slow = both_engines(problem, CONFIGS[algorithm](batch, K), track=True)
-    for name in ("global_models", "predictors", "separate_models", "grad_sq_mean", "max_mean_drift", "max_drift",
-                 "max_norm_sq"):
-        assert_close(getattr(fast, name), getattr(slow, name))
-    if fast.selected_separate is not None:
-        np.testing.assert_array_equal(fast.selected_separate, slow.selected_separate)
+    assert_close(fast.iterates, slow.iterates)
+    for name in ("predictors", "separate_models", "grad_sq_mean", "max_mean_drift", "max_drift", "max_norm_sq"):
+        assert_close(getattr(fast.extras, name), getattr(slow.extras, name))
+    if fast.extras.selected_separate is not None:
+        np.testing.assert_array_equal(fast.extras.selected_separate, slow.extras.selected_separate)
     # the run moved: a kernel returning w0 would not agree by accident
-    assert np.abs(slow.global_models[0, -1]).max() > 1e-2
+    assert np.abs(slow.iterates[0, -1]).max() > 1e-2
 
 
 @pytest.mark.parametrize("loss", ["least_squares", "softmax"])
@@ -110,10 +116,11 @@ def test_pr_sgd_metrics_kernel_matches_reference(loss: str, batch: int, K: int |
     config = PRSGDConfig(rounds=5, sync_interval=4, step_size=StepSize.constant(0.05), batch_size=batch,
                          participants=K, record_rounds=(0, 2, 5))
     fast, slow = both_engines(problem, config)
-    for name in ("global_models", "grad_sq_mean", "max_mean_drift", "max_drift", "max_norm_sq"):
-        assert_close(getattr(fast, name), getattr(slow, name))
-    assert np.isnan(fast.grad_sq_mean[0, 0]) and np.all(fast.grad_sq_mean[0, 1:] > 0)
-    assert np.all(np.diff(fast.max_drift[0]) >= 0) and fast.max_drift[0, -1] >= fast.max_mean_drift[0, -1] > 0
+    assert_close(fast.iterates, slow.iterates)
+    for name in ("grad_sq_mean", "max_mean_drift", "max_drift", "max_norm_sq"):
+        assert_close(getattr(fast.extras, name), getattr(slow.extras, name))
+    assert np.isnan(fast.extras.grad_sq_mean[0, 0]) and np.all(fast.extras.grad_sq_mean[0, 1:] > 0)
+    assert np.all(np.diff(fast.extras.max_drift[0]) >= 0) and fast.extras.max_drift[0, -1] >= fast.extras.max_mean_drift[0, -1] > 0
 
 
 # ---------------------------------------------------------------- hand-derived cases
@@ -125,12 +132,12 @@ def test_one_block_mm_psgd_is_fedavg(loss: str, batch: int) -> None:
     gamma = StepSize.constant(0.07)
     result = run_block_cyclic(problem, MMPSGDConfig(cycles=1, rounds_per_block=6, local_steps=3, step_size=gamma,
                                                     batch_size=batch, record_rounds=(2, 6), seeds=(5,)))
-    fedavg = run_seed(problem.combined, FedAvgConfig(3, 6, gamma, batch, 1.0, (2, 6)), 5, np.zeros(problem.dim))[0]
+    fedavg = run_block_cyclic(problem.combined, FedAvgConfig(3, 6, gamma, batch, 1.0, (2, 6), seeds=(5,))).iterates[0]
     if loss == "least_squares" and batch == 0:
         # both step through Q_k = X_k'X_k / n_k, formed by separate BLAS calls (last-bit differences)
-        np.testing.assert_allclose(result.global_models[0], fedavg, rtol=1e-14, atol=1e-15)
+        np.testing.assert_allclose(result.iterates[0], fedavg, rtol=1e-14, atol=1e-15)
     else:
-        np.testing.assert_array_equal(result.global_models[0], fedavg)
+        np.testing.assert_array_equal(result.iterates[0], fedavg)
 
 
 def test_block_separate_chain_is_fedavg_on_its_block() -> None:
@@ -142,10 +149,10 @@ def test_block_separate_chain_is_fedavg_on_its_block() -> None:
     ends = tuple(range(E, C * M * E + 1, E))  # the end of every block visit
     config = MCPSGDConfig(cycles=C, rounds_per_block=E, local_steps=3, step_size=StepSize.constant(0.04),
                           block_step_size=eta, record_rounds=ends)
-    separate = run_block_cyclic(problem, config).separate_models[0]  # (P, M, d)
+    separate = run_block_cyclic(problem, config).extras.separate_models[0]  # (P, M, d)
     for m in range(M):
-        fedavg = run_seed(problem.block(m), FedAvgConfig(3, C * E, eta, 0, 1.0, tuple(E * (c + 1) for c in range(C))),
-                          0, np.zeros(problem.dim))[0]
+        fedavg = run_block_cyclic(problem.block(m), FedAvgConfig(3, C * E, eta, 0, 1.0,
+                                                                 tuple(E * (c + 1) for c in range(C)))).iterates[0]
         visits = [ends.index(E * (c * M + m + 1)) for c in range(C)]  # record index after cycle c's visit of m
         np.testing.assert_allclose(separate[visits, m], fedavg, rtol=1e-12)
 
@@ -158,9 +165,9 @@ def test_mc_selection_is_irrelevant_when_the_chains_coincide() -> None:
     base = dict(cycles=2, rounds_per_block=4, local_steps=2, step_size=step, record_rounds=(1, 4, 8))
     mc = run_block_cyclic(problem, MCPSGDConfig(**base, block_step_size=step))
     mm = run_block_cyclic(problem, MMPSGDConfig(**base))
-    assert not mc.selected_separate.any()
-    np.testing.assert_array_equal(mc.predictors, mm.predictors)
-    np.testing.assert_array_equal(mc.separate_models[:, :, 0], mc.global_models)
+    assert not mc.extras.selected_separate.any()
+    np.testing.assert_array_equal(mc.extras.predictors, mm.extras.predictors)
+    np.testing.assert_array_equal(mc.extras.separate_models[:, :, 0], mc.iterates)
 
 
 def test_mc_selection_is_irrelevant_on_identical_blocks() -> None:
@@ -178,10 +185,10 @@ def test_mc_selection_is_irrelevant_on_identical_blocks() -> None:
     base = dict(cycles=3, rounds_per_block=2, local_steps=2, step_size=step, record_rounds=tuple(range(19)))
     mc = run_block_cyclic(problem, MCPSGDConfig(**base, block_step_size=step))
     mm = run_block_cyclic(problem, MMPSGDConfig(**base))
-    assert not mc.selected_separate.any()
-    np.testing.assert_array_equal(mc.predictors, mm.predictors)
+    assert not mc.extras.selected_separate.any()
+    np.testing.assert_array_equal(mc.extras.predictors, mm.extras.predictors)
     # block 1's separate model after its first visit (round 4) is the mixed chain after round 2
-    np.testing.assert_allclose(mc.separate_models[0, 4, 1], mc.global_models[0, 2], rtol=1e-13)
+    np.testing.assert_allclose(mc.extras.separate_models[0, 4, 1], mc.iterates[0, 2], rtol=1e-13)
 
 
 def hand_problem() -> BlockCyclicProblem:
@@ -201,15 +208,15 @@ def test_one_client_one_row_by_hand(engine: str) -> None:
     bars = [(1 - 0.5**t) * x / 5 for t in (2, 4, 6)]
     average = run_block_cyclic(problem, MMPSGDConfig(**base), engine=engine)
     exponential = run_block_cyclic(problem, MMPSGDConfig(**base, predictor="exponential"), engine=engine)
-    np.testing.assert_allclose(average.global_models[0, 0], bars[2], rtol=1e-14)
-    np.testing.assert_allclose(average.predictors[0, 0, 0], sum(bars) / 3, rtol=1e-14)  # eq. 7
+    np.testing.assert_allclose(average.iterates[0, 0], bars[2], rtol=1e-14)
+    np.testing.assert_allclose(average.extras.predictors[0, 0, 0], sum(bars) / 3, rtol=1e-14)  # eq. 7
     # base 0.5: weights 1/2, 1/4 to the two latest rounds, the first shares the last weight 1/4
-    np.testing.assert_allclose(exponential.predictors[0, 0, 0], bars[2] / 2 + bars[1] / 4 + bars[0] / 4, rtol=1e-14)
+    np.testing.assert_allclose(exponential.extras.predictors[0, 0, 0], bars[2] / 2 + bars[1] / 4 + bars[0] / 4, rtol=1e-14)
     # MC with eta = 0.2: the residual is multiplied by 1 - 0.2 * 5 = 0, so y_bar = x / 5 = argmin F
     # after one step; its loss 0 beats x_bar's every round, and u~ = (0.2, 0.4).
     mc = run_block_cyclic(problem, MCPSGDConfig(**base, block_step_size=StepSize.constant(0.2)), engine=engine)
-    np.testing.assert_allclose(mc.predictors[0, 0, 0], x / 5, rtol=1e-14)
-    assert mc.selected_separate[0, 0, 0] == 3
+    np.testing.assert_allclose(mc.extras.predictors[0, 0, 0], x / 5, rtol=1e-14)
+    assert mc.extras.selected_separate[0, 0, 0] == 3
 
 
 def test_average_predictor_is_the_mean_of_the_block_global_models() -> None:
@@ -219,12 +226,12 @@ def test_average_predictor_is_the_mean_of_the_block_global_models() -> None:
     config = MMPSGDConfig(cycles=C, rounds_per_block=E, local_steps=2, step_size=StepSize.constant(0.1), batch_size=2,
                           participants=3, record_rounds=tuple(range(R + 1)))
     result = run_block_cyclic(problem, config)
-    glob = result.global_models[0]
+    glob = result.iterates[0]
     for m in range(M):
         rounds = [r for r in range(1, R + 1) if ((r - 1) // E) % M == m]  # record index r = after round r - 1
-        np.testing.assert_allclose(result.predictors[0, -1, m], glob[rounds].mean(axis=0), rtol=1e-12)
-    np.testing.assert_array_equal(result.block_rounds[-1], [C * E] * M)
-    assert result.blocks.tolist()[:4] == [-1, 0, 0, 1]
+        np.testing.assert_allclose(result.extras.predictors[0, -1, m], glob[rounds].mean(axis=0), rtol=1e-12)
+    np.testing.assert_array_equal(result.extras.block_rounds[-1], [C * E] * M)
+    assert result.extras.blocks.tolist()[:4] == [-1, 0, 0, 1]
 
 
 # ---------------------------------------------------------------- the data model
@@ -374,8 +381,8 @@ def test_participants_are_a_sorted_subset(seed: int, r: int, n: int, data: st.Da
 def test_communication_counts() -> None:
     problem = small("least_squares")  # N = 4, M = 3, d = 5
     kw = dict(cycles=2, rounds_per_block=2, local_steps=1, step_size=StepSize.constant(0.05), participants=2)
-    mm = run_block_cyclic(problem, MMPSGDConfig(**kw)).communication
-    mc = run_block_cyclic(problem, MCPSGDConfig(**kw, block_step_size=StepSize.constant(0.05))).communication
+    mm = run_block_cyclic(problem, MMPSGDConfig(**kw)).extras.communication
+    mc = run_block_cyclic(problem, MCPSGDConfig(**kw, block_step_size=StepSize.constant(0.05))).extras.communication
     R, K, d = 12, 2, 5
     assert MMPSGDConfig(**kw).total_rounds(problem.n_blocks) == R and MMPSGDConfig(**kw).total_steps(3) == R
     assert (mm.rounds, mm.down_params, mm.up_params, mm.up_losses) == (R, R * K * d, R * K * d, 0)
@@ -390,15 +397,16 @@ def test_fedavg_cyclic_is_the_block_mixed_chain() -> None:
     kw = dict(cycles=2, rounds_per_block=3, local_steps=2, step_size=StepSize.constant(0.1), batch_size=2)
     cyclic = run_block_cyclic(problem, FedAvgCyclicConfig(**kw))
     mm = run_block_cyclic(problem, MMPSGDConfig(**kw, record_rounds=tuple(range(3, 19, 3))))
-    assert cyclic.predictors is None and cyclic.rounds.tolist() == [3, 6, 9, 12, 15, 18]
-    np.testing.assert_array_equal(cyclic.global_models, mm.global_models)
+    assert cyclic.extras.predictors is None and cyclic.rounds.tolist() == [3, 6, 9, 12, 15, 18]
+    np.testing.assert_array_equal(cyclic.iterates, mm.iterates)
     gaps = block_cyclic_gaps(problem, cyclic)
     assert gaps.minimax_gap is None and gaps.global_gap.shape == (1, 6) and np.all(gaps.global_gap >= -1e-12)
 
 
-def test_fedavg_shuffled_reuses_the_fedavg_kernel() -> None:
-    problem = small("softmax")
-    trajectory = run_fedavg_shuffled(problem, FedAvgConfig(3, 30, StepSize.constant(0.3), 0, 1.0, (1, 30)), 2)
+def test_fedavg_runs_on_shuffled_block_cyclic_data() -> None:
+    shuffled = small("softmax").shuffled(2)
+    trajectory = run(RunConfig(shuffled.spec, FedAvgConfig(3, 30, StepSize.constant(0.3), 0, 1.0, (1, 30))),
+                     problem=shuffled)
     assert trajectory.config.problem.view == "shuffled" and trajectory.gap[0, -1] < trajectory.gap[0, 0]
 
 
@@ -406,10 +414,10 @@ def test_pr_sgd_is_fedavg_and_yu_step() -> None:
     problem = small("least_squares").block(0)
     config = PRSGDConfig.yu(n_clients=4, L=20.0, rounds=8, sync_interval=5, batch_size=3, record_rounds=(4, 8))
     assert config.step_size.eta0 == pytest.approx(np.sqrt(4) / (20.0 * np.sqrt(40)))
-    result = run_pr_sgd(problem, config)
-    fedavg = run_seed(problem, FedAvgConfig(5, 8, config.step_size, 3, 1.0, (4, 8)), 0, np.zeros(problem.dim))[0]
-    np.testing.assert_array_equal(result.global_models[0], fedavg)
-    assert result.predictors is None and result.communication.up_params == 8 * 4 * problem.dim
+    result = run_block_cyclic(problem, config)
+    fedavg = run(RunConfig(problem.spec, FedAvgConfig(5, 8, config.step_size, 3, 1.0, (4, 8))), problem=problem).iterates[0]
+    np.testing.assert_array_equal(result.iterates[0], fedavg)
+    assert result.extras.predictors is None and result.extras.communication.up_params == 8 * 4 * problem.dim
 
 
 def test_pr_sgd_one_client_has_no_drift_and_gd_gradient_by_hand() -> None:
@@ -417,9 +425,9 @@ def test_pr_sgd_one_client_has_no_drift_and_gd_gradient_by_hand() -> None:
     # ||grad f(x_t)||^2 = ||x||^2 r_t^2 = 5 * 4^-t (residual r_t = -2^-t), so the mean over 4 steps
     # is 5 (1 + 1/4 + 1/16 + 1/64) / 4.
     config = PRSGDConfig(rounds=2, sync_interval=2, step_size=StepSize.constant(0.1))
-    result = run_pr_sgd(hand_problem().combined, config)
-    assert result.grad_sq_mean[0, -1] == pytest.approx(5 * (1 + 1 / 4 + 1 / 16 + 1 / 64) / 4, rel=1e-13)
-    assert result.max_drift[0, -1] == 0.0
+    result = run_block_cyclic(hand_problem().combined, config)
+    assert result.extras.grad_sq_mean[0, -1] == pytest.approx(5 * (1 + 1 / 4 + 1 / 16 + 1 / 64) / 4, rel=1e-13)
+    assert result.extras.max_drift[0, -1] == 0.0
 
 
 def test_predictor_gaps_of_mm_psgd() -> None:
@@ -428,7 +436,7 @@ def test_predictor_gaps_of_mm_psgd() -> None:
                           record_rounds=(9, 27))
     result = run_block_cyclic(problem, config)
     gaps = block_cyclic_gaps(problem, result)
-    preds = result.predictors[0, -1]
+    preds = result.extras.predictors[0, -1]
     F_star = exact_optimum(problem.combined, crosscheck=False).F_star
     own = [problem.block(m).objective(preds[m]) for m in range(problem.n_blocks)]
     assert gaps.minimax_gap[0, -1] == pytest.approx(np.mean(own) - F_star, rel=1e-10)
@@ -443,8 +451,8 @@ def test_same_seed_bit_identical_and_seeds_differ() -> None:
     config = MCPSGDConfig(**{**schedule(batch_size=2, participants=3), "seeds": (1, 2)},
                           block_step_size=StepSize.constant(0.1))
     a, b = run_block_cyclic(problem, config), run_block_cyclic(problem, config)
-    assert np.array_equal(a.predictors, b.predictors) and a.run_id == b.run_id
-    assert not np.array_equal(a.predictors[0], a.predictors[1])
+    assert np.array_equal(a.extras.predictors, b.extras.predictors) and a.run_id == b.run_id
+    assert not np.array_equal(a.extras.predictors[0], a.extras.predictors[1])
 
 
 @pytest.mark.parametrize("engine", ["numba", "numpy"])
@@ -508,5 +516,5 @@ def test_bad_problem_input_names_field() -> None:
     with pytest.raises(ProblemError, match="combined"):
         BlockCyclicProblem(combined, 2, 4)
     with pytest.raises(ProblemError, match="weights"):
-        run_pr_sgd(build_problem(problem_spec("random_quadratic", weighting="dirichlet")),
+        run_block_cyclic(build_problem(problem_spec("random_quadratic", weighting="dirichlet")),
                    PRSGDConfig(rounds=1, sync_interval=1, step_size=StepSize.constant(0.01)))

@@ -57,12 +57,11 @@ def test_verify_negative_control_end_to_end(tmp_path: Path) -> None:
 def test_kernel_cache_means_no_recompile_in_a_second_process(tmp_path: Path) -> None:
     code = (
         "import numpy as np\n"
-        "from convergence._fedavg_kernel import fedavg_kernel\n"
-        "from convergence.run import run_seed\n"
-        "from convergence import FedAvgConfig, StepSize\n"
+        "from convergence.algorithms.fedavg.kernel import fedavg_kernel\n"
+        "from convergence import FedAvgConfig, RunConfig, StepSize, run\n"
         "from problems import li_counterexample\n"
         "p = li_counterexample(3, 2, 0.1)\n"
-        "run_seed(p, FedAvgConfig(2, 3, StepSize.constant(0.1)), 0, np.zeros(p.dim))\n"
+        "run(RunConfig(p.spec, FedAvgConfig(2, 3, StepSize.constant(0.1))), problem=p)\n"
         "print(sum(fedavg_kernel.stats.cache_misses.values()), sum(fedavg_kernel.stats.cache_hits.values()))\n"
     )
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from convergence import Status, StepSize
-from convergence.block_cyclic import MCPSGDConfig, MMPSGDConfig
+from convergence import MCPSGDConfig, MMPSGDConfig
 from proofs_check.ding2020 import instance
 from proofs_check.ding2020_lemmas import DingLemmaData, collect_ding, ding_lemma6, ding_lemma6_constant
 from proofs_check.lemma_verdicts import PLANTED_MARGIN, attained_offset

@@ -1,4 +1,4 @@
-"""The block-cyclic probe replays run_block_cyclic exactly; Ding et al.'s Lemmas 2, 3, 8 and 9 PASS on
+"""The block-cyclic probe replays convergence.run exactly; Ding et al.'s Lemmas 2, 3, 8 and 9 PASS on
 a small instance meeting their hypotheses and FAIL in planted false versions."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from convergence import Status, StepSize
-from convergence.block_cyclic import MCPSGDConfig, MMPSGDConfig, run_block_cyclic
-from convergence.block_cyclic_probe import probe_block_cyclic
+from convergence import MCPSGDConfig, MMPSGDConfig, RunConfig, run
+from convergence.algorithms.block_cyclic.probe import probe_block_cyclic
 from problems import BlockCyclicProblem, block_cyclic_softmax
 from proofs_check.ding2020 import instance
 from proofs_check.ding2020_lemmas import (
@@ -44,25 +44,25 @@ def config(
 def test_probe_replays_run(problem: BlockCyclicProblem, mc: bool, batch: int, participants: int | None,
                            predictor: str) -> None:
     cfg = config(mc, batch, participants, predictor=predictor, record_rounds=(0, 1, 5, 12), seeds=(3, 8))
-    numpy_run = run_block_cyclic(problem, cfg, engine="numpy")
-    numba_run = run_block_cyclic(problem, cfg, engine="numba")
+    numpy_run = run(RunConfig(problem.spec, cfg), problem=problem, engine="numpy")
+    numba_run = run(RunConfig(problem.spec, cfg), problem=problem, engine="numba")
     record = list(cfg.record_rounds)
     M = problem.n_blocks
     for s, seed in enumerate(cfg.seeds):
         probe = probe_block_cyclic(problem, cfg, seed)
         models = probe.global_models[record]
-        np.testing.assert_array_equal(models, numpy_run.global_models[s])  # same arithmetic, bit for bit
-        np.testing.assert_array_equal(probe.predictors[record], numpy_run.predictors[s])
+        np.testing.assert_array_equal(models, numpy_run.iterates[s])  # same arithmetic, bit for bit
+        np.testing.assert_array_equal(probe.predictors[record], numpy_run.extras.predictors[s])
         scale = np.abs(models).max()
-        np.testing.assert_allclose(models, numba_run.global_models[s], rtol=1e-10, atol=1e-10 * scale)
+        np.testing.assert_allclose(models, numba_run.iterates[s], rtol=1e-10, atol=1e-10 * scale)
         assert np.abs(models[-1] - models[0]).max() > 1e-3  # the run moved
         if mc:  # w_bar_m at a record round is y_bar of block m's latest round (w0 = 0 before its first)
             for p, P in enumerate(record):
                 for m in range(M):
                     rounds = [r for r in range(P) if probe.round_blocks[r] == m]
                     expected = probe.separate_models[rounds[-1]] if rounds else np.zeros(problem.dim)
-                    np.testing.assert_array_equal(numpy_run.separate_models[s, p, m], expected)
-                    assert numpy_run.selected_separate[s, p, m] == probe.chose_separate[rounds].sum()
+                    np.testing.assert_array_equal(numpy_run.extras.separate_models[s, p, m], expected)
+                    assert numpy_run.extras.selected_separate[s, p, m] == probe.chose_separate[rounds].sum()
 
 
 def test_probe_records_every_local_step() -> None:

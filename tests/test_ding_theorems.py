@@ -62,9 +62,9 @@ def test_ding_bound_takes_B_over_the_iterates_and_both_optima() -> None:
         exact_optimum(problem.block(m), crosscheck=False).w_star for m in range(problem.n_blocks)]
     norms = [float(w @ w) for w in optima]
     assert max(norms) > norms[0]  # an x_m* is farther out than x*
-    assert ding_bound(run)[1].B_sq == max(float(run.result.max_norm_sq.max()), *norms)
-    zeroed = dataclasses.replace(run, result=dataclasses.replace(
-        run.result, max_norm_sq=np.zeros_like(run.result.max_norm_sq)))
+    assert ding_bound(run)[1].B_sq == max(float(run.result.extras.max_norm_sq.max()), *norms)
+    extras = dataclasses.replace(run.result.extras, max_norm_sq=np.zeros_like(run.result.extras.max_norm_sq))
+    zeroed = dataclasses.replace(run, result=dataclasses.replace(run.result, extras=extras))
     value, constants = ding_bound(zeroed)
     assert constants.B_sq == max(norms) and value == constants.bound
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import strategies as st
 
 from convergence import FedAvgConfig, StepSize
-from convergence.probe import probe_fedavg
+from convergence.algorithms.fedavg.probe import probe_fedavg
 from problems import exact_optimum, heterogeneity_gamma, random_quadratic
 from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance
 from proofs_check.falsify_search import FalsifiableClaim, falsify, reproduce

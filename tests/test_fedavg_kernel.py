@@ -11,11 +11,19 @@ import numpy as np
 import pytest
 
 from convergence import FedAvgConfig, StepSize
-from convergence.run import run_seed
+from convergence.algorithms import algorithm_for
+from convergence.run import run_seed as run_planned_seed
 from convergence._rng import sample_index, sample_indices_np, seed_key, stream_key
 from problems import FederatedProblem
 
 LOSSES = ["least_squares", "logistic", "softmax"]
+
+
+def run_seed(problem, alg, seed, w_star, engine="numba", track=False):
+    """(records (P, d), [max ||w - w*||^2, max ||g||^2], diverged round) of one seed through FedAvg's engine."""
+    fedavg = algorithm_for(alg)
+    out = run_planned_seed(fedavg, problem, fedavg.plan(problem, alg, track), seed, w_star, engine)
+    return out.records, np.array([out.max_radius_sq, out.max_grad_sq]), int(out.diverged)
 LAYOUTS = ["dense", "sparse", "mixed", "wide"]
 
 

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convergence import ConfigError, FedAvgConfig, ScheduleError, StepSize
-from convergence.block_cyclic import FedAvgCyclicConfig, MMPSGDConfig, PRSGDConfig
+from convergence import FedAvgCyclicConfig, MMPSGDConfig, PRSGDConfig
 from problems import FederatedProblem, ProblemError, build_problem, problem_spec
 from reports.cli import main
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from convergence import FedAvgConfig, RunConfig, Status, StepSize, run
-from convergence.probe import probe_fedavg
+from convergence.algorithms.fedavg.probe import probe_fedavg
 from problems import FederatedProblem, identical_quadratic, li_counterexample, problem_constants, random_quadratic
 from proofs_check.fedavg_lemmas import LEMMA_IDS, collect, li_lemma1, li_lemma2, li_lemma3, lemma_table, yu_drift
 from proofs_check.strategies import fedavg_configs, quadratic_problems

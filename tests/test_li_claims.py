@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from convergence import FedAvgConfig, Status, StepSize, fedavg_fixed_point, fedavg_limit_offset
-from convergence.probe import probe_fedavg
+from convergence.algorithms.fedavg.probe import probe_fedavg
 from problems import FederatedProblem, build_problem, exact_optimum, problem_constants, problem_spec
 from proofs_check import LiConstants, VerifySettings, get_claim, li_theorem1_bound, li_theorem1_constants
 from proofs_check.li2020_thm1 import (

@@ -11,9 +11,8 @@ imported) and lists each private import as (importer, source module, name):
   module as alias``.
 
 Only names of the four packages count (``os._exit`` is documented API); dunder names
-(``__version__``) are not private. The known exceptions are listed one by one in
-``ENGINE_REWRITE_EXCEPTIONS``; a second test fails when one of them no longer occurs, so the list
-only shrinks.
+(``__version__``) are not private. There are no exceptions: the last ones (the old run path's shared
+reference helpers) went with the one algorithm contract.
 """
 
 from __future__ import annotations
@@ -33,19 +32,6 @@ class PrivateImport(NamedTuple):
     importer: str
     source: str
     name: str
-
-
-ENGINE_REWRITE_EXCEPTIONS = frozenset({
-    # The convergence run path shares its kernels' and references' private helpers between the FedAvg and
-    # block-cyclic pipelines and the probes. The engine rewrite of issue 10 (one algorithm contract, one run
-    # path, the probes folded into the reference path) removes these modules; delete each entry with them.
-    PrivateImport("convergence._block_cyclic_reference", "convergence._fedavg_reference", "_ClientData"),
-    PrivateImport("convergence._block_cyclic_reference", "convergence._rng", "_mix64_np"),
-    PrivateImport("convergence.block_cyclic_probe", "convergence._block_cyclic_reference", "_chain_batch"),
-    PrivateImport("convergence.block_cyclic_probe", "convergence._block_cyclic_reference", "_mean_losses"),
-    PrivateImport("convergence.block_cyclic_probe", "convergence._fedavg_reference", "_ClientData"),
-    PrivateImport("convergence.probe", "convergence._fedavg_reference", "_ClientData"),
-})
 
 
 def _is_private(name: str) -> bool:
@@ -146,15 +132,9 @@ def _scan_packages() -> set[PrivateImport]:
 
 
 def test_no_module_imports_a_private_name_from_another_module() -> None:
-    unexpected = sorted(_scan_packages() - ENGINE_REWRITE_EXCEPTIONS)
+    unexpected = sorted(_scan_packages())
     assert not unexpected, "private names imported across modules (make them public where they belong):\n" + "\n".join(
         f"  {p.importer} imports {p.name} from {p.source}" for p in unexpected)
-
-
-def test_the_exceptions_only_shrink() -> None:
-    stale = sorted(ENGINE_REWRITE_EXCEPTIONS - _scan_packages())
-    assert not stale, "no longer imported: delete from ENGINE_REWRITE_EXCEPTIONS:\n" + "\n".join(
-        f"  {p.importer} imports {p.name} from {p.source}" for p in stale)
 
 
 def test_the_scan_finds_every_kind_of_private_import() -> None:

@@ -11,6 +11,8 @@ stored seeds, and the store grows linearly in the number of seeds.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import json
 import os
 import re
@@ -34,17 +36,15 @@ from convergence import (
     RunStore,
     StepSize,
     StoreError,
+    MMPSGDConfig,
     execute,
 )
-from convergence.block_cyclic import MMPSGDConfig
-from convergence.block_cyclic_sweep import BlockCyclicRequest, execute_block_cyclic
-from convergence.block_cyclic_sweep import seed_task as block_cyclic_seed_task
-from convergence.executor import seed_task
+from convergence.sweep_runs import seed_task
 from problems import build_problem, exact_optimum, problem_spec
 from reports.cli import main
 
 SEEDS = (0, 1)
-FIELDS = ("iterates", "gap", "dist_sq", "max_radius_sq", "max_grad_sq")
+FIELDS = ("iterates", "gap", "dist_sq", "extras.max_radius_sq", "extras.max_grad_sq")
 
 
 def _request(seeds: tuple[int, ...] = SEEDS) -> RunRequest:
@@ -54,12 +54,12 @@ def _request(seeds: tuple[int, ...] = SEEDS) -> RunRequest:
     return RunRequest(RunConfig(spec, config), exact_optimum(build_problem(spec), crosscheck=False), track=True)
 
 
-def _block_cyclic_request(seeds: tuple[int, ...]) -> BlockCyclicRequest:
+def _block_cyclic_request(seeds: tuple[int, ...]) -> RunRequest:
     """MM-PSGD on 4 clients x 3 blocks (least squares), 2 cycles of E = 2 rounds of 3 steps."""
     spec = problem_spec("block_cyclic_quadratic", n_clients=4, n_blocks=3, dim=5, samples_per_client=7, seed=0)
     config = MMPSGDConfig(cycles=2, rounds_per_block=2, local_steps=3, step_size=StepSize.inverse_time(0.08, 0.02),
                           batch_size=2, record_rounds=(0, 1, 5, 12), seeds=seeds)
-    return BlockCyclicRequest(spec, config)
+    return RunRequest(RunConfig(spec, config), exact_optimum(build_problem(spec), crosscheck=False))
 
 
 def _keys() -> tuple[str, str]:
@@ -71,7 +71,7 @@ def _keys() -> tuple[str, str]:
 def _assert_identical(first: list, second: list) -> None:
     for a, b in zip(first, second, strict=True):
         for field in FIELDS:
-            x, y = getattr(a, field), getattr(b, field)
+            x, y = attrgetter(field)(a), attrgetter(field)(b)
             assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y, equal_nan=True), field
 
 
@@ -368,21 +368,21 @@ def _finished(store: RunStore) -> dict[str, str]:
 
 def test_more_block_cyclic_seeds_reuse_the_stored_ones(tmp_path: Path) -> None:
     with RunStore(tmp_path / "runs.sqlite") as store:
-        (two,) = execute_block_cyclic([_block_cyclic_request((0, 1))], store=store, progress=False)
+        (two,) = execute([_block_cyclic_request((0, 1))], store=store, progress=False)
         before = _finished(store)
-        (four,) = execute_block_cyclic([_block_cyclic_request((0, 1, 2, 3))], store=store, progress=False)
+        (four,) = execute([_block_cyclic_request((0, 1, 2, 3))], store=store, progress=False)
         after = _finished(store)
         assert len(before) == 2 and len(after) == 4
         assert {key: after[key] for key in before} == before  # the two stored seeds were not recomputed
-        key = block_cyclic_seed_task(_block_cyclic_request((0, 1, 2, 3)), 2).key
+        key = seed_task(_block_cyclic_request((0, 1, 2, 3)), 2, "numba").key
         stored = store.load(key)
         assert stored.config["algorithm"]["seeds"] == [2] and stored.config["seed"] == 2
         assert "seconds" not in stored.result and stored.meta["seconds"] > 0  # wall clock is metadata
     with RunStore(tmp_path / "fresh.sqlite") as store:
-        (fresh,) = execute_block_cyclic([_block_cyclic_request((0, 1, 2, 3))], store=store, progress=False)
-    np.testing.assert_array_equal(four.global_models[:2], two.global_models)
-    np.testing.assert_array_equal(four.global_models, fresh.global_models)
-    np.testing.assert_array_equal(four.predictors, fresh.predictors)
+        (fresh,) = execute([_block_cyclic_request((0, 1, 2, 3))], store=store, progress=False)
+    np.testing.assert_array_equal(four.iterates[:2], two.iterates)
+    np.testing.assert_array_equal(four.iterates, fresh.iterates)
+    np.testing.assert_array_equal(four.extras.predictors, fresh.extras.predictors)
 
 
 def test_more_fedavg_seeds_reuse_the_stored_ones(tmp_path: Path) -> None:
@@ -404,7 +404,7 @@ def test_stored_size_grows_linearly_in_the_seeds(kind: str, tmp_path: Path) -> N
             if kind == "fedavg":
                 execute([_request(tuple(range(seeds)))], store=store, progress=False)
             else:
-                execute_block_cyclic([_block_cyclic_request(tuple(range(seeds)))], store=store, progress=False)
+                execute([_block_cyclic_request(tuple(range(seeds)))], store=store, progress=False)
         sizes.append(_stored_bytes(path))
     # The same bytes per seed (up to the digits of the recorded seconds in the metadata).
     assert sizes[1] == pytest.approx(4 * sizes[0], rel=0.01)
@@ -413,8 +413,8 @@ def test_stored_size_grows_linearly_in_the_seeds(kind: str, tmp_path: Path) -> N
 def test_export_emits_results_only(tmp_path: Path) -> None:
     pd = pytest.importorskip("pandas")
     with RunStore(tmp_path / "runs.sqlite") as store:
-        execute_block_cyclic([_block_cyclic_request((0, 1))], store=store, progress=False)
+        execute([_block_cyclic_request((0, 1))], store=store, progress=False)
         execute([_request((0,))], store=store, progress=False)
     assert main(["export", str(tmp_path / "runs.sqlite"), str(tmp_path / "table.csv")]) == 0
     metrics = {name.split("[")[0] for name in pd.read_csv(tmp_path / "table.csv")["metric"]}
-    assert "seconds" not in metrics and {"global_models", "records", "communication"} <= metrics
+    assert "seconds" not in metrics and {"records", "predictors"} <= metrics

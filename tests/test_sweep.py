@@ -8,6 +8,8 @@ observed, not assumed; the resume test SIGKILLs a real sweep process mid-way.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import contextlib
 import csv
 import os
@@ -22,13 +24,13 @@ import numpy as np
 import pytest
 
 from convergence import FedAvgConfig, RunConfig, RunRequest, StepSize, execute
-from convergence.executor import seed_task
+from convergence.sweep_runs import seed_task
 from convergence.store import TABLE_COLUMNS, RunStore, StoreError
 from convergence.sweep import SweepError, SweepTask, run_sweep
 from problems import build_problem, exact_optimum, problem_spec
 
 TESTS = Path(__file__).resolve().parent
-FIELDS = ("iterates", "gap", "dist_sq", "max_radius_sq", "max_grad_sq")
+FIELDS = ("iterates", "gap", "dist_sq", "extras.max_radius_sq", "extras.max_grad_sq")
 SLOW_TASKS = 20  # tasks of the interrupted sweep
 SLOW_SECONDS = 0.2  # each one's duration, so that a kill lands mid-sweep
 KILL_AFTER = 4  # stored runs seen before the sweep process is killed
@@ -47,7 +49,7 @@ def _assert_identical(first: list, second: list) -> None:
     for a, b in zip(first, second):
         assert a.run_id == b.run_id and a.seeds == b.seeds
         for field in FIELDS:
-            x, y = getattr(a, field), getattr(b, field)
+            x, y = attrgetter(field)(a), attrgetter(field)(b)
             assert x.dtype == y.dtype and x.shape == y.shape
             assert np.array_equal(x, y, equal_nan=True), field
 

@@ -1,6 +1,6 @@
 """Plain-NumPy reference path of FedAvg, vectorised over clients.
 
-Computes the same trajectory as ``_fedavg_kernel.fedavg_kernel`` from the same seed (the same
+Computes the same trajectory as ``kernel.fedavg_kernel`` from the same seed (the same
 counter-based minibatches), with dense arithmetic on all d coordinates and no support tricks:
 all N local models are one array (N, f, C) and each local step is a handful of einsums. It is
 the correctness reference for the kernel and the "NumPy vectorised over clients" baseline of
@@ -13,36 +13,12 @@ import numpy as np
 
 from problems import FederatedProblem
 
-from ._fedavg_kernel import DIVERGENCE_FACTOR
-from ._rng import sample_indices_np
+from ..._rng import sample_indices_np
+from ..local_steps import DIVERGENCE_FACTOR
+from ..padded_clients import PaddedClients
 from .config import FedAvgConfig
 
 __all__ = ["fedavg_reference"]
-
-
-class _ClientData:
-    """Client rows padded to a common length: X (N, n_max, f), y (N, n_max), mask (N, n_max)."""
-
-    def __init__(self, problem: FederatedProblem) -> None:
-        sizes = problem.client_sizes
-        n_max = int(sizes.max())
-        N, f = problem.n_clients, problem.n_features
-        self.X = np.zeros((N, n_max, f))
-        self.y = np.zeros((N, n_max))
-        self.mask = np.zeros((N, n_max))
-        for k in range(N):
-            Xk, yk = problem.client_data(k)
-            self.X[k, : sizes[k]] = Xk
-            self.y[k, : sizes[k]] = yk
-            self.mask[k, : sizes[k]] = 1.0 / sizes[k]
-        self.sizes = sizes
-
-    def batch(self, indices: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(X, y, weights) of the used rows: all rows (weights 1/n_k) or a minibatch (1/b)."""
-        if indices is None:
-            return self.X, self.y, self.mask
-        ks = np.arange(self.X.shape[0])[:, None]
-        return self.X[ks, indices], self.y[ks, indices], np.full(indices.shape, 1.0 / indices.shape[1])
 
 
 def fedavg_reference(
@@ -54,7 +30,7 @@ def fedavg_reference(
     track: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Run one seed; returns (records (n_rec, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1)."""
-    data = _ClientData(problem)
+    data = PaddedClients(problem)
     N, f, C = problem.n_clients, problem.n_features, problem.n_classes
     E, mu, p = algorithm.local_steps, problem.mu, problem.weights
     eta_all = algorithm.step_size.at(np.arange(algorithm.total_steps), E)

@@ -24,80 +24,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from problems.models.kernels import margin_residuals
+from ..._rng import seed_key, stream_key
+from ...schedules import step_size_at
+from ..local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient
 
-from ._rng import sample_index, seed_key, stream_key
-from .schedules import step_size_at
-
-__all__ = ["fedavg_kernel", "data_gradient", "gram_gradient", "DIVERGENCE_FACTOR"]
-
-DIVERGENCE_FACTOR = 1e30
-"""A run has diverged once ||w - w*||^2 exceeds this factor times (1 + ||w_0 - w*||^2)."""
-
-
-BLAS_MIN_WORK = 2048
-"""Minibatches with n_used * |S_k| * C >= this many multiply-adds use BLAS (np.dot) for the two
-products; smaller ones (e.g. the counterexample's 5 x 5 blocks) use plain loops, where a BLAS
-call would cost more than the arithmetic."""
-
-
-@njit(cache=True)
-def data_gradient(loss, C, rows, row_base, m, targets, sample_base, n_k, batch, stream, W, G, Xb, Z, idx):
-    """G (m*C,) <- the data gradient of the client at W (m*C,) over its sampled rows.
-
-    Rows are client k's support-restricted rows; with a minibatch they are gathered into Xb
-    (batch, m), with exact gradients the client's block is used in place. Work buffers: Xb
-    (>= batch * m,), Z (n, C) and idx (n,) with n >= the number of rows used.
-    """
-    n_used = n_k if batch == 0 else batch
-    wt = 1.0 / n_used
-    for b in range(n_used):
-        idx[b] = b if batch == 0 else sample_index(stream, b, n_k)
-    W2 = W.reshape(m, C)
-    G2 = G[: m * C].reshape(m, C)
-    Zb = Z[:n_used]
-    if n_used * m * C >= BLAS_MIN_WORK:
-        if batch == 0:
-            Xu = rows[row_base: row_base + n_k * m].reshape(n_k, m)
-        else:
-            Xu = Xb[: n_used * m].reshape(n_used, m)
-            for b in range(n_used):
-                base = row_base + idx[b] * m
-                for j in range(m):
-                    Xu[b, j] = rows[base + j]
-        np.dot(Xu, W2, Zb)
-        margin_residuals(loss, Zb, targets, sample_base, idx, n_used, wt)
-        np.dot(Xu.T, Zb, G2)
-        return
-    for b in range(n_used):
-        base = row_base + idx[b] * m
-        for c in range(C):
-            Zb[b, c] = 0.0
-        for j in range(m):
-            xj = rows[base + j]
-            for c in range(C):
-                Zb[b, c] += xj * W2[j, c]
-    margin_residuals(loss, Zb, targets, sample_base, idx, n_used, wt)
-    for q in range(m * C):
-        G[q] = 0.0
-    for b in range(n_used):
-        base = row_base + idx[b] * m
-        for j in range(m):
-            xj = rows[base + j]
-            for c in range(C):
-                G2[j, c] += xj * Zb[b, c]
-
-
-@njit(cache=True)
-def gram_gradient(gram, gram_base, rhs, rhs_base, m, W, G):
-    """G (m,) <- Q_k W - c_k, the exact least-squares data gradient from the packed Gram."""
-    for j in range(m):
-        acc = -rhs[rhs_base + j]
-        row = gram_base + j * m
-        for l in range(m):
-            acc += gram[row + l] * W[l]
-        G[j] = acc
-
+__all__ = ["fedavg_kernel"]
 
 @njit(cache=True)
 def fedavg_kernel(

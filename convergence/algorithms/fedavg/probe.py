@@ -4,7 +4,7 @@ The kernels return the global model at a few record rounds only; the lemmas of L
 (ICLR 2020, Lemmas 1-3) and the client-drift lemma of Yu et al. (AAAI 2019, as stated in
 ``shared/papers/liu_lecture_fl_fedavg.md``) are statements about every local step. ``probe_fedavg``
 replays one seed of ``convergence.run`` with the very same arithmetic: it calls the helpers of the
-NumPy reference path (``_fedavg_reference._ClientData``, the model's ``batched_gradients``)
+NumPy reference path (``_fedavg_reference.PaddedClients``, the model's ``batched_gradients``)
 and the counter-based sampler (``_rng.sample_indices_np``), so that its global models are
 bit-identical to ``run(..., engine="numpy")`` and agree with the Numba kernel to rounding.
 
@@ -25,10 +25,10 @@ import numpy as np
 
 from problems import FederatedProblem
 
-from ._fedavg_reference import _ClientData
-from ._rng import sample_indices_np
+from ..._rng import sample_indices_np
+from .._base import DivergenceError
+from ..padded_clients import PaddedClients
 from .config import FedAvgConfig
-from .run import DivergenceError
 
 __all__ = ["Probe", "probe_fedavg"]
 
@@ -67,7 +67,7 @@ def probe_fedavg(
     """Replay ``algorithm`` on ``problem`` for ``seed`` from ``w0`` (zeros by default), keeping
     every local iterate and gradient; raises DivergenceError naming the round when a model stops
     being finite."""
-    data = _ClientData(problem)
+    data = PaddedClients(problem)
     N, f, C = problem.n_clients, problem.n_features, problem.n_classes
     d, E, T = problem.dim, algorithm.local_steps, algorithm.total_steps
     mu, p = problem.mu, problem.weights

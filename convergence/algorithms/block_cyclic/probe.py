@@ -4,9 +4,9 @@ The block-cyclic kernel returns the global models at a few record rounds only; L
 and 9 of Ding et al., "Distributed Optimization over Block-Cyclic Data" (arXiv 2002.07454,
 ``shared/papers/ding2020_block_cyclic.md``, eq. 14, Lemma 3, eq. 48-49 / 56-59, eq. 60) are
 statements about every local step and every communication round. ``probe_block_cyclic`` replays
-one seed of ``convergence.block_cyclic.run_block_cyclic`` with the very same arithmetic: it calls
+one seed of an MM-PSGD or MC-PSGD run (``convergence.run``) with the very same arithmetic: it calls
 the helpers of the NumPy reference path (``_block_cyclic_reference.participants_np``,
-``_chain_batch``, ``_mean_losses``, ``_fedavg_reference._ClientData``, the model's ``batched_gradients``) and
+``chain_batch``, ``mean_losses``, ``_fedavg_reference.PaddedClients``, the model's ``batched_gradients``) and
 the counter-based sampler (``_rng.sample_indices_np``, 2b slots per stream in MC, the first b for
 the x chain), so its global models, predictors and block-separate models are bit-identical to
 ``run_block_cyclic(..., engine="numpy")`` and agree with the Numba kernel to rounding.
@@ -34,11 +34,12 @@ from threadpoolctl import threadpool_limits
 
 from problems import BlockCyclicProblem
 
-from ._block_cyclic_reference import _chain_batch, _mean_losses, participants_np
-from ._fedavg_reference import _ClientData
-from ._rng import sample_indices_np
-from .block_cyclic import MCPSGDConfig, MMPSGDConfig
-from .run import DivergenceError
+from ..._rng import sample_indices_np
+from .._base import DivergenceError
+from ..mc_psgd import MCPSGDConfig
+from ..mm_psgd import MMPSGDConfig
+from ..padded_clients import PaddedClients
+from .reference import chain_batch, mean_losses, participants_np
 
 __all__ = ["BlockCyclicProbe", "probe_block_cyclic"]
 
@@ -108,7 +109,7 @@ def probe_block_cyclic(problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSG
     steps = np.arange(T)
     eta_x = config.step_size.at(steps, I)
     eta_y = config.block_step_size.at(steps, I) if mc else None
-    data_of = [_ClientData(problem.block(m)) for m in range(M)]
+    data_of = [PaddedClients(problem.block(m)) for m in range(M)]
 
     local, separate_local = np.empty((T + 1, K, d)), np.empty((T + 1, K, d)) if mc else None
     stochastic, exact = np.empty((T, K, d)), np.empty((T, K, d))
@@ -129,7 +130,7 @@ def probe_block_cyclic(problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSG
             data = data_of[m]
             part = np.arange(N) if K == N else participants_np(seed, r, N, K)
             chosen[r] = part
-            X_all, y_all, wt_all = _chain_batch(data, part, None)
+            X_all, y_all, wt_all = chain_batch(data, part, None)
             xs = np.repeat(xbar[None], K, axis=0)
             ys = np.repeat(wbar[m][None], K, axis=0) if mc else None
             for e in range(I):
@@ -137,13 +138,13 @@ def probe_block_cyclic(problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSG
                 local[t] = xs.reshape(K, d)
                 exact[t] = (model.batched_gradients(xs, X_all, y_all, wt_all) + mu * xs).reshape(K, d)
                 idx = None if b == 0 else sample_indices_np(seed, t, data.sizes, 2 * b if mc else b)[part]
-                X, y, wt = _chain_batch(data, part, None if idx is None else idx[:, :b])
+                X, y, wt = chain_batch(data, part, None if idx is None else idx[:, :b])
                 grad = model.batched_gradients(xs, X, y, wt) + mu * xs
                 stochastic[t] = grad.reshape(K, d)
                 xs -= eta_x[t] * grad
                 if mc:
                     separate_local[t] = ys.reshape(K, d)
-                    X, y, wt = _chain_batch(data, part, None if idx is None else idx[:, b:])
+                    X, y, wt = chain_batch(data, part, None if idx is None else idx[:, b:])
                     ys -= eta_y[t] * (model.batched_gradients(ys, X, y, wt) + mu * ys)
             xbar = xs.mean(axis=0)
             if not np.all(np.isfinite(xbar)):
@@ -155,8 +156,8 @@ def probe_block_cyclic(problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSG
                     raise DivergenceError(f"probe(seed {seed})", seed, r, I)
                 wbar[m] = ybar
                 ybars[r] = ybar.reshape(-1)
-                loss_x[r] = _mean_losses(model, X_all, y_all, wt_all, xbar).mean() + 0.5 * mu * np.sum(xbar**2)
-                loss_y[r] = _mean_losses(model, X_all, y_all, wt_all, ybar).mean() + 0.5 * mu * np.sum(ybar**2)
+                loss_x[r] = mean_losses(model, X_all, y_all, wt_all, xbar).mean() + 0.5 * mu * np.sum(xbar**2)
+                loss_y[r] = mean_losses(model, X_all, y_all, wt_all, ybar).mean() + 0.5 * mu * np.sum(ybar**2)
                 if loss_y[r] < loss_x[r]:
                     u, chose_y[r] = ybar, True
             n_m = count[m]

@@ -1,10 +1,10 @@
 """Plain-NumPy reference path of MM-PSGD / MC-PSGD, vectorised over the participating clients.
 
-Computes the trajectory of ``_block_cyclic_kernel.block_cyclic_kernel`` (whose docstring states
+Computes the trajectory of ``kernel.block_cyclic_kernel`` (whose docstring states
 the algorithms) from the same seed, with the same counter-based minibatches
 (``_rng.sample_indices_np``: 2b slots per stream in MC, the first b for the x chain) and the same
 participants (``participants_np``, the NumPy twin of the kernel's ``participants``). The K local
-models of a chain are one array (K, f, C); a local step is the einsums of ``_fedavg_reference``
+models of a chain are one array (K, f, C); a local step is the einsums of ``fedavg.reference``
 on the block's padded client data; losses and the tracked gradient are computed from the rows
 directly (no Gram matrices). Contract: agreement with the kernel to <= 1e-10 relative.
 """
@@ -15,33 +15,33 @@ import numpy as np
 
 from problems import BlockCyclicProblem
 
-from ._block_cyclic_kernel import MODE_MC, PARTICIPATION_SALT, PREDICTOR_EXPONENTIAL, Plan, SeedRecords
-from ._fedavg_kernel import DIVERGENCE_FACTOR
 from problems.models import LinearModel
 
-from ._fedavg_reference import _ClientData
-from ._rng import GOLDEN, _mix64_np, sample_indices_np
+from ..._rng import GOLDEN, mix64_np, sample_indices_np
+from ..local_steps import DIVERGENCE_FACTOR
+from ..padded_clients import PaddedClients
+from .kernel import MODE_MC, PARTICIPATION_SALT, PREDICTOR_EXPONENTIAL, Plan, SeedRecords
 
-__all__ = ["block_cyclic_reference", "participants_np"]
+__all__ = ["block_cyclic_reference", "chain_batch", "mean_losses", "participants_np"]
 
 
 def participants_np(seed: int, r: int, n_clients: int, k: int) -> np.ndarray:
     """The k participants of round r, ascending: the clients with the k smallest
     mix64(pkey + G (r N + i + 1)), pkey = mix64(seed_key(seed) ^ PARTICIPATION_SALT)."""
     with np.errstate(over="ignore"):
-        key = _mix64_np(np.uint64(seed) + GOLDEN)
-        pkey = _mix64_np(key ^ PARTICIPATION_SALT)
+        key = mix64_np(np.uint64(seed) + GOLDEN)
+        pkey = mix64_np(key ^ PARTICIPATION_SALT)
         ids = np.arange(n_clients, dtype=np.uint64)
-        hashes = _mix64_np(pkey + GOLDEN * (np.uint64(r) * np.uint64(n_clients) + ids + np.uint64(1)))
+        hashes = mix64_np(pkey + GOLDEN * (np.uint64(r) * np.uint64(n_clients) + ids + np.uint64(1)))
     return np.sort(np.argsort(hashes, kind="stable")[:k])
 
 
-def _mean_losses(model: LinearModel, X: np.ndarray, y: np.ndarray, mask: np.ndarray, W: np.ndarray) -> np.ndarray:
+def mean_losses(model: LinearModel, X: np.ndarray, y: np.ndarray, mask: np.ndarray, W: np.ndarray) -> np.ndarray:
     """Each client's mean per-sample loss at W (f, C) over its padded rows X (K, n, f); shape (K,)."""
     return (model.margin_losses(X @ W, y) * mask).sum(axis=1)
 
 
-def _chain_batch(data: _ClientData, part: np.ndarray, idx: np.ndarray | None) -> tuple[np.ndarray, ...]:
+def chain_batch(data: PaddedClients, part: np.ndarray, idx: np.ndarray | None) -> tuple[np.ndarray, ...]:
     """(X, y, row weights) of the participants' rows: all rows (1/n_k) or the minibatch idx (1/b)."""
     if idx is None:
         return data.X[part], data.y[part], data.mask[part]
@@ -57,7 +57,7 @@ def block_cyclic_reference(
     M, N, f, C, mu, model = problem.n_blocks, problem.n_clients, c.n_features, c.n_classes, c.mu, c.model
     I, E, K, b = plan.local_steps, plan.rounds_per_block, plan.participants, plan.batch
     mc = plan.mode == MODE_MC
-    blocks = [_ClientData(problem.block(m)) for m in range(M)]
+    blocks = [PaddedClients(problem.block(m)) for m in range(M)]
     steps = np.arange(plan.rounds * I)
     eta_x, eta_y = plan.gamma.at(steps, I), plan.eta.at(steps, I)
     record = list(plan.record_rounds)
@@ -98,10 +98,10 @@ def block_cyclic_reference(
             if plan.track:
                 grads = model.batched_gradients(np.repeat(avg[None], N, axis=0), data.X, data.y, data.mask)
                 grad_sum += float(np.sum((grads.mean(axis=0) + mu * avg) ** 2))
-            X, y, wt = _chain_batch(data, part, None if idx is None else idx[:, :b])
+            X, y, wt = chain_batch(data, part, None if idx is None else idx[:, :b])
             xs -= eta_x[t] * (model.batched_gradients(xs, X, y, wt) + mu * xs)
             if mc:
-                X, y, wt = _chain_batch(data, part, None if idx is None else idx[:, b:])
+                X, y, wt = chain_batch(data, part, None if idx is None else idx[:, b:])
                 ys -= eta_y[t] * (model.batched_gradients(ys, X, y, wt) + mu * ys)
             if plan.track:
                 avg = xs.mean(axis=0)
@@ -121,8 +121,8 @@ def block_cyclic_reference(
                 return result(r)
             wbar[m] = ybar
             X, y, mask = data.X[part], data.y[part], data.mask[part]
-            loss_x = _mean_losses(model, X, y, mask, xbar).mean() + 0.5 * mu * np.sum(xbar**2)
-            loss_y = _mean_losses(model, X, y, mask, ybar).mean() + 0.5 * mu * np.sum(ybar**2)
+            loss_x = mean_losses(model, X, y, mask, xbar).mean() + 0.5 * mu * np.sum(xbar**2)
+            loss_y = mean_losses(model, X, y, mask, ybar).mean() + 0.5 * mu * np.sum(ybar**2)
             if loss_y < loss_x:
                 u = ybar
                 sel[m] += 1

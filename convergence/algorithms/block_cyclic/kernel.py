@@ -50,9 +50,9 @@ from numba import njit
 from problems import BlockCyclicProblem
 from problems.models.kernels import margin_loss_sum
 
-from ._fedavg_kernel import DIVERGENCE_FACTOR, data_gradient, gram_gradient
-from ._rng import GOLDEN, mix64, seed_key, stream_key
-from .schedules import StepSize, step_size_at
+from ..._rng import GOLDEN, mix64, seed_key, stream_key
+from ...schedules import StepSize, step_size_at
+from ..local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient
 
 __all__ = [
     "Plan",
@@ -338,7 +338,7 @@ class SeedRecords(NamedTuple):
     and selected (P, M) for MC (else empty), track (P, 3) when tracked (else empty), and the
     0-based round after which the run diverged (-1 if it did not)."""
 
-    global_models: np.ndarray
+    records: np.ndarray
     predictors: np.ndarray
     separate: np.ndarray
     selected: np.ndarray

@@ -1,0 +1,11 @@
+"""Type stub of convergence.algorithms: its public API, loaded lazily by ``__init__.py``."""
+
+from ._base import ENGINES, Algorithm, AlgorithmConfig, DivergenceError, RunConfig, RunPlan, RunResult, SeedRun
+from .block_cyclic.engine import BlockCyclicExtras, Communication
+from .fedavg.config import FedAvgConfig
+from .fedavg.engine import FedAvgExtras
+from .fedavg_cyclic import FedAvgCyclicConfig
+from .mc_psgd import MCPSGDConfig
+from .mm_psgd import MMPSGDConfig
+from .pr_sgd import PRSGDConfig
+from .registry import ALGORITHM_NAMES, algorithm_for, config_type

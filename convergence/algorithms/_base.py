@@ -1,0 +1,224 @@
+"""The algorithm contract: what every federated algorithm provides and what every run returns.
+
+An algorithm is two things (see ``docs/architecture.md``, "Adding an algorithm"):
+
+* a **config**: a frozen dataclass of its hyper-parameters, ``seeds`` and ``record_rounds``, with
+  a class-level ``name`` (its registry name, also the ``"algorithm"`` entry of its JSON),
+  ``steps_per_round`` (local steps between two communications), ``with_seeds`` and ``to_json``;
+* an **engine** (``Algorithm``) registered for that name in ``registry``: it builds and checks
+  the problem the algorithm runs on, turns a config into a plan checked against that problem
+  (record rounds resolved, participants <= clients, ...), runs one seed through its Numba kernel
+  or its NumPy reference path, and stacks the per-seed arrays into its typed ``extras``.
+
+One ``RunConfig`` (problem spec + algorithm config) has one run id for every algorithm, and every
+run returns one ``RunResult``: the common core (run id, seeds, record rounds and steps, the
+global model at each record point and its gap F(w) - F* and squared distance ||w - w*||^2 to the
+exact optimum of the problem's objective F) plus the engine's typed extras (per-block predictors,
+chain selections, tracked maxima). ``convergence.run`` (one config, in this process) and
+``convergence.execute`` (many configs, any executor, a run store) are the one run path; a
+worker's per-seed result is the engine's ``SeedRun`` NamedTuple, stored as its arrays.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+import numpy as np
+
+from problems import FederatedProblem, ProblemSpec
+
+from ..config import ConfigError, config_digest
+from .local_steps import DIVERGENCE_FACTOR
+
+__all__ = [
+    "ENGINES", "Algorithm", "AlgorithmConfig", "DivergenceError", "RunConfig", "RunPlan", "RunResult", "SeedRun",
+]
+
+ENGINES = ("numba", "numpy")
+"""How a seed runs: the Numba kernel (default) or the plain-NumPy reference path (the kernel's
+correctness reference; every algorithm provides both and a test that they agree)."""
+
+ConfigT = TypeVar("ConfigT", bound="AlgorithmConfig")
+ProblemT = TypeVar("ProblemT")
+PlanT = TypeVar("PlanT", bound="RunPlan")
+SeedT = TypeVar("SeedT", bound="SeedRun")
+ExtrasT = TypeVar("ExtrasT")
+
+
+class AlgorithmConfig(Protocol):
+    """An algorithm's hyper-parameters, seeds and record rounds (a frozen dataclass).
+
+    ``name`` is its registry name; ``to_json()`` is its canonical JSON with ``"algorithm": name``
+    (the run id hashes it); ``with_seeds`` gives the same config with other seeds (a sweep runs
+    one task per seed); ``steps_per_round`` is the number of local steps between communications,
+    so that record round r is local step r * steps_per_round.
+    """
+
+    name: ClassVar[str]
+    seeds: tuple[int, ...]
+    record_rounds: tuple[int, ...]
+
+    @property
+    def steps_per_round(self) -> int: ...
+
+    def with_seeds(self, seeds: tuple[int, ...]) -> Any: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class RunPlan(Protocol):
+    """What one run of a config on a problem executes, checked against the problem; the common
+    part is the resolved record rounds (sorted, in [0, total rounds])."""
+
+    record_rounds: tuple[int, ...]
+
+
+class SeedRun(Protocol):
+    """One seed's result as a worker returns it (a NamedTuple of arrays, stored as such):
+    ``records`` (P, d) the global model at the record rounds and ``diverged`` the 0-based round
+    at whose end the run diverged (-1 if it did not); engines add their own arrays."""
+
+    records: np.ndarray
+    diverged: Any
+
+    def _asdict(self) -> dict[str, Any]: ...
+
+
+class Algorithm(Protocol[ConfigT, ProblemT, PlanT, SeedT, ExtrasT]):
+    """The engine of one algorithm (registered for ``config_type.name`` in ``registry``).
+
+    ``ProblemT`` is the problem the algorithm runs on (a FederatedProblem, or a
+    BlockCyclicProblem for the block-cyclic algorithms); ``objective(problem)`` is the
+    FederatedProblem whose objective F and exact optimum the common metrics use.
+    """
+
+    config_type: type[ConfigT]
+    seed_type: type[SeedT]
+
+    def build_problem(self, spec: ProblemSpec) -> ProblemT:
+        """The problem ``spec`` describes (cached per process by ``problems``)."""
+        ...
+
+    def check_problem(self, problem: Any, spec: ProblemSpec | None) -> ProblemT:
+        """``problem`` if it is the one ``spec`` describes; ProblemError naming ``problem`` otherwise."""
+        ...
+
+    def objective(self, problem: ProblemT) -> FederatedProblem:
+        """The problem whose F(w) and exact optimum (w*, F*) the gap and distance are measured on."""
+        ...
+
+    def plan(self, problem: ProblemT, config: ConfigT, track: bool) -> PlanT:
+        """The config checked against the problem (ConfigError naming the field otherwise)."""
+        ...
+
+    def run_seed(self, problem: ProblemT, plan: PlanT, seed: int, w_star: np.ndarray, engine: str) -> SeedT:
+        """One seed from w0 = 0 (w_star anchors the divergence test); BLAS is single-threaded by the caller."""
+        ...
+
+    def extras(self, problem: ProblemT, plan: PlanT, seed_runs: Sequence[SeedT]) -> ExtrasT:
+        """The algorithm's typed extras, stacked over seeds (shapes in the extras' docstring)."""
+        ...
+
+    def memory_bytes(self, problem: ProblemT, config: ConfigT, engine: str) -> int:
+        """Estimated bytes one run of ``config`` (all its seeds) allocates."""
+        ...
+
+
+class DivergenceError(RuntimeError):
+    """A run whose iterates blew up; says at which seed, round and local steps."""
+
+    def __init__(self, run_id: str, seed: int, round_index: int, local_steps: int) -> None:
+        first, last = round_index * local_steps + 1, (round_index + 1) * local_steps
+        super().__init__(
+            f"run {run_id} diverged: seed {seed}, round {round_index + 1} (local steps {first}-{last}); "
+            f"||w - w*||^2 exceeded {DIVERGENCE_FACTOR:g} (1 + ||w0 - w*||^2) or became non-finite. "
+            "Lower the step size."
+        )
+        self.seed, self.round_index = seed, round_index
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A problem spec (see problems.build_problem; None for a problem made directly) plus an
+    algorithm config (any registered algorithm's); its run id is one hash for every algorithm."""
+
+    problem: ProblemSpec | None
+    algorithm: AlgorithmConfig
+    label: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        from .registry import algorithm_for
+
+        if self.problem is not None and not isinstance(self.problem, ProblemSpec):
+            raise ConfigError(f"problem: expected a ProblemSpec (or None), got {type(self.problem).__name__}")
+        algorithm_for(self.algorithm)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"problem": None if self.problem is None else self.problem.to_json(), "algorithm": self.algorithm.to_json()}
+
+    @property
+    def run_id(self) -> str:
+        """SHA-256 of the canonical JSON of the config (first 16 hex digits)."""
+        return config_digest(self.to_json())
+
+    def with_seeds(self, seeds: tuple[int, ...]) -> "RunConfig":
+        """The same run with other seeds."""
+        return RunConfig(self.problem, self.algorithm.with_seeds(seeds), self.label)
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult(Generic[ExtrasT]):
+    """One run config's results at its record points, for every seed. S seeds, P record points, d parameters.
+
+    rounds (P,) the record rounds; steps (P,) = rounds * steps_per_round local steps; iterates
+    (S, P, d) the global model; gap (S, P) = max(F(w) - F*, 0) and dist_sq (S, P) = ||w - w*||^2
+    on the algorithm's objective (``Algorithm.objective``), from its exact optimum; ``extras`` the
+    algorithm's own results (typed, see its engine); ``seconds`` the compute time of all seeds.
+    """
+
+    run_id: str
+    config: RunConfig
+    seeds: tuple[int, ...]
+    rounds: np.ndarray
+    steps: np.ndarray
+    iterates: np.ndarray
+    gap: np.ndarray
+    dist_sq: np.ndarray
+    extras: ExtrasT
+    engine: str
+    seconds: float
+
+    @property
+    def algorithm(self) -> AlgorithmConfig:
+        """The algorithm config that ran."""
+        return self.config.algorithm
+
+    def to_frame(self) -> Any:
+        """A tidy pandas DataFrame: one row per seed, record point and metric, with columns
+        ``run_id``, ``seed``, ``step``, ``metric`` (``gap`` = F(w) - F*, ``dist_sq`` = ||w - w*||^2)
+        and ``value``. Needs pandas (``pip install 'fedbound[data]'``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_frame needs pandas: pip install 'fedbound[data]'") from None
+        rows = [(self.run_id, seed, int(step), metric, float(values[s, p]))
+                for metric, values in (("gap", self.gap), ("dist_sq", self.dist_sq))
+                for s, seed in enumerate(self.seeds) for p, step in enumerate(self.steps)]
+        return pd.DataFrame(rows, columns=["run_id", "seed", "step", "metric", "value"])
+
+    def _repr_html_(self) -> str:
+        """A short HTML summary for notebooks: the config and the mean metrics at a few record points."""
+        problem = self.config.problem
+        family = "a problem made directly" if problem is None else problem.to_json().get("family", "a view")
+        head = (f"<p><b>{html.escape(self.algorithm.name)}</b> run <code>{self.run_id}</code>: "
+                f"{html.escape(str(family))}, {int(self.rounds[-1])} rounds, {len(self.seeds)} seed(s), "
+                f"engine {self.engine}</p>")
+        picked = sorted({0, len(self.steps) // 2, len(self.steps) - 1})
+        rows = "".join(
+            f"<tr><td>{int(self.steps[p])}</td><td>{np.mean(self.gap[:, p]):.4g}</td>"
+            f"<td>{np.mean(self.dist_sq[:, p]):.4g}</td></tr>" for p in picked)
+        return (head + "<table><tr><th>step</th><th>mean F(w) - F*</th><th>mean ||w - w*||²</th></tr>"
+                + rows + "</table>")

@@ -1,0 +1,264 @@
+"""The engine shared by the block-cyclic algorithms (MM-PSGD, MC-PSGD, FedAvg on cyclic data,
+parallel restarted SGD): one kernel (``kernel``) and one NumPy reference (``reference``) with a
+mode flag, and one typed extras.
+
+Sources: Ding et al., arXiv 2002.07454, Algorithms 1-2, eq. 7-8, Sec. 5
+(``shared/papers/ding2020_block_cyclic.md``); the lecture note ``liu_lecture_fl_fedavg.md``
+(parallel restarted SGD, Theorem 1 of Yu, Yang, Zhu 2019). Problems are
+``problems.BlockCyclicProblem`` (N clients, M blocks). Schedule: C cycles x M blocks x E rounds x
+I local steps; round r (0-based) is in block m = (r // E) % M; T = C M E I local steps, R = C M E
+rounds. Each algorithm's module (``mm_psgd``, ``mc_psgd``, ``fedavg_cyclic``, ``pr_sgd``) holds
+its config and turns it into a ``Plan``; this module runs plans.
+
+Partial participation (MM, MC, PR-SGD): each round a uniform K-subset of the N clients without
+replacement (counter-based, reproducible), averaged with weight 1/K.
+
+Communication (counted per round for the K participants, in floats; MC's loss values apart):
+MM / FedAvg-cyclic / PR-SGD: down K d (the global model), up K d (the local models).
+MC: down 2 K d (x_bar and y_bar, Algorithm 2 line 8) plus K d in every round that is followed by a
+round of a new block (the reset broadcast of line 15), up 2 K d (x^i and y^i) and 2 K losses
+(line 9). With K = N these are the paper's messages; the initial model is not counted.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from problems import BlockCyclicProblem, FederatedProblem, ProblemError, ProblemSpec, build_block_cyclic, check_problem
+
+from ...config import ConfigError, config_int, config_record_rounds, config_seeds
+from ...resources import FLOAT_BYTES
+from ...schedules import StepSize
+from .kernel import MODE_MC, MODE_MM, PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL, Plan, SeedRecords, kernel_data, kernel_seed
+from .reference import block_cyclic_reference
+
+__all__ = [
+    "PREDICTORS", "BlockCyclicEngine", "BlockCyclicExtras", "Communication", "CyclicSchedule", "block_plan",
+    "check_step_and_batch", "participants_field",
+]
+
+PREDICTORS = {"average": PREDICTOR_AVERAGE, "exponential": PREDICTOR_EXPONENTIAL}
+"""The predictors of Ding et al.: the average of a block's global models (eq. 7) or Sec. 5's
+exponential average."""
+
+
+def check_step_and_batch(config: Any) -> None:
+    """Validate ``config.step_size`` (a StepSize) and normalise ``config.batch_size`` (int >= 0)."""
+    if not isinstance(config.step_size, StepSize):
+        raise ConfigError(f"step_size: must be a StepSize, got {config.step_size!r}")
+    object.__setattr__(config, "batch_size", config_int("batch_size", config.batch_size, minimum=0))
+
+
+def participants_field(value: Any) -> int | None:
+    """None (all clients) or an integer K >= 1 (checked against N when the run is planned)."""
+    return None if value is None else config_int("participants", value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CyclicSchedule:
+    """Fields shared by the block-cyclic configs: C cycles, E rounds per block, I local steps,
+    the x-chain step size gamma_t (t = global 0-based step), the minibatch size (0 = exact
+    gradients), record rounds in [0, C M E] (empty: the algorithm's default) and seeds."""
+
+    cycles: int
+    rounds_per_block: int
+    local_steps: int
+    step_size: StepSize
+    batch_size: int = 0
+    record_rounds: tuple[int, ...] = ()
+    seeds: tuple[int, ...] = (0,)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cycles", config_int("cycles", self.cycles))
+        object.__setattr__(self, "rounds_per_block", config_int("rounds_per_block", self.rounds_per_block))
+        object.__setattr__(self, "local_steps", config_int("local_steps", self.local_steps))
+        check_step_and_batch(self)
+        object.__setattr__(self, "record_rounds", config_record_rounds(self.record_rounds))
+        object.__setattr__(self, "seeds", config_seeds(self.seeds))
+
+    @property
+    def steps_per_round(self) -> int:
+        """I local steps between two communications."""
+        return self.local_steps
+
+    def with_seeds(self, seeds: tuple[int, ...]) -> Any:
+        """The same config with other seeds."""
+        return replace(self, seeds=seeds)
+
+    def total_rounds(self, n_blocks: int) -> int:
+        """R = C M E."""
+        return self.cycles * n_blocks * self.rounds_per_block
+
+    def total_steps(self, n_blocks: int) -> int:
+        """T = C M E I."""
+        return self.total_rounds(n_blocks) * self.local_steps
+
+    def schedule_json(self) -> dict[str, Any]:
+        """The schedule's fields as JSON (each config adds its own and its name)."""
+        return {
+            "cycles": self.cycles,
+            "rounds_per_block": self.rounds_per_block,
+            "local_steps": self.local_steps,
+            "step_size": self.step_size.to_json(),
+            "batch_size": self.batch_size,
+            "record_rounds": list(self.record_rounds),
+            "seeds": list(self.seeds),
+        }
+
+
+def block_plan(
+    problem: BlockCyclicProblem,
+    mode: int,
+    predictor: int,
+    gamma: StepSize,
+    eta: StepSize,
+    local_steps: int,
+    rounds_per_block: int,
+    rounds: int,
+    batch: int,
+    participants: int | None,
+    record_rounds: tuple[int, ...],
+    track: bool,
+) -> Plan:
+    """The kernel plan, checking the config against the problem (K <= N, record rounds <= R)."""
+    N = problem.n_clients
+    if participants is not None and participants > N:
+        raise ConfigError(f"participants: K = {participants} exceeds the number of clients N = {N}")
+    record = record_rounds or (rounds,)
+    if record[-1] > rounds:
+        raise ConfigError(f"record_rounds: every record round must lie in [0, {rounds}] (the rounds of the run)")
+    return Plan(mode, predictor, gamma, eta, local_steps, rounds_per_block, rounds, batch,
+                N if participants is None else participants, tuple(record), track)
+
+
+@dataclass(frozen=True)
+class Communication:
+    """Floats exchanged over a run (module docstring): server -> clients, clients -> server, and
+    the loss values clients report (MC-PSGD)."""
+
+    rounds: int
+    down_params: int
+    up_params: int
+    up_losses: int
+
+    @property
+    def total_params(self) -> int:
+        """down_params + up_params."""
+        return self.down_params + self.up_params
+
+
+@dataclass(frozen=True, eq=False)
+class BlockCyclicExtras:
+    """A block-cyclic run's own results. S seeds, P record points, M blocks, d parameters.
+
+    blocks (P,) block of the last completed round (-1 at round 0); block_rounds (P, M) rounds of
+    each block completed by then; predictors (S, P, M, d) the x~_m (MM) or u~_m (MC), None for
+    FedAvg-cyclic and PR-SGD; separate_models (S, P, M, d) the w_bar_m and selected_separate
+    (S, P, M) the rounds of block m in which y_bar was selected (MC only, else None). Tracked runs
+    (PR-SGD, or ``track=True``): grad_sq_mean (S, P) = (1/t) sum_{tau=1}^{t} ||grad F_m(x_bar_{tau-1})||^2
+    at t = steps (NaN at t = 0; F_m = f for one block), max_mean_drift and max_drift (S, P) =
+    running maxima over steps of mean_i / max_i ||x_bar_t - x_t^i||^2, and max_norm_sq (S, P) =
+    running max of ||x_t^i||^2 over every local iterate of both chains (B^2 of Ding et al.
+    Assumption 5 on the visited region); None when not tracked. ``communication`` totals the
+    floats exchanged (module docstring).
+    """
+
+    blocks: np.ndarray
+    block_rounds: np.ndarray
+    predictors: np.ndarray | None
+    separate_models: np.ndarray | None
+    selected_separate: np.ndarray | None
+    grad_sq_mean: np.ndarray | None
+    max_mean_drift: np.ndarray | None
+    max_drift: np.ndarray | None
+    max_norm_sq: np.ndarray | None
+    communication: Communication
+
+
+class BlockCyclicEngine(ABC):
+    """Runs block-cyclic plans on a BlockCyclicProblem; each algorithm's module subclasses it with
+    its config type and its ``plan``. ``has_predictors``: whether the algorithm keeps Ding et al.'s
+    per-block predictors (MM-PSGD, MC-PSGD)."""
+
+    config_type: type
+    seed_type = SeedRecords
+    has_predictors = False
+
+    def build_problem(self, spec: ProblemSpec) -> BlockCyclicProblem:
+        return build_block_cyclic(spec)
+
+    def check_problem(self, problem: Any, spec: ProblemSpec | None) -> BlockCyclicProblem:
+        if not isinstance(problem, BlockCyclicProblem):
+            raise ProblemError(f"problem: expected a BlockCyclicProblem, got {type(problem).__name__}")
+        check_problem(problem.combined, spec)
+        return problem
+
+    def objective(self, problem: BlockCyclicProblem) -> FederatedProblem:
+        """F = (1/M) sum_m F_m, the combined problem (Ding et al. eq. 3)."""
+        return problem.combined
+
+    @abstractmethod
+    def plan(self, problem: BlockCyclicProblem, config: Any, track: bool) -> Plan:
+        """The algorithm's config as a kernel plan (``block_plan``), checked against the problem."""
+
+    def run_seed(self, problem: BlockCyclicProblem, plan: Plan, seed: int, w_star: np.ndarray, engine: str) -> SeedRecords:
+        w0 = np.zeros(problem.dim)
+        if engine == "numpy":
+            return block_cyclic_reference(problem, plan, seed, w0, w_star)
+        return kernel_seed(problem, kernel_data(problem, plan), plan, seed, w0, w_star)
+
+    def extras(self, problem: BlockCyclicProblem, plan: Plan, seed_runs: Sequence[SeedRecords]) -> BlockCyclicExtras:
+        rounds = np.asarray(plan.record_rounds, dtype=np.int64)
+        E, M = plan.rounds_per_block, problem.n_blocks
+        completed = np.arange(plan.rounds)
+        block_rounds = np.array([np.bincount((completed[:r] // E) % M, minlength=M) for r in rounds]).reshape(-1, M)
+        steps = rounds * plan.local_steps
+
+        def stack(name: str) -> np.ndarray:
+            return np.stack([np.asarray(getattr(run, name)) for run in seed_runs])
+
+        track = stack("track") if plan.track else None
+        with np.errstate(invalid="ignore", divide="ignore"):
+            grad_sq_mean = None if track is None else np.where(steps > 0, track[:, :, 0] / steps, np.nan)
+        mc = plan.mode == MODE_MC
+        return BlockCyclicExtras(
+            blocks=np.where(rounds > 0, ((rounds - 1) // E) % M, -1),
+            block_rounds=block_rounds,
+            predictors=stack("predictors") if self.has_predictors else None,
+            separate_models=stack("separate") if mc else None,
+            selected_separate=stack("selected") if mc else None,
+            grad_sq_mean=grad_sq_mean,
+            max_mean_drift=None if track is None else track[:, :, 1],
+            max_drift=None if track is None else track[:, :, 2],
+            max_norm_sq=None if track is None else track[:, :, 3],
+            communication=self.communication(plan, problem),
+        )
+
+    @staticmethod
+    def communication(plan: Plan, problem: BlockCyclicProblem) -> Communication:
+        """Totals of the module docstring's per-round counts."""
+        R, K, d, E, M = plan.rounds, plan.participants, problem.dim, plan.rounds_per_block, problem.n_blocks
+        if plan.mode == MODE_MM:
+            return Communication(R, R * K * d, R * K * d, 0)
+        resets = sum(1 for r in range(R - 1) if (r // E) % M != ((r + 1) // E) % M)
+        return Communication(R, 2 * R * K * d + resets * K * d, 2 * R * K * d, 2 * R * K)
+
+    def memory_bytes(self, problem: BlockCyclicProblem, config: Any, engine: str) -> int:
+        """Records per seed: P (d + 2 M d + M + 4) floats (global model, predictors, separate
+        models, selections, tracked metrics), with P at least one record; plus the data: the
+        reference path's padded rows (M N n_max (f + 2)), or the kernel's copy of the rows (n f)
+        and, for exact least-squares steps, the Gram matrices (M N f^2)."""
+        c = problem.combined
+        M, d, f = problem.n_blocks, c.dim, c.n_features
+        P = max(len(config.record_rounds), 1)
+        records = len(config.seeds) * P * (d + 2 * M * d + M + 4)
+        if engine == "numpy":
+            work = c.n_clients * int(c.client_sizes.max()) * (f + 2)
+        else:
+            work = c.X.size + (c.n_clients * f * f if c.model.quadratic and config.batch_size == 0 else 0)
+        return FLOAT_BYTES * (records + work)

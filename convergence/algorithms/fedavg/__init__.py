@@ -1,0 +1,1 @@
+"""FedAvg / local SGD with full participation: config, Numba kernel, NumPy reference path, engine."""
