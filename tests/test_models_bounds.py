@@ -18,7 +18,7 @@ import pytest
 from squared_hinge_model import SquaredHingeModel
 
 from convergence import FedAvgConfig, StepSize
-from problems import FederatedProblem, random_quadratic
+from problems import FederatedProblem, exact_optimum, random_quadratic
 from problems.models import CurvatureBounds, LeastSquaresModel, LinearModel, LogisticModel, SoftmaxModel
 from proofs_check.assumption_constants import gradient_dissimilarity, second_moment_bound, variance_bound
 from proofs_check.bgd_constants import bgd_curve, bgd_pair
@@ -255,3 +255,15 @@ def test_models_lacking_what_a_check_needs_give_clear_errors() -> None:
         variance_bound(nonconvex, Ball(np.zeros(problem.dim), 1.0), 1)
     with pytest.raises(ValueError, match="^instance: exact expectations need a quadratic model"):
         exact_trace(problem, FedAvgConfig(1, 1, StepSize.constant(0.1)), np.zeros(problem.dim))
+
+
+def test_exact_optimum_of_a_quadratic_model_other_than_least_squares() -> None:
+    # The closed form solves H w = -grad F(0) in the model's least-squares rows; an independent
+    # solve of the same normal equations from the problem's own gradient (F is quadratic, so
+    # grad F(w) = H w + grad F(0)) must agree, and the gradient must vanish at w*.
+    problem = _with_model(random_quadratic(3, 3, 0.3, 2.0, 1.5, 5, 6, "dirichlet"), ScaledSquaresModel())
+    H = np.einsum("k,kij->ij", problem.weights, LeastSquaresMoments.of(problem).H)
+    expected = np.linalg.solve(H, -problem.gradient(np.zeros(problem.dim)))
+    optimum = exact_optimum(problem, crosscheck=False)
+    np.testing.assert_allclose(optimum.w_star, expected, rtol=1e-10)
+    assert np.linalg.norm(problem.gradient(optimum.w_star)) < 1e-10
