@@ -31,13 +31,12 @@ def test_kernel_matches_reference(loss: str, layout: str, batch: int, server_lr:
     problem = small_problem(loss, layout)
     prox = FedProxConfig(4, 9, StepSize.inverse_time(0.2, 0.05), 0.5, batch, server_lr, (0, 1, 5, 9))
     w_star = np.random.default_rng(1).normal(size=problem.dim)
-    fast = run_seed(problem, prox, 11, w_star, engine="numba", track=True)
-    slow = run_seed(problem, prox, 11, w_star, engine="numpy", track=True)
+    fast, slow = (run_seed(problem, prox, 11, w_star, engine=engine, track=True) for engine in ("numba", "numpy"))
     assert fast[2] == slow[2] == -1
     np.testing.assert_allclose(fast[0], slow[0], rtol=1e-10, atol=1e-12 * np.abs(slow[0]).max())
     np.testing.assert_allclose(fast[1], slow[1], rtol=1e-10)
     # the prox term acted on both paths: FedAvg's trajectory from the same seed is another one
-    fedavg = run_seed(problem, prox.local_sgd, 11, w_star, engine="numba", track=True)
+    fedavg = run_seed(problem, prox.fedavg_config, 11, w_star, engine="numba", track=True)
     assert np.abs(fedavg[0][-1] - slow[0][-1]).max() > 1e-4 * np.abs(slow[0][-1]).max()
 
 
@@ -65,7 +64,7 @@ def test_mu_prox_zero_is_fedavg_bit_for_bit(engine: str) -> None:
         optimum = exact_optimum(problem, crosscheck=False)
         prox = FedProxConfig(3, 8, StepSize.constant(0.05), 0.0, batch, server_lr, (0, 2, 8), (0, 4))
         a = run(RunConfig(spec, prox), problem=problem, optimum=optimum, engine=engine, track=True)
-        b = run(RunConfig(spec, prox.local_sgd), problem=problem, optimum=optimum, engine=engine, track=True)
+        b = run(RunConfig(spec, prox.fedavg_config), problem=problem, optimum=optimum, engine=engine, track=True)
         assert np.array_equal(a.iterates, b.iterates), label
         assert np.array_equal(a.gap, b.gap) and np.array_equal(a.dist_sq, b.dist_sq), label
         assert np.array_equal(a.extras.max_radius_sq, b.extras.max_radius_sq), label
@@ -128,7 +127,7 @@ def test_bad_mu_prox_names_the_field(bad: Any) -> None:
 def test_config_fields_json_and_registry() -> None:
     config = FedProxConfig(2, 6, StepSize.constant(0.1), 0.25, 3, 0.5, [0, 3, 6], [4, 1])
     assert config.record_rounds == (0, 3, 6) and config.seeds == (4, 1)  # normalised as FedAvg's
-    assert config.to_json() == {**config.local_sgd.to_json(), "algorithm": "fedprox", "mu_prox": 0.25}
+    assert config.to_json() == {**config.fedavg_config.to_json(), "algorithm": "fedprox", "mu_prox": 0.25}
     assert config.with_seeds((7,)) == FedProxConfig(2, 6, StepSize.constant(0.1), 0.25, 3, 0.5, (0, 3, 6), (7,))
     assert "fedprox" in ALGORITHM_NAMES and config_type("fedprox") is FedProxConfig
     assert FedProxConfig(2, 6, StepSize.constant(0.1), 0.0).record_rounds == (6,)  # default: the last round

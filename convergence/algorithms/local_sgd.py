@@ -11,8 +11,9 @@ where g_k is the data gradient of client k (the loss's derivative comes from the
 ``problems.models.kernels.margin_residuals``, dispatched on the model's loss tag): exact, or a
 minibatch of ``batch`` rows drawn uniformly with replacement by the counter-based sampler of
 ``_rng``. Then the server sets W <- W + s (sum_k p_k W_k - W), s = ``server_lr`` (s = 1: the plain
-weighted average W <- sum_k p_k W_k). With mu_prox = 0 every operation is FedAvg's (Li et al.,
-ICLR 2020, Sec. 2), to the bit (see ``local_steps.proximal_step``).
+weighted average W <- sum_k p_k W_k). With mu_prox = 0 the prox term is never evaluated and every
+operation is FedAvg's (Li et al., ICLR 2020, Sec. 2), to the bit; left out (its default), mu_prox
+is a compile-time constant and Numba folds the prox branches away (FedAvg's specialisation).
 
 Parameters are stored row-major as (f, C): w[j*C + c] = W[j, c] (C = 1 except for softmax).
 Outside its feature support S_k a client's data gradient vanishes, so its local model there is
@@ -32,9 +33,7 @@ from numba import njit
 
 from .._rng import seed_key, stream_key
 from ..schedules import step_size_at
-from .local_steps import (
-    DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale, proximal_step,
-)
+from .local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale
 
 __all__ = ["local_sgd_kernel"]
 
@@ -43,14 +42,15 @@ __all__ = ["local_sgd_kernel"]
 def local_sgd_kernel(
     loss, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
     full_support, gram, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr,
-    mu_prox, record_rounds, w0, w_star, track, records, stats,
+    record_rounds, w0, w_star, track, records, stats, mu_prox=0.0,
 ):
     """Run one seed; write the global model at ``record_rounds`` into ``records`` (n_rec, d).
 
     Client data as ``fedavg.packing.PackedClients`` lays it out; the step size eta_t is
     ``schedules.step_size_at(sched_code, sched_a, sched_b, t, E)``. ``stats`` (2,) receives
-    [max ||w - w*||^2, max ||g||^2] when ``track``. Returns -1, or the 0-based round at whose end
-    the model had diverged (non-finite, or DIVERGENCE_FACTOR).
+    [max ||w - w*||^2, max ||g||^2] when ``track``. ``mu_prox`` >= 0 is the proximal coefficient
+    (0: FedAvg). Returns -1, or the 0-based round at whose end the model had diverged (non-finite,
+    or DIVERGENCE_FACTOR).
     """
     N = weights.size
     d = n_features * C
@@ -117,9 +117,20 @@ def local_sgd_kernel(
                 else:
                     data_gradient(loss, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
                                   stream, Wk, G, Xb, Z, idx)
-                g_sq = off_support_gradient_sq(s, mu, mu_prox, off_sq) if track else 0.0
-                g_sq = proximal_step(G, Wk, anchor, m * C, eta, mu, mu_prox, track, g_sq)
-                max_grad = max(max_grad, g_sq)
+                if track:
+                    g_sq = off_support_gradient_sq(s, mu, mu_prox, off_sq)
+                    for q in range(m * C):
+                        g = G[q] + mu * Wk[q]
+                        if mu_prox != 0.0:
+                            g += mu_prox * (Wk[q] - anchor[q])
+                        g_sq += g * g
+                    max_grad = max(max_grad, g_sq)
+                if mu_prox == 0.0:
+                    for q in range(m * C):
+                        Wk[q] -= eta * (G[q] + mu * Wk[q])
+                else:
+                    for q in range(m * C):
+                        Wk[q] -= eta * (G[q] + mu * Wk[q] + mu_prox * (Wk[q] - anchor[q]))
                 s = off_support_scale(s, eta, mu, mu_prox)
                 if track:
                     rad = max(s * s * off_sq - 2.0 * s * off_dot + off_star, 0.0)

@@ -1,8 +1,8 @@
 """Local-step primitives shared by every algorithm's Numba kernel: a client's data gradient over
 its (sampled) rows through the model oracle, the exact least-squares gradient from a packed Gram
-matrix, the divergence threshold, and one SGD step on a client's proximal local objective
-(``proximal_step``, with its off-support scalar ``off_support_scale`` and gradient norm
-``off_support_gradient_sq``), which FedAvg (mu_prox = 0) and FedProx share.
+matrix, the divergence threshold, and the off-support scalar of a client's model under a
+proximal local objective (``off_support_scale``) with its gradient norm (``off_support_gradient_sq``),
+which FedAvg (mu_prox = 0) and FedProx share.
 
 A client's rows are stored support-restricted and row-major: row i of client k is
 ``rows[row_base + i m : row_base + (i + 1) m]`` with m = |S_k| features; parameters are (m, C)
@@ -21,7 +21,7 @@ from .._rng import sample_index
 
 __all__ = [
     "BLAS_MIN_WORK", "DIVERGENCE_FACTOR", "data_gradient", "gram_gradient", "off_support_gradient_sq",
-    "off_support_scale", "proximal_step",
+    "off_support_scale",
 ]
 
 DIVERGENCE_FACTOR = 1e30
@@ -90,35 +90,6 @@ def gram_gradient(gram, gram_base, rhs, rhs_base, m, W, G):
         for l in range(m):
             acc += gram[row + l] * W[l]
         G[j] = acc
-
-
-@njit(cache=True)
-def proximal_step(G, Wk, anchor, n, eta, mu, mu_prox, track, g_sq):
-    """One SGD step on client k's proximal local objective, on its support; returns the tracked ||g||^2.
-
-    The local objective (FedProx: Li, Sahu et al., MLSys 2020, Algorithm 2; mu_prox = 0 is FedAvg's) is
-
-        h_k(w) = F_k(w) + (mu / 2) ||w||^2 + (mu_prox / 2) ||w - w_g||^2,
-
-    with F_k the data term, mu the problem's l2 term and w_g the global model the round started
-    from. Given G (n,) the data gradient of F_k at Wk (n,), anchor (n,) = w_g, all restricted to
-    the support (n = |S_k| C), the step is Wk <- Wk - eta g with g = G + mu Wk + mu_prox (Wk - w_g).
-    With mu_prox = 0 the prox term is not evaluated at all (g = G + mu Wk, FedAvg's arithmetic to
-    the bit). Returns g_sq + ||g||^2 when ``track``, else g_sq unchanged.
-    """
-    if mu_prox == 0.0:
-        for q in range(n):
-            g = G[q] + mu * Wk[q]
-            if track:
-                g_sq += g * g
-            Wk[q] -= eta * g
-    else:
-        for q in range(n):
-            g = G[q] + mu * Wk[q] + mu_prox * (Wk[q] - anchor[q])
-            if track:
-                g_sq += g * g
-            Wk[q] -= eta * g
-    return g_sq
 
 
 @njit(cache=True)

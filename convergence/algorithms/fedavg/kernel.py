@@ -9,33 +9,15 @@ where g_k is the data gradient of client k (exact, or a minibatch of ``batch`` r
 uniformly with replacement); then the server sets W <- W + s (sum_k p_k W_k - W),
 s = ``server_lr`` (s = 1: plain FedAvg, W <- sum_k p_k W_k).
 
-This is local SGD on the proximal local objective with mu_prox = 0: the round loop, the
-support-restricted layout (off its support S_k a client's model is s_k W, s_k = prod_e (1 - eta_t mu))
-and the tracked statistics are ``local_sgd.local_sgd_kernel``'s, which FedProx shares.
+This is local SGD on the proximal local objective with mu_prox = 0, so FedAvg's kernel is
+``local_sgd.local_sgd_kernel`` called without its last argument ``mu_prox`` (default 0): Numba
+compiles that call as its own specialisation, with mu_prox a constant and the prox branches folded
+away. The round loop, the support-restricted layout (off its support S_k a client's model is
+s_k W, s_k = prod_e (1 - eta_t mu)) and the tracked statistics are documented there.
 """
 
 from __future__ import annotations
 
-from numba import njit
-
-from ..local_sgd import local_sgd_kernel
+from ..local_sgd import local_sgd_kernel as fedavg_kernel
 
 __all__ = ["fedavg_kernel"]
-
-
-@njit(cache=True)
-def fedavg_kernel(
-    loss, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
-    full_support, gram, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr, record_rounds, w0, w_star,
-    track, records, stats,
-):
-    """Run one seed; write the global model at ``record_rounds`` into ``records`` (n_rec, d).
-
-    ``stats`` (2,) receives [max ||w - w*||^2, max ||g||^2] when ``track``. Returns -1, or the
-    0-based round at whose end the model had diverged (non-finite, or DIVERGENCE_FACTOR).
-    """
-    return local_sgd_kernel(
-        loss, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
-        full_support, gram, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr,
-        0.0, record_rounds, w0, w_star, track, records, stats,
-    )

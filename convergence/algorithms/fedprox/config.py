@@ -25,10 +25,10 @@ class FedProxConfig:
         h_k(w) = F_k(w) + (mu_prox / 2) ||w - w_g||^2,
         w <- w - eta_t (g_k(w) + mu w + mu_prox (w - w_g)),
 
-    with g_k the exact (``batch_size`` = 0) or minibatch data gradient and mu the problem's l2
-    term, exactly as in FedAvg (``FedAvgConfig``); the server then sets
-    w_g <- w_g + server_lr * (sum_k p_k w_k - w_g) (server_lr = 1: the weighted average).
-    ``mu_prox`` >= 0; mu_prox = 0 is FedAvg, bit for bit.
+    with F_k the client's objective (its data term plus the problem's l2 term (mu / 2) ||w||^2) and
+    g_k the exact (``batch_size`` = 0) or minibatch gradient of its data term, exactly as in FedAvg
+    (``FedAvgConfig``); the server then sets w_g <- w_g + server_lr * (sum_k p_k w_k - w_g)
+    (server_lr = 1: the weighted average). ``mu_prox`` >= 0; mu_prox = 0 is FedAvg, bit for bit.
 
     What the paper analyses and what runs here: the paper's theory (Sec. 4) lets each device
     return any gamma-inexact minimiser of h_k (Definitions 1-2: ||grad h_k(w_k)|| <= gamma
@@ -51,13 +51,13 @@ class FedProxConfig:
     seeds: tuple[int, ...] = (0,)
 
     def __post_init__(self) -> None:
-        schedule = self.local_sgd  # validates and normalises the fields FedProx shares with FedAvg
+        schedule = self.fedavg_config  # validates and normalises the fields FedProx shares with FedAvg
         for attribute in ("local_steps", "rounds", "batch_size", "server_lr", "record_rounds", "seeds"):
             object.__setattr__(self, attribute, getattr(schedule, attribute))
         object.__setattr__(self, "mu_prox", check_real("mu_prox", self.mu_prox, 0.0, error=ConfigError))
 
     @property
-    def local_sgd(self) -> FedAvgConfig:
+    def fedavg_config(self) -> FedAvgConfig:
         """The FedAvg config of the same schedule: the run FedProx is with mu_prox = 0."""
         return FedAvgConfig(self.local_steps, self.rounds, self.step_size, self.batch_size, self.server_lr,
                             self.record_rounds, self.seeds)
@@ -72,4 +72,4 @@ class FedProxConfig:
         return replace(self, seeds=seeds)
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.local_sgd.to_json(), "algorithm": self.name, "mu_prox": self.mu_prox}
+        return {**self.fedavg_config.to_json(), "algorithm": self.name, "mu_prox": self.mu_prox}

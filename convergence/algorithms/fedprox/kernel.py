@@ -1,8 +1,9 @@
 """FedProx's Numba path: one seed of ``local_sgd.local_sgd_kernel`` with FedProx's mu_prox.
 
-Each local step is w <- w - eta_t (g_k(w) + mu w + mu_prox (w - w_g)) on client k's support
-(``local_steps.proximal_step``). Off its support S_k the data gradient vanishes and a coordinate
-that starts the round at the global value W_j stays s W_j, one scalar per client: from s = 1,
+Each local step is w <- w - eta_t (g_k(w) + mu w + mu_prox (w - w_g)) on client k's support,
+with w_g the round's global model on that support (the kernel's ``anchor``). Off its support S_k
+the data gradient vanishes and a coordinate that starts the round at the global value W_j stays
+s W_j, one scalar per client: from s = 1,
 
     s W_j - eta (mu s W_j + mu_prox (s W_j - W_j)) = [s - eta (mu s + mu_prox (s - 1))] W_j,
 
@@ -39,7 +40,7 @@ def fedprox_kernel(
         packed.loss, packed.n_classes, packed.n_features, packed.mu, packed.weights, packed.targets,
         packed.sample_offsets, packed.support, packed.support_offsets, packed.rows, packed.row_offsets,
         packed.full_support, packed.gram, packed.uses_gram, packed.gram_rhs, code, a, b, config.local_steps,
-        config.rounds, config.batch_size, seed, config.server_lr, config.mu_prox,
-        np.asarray(config.record_rounds, dtype=np.int64), w0, w_star, track, records, stats,
+        config.rounds, config.batch_size, seed, config.server_lr, np.asarray(config.record_rounds, dtype=np.int64),
+        w0, w_star, track, records, stats, config.mu_prox,
     )
     return records, stats, int(diverged)

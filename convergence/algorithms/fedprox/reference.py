@@ -21,4 +21,4 @@ def fedprox_reference(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Run one seed from w0 (d,); returns (records (n_rec, d), stats [max ||w - w*||^2, max ||g||^2],
     diverged round or -1), as ``fedprox_kernel`` does (stats are meaningful only when ``track``)."""
-    return fedavg_reference(problem, config.local_sgd, seed, w0, w_star, track, mu_prox=config.mu_prox)
+    return fedavg_reference(problem, config.fedavg_config, seed, w0, w_star, track, mu_prox=config.mu_prox)
