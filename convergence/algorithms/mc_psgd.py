@@ -42,10 +42,10 @@ class MCPSGDEngine(BlockCyclicEngine):
     config_type = MCPSGDConfig
     has_predictors = True
 
-    def plan(self, problem: BlockCyclicProblem, config: MCPSGDConfig, track: bool) -> Plan:
+    def plan(self, problem: BlockCyclicProblem, config: MCPSGDConfig, track: bool = False, trace: bool = False) -> Plan:
         return block_plan(problem, MODE_MC, PREDICTORS[config.predictor], config.step_size, config.block_step_size,
                           config.local_steps, config.rounds_per_block, config.total_rounds(problem.n_blocks),
-                          config.batch_size, config.participants, config.record_rounds, track)
+                          config.batch_size, config.participants, config.record_rounds, track, trace)
 
 
 MC_PSGD = MCPSGDEngine()

@@ -44,10 +44,10 @@ class MMPSGDEngine(BlockCyclicEngine):
     config_type = MMPSGDConfig
     has_predictors = True
 
-    def plan(self, problem: BlockCyclicProblem, config: MMPSGDConfig, track: bool) -> Plan:
+    def plan(self, problem: BlockCyclicProblem, config: MMPSGDConfig, track: bool = False, trace: bool = False) -> Plan:
         return block_plan(problem, MODE_MM, PREDICTORS[config.predictor], config.step_size, config.step_size,
                           config.local_steps, config.rounds_per_block, config.total_rounds(problem.n_blocks),
-                          config.batch_size, config.participants, config.record_rounds, track)
+                          config.batch_size, config.participants, config.record_rounds, track, trace)
 
 
 MM_PSGD = MMPSGDEngine()
