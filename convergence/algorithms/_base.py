@@ -21,7 +21,8 @@ worker's per-seed result is the engine's ``SeedRun`` NamedTuple, stored as its a
 Tracing. A run planned with ``trace=True`` keeps every local iterate: the NumPy reference path
 (only it: the Numba kernels keep records) writes the per-step arrays (every local model, the
 stochastic and full gradients, and the algorithm's per-round state) into the seed's ``trace_*``
-arrays, from the very arithmetic that produces its records, so a traced run's records equal the
+arrays (that prefix, ``store.TRACE_ARRAY_PREFIX``, keeps them out of the store's exported table),
+from the very arithmetic that produces its records, so a traced run's records equal the
 untraced run's bit for bit. The engine's extras then carry one typed, read-only trace per seed
 (``fedavg.trace.FedAvgTrace``, ``block_cyclic.trace.BlockCyclicTrace``); the lemma checks and
 eq. 13 of Li et al. read them. Traces go through ``execute``, any executor and the run store
