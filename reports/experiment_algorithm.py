@@ -113,6 +113,8 @@ class Grid:
             if not isinstance(values, list) or not values:
                 raise ExperimentError(f"grid.{name}: expected a non-empty array of values, got {values!r}")
             for i, value in enumerate(values):
+                if names[name].kind == "step_size":
+                    _step_table(value, f"grid.{name}[{i}]")
                 if any(_same(value, other) for other in values[:i]):
                     raise ExperimentError(f"grid.{name}[{i}]: {value!r} is listed twice")
             out[name] = tuple(values)
@@ -167,7 +169,7 @@ class AlgorithmTable:
         check_keys(entries, [f.name for f in config_fields], "algorithm")
         for f in config_fields:
             if f.kind == "step_size" and f.name in entries:
-                read_table(entries[f.name], f"algorithm.{f.name}")
+                _step_table(entries[f.name], f"algorithm.{f.name}")
         return cls(name, config_fields, entries)
 
     def check_complete(self, grid: Grid) -> None:
@@ -222,7 +224,7 @@ class AlgorithmTable:
             else:
                 continue
             if f.kind == "step_size":
-                table = read_table(value, path)
+                table = _step_table(value, path)
                 resolved = {key: item if key == "kind" else _number(f"{path}.{key}", item, "float", allowed, names)
                             for key, item in table.items()}
                 try:
@@ -247,6 +249,15 @@ class AlgorithmTable:
             return f"grid.{field} (cell {cell.label}): {message.partition(': ')[2]}"
         where = "" if not cell.values else f" (cell {cell.label})"
         return f"algorithm.{message}" if not where else f"algorithm.{field}{where}: {message.partition(': ')[2]}"
+
+
+def _step_table(value: Any, path: str) -> Mapping[str, Any]:
+    """A step-size table with the keys of ``StepSize.to_json`` only (its values are checked when the config is built)."""
+    from convergence import StepSize
+
+    table = read_table(value, path)
+    check_keys(table, [f.name for f in dataclasses.fields(StepSize)], path)
+    return table
 
 
 def _number(path: str, value: Any, kind: str, allowed: frozenset[str], names: Mapping[str, float]) -> Any:

@@ -152,8 +152,9 @@ def _seeds(value: Any) -> tuple[int, ...]:
 
 
 def _problem_spec(value: Any, base_dir: Path) -> Any:
-    """The problem spec of the ``[problem]`` table: a family's or a user's arrays'."""
-    from problems import ProblemError, ProblemSpec
+    """The problem spec of the ``[problem]`` table: a family's or a user's arrays', built once here
+    (cached per process) so that a parameter the builder refuses is an error of the file."""
+    from problems import ProblemError, ProblemSpec, build_problem
 
     table = read_table(value, "problem")
     if ("family" in table) == ("from_arrays" in table):
@@ -163,7 +164,9 @@ def _problem_spec(value: Any, base_dir: Path) -> Any:
     check_keys(table, _FAMILY_KEYS, "problem")
     params = read_table(table.get("params", {}), "problem.params")
     try:
-        return ProblemSpec.from_json({key: table[key] for key in _FAMILY_KEYS if key in table} | {"params": params})
+        spec = ProblemSpec.from_json({key: table[key] for key in _FAMILY_KEYS if key in table} | {"params": params})
+        build_problem(spec)
+        return spec
     except ProblemError as exc:
         field, _, rest = str(exc).partition(": ")
         where = f"problem.params.{field}" if field in params else f"problem.{field}"

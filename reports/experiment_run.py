@@ -54,14 +54,16 @@ def run_experiment(
     scheduler: str | None = None,
     progress: bool | VerifyProgress = True,
     command: Sequence[str] = (),
+    figures: bool = True,
 ) -> VerifyOutcome:
     """Run ``experiment`` and write its report into ``out`` (module docstring); returns what was written.
 
     ``jobs`` worker processes (or the Dask cluster at ``scheduler``); ``store`` the run store's path
     (None: no store, every run computed), read back unless ``use_cache`` is False; ``progress`` a
     VerifyProgress (its ``reused`` and ``computed`` count the runs), or True / False for one printing
-    to stderr or silent; ``command`` the command line recorded in the metadata. ExperimentError
-    naming the field of a value that only the problem or the runs show to be bad (an integer field's
+    to stderr or silent; ``command`` the command line recorded in the metadata; ``figures`` False
+    writes the report without its figures (a quicker re-check: each figure takes about a second to draw).
+    ExperimentError naming the field of a value that only the problem or the runs show to be bad (an integer field's
     expression that is not integral, a bound <= 0); ConfigError / DivergenceError as ``execute``."""
     monitor = progress if isinstance(progress, VerifyProgress) else VerifyProgress([experiment.name], enabled=progress)
     settings = VerifySettings(len(experiment.seeds), jobs, progress=monitor, store=store, use_cache=use_cache,
@@ -81,19 +83,19 @@ def run_experiment(
     verdicts = [dataclasses.replace(r.verdict, notes=f"{r.verdict.notes} Gaps against the {optimum_note}.")
                 for r in evaluated]
     status = _overall(verdicts)
-    figures = _draw(evaluated, out)
+    drawn = _draw(evaluated, out) if figures else []
     monitor.claim_finished(experiment.name, status.value, time.perf_counter() - start)
     ids = [v.claim_id for v in verdicts]
     meta = run_metadata(command, settings, time.perf_counter() - start, ids, monitor.reused, monitor.computed,
-                        out=out, figures=figures)
+                        out=out, figures=drawn)
     meta.update(mode="experiment", experiment=experiment.source or experiment.name,
                 problem=experiment.problem.to_json(), algorithm=experiment.algorithm.name)
     grid = [record.summary() for record in monitor.sweeps.get(experiment.name, ())]
     grids = {cid: grid for cid in ids}
-    write_verdicts_json(out / "verdicts.json", verdicts, meta, figures=figures, grids=grids)
-    write_markdown(out / "report.md", verdicts, figures, meta, grids=grids)
-    write_html(out / "index.html", verdicts, figures, meta, grids=grids)
-    return VerifyOutcome(tuple(verdicts), tuple(ids), tuple(figures), meta, out)
+    write_verdicts_json(out / "verdicts.json", verdicts, meta, figures=drawn, grids=grids)
+    write_markdown(out / "report.md", verdicts, drawn, meta, grids=grids)
+    write_html(out / "index.html", verdicts, drawn, meta, grids=grids)
+    return VerifyOutcome(tuple(verdicts), tuple(ids), tuple(drawn), meta, out)
 
 
 def _config(experiment: Experiment, cell: GridCell, problem: ProblemValues) -> Any:
