@@ -44,11 +44,14 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .experiment_algorithm import AlgorithmTable, Grid
 from .experiment_checks import Check, check_names, parse_checks
 from .experiment_fields import ExperimentError, check_keys, read_float, read_int, read_str, read_table, required
+
+if TYPE_CHECKING:
+    from problems import ProblemSpec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -95,7 +98,7 @@ class Experiment:
 
     name: str
     description: str
-    problem: Any
+    problem: ProblemSpec
     algorithm: AlgorithmTable
     grid: Grid
     seeds: tuple[int, ...]
@@ -151,7 +154,7 @@ def _seeds(value: Any) -> tuple[int, ...]:
     return tuple(range(read_int(value, "seeds", minimum=1)))
 
 
-def _problem_spec(value: Any, base_dir: Path) -> Any:
+def _problem_spec(value: Any, base_dir: Path) -> ProblemSpec:
     """The problem spec of the ``[problem]`` table: a family's or a user's arrays', built once here
     (cached per process) so that a parameter the builder refuses is an error of the file."""
     from problems import ProblemError, ProblemSpec, build_problem
@@ -173,7 +176,7 @@ def _problem_spec(value: Any, base_dir: Path) -> Any:
         raise ExperimentError(f"{where}: {rest}") from None
 
 
-def _arrays_spec(table: Mapping[str, Any], base_dir: Path) -> Any:
+def _arrays_spec(table: Mapping[str, Any], base_dir: Path) -> ProblemSpec:
     """The spec of ``problems.from_arrays`` on the arrays of an .npz file (X, y, client_of_row, weights)."""
     import numpy as np
 

@@ -180,8 +180,10 @@ class CellValues(Mapping[str, Any]):
         batch = self.config.batch_size
         sigma = variance_bound(problem, ball, batch)
         second = second_moment_bound(problem, ball, batch)
-        method = (f"sigma_k^2 and G^2 (batch {batch}) over {ball.describe()}, which holds w_0 and every recorded "
-                  f"global model (local iterates between record points may leave it): {sigma.method}; {second.method}")
+        method = (f"sigma_k^2 and G^2 (batch {batch}) are taken over the ball of radius {radius:.4g} around w*, which "
+                  "holds w_0 and every recorded global model (local iterates between record points may leave it): "
+                  f"sigma_k^2 {'exact' if sigma.exact else 'certified upper bounds'}, G^2 "
+                  f"{'exact' if second.exact else 'a certified upper bound'}")
         return RunMoments(float(sigma.values.max()), float(problem.weights**2 @ sigma.values), float(second.value),
                           radius, method)
 

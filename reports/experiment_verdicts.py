@@ -36,10 +36,11 @@ from convergence import Uninformative, Verdict, check_ordering, check_rate_expon
 from proofs_check.claim import ClaimResult, combine_checks
 from proofs_check.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
 
+from .experiment_algorithm import GridCell
 from .experiment_checks import METRICS, BoundCheck, Check, OrderingCheck, RateCheck
+from .experiment_expression import Expression
 from .experiment_fields import ExperimentError
 from .experiment_file import Experiment
-from .experiment_algorithm import GridCell
 from .experiment_names import MOMENT_NAMES, CellValues, ProblemValues
 
 __all__ = ["CellRuns", "evaluate_check"]
@@ -49,8 +50,8 @@ _YLABELS = {"gap": r"$F(w) - F^*$", "dist_sq": r"$\|w - w^*\|^2$"}
 
 @dataclass(frozen=True, eq=False)
 class CellRuns:
-    """The runs of one grid cell: the cell, its algorithm config, its RunResult and the values of
-    every expression name for it (``reports.experiment_names.CellValues``)."""
+    """The runs of one grid cell: the cell, its RunResult (whose ``algorithm`` is the cell's config)
+    and the values of every expression name for it (``reports.experiment_names.CellValues``)."""
 
     cell: GridCell
     result: Any
@@ -101,7 +102,8 @@ def _rate(experiment: Experiment, check: RateCheck, check_id: str, path: str,
     try:
         verdict = check_rate_exponent(
             f"{check_id}/{cell_runs.cell.label}", x, cell_runs.metric(check.metric), claimed_exponent=check.exponent,
-            tolerance=check.tolerance, notes=f"{cell_runs.cell.label}: {_setting(experiment, cell_runs)}",
+            tolerance=check.tolerance,
+            notes=f"{cell_runs.cell.label}: {_setting(experiment, cell_runs)}; {_names(check.x, cell_runs)}",
         )
     except ValueError as exc:
         raise ExperimentError(f"{path}.x: {check.x.text!r} over the record points: {exc}") from None
@@ -135,8 +137,8 @@ def _bound(experiment: Experiment, check: BoundCheck, check_id: str, path: str,
                 "if the metric grows above its starting value." if np.all(bound >= start) else "")
     verdict = check_upper_bound(
         f"{check_id}/{cell_runs.cell.label}", steps, values, np.array(bound),
-        notes=f"{cell_runs.cell.label}: {_setting(experiment, cell_runs)}; bound {check.expression.text}.{headroom}"
-        f"{moments}",
+        notes=f"{cell_runs.cell.label}: {_setting(experiment, cell_runs)}; {_names(check.expression, cell_runs)}."
+        f"{headroom}{moments}",
     )
     ceiling = (1.0 + cell_runs.values["dist0_sq"]) * DIVERGENCE_FACTOR
     if check.metric == "gap":
@@ -190,6 +192,14 @@ def _setting(experiment: Experiment, cell_runs: CellRuns) -> str:
     result = cell_runs.result
     return (f"{experiment.algorithm.name}, {len(result.seeds)} seed(s), T up to {int(result.steps[-1])}, "
             f"{len(result.steps)} record points")
+
+
+def _names(expression: Expression, cell_runs: CellRuns) -> str:
+    """The values of the names an expression reads, for one cell (T, an array, by its range)."""
+    parts = [f"{name} = {cell_runs.values[name]:.6g}" for name in sorted(expression.names - {"T"})]
+    if "T" in expression.names:
+        parts.append(f"T from {cell_runs.values.steps[0]:g} to {cell_runs.values.steps[-1]:g}")
+    return "with " + ", ".join(parts)
 
 
 def _problem(experiment: Experiment) -> str:
