@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from problems import check_int
+
 __all__ = ["is_real", "as_count", "as_confidence", "as_floor", "as_record_points", "as_values"]
 
 
@@ -59,10 +61,9 @@ def is_real(value: object) -> bool:
 
 
 def as_count(value: int, name: str, *, minimum: int) -> int:
-    """An integer argument >= minimum (bools rejected)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    """An integer argument >= minimum (bools rejected): ``problems.check_int``, the one integer
+    validator of configs, problems and checkers, raising ValueError."""
+    return check_int(name, value, minimum=minimum, error=ValueError)
 
 
 def as_confidence(confidence: float) -> float:

@@ -95,13 +95,17 @@ _CACHE: dict[str, tuple[Optimum, list[_Solution]]] = {}
 
 
 def _least_squares(objective: RowObjective) -> _Solution:
-    """Closed-form minimiser of a least-squares row objective (module docstring)."""
-    X, y, r = objective.X, objective.y, objective.r
+    """Closed-form minimiser of a row objective quadratic in w (module docstring), written as least
+    squares in the model's rows U and targets v (``LinearModel.least_squares_form``: U = X, v = y
+    for least squares itself): H w = U'(r v) with H the (constant) Hessian when mu > 0, else the
+    weighted least-squares solution."""
+    U, v = objective.model.least_squares_form(objective.X, objective.y)
+    r = objective.r
     if objective.mu > 0:
         H = objective.hessian(np.zeros(objective.dim))
-        return _Solution(solve(H, X.T @ (r * y), assume_a="pos"), True)
+        return _Solution(solve(H, U.T @ (r * v), assume_a="pos"), True)
     sqrt_r = np.sqrt(r)
-    w, _, rank, _ = lstsq(sqrt_r[:, None] * X, sqrt_r * y)
+    w, _, rank, _ = lstsq(sqrt_r[:, None] * U, sqrt_r * v)
     return _Solution(w, rank == objective.dim)
 
 

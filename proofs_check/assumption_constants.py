@@ -32,10 +32,11 @@ Definitions and sources (line numbers of ``shared/THEOREMS.md`` and ``shared/pap
 * The (G, B)-BGD pair: ``proofs_check.bgd_constants``.
 
 Regions (``proofs_check.regions``): a ``Ball``, a finite set of ``Points`` (the constant is then the
-exact maximum over them) or ``EVERYWHERE``. Over a ball, least squares is exact (each quantity is a
-quadratic in w, ``least_squares_moments``, maximised by ``trust_region``); logistic / softmax get
-certified bounds (``gradient_bounds``) and ``attained`` is the maximum over the 64 points of
-``regions.ball_samples``.
+exact maximum over them) or ``EVERYWHERE``. Over a ball, a quadratic model (``problem.model.quadratic``:
+least squares) is exact (each quantity is a quadratic in w, ``least_squares_moments``, maximised by
+``trust_region``); other models (logistic, softmax) get certified bounds (``gradient_bounds``: from
+the model's curvature and, where it has one, its gradient bound) and ``attained`` is the maximum
+over the 64 points of ``regions.ball_samples``.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from typing import Literal
 
 import numpy as np
 
-from problems import FederatedProblem, LossKind, Optimum, exact_optimum, heterogeneity_gamma, problem_constants
+from problems import FederatedProblem, Optimum, exact_optimum, heterogeneity_gamma, problem_constants
 
 from .gradient_bounds import centre_terms, dissimilarity_bounds, gradient_norm_bounds, variance_bounds
 from .least_squares_moments import LeastSquaresMoments
@@ -148,7 +149,7 @@ def variance_bound(problem: FederatedProblem, region: Region, batch_size: int) -
         _, variances = all_client_terms(problem, region.points)
         values = variances.max(axis=1) / b
         return ClientEstimate(name, values, True, f"exact maximum over {region.describe()}", values)
-    if problem.loss is LossKind.LEAST_SQUARES:
+    if problem.model.quadratic:
         moments = LeastSquaresMoments.of(problem)
         pairs = np.array([moments.variance(k, b).max_on_ball(region) for k in range(N)])
         exact = all(exact_gap(u, a) for u, a in pairs)
@@ -156,8 +157,9 @@ def variance_bound(problem: FederatedProblem, region: Region, batch_size: int) -
         return ClientEstimate(name, pairs[:, 0], exact, method, pairs[:, 1])
     bounds = variance_bounds(problem, b, centre_terms(problem, region))
     _, variances = all_client_terms(problem, ball_samples(region))
-    method = (f"certified bound over {region.describe()}: (1/b) min(mean_i (||g_i(c0) - gbar_k(c0)|| + "
-              "(l_i + L_k - mu) R)^2, beta mean_i ||x_i||^2); attained: max over 64 sampled points")
+    lipschitz = "mean_i (||g_i(c0) - gbar_k(c0)|| + (l_i + L_k - mu) R)^2"
+    capped = f"min({lipschitz}, beta mean_i ||x_i||^2)" if problem.model.gradient_bound is not None else lipschitz
+    method = f"certified bound over {region.describe()}: (1/b) {capped}; attained: max over 64 sampled points"
     return ClientEstimate(name, bounds, False, method, variances.max(axis=1) / b)
 
 
@@ -170,7 +172,7 @@ def second_moment_bound(problem: FederatedProblem, region: Region, batch_size: i
         grads, variances = all_client_terms(problem, region.points)
         value = float(np.max(np.sum(grads**2, axis=2) + (variances / b if b else 0.0)))
         return Estimate(name, value, True, f"exact maximum over the clients and {region.describe()}", value)
-    if problem.loss is LossKind.LEAST_SQUARES:
+    if problem.model.quadratic:
         moments = LeastSquaresMoments.of(problem)
         pairs = []
         for k in range(problem.n_clients):
@@ -187,8 +189,9 @@ def second_moment_bound(problem: FederatedProblem, region: Region, batch_size: i
     variance = variance_bounds(problem, b, terms) if b else np.zeros(problem.n_clients)
     grads, variances = all_client_terms(problem, ball_samples(region))
     sampled = float(np.max(np.sum(grads**2, axis=2) + (variances / b if b else 0.0)))
+    constants = "Lipschitz / bounded-gradient" if problem.model.gradient_bound is not None else "Lipschitz"
     method = (f"certified bound over {region.describe()}: max_k (sup ||grad F_k||)^2 + sup var_k, "
-              "each from the centre's values and Lipschitz / bounded-gradient constants; attained: 64 sampled points")
+              f"each from the centre's values and {constants} constants; attained: 64 sampled points")
     return Estimate(name, float(np.max(grad_bounds**2 + variance)), False, method, sampled)
 
 
@@ -218,14 +221,15 @@ def gradient_dissimilarity(problem: FederatedProblem, region: Region, weighting:
     if isinstance(region, Points):
         value = float(np.max(_dissimilarity_at(problem, region.points, q)))
         return Estimate(name, value, True, f"exact maximum over {region.describe()}", value)
-    if problem.loss is LossKind.LEAST_SQUARES:
+    if problem.model.quadratic:
         upper, attained = LeastSquaresMoments.of(problem).dissimilarity(q, problem.weights).max_on_ball(region)
         method = f"least squares: the dissimilarity is a quadratic in w, maximised exactly over {region.describe()}"
         return Estimate(name, upper, exact_gap(upper, attained), method, attained)
     bounds = dissimilarity_bounds(problem, region, centre_terms(problem, region))
     sampled = float(np.max(_dissimilarity_at(problem, ball_samples(region), q)))
-    method = (f"certified bound over {region.describe()}: sum_k q_k (||D_k(c0)|| + (max(L_k, L_F) - mu) R)^2, "
-              "each term capped by the bounded-gradient bound; attained: 64 sampled points")
+    capped = ", each term capped by the bounded-gradient bound" if problem.model.gradient_bound is not None else ""
+    method = (f"certified bound over {region.describe()}: sum_k q_k (||D_k(c0)|| + (max(L_k, L_F) - mu) R)^2"
+              f"{capped}; attained: 64 sampled points")
     return Estimate(name, float(q @ bounds**2), False, method, sampled)
 
 

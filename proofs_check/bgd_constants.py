@@ -6,13 +6,14 @@ weights q_k = 1/N ("uniform") or p_k ("p"),
     sum_k q_k ||grad F_k(w)||^2 <= G^2 + B^2 ||grad F(w)||^2    on the region;
 
 for a given B^2 the smallest such G^2 >= 0 is max(0, sup_w [sum_k q_k ||grad F_k(w)||^2 -
-B^2 ||grad F(w)||^2]) (the "excess"). Over a ball the excess of least squares is a quadratic in w
-(``least_squares_moments``), maximised exactly (``trust_region``); logistic / softmax get a
-certified bound (``gradient_bounds``): sum_k q_k (sup ||grad F_k||)^2 for any B^2 and, for q = p,
-since sum_k p_k ||grad F_k||^2 = ||grad F||^2 + sum_k p_k ||grad F_k - grad F||^2, also
-max(0, 1 - B^2) (sup ||grad F||)^2 + (the sigma_G^2 bound with weights p).
+B^2 ||grad F(w)||^2]) (the "excess"). Over a ball the excess of a quadratic model (least squares,
+``problem.model.quadratic``) is a quadratic in w (``least_squares_moments``), maximised exactly
+(``trust_region``); other models (logistic, softmax) get a certified bound (``gradient_bounds``):
+sum_k q_k (sup ||grad F_k||)^2 for any B^2 and, for q = p, since sum_k p_k ||grad F_k||^2 =
+||grad F||^2 + sum_k p_k ||grad F_k - grad F||^2, also max(0, 1 - B^2) (sup ||grad F||)^2 + (the
+sigma_G^2 bound with weights p).
 
-Over R^d (``EVERYWHERE``, least squares) the excess has A = M - B^2 H^2 (M = sum_k q_k H_k^2,
+Over R^d (``EVERYWHERE``, quadratic models only) the excess has A = M - B^2 H^2 (M = sum_k q_k H_k^2,
 H = sum_k p_k H_k, H_k the Hessian of F_k): it is bounded above iff B^2 >= the largest generalised
 eigenvalue of (M, H^2), and the whole curve G^2(B^2) follows from one generalised
 eigen-decomposition.
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import eigh
 
-from problems import FederatedProblem, LossKind
+from problems import FederatedProblem
 
 from .assumption_constants import Estimate, Weighting, dissimilarity_weights
 from .gradient_bounds import centre_terms, dissimilarity_bounds, gradient_norm_bounds
@@ -76,7 +77,7 @@ def bgd_curve(
         method = f"exact maximum over {region.describe()}"
         values = [max(0.0, float(np.max(_bgd_excess_at(problem, region.points, q, B)))) for B in grid]
         return tuple(BGDPair(B, v, True, method, v) for B, v in zip(grid, values))
-    if problem.loss is LossKind.LEAST_SQUARES:
+    if problem.model.quadratic:
         moments = LeastSquaresMoments.of(problem)
         method = f"least squares: the excess is a quadratic in w, maximised exactly over {region.describe()}"
         pairs = []
@@ -90,9 +91,10 @@ def bgd_curve(
 def _bgd_certified(
     problem: FederatedProblem, ball: Ball, q: np.ndarray, weighting: Weighting, grid: list[float]
 ) -> tuple[BGDPair, ...]:
-    """Certified upper bounds for logistic / softmax: sum_k q_k (sup ||grad F_k||)^2 for any B^2, and
-    for q = p, since sum_k p_k ||grad F_k||^2 = ||grad F||^2 + sum_k p_k ||grad F_k - grad F||^2,
-    also max(0, 1 - B^2) (sup ||grad F||)^2 + (sigma_G^2 bound with weights p)."""
+    """Certified upper bounds for a model that is not quadratic (logistic, softmax): sum_k q_k
+    (sup ||grad F_k||)^2 for any B^2, and for q = p, since sum_k p_k ||grad F_k||^2 = ||grad F||^2
+    + sum_k p_k ||grad F_k - grad F||^2, also max(0, 1 - B^2) (sup ||grad F||)^2 + (sigma_G^2 bound
+    with weights p)."""
     terms = centre_terms(problem, ball)
     grad_bounds, grad_F_bound = gradient_norm_bounds(problem, ball, terms)
     generic = float(q @ grad_bounds**2)
@@ -112,9 +114,10 @@ def _bgd_certified(
 
 
 def _generalised_eigen(problem: FederatedProblem, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, LeastSquaresMoments]:
-    """Eigenvalues lam and vectors V of M V = H^2 V diag(lam), V'H^2 V = I (least squares)."""
-    if problem.loss is not LossKind.LEAST_SQUARES:
-        raise ValueError("region: the BGD pair on all of R^d is available for least-squares problems only")
+    """Eigenvalues lam and vectors V of M V = H^2 V diag(lam), V'H^2 V = I (quadratic models)."""
+    if not problem.model.quadratic:
+        raise ValueError(f"region: the BGD pair on all of R^d is available for quadratic models (least squares) "
+                         f"only, not {problem.model.name}")
     moments = LeastSquaresMoments.of(problem)
     H = np.einsum("k,kij->ij", problem.weights, moments.H)
     M = np.einsum("k,kij,kjl->il", q, moments.H, moments.H)

@@ -1,6 +1,10 @@
-"""Least squares: every assumption constant is a quadratic in w, built from per-client data moments.
+"""Quadratic models: every assumption constant is a quadratic in w, built from per-client data moments.
 
-For least squares the per-sample gradient x_i (x_i'w - y_i) is affine in w, so the minibatch
+A model quadratic in one margin (``LinearModel.quadratic``, least squares and any other) is least
+squares in the rows and targets of its least-squares form (``LinearModel.least_squares_form``:
+l(x_i'w, y_i) = (1/2)(u_i'w - v_i)^2 + const, u_i = sqrt(a) x_i, v_i = sqrt(a) t(y_i); least
+squares itself has u = x, v = y). Below, x_i and y_i stand for u_i and v_i. The per-sample
+gradient x_i (x_i'w - y_i) is then affine in w, so the minibatch
 variance var_k(w, b), ||grad F_k(w)||^2, the gradient dissimilarity sum_k q_k ||grad F_k - grad F||^2
 and the (G, B)-BGD excess sum_k q_k ||grad F_k||^2 - B^2 ||grad F||^2 are quadratics
 q(w) = w'Aw - 2a'w + s (``trust_region.Quadratic``), whose maximum over a ball is solved exactly.
@@ -28,8 +32,8 @@ __all__ = ["LeastSquaresMoments"]
 
 @dataclass(frozen=True)
 class LeastSquaresMoments:
-    """Per-client moments of least-squares data (N clients, d = f), shapes S, W4, H (N, d, d),
-    c, w3 (N, d), w2 (N,) (module docstring)."""
+    """Per-client moments of a quadratic model's least-squares form (N clients, d = f), shapes
+    S, W4, H (N, d, d), c, w3 (N, d), w2 (N,) (module docstring)."""
 
     S: np.ndarray
     c: np.ndarray
@@ -40,10 +44,12 @@ class LeastSquaresMoments:
 
     @classmethod
     def of(cls, problem: FederatedProblem) -> LeastSquaresMoments:
+        """The moments of every client; ValueError naming ``model`` when the problem's model is not
+        quadratic in one margin (``LinearModel.least_squares_form``)."""
         N, d = problem.n_clients, problem.dim
         S, W4, c, w3, w2 = np.empty((N, d, d)), np.empty((N, d, d)), np.empty((N, d)), np.empty((N, d)), np.empty(N)
         for k in range(N):
-            X, y = problem.client_data(k)
+            X, y = problem.model.least_squares_form(*problem.client_data(k))
             n, sq = X.shape[0], np.sum(X**2, axis=1)
             S[k], c[k] = X.T @ X / n, X.T @ y / n
             W4[k], w3[k], w2[k] = (X.T * sq) @ X / n, X.T @ (sq * y) / n, float(sq @ y**2) / n

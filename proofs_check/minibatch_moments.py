@@ -1,10 +1,11 @@
-"""Exact moments of a client's minibatch gradient at given points, for any loss kind.
+"""Exact moments of a client's minibatch gradient at given points, for any model.
 
 Notation as in ``shared/THEOREMS.md``: client k holds n_k rows (x_i, y_i); F_k(w) = (1/n_k) sum_i
 l(w; x_i, y_i) + mu/2 ||w||^2; a minibatch of b rows is drawn uniformly with replacement. The
 per-sample data gradient is g_i(w) = x_i (x) r_i(w), the outer product of the row and its
-residual flattened as the parameters: r_i = x_i'w - y_i for least squares, sigmoid(x_i'w) - y_i
-for logistic regression, softmax(W'x_i) - e_{y_i} for softmax regression (W of shape (f, C)).
+residual r_i = dl/dz at the margins z_i = W'x_i (W of shape (f, C)) flattened as the parameters;
+the model oracle gives r_i (``LinearModel.margin_residuals``: x_i'w - y_i for least squares,
+sigmoid(x_i'w) - y_i for logistic regression, softmax(W'x_i) - e_{y_i} for softmax regression).
 With gbar_k(w) = (1/n_k) sum_i g_i(w), grad F_k(w) = gbar_k(w) + mu w. For finite data the variance of client k's minibatch gradient at w
 is exactly (Li et al. ICLR 2020, Assumption 3; the mu w term is deterministic and cancels)
 
@@ -16,9 +17,8 @@ and its second moment E||g_k(w)||^2 = ||grad F_k(w)||^2 + var_k(w, b) (Assumptio
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, softmax
 
-from problems import FederatedProblem, LossKind
+from problems import FederatedProblem
 
 __all__ = ["client_terms", "all_client_terms", "gradient_variance", "as_batch_size"]
 
@@ -26,16 +26,11 @@ _BLOCK = 1 << 22  # entries of the (points, rows, classes) residual block evalua
 
 
 def _residuals(problem: FederatedProblem, X: np.ndarray, y: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """r_i at every point: the per-sample data gradient is x_i (x) r_i; W (m, d) -> (m, n, C)."""
+    """r_i at every point (the model's margin residuals): the per-sample data gradient is x_i (x) r_i;
+    W (m, d) -> (m, n, C)."""
     m, f, C = W.shape[0], problem.n_features, problem.n_classes
     Z = np.einsum("nf,mfc->mnc", X, W.reshape(m, f, C))
-    if problem.loss is LossKind.LEAST_SQUARES:
-        return Z - y[None, :, None]
-    if problem.loss is LossKind.LOGISTIC:
-        return expit(Z) - y[None, :, None]
-    P = softmax(Z, axis=2)
-    P[:, np.arange(y.size), y.astype(np.int64)] -= 1.0
-    return P
+    return problem.model.margin_residuals(Z, np.broadcast_to(y, Z.shape[:2]))
 
 
 def client_terms(problem: FederatedProblem, k: int, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from convergence import FedAvgConfig
-from problems import FederatedProblem, LossKind
+from problems import FederatedProblem
 
 from .minibatch_moments import as_batch_size, client_terms, gradient_variance
 
@@ -186,14 +186,14 @@ def exact_trace(problem: FederatedProblem, config: FedAvgConfig, w_star: np.ndar
     Client data are stacked and padded with zero rows (x = 0, y = 0 adds nothing to the sums, which
     are divided by the true n_k): rows (N, n_max, d), lifted rows x~ = (x, -y) (N, n_max, d+1).
     """
-    if problem.loss is not LossKind.LEAST_SQUARES or config.server_lr != 1.0:
-        raise ValueError("instance: exact expectations need a least-squares problem and server_lr = 1")
+    if not problem.model.quadratic or config.server_lr != 1.0:
+        raise ValueError("instance: exact expectations need a quadratic model (least squares) and server_lr = 1")
     N, d, b, E, T = problem.n_clients, problem.dim, config.batch_size, config.local_steps, config.total_steps
     p, D, sizes = problem.weights, problem.n_clients * problem.dim + 1, problem.client_sizes
     eta = config.step_size.at(np.arange(T), E)
     lifted = np.zeros((N, int(sizes.max()), d + 1))
     for k in range(N):
-        X, y = problem.client_data(k)
+        X, y = problem.model.least_squares_form(*problem.client_data(k))  # rows and targets (U, v)
         lifted[k, : sizes[k]] = np.column_stack([X, -y])
     rows = lifted[:, :, :d]
     gram = np.einsum("kni,knj->kij", rows, lifted) / sizes[:, None, None]  # S~_k = [S_k, -c_k]

@@ -7,13 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from problems import BlockCyclicProblem
-
 from ..config import ConfigError
 from ..schedules import StepSize
-from .block_cyclic.engine import PREDICTORS, BlockCyclicEngine, block_plan
-from .block_cyclic.kernel import MODE_MC, Plan
-from .mm_psgd import MMPSGDConfig
+from .block_cyclic.kernel import MODE_MC
+from .mm_psgd import MMPSGDConfig, MMPSGDEngine
 
 __all__ = ["MC_PSGD", "MCPSGDConfig"]
 
@@ -36,16 +33,15 @@ class MCPSGDConfig(MMPSGDConfig):
         return {**super().to_json(), "block_step_size": self.block_step_size.to_json()}
 
 
-class MCPSGDEngine(BlockCyclicEngine):
+class MCPSGDEngine(MMPSGDEngine):
     """MC-PSGD on the block-cyclic kernel (mode MC: both chains, predictors, selections)."""
 
     config_type = MCPSGDConfig
-    has_predictors = True
+    mode = MODE_MC
 
-    def plan(self, problem: BlockCyclicProblem, config: MCPSGDConfig, track: bool) -> Plan:
-        return block_plan(problem, MODE_MC, PREDICTORS[config.predictor], config.step_size, config.block_step_size,
-                          config.local_steps, config.rounds_per_block, config.total_rounds(problem.n_blocks),
-                          config.batch_size, config.participants, config.record_rounds, track)
+    def block_step_size(self, config: MCPSGDConfig) -> StepSize:
+        """eta, the step of the block-separate chains."""
+        return config.block_step_size
 
 
 MC_PSGD = MCPSGDEngine()

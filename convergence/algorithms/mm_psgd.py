@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from problems import BlockCyclicProblem
 
 from ..config import ConfigError
+from ..schedules import StepSize
 from .block_cyclic.engine import PREDICTORS, BlockCyclicEngine, CyclicSchedule, block_plan, participants_field
 from .block_cyclic.kernel import MODE_MM, Plan
 
@@ -39,15 +40,21 @@ class MMPSGDConfig(CyclicSchedule):
 
 
 class MMPSGDEngine(BlockCyclicEngine):
-    """MM-PSGD on the block-cyclic kernel (mode MM, predictors kept)."""
+    """MM-PSGD on the block-cyclic kernel (mode MM, predictors kept; the y chain's step is unused)."""
 
-    config_type = MMPSGDConfig
+    config_type: type = MMPSGDConfig
     has_predictors = True
+    mode = MODE_MM
+
+    def block_step_size(self, config: MMPSGDConfig) -> StepSize:
+        """The step of the block-separate chain (none in MM-PSGD: gamma stands in, unused)."""
+        return config.step_size
 
     def plan(self, problem: BlockCyclicProblem, config: MMPSGDConfig, track: bool) -> Plan:
-        return block_plan(problem, MODE_MM, PREDICTORS[config.predictor], config.step_size, config.step_size,
-                          config.local_steps, config.rounds_per_block, config.total_rounds(problem.n_blocks),
-                          config.batch_size, config.participants, config.record_rounds, track)
+        return block_plan(problem, self.mode, PREDICTORS[config.predictor], config.step_size,
+                          self.block_step_size(config), config.local_steps, config.rounds_per_block,
+                          config.total_rounds(problem.n_blocks), config.batch_size, config.participants,
+                          config.record_rounds, track)
 
 
 MM_PSGD = MMPSGDEngine()

@@ -1,7 +1,8 @@
 """Least squares: l(z, y) = (z - y)^2 / 2 for a scalar margin z = x'w (C = 1).
 
 dl/dz = z - y, d^2l/dz^2 = 1, so the data Hessian X'X/n is constant: L_k and mu_k are the extreme
-eigenvalues of X_k'X_k/n_k (+ mu) exactly, and the optimum solves a linear system.
+eigenvalues of X_k'X_k/n_k (+ mu) exactly, and the optimum solves a linear system. The residual
+z - y is unbounded (``gradient_bound`` None); the model is its own least-squares form (U = X, v = y).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class LeastSquaresModel(LinearModel):
     name: ClassVar[str] = "least_squares"
     curvature: ClassVar[CurvatureBounds] = CurvatureBounds(1.0, 1.0, True)
     quadratic: ClassVar[bool] = True
+    gradient_bound: ClassVar[float | None] = None
 
     @property
     def exp_calls_per_sample(self) -> int:

@@ -10,11 +10,20 @@ weighted objectives, gradients, Hessians, the reference path's batched gradients
 
 Row-weighted objectives (exact optimum, constants): G(w) = sum_i r_i l(z_i, y_i) + (mu/2)||w||^2 + c
 with Hessian sum_i r_i (x_i x_i') kron D_i + mu I, D_i = d^2 l / dz^2 (C, C) at z_i.
+
+Constants the assumption checks take from the model (``proofs_check.gradient_bounds``):
+* the per-sample curvature: one row's Hessian (x_i x_i') kron D_i has norm ||x_i||^2 lambda_max(D_i)
+  <= ``curvature.upper`` ||x_i||^2, so g_i(w) = x_i (dl/dz)' is (``curvature.upper`` ||x_i||^2)-Lipschitz;
+* ``gradient_bound``: beta = sup over margins z and valid targets y of ||dl/dz(z, y)||^2, so that
+  ||g_i(w)||^2 <= beta ||x_i||^2 everywhere; None where dl/dz is unbounded (least squares);
+* a quadratic model with one margin is least squares in other rows and targets
+  (``least_squares_form``), which makes every moment of its minibatch gradients a quadratic in w.
 """
 
 from __future__ import annotations
 
 import abc
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
@@ -28,7 +37,8 @@ _CHUNK = 4096  # rows per block when a Hessian is accumulated (memory O(chunk f 
 @dataclass(frozen=True)
 class CurvatureBounds:
     """Bounds on the loss curvature over all margins: lower I <= D(z) <= upper I (in the
-    Loewner order). ``exact_upper``: the upper bound is attained (at z = 0), so
+    Loewner order); one row's Hessian (x x') kron D(z) then has norm <= upper ||x||^2 (the
+    per-sample curvature constant). ``exact_upper``: the upper bound is attained (at z = 0), so
     L = upper * lambda_max(X'X/n) + mu is the smoothness constant, not only a bound on it."""
 
     lower: float
@@ -40,15 +50,19 @@ class CurvatureBounds:
 class LinearModel(abc.ABC):
     """A linear model with ``n_classes`` margins per sample (module docstring).
 
-    Subclasses set ``name`` (the spec's loss name), ``curvature`` and ``quadratic`` (True when
+    Subclasses set ``name`` (the spec's loss name), ``curvature``, ``quadratic`` (True when
     the loss is quadratic in the margins: the data Hessian is constant and the optimum has a
-    closed form)."""
+    closed form) and ``gradient_bound`` where dl/dz is bounded."""
 
     n_classes: int = 1
 
     name: ClassVar[str]
     curvature: ClassVar[CurvatureBounds]
     quadratic: ClassVar[bool] = False
+    gradient_bound: ClassVar[float | None] = None
+    """beta = sup over all margins z (C,) and valid targets y of ||dl/dz(z, y)||^2, so that a
+    sample's data gradient has ||x (dl/dz)'||^2 <= beta ||x||^2 at every w; None when dl/dz is
+    unbounded (or the model states no bound): checks that need one then use Lipschitz bounds alone."""
 
     # ------------------------------------------------------------ the loss of a margin
     @abc.abstractmethod
@@ -82,6 +96,28 @@ class LinearModel(abc.ABC):
         """Calls of exp per sample in one gradient (the costly part beyond the two products)."""
 
     # ------------------------------------------------------------ derived, written once
+    def least_squares_form(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows U (n, f) and targets v (n,) that write a quadratic model with one margin as least squares:
+
+            l(x_i'w, y_i) = (1/2)(u_i'w - v_i)^2 + const(y_i),   data gradient g_i(w) = u_i (u_i'w - v_i).
+
+        A margin loss quadratic in z has dl/dz(z, y) = a (z - t(y)) with a = d^2l/dz^2 constant
+        (``curvature.upper`` = ``curvature.lower`` > 0) and t(y) = -dl/dz(0, y) / a (from
+        ``margin_residuals``), so u_i = sqrt(a) x_i and v_i = sqrt(a) t(y_i); least squares itself
+        (a = 1, t = y) gives U = X and v = y exactly. X (n, f), y (n,). ValueError naming ``model``
+        for a model that is not quadratic, has several margins or no positive constant curvature."""
+        bounds = self.curvature
+        if not self.quadratic or self.n_classes != 1:
+            raise ValueError(f"model: {self.name} with {self.n_classes} margin(s) has no least-squares form "
+                             "(it needs a loss quadratic in one margin)")
+        if not (bounds.upper > 0.0 and bounds.lower == bounds.upper):
+            raise ValueError(f"model: {self.name} is declared quadratic but its curvature bounds "
+                             f"[{bounds.lower:g}, {bounds.upper:g}] are not one positive constant")
+        a = bounds.upper
+        targets = -self.margin_residuals(np.zeros((X.shape[0], 1)), y)[:, 0] / a
+        scale = math.sqrt(a)
+        return scale * X, scale * targets
+
     def dim(self, n_features: int) -> int:
         """d = f C."""
         return n_features * self.n_classes

@@ -2,6 +2,8 @@
 
 dl/dz = s(z) - y with s the logistic function, d^2l/dz^2 = s(z)(1 - s(z)) in (0, 1/4], attained at
 z = 0: L_k = lambda_max(X_k'X_k/n_k)/4 + mu exactly (at w = 0) and mu_k = mu (the infimum over R^d).
+The residual is bounded: |s(z) - y| < 1 for y in {0, 1}, approached as z -> -inf (y = 1) or
+z -> +inf (y = 0), so ``gradient_bound`` beta = sup (dl/dz)^2 = 1.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class LogisticModel(LinearModel):
 
     name: ClassVar[str] = "logistic"
     curvature: ClassVar[CurvatureBounds] = CurvatureBounds(0.0, 0.25, True)
+    gradient_bound: ClassVar[float | None] = 1.0
 
     @property
     def exp_calls_per_sample(self) -> int:

@@ -4,6 +4,9 @@ and integer labels y in [0, C).
 dl/dz = pi - e_y with pi = softmax(z); d^2l/dz^2 = D = diag(pi) - pi pi', 0 <= D <= I/2
 (lambda_max(D) <= 1/2, not attained in general): L_k = lambda_max(X_k'X_k/n_k)/2 + mu is an upper
 bound; mu_k = mu exactly (logit shifts W + a 1' leave the loss flat).
+The residual is bounded: ||pi - e_y||^2 = (1 - pi_y)^2 + sum_{c != y} pi_c^2 <= 2 (1 - pi_y)^2 <= 2
+(sum_{c != y} pi_c^2 <= (sum_{c != y} pi_c)^2), approached as all mass moves to one class c != y,
+so ``gradient_bound`` beta = 2.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class SoftmaxModel(LinearModel):
 
     name: ClassVar[str] = "softmax"
     curvature: ClassVar[CurvatureBounds] = CurvatureBounds(0.0, 0.5, False)
+    gradient_bound: ClassVar[float | None] = 2.0
 
     @property
     def exp_calls_per_sample(self) -> int:
