@@ -25,7 +25,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
-import math
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .experiment_expression import Expression
-from .experiment_fields import ExperimentError, check_keys, read_str, read_table, required
+from .experiment_fields import ExperimentError, check_keys, is_number, read_str, read_table, required
 from .experiment_names import PROBLEM_NAMES
 
 __all__ = ["AlgorithmTable", "ConfigField", "Grid", "GridCell"]
@@ -185,8 +184,8 @@ class AlgorithmTable:
     def expression_names(self, grid: Grid) -> frozenset[str]:
         """What a field's expression may use: the problem's names, the fields given a literal number
         in this table and the grid fields whose values are all numbers."""
-        literal = [name for name, value in self.entries.items() if _is_number(value)]
-        numeric_grid = [name for name, values in grid.fields.items() if all(_is_number(v) for v in values)]
+        literal = [name for name, value in self.entries.items() if is_number(value)]
+        numeric_grid = [name for name, values in grid.fields.items() if all(is_number(v) for v in values)]
         return frozenset(PROBLEM_NAMES) | frozenset(literal) | frozenset(numeric_grid)
 
     def check_expressions(self, grid: Grid) -> None:
@@ -213,7 +212,7 @@ class AlgorithmTable:
         from convergence.algorithms import config_type
 
         allowed = self.expression_names(Grid({name: (value,) for name, value in cell.values.items()}))
-        literal = {name: float(value) for name, value in {**self.entries, **cell.values}.items() if _is_number(value)}
+        literal = {name: float(value) for name, value in {**self.entries, **cell.values}.items() if is_number(value)}
         names = collections.ChainMap(literal, problem_values)  # the problem's values are computed on first use
         kwargs: dict[str, Any] = {}
         for f in self.fields:
@@ -276,10 +275,6 @@ def _number(path: str, value: Any, kind: str, allowed: frozenset[str], names: Ma
 
 def _is_union(hint: Any) -> bool:
     return typing.get_origin(hint) in (typing.Union, types.UnionType)
-
-
-def _is_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Collection, Mapping
 from typing import Any
 
-__all__ = ["ExperimentError", "check_keys", "read_float", "read_int", "read_str", "read_table", "required"]
+__all__ = ["ExperimentError", "check_keys", "is_number", "read_float", "read_int", "read_str", "read_table", "required"]
 
 
 class ExperimentError(ValueError):
@@ -68,6 +68,11 @@ def read_float(value: Any, path: str, minimum: float | None = None) -> float:
     if minimum is not None and out < minimum:
         raise ExperimentError(f"{path}: must be >= {minimum:g}, got {out:g}")
     return out
+
+
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a number: an int or a float, not a bool."""
+    return not isinstance(value, bool) and isinstance(value, (int, float))
 
 
 def _join(path: str, key: str) -> str:

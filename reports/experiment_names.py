@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from .experiment_fields import is_number
+
 __all__ = [
     "MOMENT_NAMES", "PROBLEM_NAMES", "RUN_NAMES", "STEP_NAMES", "CellValues", "ProblemValues", "RunMoments", "config_values",
 ]
@@ -193,13 +195,9 @@ def config_values(config: Any) -> dict[str, float]:
     is a number (an optional field left None has no value), ``E`` and the names of its ``step_size``."""
     from convergence import StepSize
 
-    values = {f.name: float(getattr(config, f.name)) for f in fields(config) if _is_number(getattr(config, f.name))}
+    values = {f.name: float(getattr(config, f.name)) for f in fields(config) if is_number(getattr(config, f.name))}
     values["E"] = float(config.steps_per_round)
     step = getattr(config, "step_size", None)
     if isinstance(step, StepSize):
         values.update(eta0=step.first(config.steps_per_round), gamma=step.gamma, decay=step.decay)
     return values
-
-
-def _is_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
