@@ -5,10 +5,10 @@ The unit of work is one (run config, seed) pair, a pure function of its inputs t
 counter-based sampler, so the results are bit-identical for any executor, number of jobs and
 completion order. Each pair is one SweepTask whose key hashes the config restricted to that seed,
 the engine, the tracking and tracing flags and the optimum it measures against, so a run store
-hands back a finished pair instead of recomputing it, whichever seed list it came with. A traced
-request's per-step arrays travel and are stored like its records (``algorithms._base``, "Tracing"). The exact optimum
-(w*, F*) of each problem is computed once, here in the parent, and shipped with its tasks;
-workers rebuild problems from their specs (cached per process) and return their engine's
+hands back a finished pair instead of recomputing it, whichever seed list it came with; a traced
+request's per-step arrays travel and are stored like its records (``algorithms._base``, "Tracing").
+The exact optimum (w*, F*) of each problem is computed once, here in the parent, and shipped with
+its tasks; workers rebuild problems from their specs (cached per process) and return their engine's
 ``SeedRun`` as arrays; the metrics are evaluated here from the recorded iterates
 (``run.run_result``), exactly as ``run`` does in one process.
 """
@@ -62,8 +62,8 @@ def seed_task(request: RunRequest, seed: int, engine: str) -> SweepTask:
     """The sweep task of one seed of a request whose optimum is known (``execute`` fills it in).
 
     Its config is the run config restricted to ``seed`` plus the engine, the tracking and tracing
-    flags, the seed and the record steps of the config's own record rounds (for the store's table) and a
-    digest of w* (the divergence test and tracked radii are measured from it); its key is the
+    flags, the seed and the record steps of the config's own record rounds (for the store's table)
+    and a digest of w* (the divergence test and tracked radii are measured from it); its key is the
     SHA-256 of that config's canonical JSON (16 hex digits, as ``RunConfig.run_id``).
     """
     if request.optimum is None:

@@ -104,11 +104,11 @@ LEMMA8_TOLERANCE = 1e-12
 
 @dataclass(frozen=True, eq=False)
 class DingLemmaData:
-    """Every local iterate of every seed of ``config`` on ``problem`` (``traces``, in the order of
-    the seeds) and the constants of Ding's assumptions (module docstring). ``visited`` (P, d) holds the distinct points of V (the run's
-    models, x* and the x_m*), ``block_values`` (P, M) F_m at each of them, ``block_optima`` (M, d)
-    the x_m*, ``optimum`` (d,) x*; ``sigma`` (per (block, client) objective, (M N,)) and ``G`` are
-    the suprema over the ball ||x|| <= B."""
+    """Every local iterate of every seed of ``config`` on ``problem`` (``traces``, in the order of the
+    seeds) and the constants of Ding's assumptions (module docstring). ``visited`` (P, d) holds the
+    distinct points of V (the run's models, x* and the x_m*), ``block_values`` (P, M) F_m at each
+    of them, ``block_optima`` (M, d) the x_m*, ``optimum`` (d,) x*; ``sigma`` (per (block, client)
+    objective, (M N,)) and ``G`` are the suprema over the ball ||x|| <= B."""
 
     problem: BlockCyclicProblem
     config: MMPSGDConfig | MCPSGDConfig

@@ -4,10 +4,10 @@ Each lemma is an inequality LHS_t <= RHS_t between expectations, for every local
 ``LemmaData`` holds the traces of every seed of a FedAvg config (``convergence.execute`` with
 ``trace=True`` on the NumPy reference path: every local iterate w_t^k, ``convergence.FedAvgTrace``)
 and the constants of the assumptions along the run (``proofs_check.run_moments``). Both sides are
-evaluated at every local step t = 0..T-1 (plotted at Li's 1-based index t + 1) for every seed; the expectation is the mean over seeds with
-a Student-t interval, and ``convergence.check_upper_bound`` gives the verdict: PASS when the
-interval stays below the bound at every step, FAIL when it is provably above somewhere (Holm over
-the steps, family-wise error rate 5%), INCONCLUSIVE otherwise.
+evaluated at every local step t = 0..T-1 (plotted at Li's 1-based index t + 1) for every seed; the
+expectation is the mean over seeds with a Student-t interval, and ``convergence.check_upper_bound``
+gives the verdict: PASS when the interval stays below the bound at every step, FAIL when it is
+provably above somewhere (Holm over the steps, family-wise error rate 5%), INCONCLUSIVE otherwise.
 
 Statements (right-hand sides in ``proofs_check.fedavg_lemma_bounds``; ``shared/THEOREMS.md`` l.49-55
 and l.110, ``papers/li2020_fedavg_noniid.txt`` l.361-378, ``papers/liu_lecture_fl_fedavg.md`` l.363;

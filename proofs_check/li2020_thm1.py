@@ -25,7 +25,8 @@ eta_t <= 1/(4L), eta_t non-increasing and eta_t <= 2 eta_{t+E},
     Delta_{t+1} <= (1 - eta_t mu) Delta_t + eta_t^2 B,   B = sum_k p_k^2 sigma_k^2 + 6 L Gamma + 8 (E-1)^2 G^2.   (13)
 
 It is checked at every local step t of a traced run (``convergence.execute`` with ``trace=True``:
-the NumPy reference path keeps every local iterate, ``convergence.FedAvgTrace``). Per seed s, the step's noise is integrated exactly: given the past,
+the NumPy reference path keeps every local iterate, ``convergence.FedAvgTrace``). Per seed s, the
+step's noise is integrated exactly: given the past,
 E_t||wbar_{t+1} - w*||^2 = ||wbar_t - eta_t gbar_t - w*||^2 + eta_t^2 V_t with gbar_t =
 sum_k p_k grad F_k(w_t^k) and V_t = sum_k p_k^2 sigma_k^2(w_t^k, b) the exact minibatch variance
 (clients sample independently, with replacement), so

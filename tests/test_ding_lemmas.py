@@ -68,7 +68,7 @@ def test_trace_is_the_run(problem: BlockCyclicProblem, mc: bool, batch: int, par
 
 
 def test_trace_records_every_local_step() -> None:
-    problem, cfg = SMALL, config(True, batch=2, participants=2, eta=0.04, seeds=(5,))  # eta = 0.04: both chains selected
+    problem, cfg = SMALL, config(True, batch=2, participants=2, eta=0.04, seeds=(5,))  # eta 0.04: both chains chosen
     (trace,) = run(RunConfig(problem.spec, cfg), engine="numpy", trace=True).extras.traces
     I, M, N, d = cfg.local_steps, problem.n_blocks, problem.n_clients, problem.dim
     R = cfg.total_rounds(M)

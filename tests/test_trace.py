@@ -39,7 +39,8 @@ SCHEDULE = dict(cycles=2, rounds_per_block=2, local_steps=3, step_size=STEP, bat
 RUNS = {
     "fedavg": RunConfig(FEDERATED, FedAvgConfig(3, 4, StepSize.inverse_time(0.1, 0.05), 2, 0.7, (0, 1, 4), (1, 4))),
     "mm_psgd": RunConfig(BLOCKS, MMPSGDConfig(**SCHEDULE, participants=2, record_rounds=(0, 3, 8))),
-    "mc_psgd": RunConfig(BLOCKS, MCPSGDConfig(**SCHEDULE, block_step_size=StepSize.constant(0.04), record_rounds=(2, 8))),
+    "mc_psgd": RunConfig(BLOCKS, MCPSGDConfig(**SCHEDULE, block_step_size=StepSize.constant(0.04),
+                                              record_rounds=(2, 8))),
     "fedavg_cyclic": RunConfig(BLOCKS, FedAvgCyclicConfig(**SCHEDULE)),
     "pr_sgd": RunConfig(UNIFORM, PRSGDConfig(rounds=4, sync_interval=3, step_size=STEP, batch_size=1, participants=2,
                                              seeds=(1, 4))),
@@ -88,7 +89,8 @@ def test_traces_go_through_execute_the_store_and_a_process_pool(tmp_path: Path) 
         (computed,) = execute([request], engine="numpy", store=store, progress=False)
         (reread,) = execute([request], engine="numpy", store=store, progress=False)
         stored = store.load(seed_task(request, config.algorithm.seeds[0], "numpy").key)
-    assert stored is not None and stored.result["trace_local_models"].shape == direct.extras.traces[0].local_models.shape
+    assert stored is not None
+    assert stored.result["trace_local_models"].shape == direct.extras.traces[0].local_models.shape
     (pooled,) = execute([request], engine="numpy", jobs=2, progress=False)
     for result in (computed, reread, pooled):
         for mine, theirs in zip(result.extras.traces, direct.extras.traces):
