@@ -39,8 +39,8 @@ _REPORT_HELP = (
     "without computing any run: `fedbound verify --store STORE` records in the store its mode, seeds and claims "
     "(with their parameters), and this command evaluates them again with the store opened read-only. A run the "
     "store does not hold is an error naming the claim and the `fedbound verify` command that computes it. Analysis "
-    "that is not a run is recomputed: exact optima and limits (li2020.thm4), the lemma and eq. 13 replays (lemmas, "
-    "li2020.thm1) and the assumption constants. Exit status: 0 when the report was written (1 when the stored "
+    "that is not a run is recomputed: exact optima and limits (li2020.thm4) and the assumption constants (the "
+    "lemma and eq. 13 traces are runs, read from the store). Exit status: 0 when the report was written (1 when the stored "
     "verification ran --power and a row of its power table is not as expected, as for verify), 2 on bad input "
     "(a store without a verification record, a claim it does not hold, a missing run)."
 )
