@@ -2,8 +2,9 @@
 (lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
 
 from .algorithms import (
-    ALGORITHM_NAMES, BlockCyclicExtras, Communication, DivergenceError, FedAvgConfig, FedAvgCyclicConfig, FedAvgExtras,
-    FedProxConfig, MCPSGDConfig, MMPSGDConfig, PRSGDConfig, RunConfig, RunResult,
+    ALGORITHM_NAMES, BlockCyclicExtras, BlockCyclicTrace, Communication, DivergenceError, FedAvgConfig,
+    FedAvgCyclicConfig, FedAvgExtras, FedAvgTrace, FedProxConfig, MCPSGDConfig, MMPSGDConfig, PRSGDConfig, RunConfig,
+    RunResult,
 )
 from .block_gaps import BlockCyclicGaps, block_cyclic_gaps
 from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound

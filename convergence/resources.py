@@ -7,7 +7,8 @@ the fields that drive it, before anything is allocated, instead of ending in Mem
 
 * one run: each algorithm's engine estimates its own (``Algorithm.memory_bytes``): the records
   it keeps per seed and record point, and its work arrays (FedAvg: the Numba kernel's minibatch
-  and least-squares Gram matrices, or the NumPy reference's client rows padded to n_max);
+  and least-squares Gram matrices, or the NumPy reference's client rows padded to n_max), and
+  for a traced run every local iterate of every seed;
 * a sweep: every (config, seed) pair holds its task (config JSON, arguments) and its result in the
   driver until the sweep ends: ``TASK_BYTES`` per pair plus its records.
 """
@@ -46,11 +47,13 @@ def check_jobs(jobs: int, *, force: bool = False, name: str = "jobs") -> int:
     return jobs
 
 
-def check_run_memory(nbytes: int, engine: str, problem_name: str) -> None:
-    """ConfigError naming batch_size, seeds and record_rounds when one run, estimated by its
-    engine at ``nbytes`` (``Algorithm.memory_bytes``, the counts of the module docstring), cannot
-    fit in memory."""
-    check_memory("batch_size, seeds, record_rounds", nbytes, f"a {engine} run on {problem_name!r}", error=ConfigError)
+def check_run_memory(nbytes: int, engine: str, problem_name: str, trace: bool = False) -> None:
+    """ConfigError naming batch_size, seeds and record_rounds (a traced run: trace, rounds and
+    seeds) when one run, estimated by its engine at ``nbytes`` (``Algorithm.memory_bytes``, the
+    counts of the module docstring), cannot fit in memory."""
+    fields = "trace (every local iterate), rounds, seeds" if trace else "batch_size, seeds, record_rounds"
+    what = f"a traced {engine} run on {problem_name!r}" if trace else f"a {engine} run on {problem_name!r}"
+    check_memory(fields, nbytes, what, error=ConfigError)
 
 
 def check_sweep_memory(pairs: int, record_floats: int, name: str = "seeds") -> None:

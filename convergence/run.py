@@ -6,7 +6,9 @@ the problem, plans the run against it and runs each seed through its Numba kerne
 reference path; ``run_result`` then measures the common metrics at the record points, the gap
 F(w) - F* and the squared distance ||w - w*||^2 of the global model to the exact optimum of the
 algorithm's objective, and stacks the engine's typed extras. ``convergence.execute`` runs many
-configs through the same three steps, one (config, seed) per sweep task.
+configs through the same three steps, one (config, seed) per sweep task. A traced run
+(``trace=True``, the NumPy reference path only: ``check_trace``) keeps every local iterate in its
+extras (``algorithms._base``, "Tracing").
 """
 
 from __future__ import annotations
@@ -24,7 +26,17 @@ from .algorithms import ENGINES, Algorithm, DivergenceError, RunConfig, RunResul
 from .config import ConfigError
 from .resources import check_run_memory
 
-__all__ = ["run", "run_result", "run_seed"]
+__all__ = ["check_trace", "run", "run_result", "run_seed"]
+
+
+def check_trace(trace: bool, engine: str) -> None:
+    """ConfigError naming ``trace`` unless it is a bool, and True only with engine "numpy": the
+    reference path keeps every local iterate, the Numba kernels keep their records only."""
+    if not isinstance(trace, bool):
+        raise ConfigError(f"trace: expected True or False, got {trace!r}")
+    if trace and engine != "numpy":
+        raise ConfigError(f"trace: keeping every local iterate needs engine 'numpy' (the NumPy reference path), "
+                          f"got engine {engine!r}")
 
 
 def run_seed(algorithm: Algorithm, problem: Any, plan: Any, seed: int, w_star: np.ndarray, engine: str) -> SeedRun:
@@ -46,23 +58,27 @@ def run(
     optimum: Optimum | None = None,
     engine: str = "numba",
     track: bool = False,
+    trace: bool = False,
 ) -> RunResult:
     """Execute ``config`` for all its seeds and measure gap and distance at the record points.
 
     A given ``problem`` must be the one ``config.problem`` describes and a given ``optimum`` that
     of the algorithm's objective (ProblemError naming ``problem`` / ``optimum`` otherwise). A run
-    whose estimated memory cannot fit is refused before it starts (ConfigError,
-    ``resources.check_run_memory``). ``track`` asks the engine for its per-step statistics.
-    Raises DivergenceError naming the seed and round when the iterates blow up.
+    whose estimated memory cannot fit, its traces included, is refused before it starts
+    (ConfigError, ``resources.check_run_memory``). ``track`` asks the engine for its per-step
+    statistics; ``trace`` keeps every local iterate (engine "numpy" only, ConfigError naming
+    ``trace`` otherwise) in the extras' ``traces``. Raises DivergenceError naming the seed and
+    round when the iterates blow up.
     """
     start = time.perf_counter()
+    check_trace(trace, engine)
     algorithm = algorithm_for(config.algorithm)
     problem = (algorithm.build_problem(config.problem) if problem is None
                else algorithm.check_problem(problem, config.problem))
     objective = algorithm.objective(problem)
     optimum = exact_optimum(objective, crosscheck=False) if optimum is None else check_optimum(optimum, objective)
-    check_run_memory(algorithm.memory_bytes(problem, config.algorithm, engine), engine, objective.name)
-    plan = algorithm.plan(problem, config.algorithm, track)
+    check_run_memory(algorithm.memory_bytes(problem, config.algorithm, engine, trace), engine, objective.name, trace)
+    plan = algorithm.plan(problem, config.algorithm, track, trace)
     seed_runs = [run_seed(algorithm, problem, plan, seed, optimum.w_star, engine) for seed in config.algorithm.seeds]
     return run_result(config, problem, optimum, plan, seed_runs, engine, time.perf_counter() - start)
 

@@ -13,7 +13,8 @@ Kinds (each is a closed form, evaluated identically by the Numba kernel and the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -107,6 +108,22 @@ class StepSize:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "eta0": self.eta0, "mu": self.mu, "gamma": self.gamma, "decay": self.decay}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "StepSize":
+        """The schedule whose JSON is ``data``, the inverse of ``to_json``: a mapping with ``kind``
+        and any of ``eta0``, ``mu``, ``gamma``, ``decay`` (a missing one takes its default 0, as in
+        the constructor; the values are checked there). ScheduleError naming ``step_size`` for a
+        non-mapping, ``step_size.kind`` when it is missing and ``step_size.<key>`` for an unknown key."""
+        if not isinstance(data, Mapping):
+            raise ScheduleError(f"step_size: expected a mapping such as {{'kind': 'constant', 'eta0': 0.01}}, got {data!r}")
+        keys = [f.name for f in fields(cls)]
+        unknown = [key for key in data if key not in keys]
+        if unknown:
+            raise ScheduleError(f"step_size.{unknown[0]}: unknown key; a step size has keys {', '.join(keys)}")
+        if "kind" not in data:
+            raise ScheduleError(f"step_size.kind: missing; choose one of {sorted(_CODES)}")
+        return cls(**data)
 
     def describe(self) -> str:
         """Human-readable formula."""

@@ -51,7 +51,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CorruptRunError", "CorruptRunWarning", "RunStore", "StoreError", "StoredRun", "TABLE_COLUMNS"]
+__all__ = [
+    "CorruptRunError", "CorruptRunWarning", "RunStore", "StoreError", "StoredRun", "TABLE_COLUMNS", "TRACE_ARRAY_PREFIX",
+]
 
 _SCHEMA_VERSION = 2  # 1: .npy blobs without checksums; 2: raw arrays, per-array and per-run SHA-256
 _APPLICATION_ID = int.from_bytes(b"fbnd", "big")  # PRAGMA application_id of every fedbound run store
@@ -68,6 +70,9 @@ _NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integers, floats: what a ti
 
 TABLE_COLUMNS = ("run_id", "seed", "record", "step", "metric", "value")
 """The fixed columns of the exported table; the flattened config fields sit between run_id and seed."""
+TRACE_ARRAY_PREFIX = "trace_"
+"""Result arrays named with this prefix hold a traced run's every local step (``algorithms._base``,
+"Tracing"); the exported table leaves them out."""
 
 
 class StoreError(RuntimeError):
@@ -306,7 +311,9 @@ class RunStore:
         ``step`` = the config's top-level ``record_steps`` entry when the lengths agree), and
         further axes are folded into the metric name (``records[3]``); a rank-0 array is one row
         with empty record and step. Missing values are empty in CSV and null in Parquet. Only
-        results are exported: metadata (wall-clock seconds and the like) is not.
+        results are exported: metadata (wall-clock seconds and the like) is not, nor are the
+        per-step arrays of traced runs (named ``trace_*``, ``TRACE_ARRAY_PREFIX``), whose axis 0 is
+        the local step rather than the record point (millions of rows for one lemma check).
 
         ``format`` is "csv" or "parquet", taken from the file suffix when None. CSV uses the
         standard library; Parquet needs pyarrow. pandas reads both (``read_csv``, ``read_parquet``).
@@ -353,7 +360,8 @@ class RunStore:
             prefix = [key, *(flat.get(field) for field in fields)]
             seed = run.config.get("seed")
             for name, array in run.result.items():
-                yield from _array_rows(prefix, seed, run.config.get("record_steps"), name, array)
+                if not name.startswith(TRACE_ARRAY_PREFIX):
+                    yield from _array_rows(prefix, seed, run.config.get("record_steps"), name, array)
 
 
 def _array_rows(prefix: list[Any], seed: Any, steps: Any, name: str, array: np.ndarray) -> Iterator[list[Any]]:

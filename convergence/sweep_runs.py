@@ -4,10 +4,11 @@ or on a Dask cluster, through a run store.
 The unit of work is one (run config, seed) pair, a pure function of its inputs thanks to the
 counter-based sampler, so the results are bit-identical for any executor, number of jobs and
 completion order. Each pair is one SweepTask whose key hashes the config restricted to that seed,
-the engine, the tracking flag and the optimum it measures against, so a run store hands back a
-finished pair instead of recomputing it, whichever seed list it came with. The exact optimum
-(w*, F*) of each problem is computed once, here in the parent, and shipped with its tasks;
-workers rebuild problems from their specs (cached per process) and return their engine's
+the engine, the tracking and tracing flags and the optimum it measures against, so a run store
+hands back a finished pair instead of recomputing it, whichever seed list it came with; a traced
+request's per-step arrays travel and are stored like its records (``algorithms._base``, "Tracing").
+The exact optimum (w*, F*) of each problem is computed once, here in the parent, and shipped with
+its tasks; workers rebuild problems from their specs (cached per process) and return their engine's
 ``SeedRun`` as arrays; the metrics are evaluated here from the recorded iterates
 (``run.run_result``), exactly as ``run`` does in one process.
 """
@@ -25,8 +26,8 @@ from problems import Optimum, ProblemSpec, exact_optimum
 
 from .algorithms import AlgorithmConfig, RunConfig, RunResult, algorithm_for
 from .config import ConfigError, config_digest
-from .resources import check_run_memory, check_sweep_memory
-from .run import run_result, run_seed
+from .resources import FLOAT_BYTES, check_run_memory, check_sweep_memory
+from .run import check_trace, run_result, run_seed
 from .store import RunStore
 from .sweep import SweepMonitor, SweepTask, run_sweep
 
@@ -36,20 +37,23 @@ __all__ = ["RunRequest", "execute", "seed_task"]
 @dataclass(frozen=True)
 class RunRequest:
     """A run config to execute; the exact optimum of its algorithm's objective (None: computed once
-    by ``execute``) and whether the engine tracks its per-step statistics."""
+    by ``execute``), whether the engine tracks its per-step statistics and whether it keeps every
+    local iterate (``trace``: the NumPy reference path only, so ``execute(..., engine="numpy")``)."""
 
     config: RunConfig
     optimum: Optimum | None = None
     track: bool = False
+    trace: bool = False
 
 
 def _seed_run(
-    problem_spec: ProblemSpec, algorithm: AlgorithmConfig, seed: int, w_star: np.ndarray, track: bool, engine: str
+    problem_spec: ProblemSpec, algorithm: AlgorithmConfig, seed: int, w_star: np.ndarray, track: bool, trace: bool,
+    engine: str,
 ) -> dict[str, np.ndarray]:
     """Worker body: one seed of one config, as the arrays of its engine's SeedRun."""
     engine_of = algorithm_for(algorithm)
     problem = engine_of.build_problem(problem_spec)
-    plan = engine_of.plan(problem, algorithm, track)
+    plan = engine_of.plan(problem, algorithm, track, trace)
     seed_run = run_seed(engine_of, problem, plan, seed, w_star, engine)
     return {name: np.asarray(value) for name, value in seed_run._asdict().items()}
 
@@ -57,9 +61,9 @@ def _seed_run(
 def seed_task(request: RunRequest, seed: int, engine: str) -> SweepTask:
     """The sweep task of one seed of a request whose optimum is known (``execute`` fills it in).
 
-    Its config is the run config restricted to ``seed`` plus the engine, the tracking flag, the
-    seed and the record steps of the config's own record rounds (for the store's table) and a
-    digest of w* (the divergence test and tracked radii are measured from it); its key is the
+    Its config is the run config restricted to ``seed`` plus the engine, the tracking and tracing
+    flags, the seed and the record steps of the config's own record rounds (for the store's table)
+    and a digest of w* (the divergence test and tracked radii are measured from it); its key is the
     SHA-256 of that config's canonical JSON (16 hex digits, as ``RunConfig.run_id``).
     """
     if request.optimum is None:
@@ -71,12 +75,14 @@ def seed_task(request: RunRequest, seed: int, engine: str) -> SweepTask:
         **cfg.with_seeds((seed,)).to_json(),
         "engine": engine,
         "track": request.track,
+        "trace": request.trace,
         "seed": seed,
         "record_steps": [int(r) * alg.steps_per_round for r in alg.record_rounds],
         "w_star_sha256": hashlib.sha256(w_star.tobytes()).hexdigest(),
     }
     key = config_digest(config_json)
-    return SweepTask(key, _seed_run, (cfg.problem, alg, seed, w_star, request.track, engine), config_json)
+    return SweepTask(key, _seed_run, (cfg.problem, alg, seed, w_star, request.track, request.trace, engine),
+                     config_json)
 
 
 def execute(
@@ -97,9 +103,10 @@ def execute(
     ``scheduler`` address runs on that Dask cluster; ``executor`` ("serial", "process", "dask")
     chooses explicitly. With a ``store``, each finished (config, seed) is stored at once and,
     with ``use_cache``, stored ones are read back instead of recomputed. Before any task is built,
-    the memory of each run and of the whole sweep is estimated (``resources``) and a request
-    that cannot fit is refused with ConfigError. Raises DivergenceError for the first diverged
-    (config, seed), naming the round.
+    the memory of each run and of the whole sweep is estimated (``resources``; the driver holds
+    every seed's trace of a traced request) and a request that cannot fit is refused with
+    ConfigError. A traced request needs ``engine="numpy"`` (ConfigError naming ``trace``). Raises
+    DivergenceError for the first diverged (config, seed), naming the round.
     """
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs: must be an integer >= 1, got {jobs!r}")
@@ -107,8 +114,7 @@ def execute(
     requests = [replace(req, optimum=optimum) for req, (_, _, optimum) in zip(requests, planned)]
     check_sweep_memory(
         sum(len(req.config.algorithm.seeds) for req in requests),
-        sum(len(req.config.algorithm.seeds) * len(plan.record_rounds) * (req.optimum.w_star.size + 2)
-            for req, (_, plan, _) in zip(requests, planned)),
+        sum(_driver_floats(req, problem, plan, engine) for req, (problem, plan, _) in zip(requests, planned)),
     )
     if executor is None and scheduler is None:
         executor = "serial" if jobs == 1 else "process"
@@ -126,11 +132,22 @@ def execute(
     return out
 
 
+def _driver_floats(request: RunRequest, problem: Any, plan: Any, engine: str) -> int:
+    """Floats the driver holds for a request's results: its records, S P (d + 2), or for a traced
+    request its engine's estimate of the whole run with every seed's trace."""
+    alg = request.config.algorithm
+    if request.trace:
+        return algorithm_for(alg).memory_bytes(problem, alg, engine, True) // FLOAT_BYTES
+    return len(alg.seeds) * len(plan.record_rounds) * (request.optimum.w_star.size + 2)
+
+
 def _plan(request: RunRequest, engine: str) -> tuple[Any, Any, Optimum]:
     """A request's problem, its plan (checked against the problem) and its optimum; ConfigError
-    when its problem cannot be rebuilt in a worker or one seed of it cannot fit in memory."""
+    when its problem cannot be rebuilt in a worker, it traces with another engine than "numpy", or
+    one seed of it cannot fit in memory."""
     if not isinstance(request, RunRequest):
         raise ConfigError(f"requests: expected RunRequest items, got {type(request).__name__}")
+    check_trace(request.trace, engine)
     cfg = request.config
     if cfg.problem is None:
         raise ConfigError("problem: a sweep rebuilds problems from their specs; this run config has none "
@@ -139,6 +156,7 @@ def _plan(request: RunRequest, engine: str) -> tuple[Any, Any, Optimum]:
     problem = algorithm.build_problem(cfg.problem)
     objective = algorithm.objective(problem)
     one_seed = cfg.algorithm.with_seeds(cfg.algorithm.seeds[:1])
-    check_run_memory(algorithm.memory_bytes(problem, one_seed, engine), engine, objective.name)
+    check_run_memory(algorithm.memory_bytes(problem, one_seed, engine, request.trace), engine, objective.name,
+                     request.trace)
     optimum = exact_optimum(objective, crosscheck=False) if request.optimum is None else request.optimum
-    return problem, algorithm.plan(problem, cfg.algorithm, request.track), optimum
+    return problem, algorithm.plan(problem, cfg.algorithm, request.track, request.trace), optimum

@@ -4,9 +4,10 @@ Source: Y. Ding et al., "Distributed Optimization over Block-Cyclic Data", arXiv
 (``shared/papers/ding2020_block_cyclic.md``: Assumptions 3-5 l.77-87, Lemmas 2-3 with eq. 14 and their
 proofs eq. 30-31, Lemma 6 with eq. 17 and its proof eq. 38-43, Lemma 8 with eq. 48-49 and its proof
 eq. 56-59, Lemma 9 with eq. 60-65; ``shared/THEOREMS.md``, "Ding et al. 2020"). A ``DingLemmaData``
-replays every seed step by step (``convergence.algorithms.block_cyclic.probe``; notation there: K participants
-per round, K = N under the paper's full participation, x_t^i, xbar_t = (1/K) sum_i x_t^i, g_t^i,
-grad F_m^i(x_t^i), block m(t)) and computes the constants of the assumptions. Expectations are
+holds the traces of every seed (``convergence.execute`` with ``trace=True`` on the NumPy reference
+path, ``convergence.BlockCyclicTrace``; notation in ``convergence.algorithms.block_cyclic.trace``:
+K participants per round, K = N under the paper's full participation, x_t^i, xbar_t = (1/K)
+sum_i x_t^i, g_t^i, grad F_m^i(x_t^i), block m(t)) and computes the constants of the assumptions. Expectations are
 means over seeds with a Student-t interval and ``convergence.check_upper_bound`` gives the verdict
 (PASS when the interval stays below the bound at every point, FAIL when it is provably above
 somewhere: Holm over the points, family-wise error rate 5%); x is the 1-based step index t + 1
@@ -62,12 +63,21 @@ from typing import Literal
 
 import numpy as np
 
-from convergence import Hypothesis, Verdict, check_upper_bound
-from convergence import MCPSGDConfig, MMPSGDConfig
-from convergence.algorithms.block_cyclic.probe import BlockCyclicProbe, probe_block_cyclic
+from convergence import (
+    BlockCyclicTrace,
+    Hypothesis,
+    MCPSGDConfig,
+    MMPSGDConfig,
+    RunConfig,
+    RunRequest,
+    Verdict,
+    check_upper_bound,
+    execute,
+)
 from problems import BlockCyclicProblem, exact_optimum, problem_constants
 
 from .assumption_constants import ClientEstimate, Estimate, second_moment_bound, variance_bound
+from .claim import VerifySettings
 from .lemma_verdicts import LemmaRow, upper_bound_verdict
 from .regions import Ball
 
@@ -94,15 +104,15 @@ LEMMA8_TOLERANCE = 1e-12
 
 @dataclass(frozen=True, eq=False)
 class DingLemmaData:
-    """Every local iterate of every seed of ``config`` on ``problem`` and the constants of Ding's
-    assumptions (module docstring). ``visited`` (P, d) holds the distinct points of V (the run's
-    models, x* and the x_m*), ``block_values`` (P, M) F_m at each of them, ``block_optima`` (M, d)
-    the x_m*, ``optimum`` (d,) x*; ``sigma`` (per (block, client) objective, (M N,)) and ``G`` are
-    the suprema over the ball ||x|| <= B."""
+    """Every local iterate of every seed of ``config`` on ``problem`` (``traces``, in the order of the
+    seeds) and the constants of Ding's assumptions (module docstring). ``visited`` (P, d) holds the
+    distinct points of V (the run's models, x* and the x_m*), ``block_values`` (P, M) F_m at each
+    of them, ``block_optima`` (M, d) the x_m*, ``optimum`` (d,) x*; ``sigma`` (per (block, client)
+    objective, (M N,)) and ``G`` are the suprema over the ball ||x|| <= B."""
 
     problem: BlockCyclicProblem
     config: MMPSGDConfig | MCPSGDConfig
-    probes: tuple[BlockCyclicProbe, ...]
+    traces: tuple[BlockCyclicTrace, ...]
     L: float
     sigma: ClientEstimate
     G: Estimate
@@ -119,7 +129,7 @@ class DingLemmaData:
     @property
     def participants(self) -> int:
         """K, the clients averaged per round (N under full participation)."""
-        return self.probes[0].participants.shape[1]
+        return self.traces[0].participants.shape[1]
 
     @property
     def deterministic(self) -> bool:
@@ -129,7 +139,7 @@ class DingLemmaData:
     @property
     def x(self) -> np.ndarray:
         """The 1-based step index t + 1 of the local steps t = 0..T-1, shape (T,)."""
-        return np.arange(1, self.probes[0].step_sizes.size + 1, dtype=np.float64)
+        return np.arange(1, self.traces[0].step_sizes.size + 1, dtype=np.float64)
 
     @property
     def B_sq(self) -> float:
@@ -147,8 +157,8 @@ class DingLemmaData:
         return self.G.value
 
     def stack(self, name: str) -> np.ndarray:
-        """One probe array stacked over the seeds, shape (S, ...)."""
-        return np.stack([getattr(probe, name) for probe in self.probes])
+        """One trace array stacked over the seeds, shape (S, ...)."""
+        return np.stack([getattr(trace, name) for trace in self.traces])
 
     def constants_note(self) -> str:
         return (f"L = {self.L:.6g}, B^2 = {self.B_sq:.6g} (max ||v||^2 over {self.visited.shape[0]} points: the run's "
@@ -157,33 +167,43 @@ class DingLemmaData:
                 f"objectives, batch {self.config.batch_size or 'exact'}")
 
 
-def _visited_points(probe: BlockCyclicProbe) -> np.ndarray:
-    """Every model of one probe (global, block-separate, predictors, both chains' local iterates; u_bar is
+def _visited_points(trace: BlockCyclicTrace) -> np.ndarray:
+    """Every model of one trace (global, block-separate, predictors, both chains' local iterates; u_bar is
     one of the first two), (P, d)."""
-    d = probe.global_models.shape[1]
-    parts = [probe.global_models, probe.predictors.reshape(-1, d), probe.local_models.reshape(-1, d)]
-    if probe.separate_models is not None:
-        parts += [probe.separate_models, probe.separate_local_models.reshape(-1, d)]
+    d = trace.global_models.shape[1]
+    parts = [trace.global_models, trace.predictors.reshape(-1, d), trace.local_models.reshape(-1, d)]
+    if trace.separate_models is not None:
+        parts += [trace.separate_models, trace.separate_local_models.reshape(-1, d)]
     return np.concatenate(parts)
 
 
 def collect_ding(
-    problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seeds: Sequence[int] | None = None
+    problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seeds: Sequence[int] | None = None, *,
+    settings: VerifySettings | None = None,
 ) -> DingLemmaData:
-    """Probe every seed (``config.seeds`` when None) from w0 = 0 and compute the constants."""
+    """Trace every seed (``config.seeds`` when None) of an MM-PSGD or MC-PSGD config on ``problem``
+    (which must carry its spec) from w0 = 0 and compute the constants: one traced request through
+    ``convergence.execute`` on the NumPy reference path, with ``settings``' jobs, scheduler and run
+    store (None: in this process, without a store or progress)."""
+    if not isinstance(config, (MMPSGDConfig, MCPSGDConfig)):
+        raise TypeError(f"config: expected an MMPSGDConfig or MCPSGDConfig, got {type(config).__name__}")
     seeds = tuple(config.seeds if seeds is None else seeds)
     if not seeds:
         raise ValueError("seeds: need at least one seed")
-    probes = tuple(probe_block_cyclic(problem, config, seed) for seed in seeds)
     combined = problem.combined
+    optimum_of_F = exact_optimum(combined, crosscheck=False)
+    settings = VerifySettings(progress=False) if settings is None else settings
+    (result,) = execute([RunRequest(RunConfig(problem.spec, config.with_seeds(seeds)), optimum_of_F, trace=True)],
+                        engine="numpy", description="lemma traces", **settings.sweep_options())
+    traces = result.extras.traces
     optima = np.array([exact_optimum(problem.block(m), crosscheck=False).w_star for m in range(problem.n_blocks)])
-    optimum = exact_optimum(combined, crosscheck=False).w_star
-    visited = np.unique(np.concatenate([_visited_points(probe) for probe in probes] + [optimum[None], optima]), axis=0)
+    optimum = optimum_of_F.w_star
+    visited = np.unique(np.concatenate([_visited_points(trace) for trace in traces] + [optimum[None], optima]), axis=0)
     block_values = np.array([problem.block_objectives(v) for v in visited])
     ball = Ball(np.zeros(problem.dim), float(np.sqrt(np.max(np.sum(visited**2, axis=1)))))
     sigma = variance_bound(combined, ball, config.batch_size)
     G = second_moment_bound(combined, ball, config.batch_size)
-    return DingLemmaData(problem, config, probes, float(problem_constants(combined).L), sigma, G, visited,
+    return DingLemmaData(problem, config, traces, float(problem_constants(combined).L), sigma, G, visited,
                          block_values, optima, optimum)
 
 
@@ -210,7 +230,7 @@ def ding_lemma2(data: DingLemmaData, factor: float = 1.0) -> Verdict:
     rhs = factor * data.sigma_sq / K
     claim_id = "ding2020.lemma2" if factor == 1.0 else f"ding2020.lemma2[factor={factor:.6g}]"
     notes = (f"realised ||g_t - gbar_t||^2, N = {K} clients per round, batch {data.config.batch_size or 'exact'}, "
-             f"factor {factor:.6g}, mean over {len(data.probes)} seed(s); {data.constants_note()}")
+             f"factor {factor:.6g}, mean over {len(data.traces)} seed(s); {data.constants_note()}")
     return upper_bound_verdict(claim_id, data.x, lhs, np.full(data.x.size, rhs), _assumption_hypotheses(data, 3),
                                notes, deterministic=data.deterministic)
 
@@ -227,19 +247,19 @@ def ding_lemma3(data: DingLemmaData, constant: float = 4.0, over: Literal["max",
         lhs = deviation.mean(axis=2)
     else:
         raise ValueError(f"over: expected 'max' or 'mean', got {over!r}")
-    gamma, I = float(data.probes[0].step_sizes.max()), data.config.local_steps
+    gamma, I = float(data.traces[0].step_sizes.max()), data.config.local_steps
     bound = np.full(T, constant * gamma**2 * I**2 * data.G_sq)
     base = "ding2020.lemma3" if over == "max" else "ding2020.lemma3/mean"
     claim_id = base if constant == 4.0 else f"{base}[constant={constant:.6g}]"
     notes = (f"{over}_i ||xbar_t - x_t^i||^2, I = {I}, gamma = max_t gamma_t = {gamma:.6g}, constant {constant:.6g}, "
-             f"mean over {len(data.probes)} seed(s); {data.constants_note()}")
+             f"mean over {len(data.traces)} seed(s); {data.constants_note()}")
     return check_upper_bound(claim_id, data.x, lhs, bound, hypotheses=_assumption_hypotheses(data, 4), notes=notes,
                              deterministic=data.deterministic)
 
 
 def ding_lemma6_constant(data: DingLemmaData) -> float:
     """Lemma 6's additive constant 2 gamma^3 I^3 G^2 L^2 + gamma^2 sigma^2 I L / (2N) (eq. 17), gamma = max_t gamma_t."""
-    gamma, I, L = float(data.probes[0].step_sizes.max()), data.config.local_steps, data.L
+    gamma, I, L = float(data.traces[0].step_sizes.max()), data.config.local_steps, data.L
     return 2 * gamma**3 * I**3 * data.G_sq * L**2 + gamma**2 * data.sigma_sq * I * L / (2 * data.participants)
 
 
@@ -248,11 +268,11 @@ def _window_losses(data: DingLemmaData) -> tuple[np.ndarray, np.ndarray]:
     xbar_{(r+1)I} and over its every-step averages xbar_t, t = rI..rI+I-1; shapes (S, C M) each."""
     problem, I, E = data.problem, data.config.local_steps, data.config.rounds_per_block
     comm, steps = [], []
-    for probe in data.probes:
-        R = probe.global_models.shape[0] - 1
-        blocks = probe.round_blocks
-        ends = np.array([problem.block_objectives(w)[m] for w, m in zip(probe.global_models[1:], blocks)])  # (R,)
-        every = np.array([problem.block_objectives(w)[probe.blocks[t]] for t, w in enumerate(probe.averages[:-1])])
+    for trace in data.traces:
+        R = trace.global_models.shape[0] - 1
+        blocks = trace.round_blocks
+        ends = np.array([problem.block_objectives(w)[m] for w, m in zip(trace.global_models[1:], blocks)])  # (R,)
+        every = np.array([problem.block_objectives(w)[trace.blocks[t]] for t, w in enumerate(trace.averages[:-1])])
         comm.append(ends.reshape(R // E, E).mean(axis=1))
         steps.append(every.reshape(R // E, E * I).mean(axis=1))
     return np.array(comm), np.array(steps)
@@ -266,7 +286,7 @@ def ding_lemma6(data: DingLemmaData, constant: float | None = None) -> Verdict:
     comm, steps = _window_losses(data)
     rhs = steps + c
     bound = rhs.mean(axis=0)
-    gamma, L = float(data.probes[0].step_sizes.max()), data.L
+    gamma, L = float(data.traces[0].step_sizes.max()), data.L
     gap = (comm - steps).mean(axis=0)
     hypotheses = (
         Hypothesis("gamma <= 1/L (used in eq. 42)", gamma <= 1 / L * (1 + 1e-12), f"gamma = {gamma:.6g}, 1/L = {1 / L:.6g}"),
@@ -278,19 +298,19 @@ def ding_lemma6(data: DingLemmaData, constant: float | None = None) -> Verdict:
     notes = (f"per (cycle, block) window: mean F_m over the {data.config.rounds_per_block} communication models against "
              f"the mean over the window's every-step averages + {c:.6g} (eq. 17's constant: {paper:.6g}); largest mean "
              f"gap (comm - every-step) {gap.max():.6g}, over all windows (eq. 17) {gap.mean():.6g}; paired over "
-             f"{len(data.probes)} seed(s); {data.constants_note()}")
+             f"{len(data.traces)} seed(s); {data.constants_note()}")
     x = np.arange(1, bound.size + 1, dtype=np.float64)
     verdict = check_upper_bound(claim_id, x, comm - rhs + bound, bound, hypotheses=hypotheses, notes=notes,
                                 deterministic=data.deterministic)
     return verdict.with_evidence(constant=c)
 
 
-def _round_losses(problem: BlockCyclicProblem, probe: BlockCyclicProbe) -> np.ndarray:
+def _round_losses(problem: BlockCyclicProblem, trace: BlockCyclicTrace) -> np.ndarray:
     """(1/K) sum_{i in S_r} F_m^i at x_bar, y_bar and u_bar of every round, shape (R, 3)."""
     M, N = problem.n_blocks, problem.n_clients
-    out = np.empty((probe.selected_models.shape[0], 3))
-    for r, (m, part) in enumerate(zip(probe.round_blocks, probe.participants)):
-        models = (probe.global_models[r + 1], probe.separate_models[r], probe.selected_models[r])
+    out = np.empty((trace.selected_models.shape[0], 3))
+    for r, (m, part) in enumerate(zip(trace.round_blocks, trace.participants)):
+        models = (trace.global_models[r + 1], trace.separate_models[r], trace.selected_models[r])
         out[r] = [problem.combined.local_objectives(w).reshape(M, N)[m, part].mean() for w in models]
     return out
 
@@ -303,7 +323,7 @@ def ding_lemma8(data: DingLemmaData, model: Literal["selected", "rejected"] = "s
         raise ValueError("ding2020.lemma8 concerns MC-PSGD's selection; the config is MM-PSGD")
     if model not in ("selected", "rejected"):
         raise ValueError(f"model: expected 'selected' or 'rejected', got {model!r}")
-    losses = np.stack([_round_losses(data.problem, probe) for probe in data.probes])  # (S, R, 3)
+    losses = np.stack([_round_losses(data.problem, trace) for trace in data.traces])  # (S, R, 3)
     best = losses[:, :, :2].min(axis=2)
     if model == "selected":
         lhs = losses[:, :, 2]
@@ -312,7 +332,7 @@ def ding_lemma8(data: DingLemmaData, model: Literal["selected", "rejected"] = "s
     S, R = best.shape
     slack = LEMMA8_TOLERANCE * (1.0 + np.abs(best))
     worst = float(np.max(lhs - best))
-    run_losses = np.stack([np.stack([probe.loss_x, probe.loss_y], axis=1) for probe in data.probes])
+    run_losses = np.stack([np.stack([trace.loss_x, trace.loss_y], axis=1) for trace in data.traces])
     agreement = float(np.max(np.abs(run_losses - losses[:, :, :2])))
     claim_id = "ding2020.lemma8" if model == "selected" else "ding2020.lemma8[rejected]"
     notes = (f"{model} model's average local loss - min(x_bar, y_bar): worst difference {worst:.3g} over {S} seed(s) "
@@ -340,11 +360,12 @@ def ding_lemma9(data: DingLemmaData, factor: float = 1.0) -> Verdict:
 
 
 def check_ding_lemmas(
-    problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seeds: Sequence[int] | None = None
+    problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seeds: Sequence[int] | None = None, *,
+    settings: VerifySettings | None = None,
 ) -> list[tuple[str, Verdict]]:
     """(label, verdict) of Lemmas 2, 3 (max and mean over clients), 6, 8 (MC-PSGD only) and 9 on one
-    config, each seed of ``seeds`` (``config.seeds`` when None) replayed once."""
-    return ding_rows(collect_ding(problem, config, seeds))
+    config, each seed of ``seeds`` (``config.seeds`` when None) traced once (``collect_ding``)."""
+    return ding_rows(collect_ding(problem, config, seeds, settings=settings))
 
 
 def ding_rows(data: DingLemmaData) -> list[tuple[str, Verdict]]:
@@ -363,8 +384,9 @@ def ding_rows(data: DingLemmaData) -> list[tuple[str, Verdict]]:
 
 
 def ding_lemma_table(
-    problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seeds: Sequence[int] | None = None
+    problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seeds: Sequence[int] | None = None, *,
+    settings: VerifySettings | None = None,
 ) -> tuple[LemmaRow, ...]:
     """Rows (claim id, status, worst ratio LHS/RHS, interval) of ``check_ding_lemmas``."""
     return tuple(LemmaRow(v.claim_id, v.status, v.measured, v.interval, v)
-                 for _, v in check_ding_lemmas(problem, config, seeds))
+                 for _, v in check_ding_lemmas(problem, config, seeds, settings=settings))

@@ -1,17 +1,17 @@
 """Lemma checks on FedAvg trajectories: Li et al. (ICLR 2020) Lemmas 1-3 and Yu et al.'s drift.
 
 Each lemma is an inequality LHS_t <= RHS_t between expectations, for every local step t. A
-``LemmaData`` replays every seed of a FedAvg config step by step (``convergence.algorithms.fedavg.probe``), keeping
-every local iterate w_t^k, and computes the constants of the assumptions along the run
-(``proofs_check.run_moments``). Both sides are evaluated at every local step t = 0..T-1
-(plotted at Li's 1-based index t + 1) for every seed; the expectation is the mean over seeds with
-a Student-t interval, and ``convergence.check_upper_bound`` gives the verdict: PASS when the
-interval stays below the bound at every step, FAIL when it is provably above somewhere (Holm over
-the steps, family-wise error rate 5%), INCONCLUSIVE otherwise.
+``LemmaData`` holds the traces of every seed of a FedAvg config (``convergence.execute`` with
+``trace=True`` on the NumPy reference path: every local iterate w_t^k, ``convergence.FedAvgTrace``)
+and the constants of the assumptions along the run (``proofs_check.run_moments``). Both sides are
+evaluated at every local step t = 0..T-1 (plotted at Li's 1-based index t + 1) for every seed; the
+expectation is the mean over seeds with a Student-t interval, and ``convergence.check_upper_bound``
+gives the verdict: PASS when the interval stays below the bound at every step, FAIL when it is
+provably above somewhere (Holm over the steps, family-wise error rate 5%), INCONCLUSIVE otherwise.
 
 Statements (right-hand sides in ``proofs_check.fedavg_lemma_bounds``; ``shared/THEOREMS.md`` l.49-55
 and l.110, ``papers/li2020_fedavg_noniid.txt`` l.361-378, ``papers/liu_lecture_fl_fedavg.md`` l.363;
-notation of ``convergence.algorithms.fedavg.probe``: wbar_t = sum_k p_k w_t^k,
+notation of ``convergence.algorithms.fedavg.trace``: wbar_t = sum_k p_k w_t^k,
 g_t = sum_k p_k g_{t,k}, gbar_t = sum_k p_k grad F_k(w_t^k)):
 
 * li2020.lemma1 (one-step SGD, Assumptions 1-2, eta_t <= 1/(4L)):
@@ -57,11 +57,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from convergence import FedAvgConfig, Hypothesis, Verdict
-from convergence.algorithms.fedavg.probe import Probe, probe_fedavg
+from convergence import FedAvgConfig, FedAvgTrace, Hypothesis, RunConfig, RunRequest, Verdict, execute
 from problems import FederatedProblem, Optimum, exact_optimum
 
 from .assumption_constants import Estimate, heterogeneity, smoothness, strong_convexity
+from .claim import VerifySettings
 from .fedavg_lemma_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
 from .lemma_verdicts import LemmaRow, upper_bound_verdict
 from .run_moments import IterateMoments, iterate_moments
@@ -83,13 +83,13 @@ LEMMA_IDS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift")
 
 @dataclass(frozen=True, eq=False)
 class LemmaData:
-    """Every local iterate of every seed of ``config`` on ``problem``, and the constants of the
-    assumptions along the run (module docstring)."""
+    """Every local iterate of every seed of ``config`` on ``problem`` (``traces``, in the order of
+    ``config.seeds``), and the constants of the assumptions along the run (module docstring)."""
 
     problem: FederatedProblem
     config: FedAvgConfig
     optimum: Optimum
-    probes: tuple[Probe, ...]
+    traces: tuple[FedAvgTrace, ...]
     L: Estimate
     mu: Estimate
     Gamma: Estimate
@@ -103,7 +103,7 @@ class LemmaData:
     @property
     def step_sizes(self) -> np.ndarray:
         """eta_t for t = 0..T-1, shape (T,)."""
-        return self.probes[0].step_sizes
+        return self.traces[0].step_sizes
 
     @property
     def deterministic(self) -> bool:
@@ -121,24 +121,33 @@ class LemmaData:
         return self.moments.G_sq
 
     def stack(self, name: str) -> np.ndarray:
-        """One Probe array stacked over the seeds, shape (S, ...)."""
-        return np.stack([getattr(probe, name) for probe in self.probes])
+        """One FedAvgTrace array stacked over the seeds, shape (S, ...)."""
+        return np.stack([getattr(trace, name) for trace in self.traces])
 
     def constants_note(self) -> str:
         return (f"L = {self.L.value:.6g}, mu = {self.mu.value:.6g}, Gamma = {self.Gamma.value:.6g}, "
                 f"{self.moments.describe()}")
 
 
-def collect(problem: FederatedProblem, config: FedAvgConfig, *, optimum: Optimum | None = None) -> LemmaData:
-    """Probe every seed of ``config`` from w_0 = 0 and compute the constants along the run."""
+def collect(
+    problem: FederatedProblem, config: FedAvgConfig, *, optimum: Optimum | None = None,
+    settings: VerifySettings | None = None,
+) -> LemmaData:
+    """Trace every seed of ``config`` on ``problem`` (which must carry its spec) and compute the
+    constants along the run: one traced request through ``convergence.execute`` on the NumPy
+    reference path, with ``settings``' jobs, scheduler and run store (None: in this process,
+    without a store or progress)."""
     optimum = exact_optimum(problem, crosscheck=False) if optimum is None else optimum
-    probes = tuple(probe_fedavg(problem, config, seed) for seed in config.seeds)
+    settings = VerifySettings(progress=False) if settings is None else settings
+    (result,) = execute([RunRequest(RunConfig(problem.spec, config), optimum, trace=True)], engine="numpy",
+                        description="lemma traces", **settings.sweep_options())
+    traces = result.extras.traces
     T = config.total_steps
-    local = np.stack([probe.local_models[:T] for probe in probes])
-    full = np.stack([probe.full_gradients for probe in probes])
+    local = np.stack([trace.local_models[:T] for trace in traces])
+    full = np.stack([trace.full_gradients for trace in traces])
     moments = iterate_moments(problem, local, config.batch_size, full_gradients=full,
                               exact=config.batch_size == 0)
-    return LemmaData(problem, config, optimum, probes, smoothness(problem), strong_convexity(problem),
+    return LemmaData(problem, config, optimum, traces, smoothness(problem), strong_convexity(problem),
                      heterogeneity(problem, optimum), moments)
 
 
@@ -182,7 +191,7 @@ def li_lemma1(data: LemmaData, scale: float = 1.0) -> Verdict:
     )
     notes = ("E||vbar_{t+1} - w*||^2 against (1 - eta mu) E||wbar_t - w*||^2 + eta^2 E||g - gbar||^2 + 6 L eta^2 Gamma "
              f"+ 2 E sum p_k ||wbar_t - w_t^k||^2, times {scale:.6g}; step noise integrated exactly, paired over "
-             f"{len(data.probes)} seed(s); {data.constants_note()}")
+             f"{len(data.traces)} seed(s); {data.constants_note()}")
     return upper_bound_verdict(_variant_id("li2020.lemma1", "scale", scale, 1.0), data.x, lhs - rhs + bound,
                                scale * bound, hypotheses, notes, deterministic=data.deterministic)
 
@@ -202,7 +211,7 @@ def li_lemma2(data: LemmaData, factor: float = 1.0) -> Verdict:
                 f"{expected[sharp] / rhs:.6g} at t = {sharp}, where a sampled check cannot confirm the inequality; "
                 if rhs > 0 else "")
     notes = (f"realised ||g_t - gbar_t||^2, batch {data.config.batch_size or 'exact'}, factor {factor:.6g}, mean over "
-             f"{len(data.probes)} seed(s); {attained}{data.constants_note()}")
+             f"{len(data.traces)} seed(s); {attained}{data.constants_note()}")
     return upper_bound_verdict(_variant_id("li2020.lemma2", "factor", factor, 1.0), data.x, lhs,
                                np.full(data.x.size, rhs), hypotheses, notes, deterministic=data.deterministic)
 
@@ -221,7 +230,7 @@ def li_lemma3(data: LemmaData, constant: float = 4.0) -> Verdict:
         Hypothesis("Assumption 4 along the run: G^2 finite", bool(np.isfinite(data.G_sq)), f"G^2 = {data.G_sq:.6g}"),
         _server_hypothesis(data.config),
     )
-    notes = f"E = {E}, constant {constant:.6g}, mean over {len(data.probes)} seed(s); {data.constants_note()}"
+    notes = f"E = {E}, constant {constant:.6g}, mean over {len(data.traces)} seed(s); {data.constants_note()}"
     return upper_bound_verdict(_variant_id("li2020.lemma3", "constant", constant, 4.0), data.x, lhs, bound,
                                hypotheses, notes, deterministic=data.deterministic)
 
@@ -244,7 +253,7 @@ def yu_drift(data: LemmaData, constant: float = 4.0) -> Verdict:
     T = eta.size
     local = data.stack("local_models")[:, :T]
     xbar = local.mean(axis=2)
-    lhs = np.sum((local - xbar[:, :, None]) ** 2, axis=3).reshape(len(data.probes), T * N)
+    lhs = np.sum((local - xbar[:, :, None]) ** 2, axis=3).reshape(len(data.traces), T * N)
     s = float(eta.max())
     bound = np.full(T * N, yu_drift_bound(s, K, data.G_sq, constant))
     hypotheses = (
@@ -254,7 +263,7 @@ def yu_drift(data: LemmaData, constant: float = 4.0) -> Verdict:
         _server_hypothesis(config),
     )
     identical = "identical" if _identical_data(problem) else "different (the proof does not need identical data)"
-    notes = (f"K = E = {K}, s = {s:.6g}, constant {constant:.6g}, every client and step, mean over {len(data.probes)} "
+    notes = (f"K = E = {K}, s = {s:.6g}, constant {constant:.6g}, every client and step, mean over {len(data.traces)} "
              f"seed(s); the {N} clients' data are {identical}; {data.constants_note()}")
     return upper_bound_verdict(_variant_id("yu2019.drift", "constant", constant, 4.0), np.repeat(data.x, N), lhs,
                                bound, hypotheses, notes, deterministic=data.deterministic)
@@ -266,9 +275,11 @@ def check_lemmas(data: LemmaData) -> tuple[Verdict, ...]:
 
 
 def lemma_table(
-    problem: FederatedProblem, config: FedAvgConfig, *, optimum: Optimum | None = None
+    problem: FederatedProblem, config: FedAvgConfig, *, optimum: Optimum | None = None,
+    settings: VerifySettings | None = None,
 ) -> tuple[LemmaRow, ...]:
-    """Rows (lemma id, status, worst ratio LHS/RHS, interval) of the four lemmas on one config."""
-    verdicts = check_lemmas(collect(problem, config, optimum=optimum))
+    """Rows (lemma id, status, worst ratio LHS/RHS, interval) of the four lemmas on one config
+    (traced as ``collect`` does)."""
+    verdicts = check_lemmas(collect(problem, config, optimum=optimum, settings=settings))
     return tuple(LemmaRow(v.claim_id, v.status, v.measured, v.interval, v) for v in verdicts)
 

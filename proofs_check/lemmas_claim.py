@@ -6,7 +6,9 @@ with a constant step (the proof does not need identical data), and ding2020.lemm
 the Ding instance with MC-PSGD (the theorem's step sizes, I = 4 so that the drift of lemma 3 is not
 trivially 0), each a sub-check whose worst ratio LHS / RHS over every step is reported with its
 interval. Constants as the assumptions define them (``proofs_check.fedavg_lemmas``,
-``proofs_check.ding2020_lemmas``).
+``proofs_check.ding2020_lemmas``). Every run keeps every local iterate (a traced request through
+``convergence.execute`` on the NumPy reference path), so ``--jobs`` runs its seeds in parallel and
+``--store`` keeps its traces like any other run.
 
 The plan (``proofs_check.plans.LemmasPlan``) gives the rounds of the FedAvg runs (10 in quick mode,
 30 otherwise) and the seeds (at least 16: Li's Lemma 2 compares realised noise).
@@ -121,18 +123,18 @@ def evaluate_lemmas(settings: VerifySettings, plan: LemmasPlan) -> ClaimResult:
             c = problem_constants(problem)
             E = 5
             config = FedAvgConfig(E, plan.rounds, StepSize.li(c.mu, c.L, E), BATCH, seeds=seeds)
-            checks += _li_rows(collect(problem, config), label, planted)
+            checks += _li_rows(collect(problem, config, settings=settings), label, planted)
     if planted in (None, "yu2019.drift"):
         # heterogeneous clients: the drift lemma's proof needs a constant step and E||g||^2 <= G^2, not identical data
         problem = build_problem(problem_spec("random_quadratic", n_clients=4, dim=10, mu=0.1, L=10.0, heterogeneity=1.0,
                                              samples_per_client=50, seed=0))
         config = FedAvgConfig(5, plan.rounds, StepSize.constant(0.02), 1, seeds=seeds)
-        data = collect(problem, config)
+        data = collect(problem, config, settings=settings)
         true = yu_drift(data)
         drift = true if planted is None else yu_drift(data, constant=4.0 * planted_factor(true))
         checks.append((f"{drift.claim_id}, heterogeneous clients", drift))
     if planted is None or planted.startswith("ding2020"):
-        data = collect_ding(*_ding_lemma_run(seeds))
+        data = collect_ding(*_ding_lemma_run(seeds), settings=settings)
         checks += ([(f"{name}, block-cyclic MC-PSGD", v) for name, v in ding_rows(data)] if planted is None
                    else _ding_planted_rows(data, planted))
     checks, uninformative = _split_lemma2(checks) if planted is None else (checks, [])

@@ -24,8 +24,9 @@ eta_t <= 1/(4L), eta_t non-increasing and eta_t <= 2 eta_{t+E},
 
     Delta_{t+1} <= (1 - eta_t mu) Delta_t + eta_t^2 B,   B = sum_k p_k^2 sigma_k^2 + 6 L Gamma + 8 (E-1)^2 G^2.   (13)
 
-It is checked at every local step t of a probed run (convergence.algorithms.fedavg.probe replays the run keeping
-every local iterate). Per seed s, the step's noise is integrated exactly: given the past,
+It is checked at every local step t of a traced run (``convergence.execute`` with ``trace=True``:
+the NumPy reference path keeps every local iterate, ``convergence.FedAvgTrace``). Per seed s, the
+step's noise is integrated exactly: given the past,
 E_t||wbar_{t+1} - w*||^2 = ||wbar_t - eta_t gbar_t - w*||^2 + eta_t^2 V_t with gbar_t =
 sum_k p_k grad F_k(w_t^k) and V_t = sum_k p_k^2 sigma_k^2(w_t^k, b) the exact minibatch variance
 (clients sample independently, with replacement), so
@@ -49,7 +50,7 @@ least-squares clients (Gamma = 0), E = 1 (no drift term), batch 1, kappa = 1.5, 
 minibatch variance alone and the first step uses about 0.8 of the allowance (sigma_k^2 is the supremum
 over the ball the run visits, exact for least squares). The instance is checked with
 RECURSION_SEEDS seeds at least: the per-step noise of X is of the order of the slack, and the
-probe of this 5-parameter problem costs about 0.1 ms a step.
+traced run of this 5-parameter problem costs about 0.1 ms a step.
 
 The plan (``proofs_check.plans.Li2020Thm1Plan``) gives E on both rate instances (the hypotheses,
 gamma = max{8 kappa, E} and eta_1 <= 1/(4L) among them, are evaluated for it), the horizons, the
@@ -67,6 +68,7 @@ import numpy as np
 from convergence import (
     FedAvgConfig,
     FedAvgExtras,
+    FedAvgTrace,
     Hypothesis,
     RunConfig,
     RunRequest,
@@ -78,7 +80,6 @@ from convergence import (
     execute,
     log_spaced_rounds,
 )
-from convergence.algorithms.fedavg.probe import Probe, probe_fedavg
 from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, check_real, problem_constants, problem_spec
 
 from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
@@ -140,7 +141,7 @@ RECURSION_INSTANCE = RecursionInstance(
 """Identical clients (Gamma = 0), E = 1 (8 (E-1)^2 G^2 = 0), batch 1: B = sum_k p_k^2 sigma_k^2, the
 minibatch noise alone; kappa = 1.5 gives gamma = 12 and eta_1 = 2/(13 mu) <= 1/(4L) = 1/6."""
 RECORD_WINDOW_ROUNDS = 20
-"""Rounds probed from each recorded global model of a deterministic run (the recursion finding)."""
+"""Rounds traced from each recorded global model of a deterministic run (the recursion finding)."""
 
 
 def li_hypotheses(c: LiConstants, schedule: StepSize, total_steps: int, label: str = "") -> tuple[Hypothesis, ...]:
@@ -218,7 +219,7 @@ def _run_instance(
     table = {"instance": inst.label, **c.as_dict(), "T": int(steps[-1]), "seeds": len(seeds),
              "bound tightness (max gap/bound)": upper.measured, "min bound / initial gap": headroom}
     if not inst.stochastic:
-        table.update(_recursion_finding(problem, optimum, c, schedule, traj, cfg.algorithm))
+        table.update(_recursion_finding(inst.spec, problem, optimum, c, schedule, traj, cfg.algorithm, settings))
     return checks, plot, table
 
 
@@ -234,7 +235,7 @@ def _looseness(headroom: float, initial_gap: float) -> str:
 
 @dataclass(frozen=True, eq=False)
 class RecursionTerms:
-    """Both sides of eq. 13 per seed and local step along S probed seeds of T steps each.
+    """Both sides of eq. 13 per seed and local step along S traced seeds of T steps each.
 
     ``steps`` (T,) the 0-based global step t of each column; ``eta`` (T,) eta_t; ``current`` (S, T)
     ||wbar_t - w*||^2; ``next_expected`` (S, T) ||wbar_t - eta_t gbar_t - w*||^2 + eta_t^2 V_t, the
@@ -251,26 +252,27 @@ class RecursionTerms:
 
 
 def recursion_terms(
-    problem: FederatedProblem, optimum: Optimum, probes: tuple[Probe, ...], first_step: int = 0
+    problem: FederatedProblem, optimum: Optimum, traces: tuple[FedAvgTrace, ...], first_step: int = 0
 ) -> RecursionTerms:
-    """RecursionTerms of probed runs (convergence.probe_fedavg, all of one config; batch size from
-    the probes); ``first_step`` is the global step of each probe's first local step (0 for a run
-    from the start, t0 for a window restarted at step t0 with the schedule shifted by t0)."""
-    if not probes:
-        raise ValueError("probes: need at least one probed run")
+    """RecursionTerms of the traces of a run's seeds (``RunResult.extras.traces`` of a traced FedAvg
+    run; batch size from the traces); ``first_step`` is the global step of each trace's first local
+    step (0 for a run from the start, t0 for a window restarted at step t0 with the schedule
+    shifted by t0)."""
+    if not traces:
+        raise ValueError("traces: need at least one traced seed")
     p, w_star = problem.weights, optimum.w_star
-    T = probes[0].step_sizes.size
-    eta = probes[0].step_sizes
-    local = np.stack([probe.local_models for probe in probes])  # (S, T+1, N, d)
-    average = np.stack([probe.averages for probe in probes])[:, :T]
-    gbar = np.einsum("k,stkd->std", p, np.stack([probe.full_gradients for probe in probes]))
-    variance = np.einsum("k,stk->st", p**2, gradient_variance(problem, local[:, :T], probes[0].batch_size))
+    T = traces[0].step_sizes.size
+    eta = traces[0].step_sizes
+    local = np.stack([trace.local_models for trace in traces])  # (S, T+1, N, d)
+    average = np.stack([trace.averages for trace in traces])[:, :T]
+    gbar = np.einsum("k,stkd->std", p, np.stack([trace.full_gradients for trace in traces]))
+    variance = np.einsum("k,stk->st", p**2, gradient_variance(problem, local[:, :T], traces[0].batch_size))
     current = np.sum((average - w_star) ** 2, axis=2)
     following = np.sum((average - eta[None, :, None] * gbar - w_star) ** 2, axis=2) + eta**2 * variance
     return RecursionTerms(
         np.arange(first_step, first_step + T), eta, current, following,
         float(np.max(np.linalg.norm(local - w_star, axis=-1))),
-        float(np.max(np.sum(np.stack([probe.stochastic_gradients for probe in probes]) ** 2, axis=-1))),
+        float(np.max(np.sum(np.stack([trace.stochastic_gradients for trace in traces]) ** 2, axis=-1))),
     )
 
 
@@ -303,9 +305,11 @@ def check_recursion(
     return verdict.with_evidence(max_lhs_over_rhs=lhs_rhs)
 
 
-def _recursion_instance(plan: Li2020Thm1Plan) -> tuple[tuple[str, Verdict], CurvesPlot, dict]:
+def _recursion_instance(
+    settings: VerifySettings, plan: Li2020Thm1Plan
+) -> tuple[tuple[str, Verdict], CurvesPlot, dict]:
     """Eq. 13 at every step of RECURSION_INSTANCE (module docstring), ``plan.recursion_steps`` steps
-    with ``plan.recursion_seeds`` seeds."""
+    with ``plan.recursion_seeds`` seeds, traced through ``settings``' executor and store."""
     inst, B_scale = RECURSION_INSTANCE, plan.recursion_B_scale
     problem = build_problem(inst.spec)
     optimum, optimum_note = claim_optimum(problem)
@@ -314,7 +318,9 @@ def _recursion_instance(plan: Li2020Thm1Plan) -> tuple[tuple[str, Verdict], Curv
     rounds = plan.recursion_steps // inst.local_steps
     seeds = tuple(range(plan.recursion_seeds))
     algorithm = FedAvgConfig(inst.local_steps, rounds, schedule, inst.batch_size, 1.0, (rounds,), seeds)
-    terms = recursion_terms(problem, optimum, tuple(probe_fedavg(problem, algorithm, seed) for seed in seeds))
+    (traced,) = execute([RunRequest(RunConfig(inst.spec, algorithm), optimum, trace=True)], engine="numpy",
+                        **settings.sweep_options(), description=f"thm1 eq. 13 {inst.label}")
+    terms = recursion_terms(problem, optimum, traced.extras.traces)
     c = li_theorem1_constants(problem, optimum, inst.local_steps, inst.batch_size, terms.radius, terms.grad_sq)
     hypotheses = li_hypotheses(c, schedule, algorithm.total_steps, inst.label)
     scaled = "" if B_scale == 1.0 else f" (B x {B_scale:g}: planted)"
@@ -346,21 +352,25 @@ def _recursion_instance(plan: Li2020Thm1Plan) -> tuple[tuple[str, Verdict], Curv
 
 
 def _recursion_finding(
-    problem: FederatedProblem, optimum: Optimum, c: LiConstants, schedule: StepSize, traj: RunResult[FedAvgExtras],
-    algorithm: FedAvgConfig,
+    spec: ProblemSpec, problem: FederatedProblem, optimum: Optimum, c: LiConstants, schedule: StepSize,
+    traj: RunResult[FedAvgExtras], algorithm: FedAvgConfig, settings: VerifySettings,
 ) -> dict[str, float | str]:
     """Eq. 13 along a deterministic run: windows of RECORD_WINDOW_ROUNDS rounds from w_0 and from every
-    recorded global model, each restarted exactly (exact gradients) with the schedule shifted."""
+    recorded global model, each restarted exactly (exact gradients, ``FedAvgConfig.initial_model``) with
+    the schedule shifted, traced through ``settings``' executor and store."""
     E = algorithm.local_steps
-    starts = [(0, np.zeros(problem.dim))] + [
-        (int(step), traj.iterates[0, j]) for j, step in enumerate(traj.steps) if 0 < step < algorithm.total_steps
-    ]
-    share, lhs_rhs = -np.inf, -np.inf
+    starts = [(0, ())] + [(int(step), tuple(traj.iterates[0, j]))
+                          for j, step in enumerate(traj.steps) if 0 < step < algorithm.total_steps]
+    windows = []
     for first, w0 in starts:
         rounds = min(RECORD_WINDOW_ROUNDS, (algorithm.total_steps - first) // E)
-        window = FedAvgConfig(E, rounds, StepSize("li", mu=schedule.mu, gamma=schedule.gamma + first), 0, 1.0,
-                              (rounds,), (0,))
-        terms = recursion_terms(problem, optimum, (probe_fedavg(problem, window, 0, w0),), first)
+        windows.append(FedAvgConfig(E, rounds, StepSize("li", mu=schedule.mu, gamma=schedule.gamma + first), 0, 1.0,
+                                    (rounds,), (0,), initial_model=w0))
+    traced = execute([RunRequest(RunConfig(spec, window), optimum, trace=True) for window in windows],
+                     engine="numpy", **settings.sweep_options(), description="thm1 eq. 13 windows")
+    share, lhs_rhs = -np.inf, -np.inf
+    for (first, _), result in zip(starts, traced):
+        terms = recursion_terms(problem, optimum, result.extras.traces, first)
         verdict = check_recursion("window", terms, c.mu, c.B, deterministic=True)
         share, lhs_rhs = max(share, verdict.measured), max(lhs_rhs, verdict.evidence["max_lhs_over_rhs"])
     return {
@@ -385,7 +395,7 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm1Plan) -> ClaimResult:
         checks += inst_checks
         plots.append(plot)
         constants.append(consts)
-    recursion, recursion_plot, recursion_consts = _recursion_instance(plan)
+    recursion, recursion_plot, recursion_consts = _recursion_instance(settings, plan)
     checks.append(recursion)
     plots.append(recursion_plot)
     constants.append(recursion_consts)

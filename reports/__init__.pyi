@@ -1,6 +1,10 @@
 """Type stub of the reports package: its public API. ``__init__.py`` loads these names lazily
 (lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
 
+from .experiment_expression import Expression
+from .experiment_fields import ExperimentError
+from .experiment_file import Experiment, RecordRounds, load_experiment
+from .experiment_run import run_experiment
 from .html_report import render_html, write_html
 from .markdown import render_markdown, write_markdown
 from .plots import draw, save_plot

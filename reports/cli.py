@@ -1,6 +1,6 @@
-"""The `fedbound` command line: verify, report, list, falsify, export, bench. A thin shell over the
-Python API (``reports.verify.verify`` and ``rebuild_report``, ``proofs_check.select_claim``): it parses
-arguments, prints errors and sets the exit status.
+"""The `fedbound` command line: verify, run, report, list, falsify, export, bench. A thin shell over the
+Python API (``reports.verify.verify`` and ``rebuild_report``, ``reports.experiment_run.run_experiment``,
+``proofs_check.select_claim``): it parses arguments, prints errors and sets the exit status.
 
 Every expected failure (bad input, unknown claim, unwritable output, a diverging run) ends with
 one line naming the problem and exit status 2; only --debug shows a traceback.
@@ -9,7 +9,8 @@ Exit status of `verify` (and `report`): 0 when the report was written, whatever 
 is a finding, not an error of the tool), with ``--power`` 1 when some row of the power self-test
 run now is not as expected (a claim as stated that does not PASS, or does not give its control's
 expected status, or a planted variant that does not FAIL: the checks' power is not shown), and 2
-on bad input.
+on bad input. Exit status of `run` (a user's experiment file): 0 when every check PASSes, 1 when some
+check FAILs or is INCONCLUSIVE (the experiment's claims are not confirmed), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -38,10 +39,20 @@ _REPORT_HELP = (
     "without computing any run: `fedbound verify --store STORE` records in the store its mode, seeds and claims "
     "(with their parameters), and this command evaluates them again with the store opened read-only. A run the "
     "store does not hold is an error naming the claim and the `fedbound verify` command that computes it. Analysis "
-    "that is not a run is recomputed: exact optima and limits (li2020.thm4), the lemma and eq. 13 replays (lemmas, "
-    "li2020.thm1) and the assumption constants. Exit status: 0 when the report was written (1 when the stored "
+    "that is not a run is recomputed: exact optima and limits (li2020.thm4) and the assumption constants (the "
+    "lemma and eq. 13 traces are runs, read from the store). Exit status: 0 when the report was written (1 when the stored "
     "verification ran --power and a row of its power table is not as expected, as for verify), 2 on bad input "
     "(a store without a verification record, a claim it does not hold, a missing run)."
+)
+_RUN_HELP = (
+    "Run your own experiment: a TOML file gives the problem (a family and its parameters, or your arrays in an .npz "
+    "file), the algorithm (a registered one and its config fields), a grid, the seeds, the record rounds and the "
+    "checks to apply (rate: the fitted exponent of the gap; bound: an expression of the problem's constants; "
+    "ordering: two grid cells' final gaps). The runs go through the run store and the report is written as by "
+    "`fedbound verify` (verdicts.json, report.md, index.html, plots). A worked example: examples/fedavg_rate.toml; "
+    "the README's section \"Your own experiment\" describes the file. A user family's builder module in the current "
+    "directory is importable. Exit status: 0 when every check PASSes, 1 when some check FAILs or is INCONCLUSIVE, 2 "
+    "on bad input (the message names the field, e.g. checks[1].expression)."
 )
 _FALSIFY_HELP = (
     "Exit status: 0 when no counterexample was found within the budget, 1 when one was found (it is printed, "
@@ -82,6 +93,31 @@ def _path(name: str) -> Callable[[str], str]:
     return parse
 
 
+def _add_sweep_options(parser: argparse.ArgumentParser, store_note: str) -> None:
+    """The options of a command that runs sweeps into a report folder (verify, run): --out, --jobs,
+    --force-jobs, --no-progress, --store (``store_note`` says what a rerun does with it), --no-cache, --scheduler."""
+    parser.add_argument("--out", type=_path("--out"), default="fedbound-report",
+                        help="output directory (default: ./fedbound-report)")
+    parser.add_argument("--jobs", type=_positive_int("--jobs"), default=1,
+                        help="worker processes (default 1; capped at the CPU count unless --force-jobs)")
+    parser.add_argument("--force-jobs", action="store_true", help="allow --jobs above the CPU count")
+    parser.add_argument("--no-progress", action="store_true", help="print no progress (only the verdict table)")
+    parser.add_argument("--store", type=_path("--store"), metavar="PATH",
+                        help=f"run store (SQLite) for finished runs (default: OUT/runs.sqlite){store_note}")
+    parser.add_argument("--no-cache", action="store_true", help="recompute runs even when the store has them")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="run sweeps on this Dask scheduler (tcp://host:port)")
+
+
+def _checked_jobs(args: argparse.Namespace) -> int:
+    """--jobs checked against the CPU count (unless --force-jobs) and --scheduler checked to answer."""
+    from convergence import check_jobs, check_scheduler
+
+    jobs = check_jobs(args.jobs, force=args.force_jobs, name="--jobs")
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler, name="--scheduler")
+    return jobs
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fedbound", description="Verify convergence theorems of federated and local SGD numerically."
@@ -97,21 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "planted variant is not as expected, 2 on bad input.")
     verify.add_argument("--quick", action="store_true", help="smaller grids and horizons (about a minute)")
     verify.add_argument("--full", action="store_true", help="larger horizons (several minutes)")
-    verify.add_argument("--out", type=_path("--out"), default="fedbound-report",
-                        help="output directory (default: ./fedbound-report)")
     verify.add_argument("--seeds", type=_positive_int("--seeds"), default=4, help="seeds for stochastic runs (default 4)")
-    verify.add_argument("--jobs", type=_positive_int("--jobs"), default=1,
-                        help="worker processes (default 1; capped at the CPU count unless --force-jobs)")
-    verify.add_argument("--force-jobs", action="store_true", help="allow --jobs above the CPU count")
     verify.add_argument("--claim", action="append", metavar="ID",
                         help="run only this claim (repeatable), optionally with parameters: ID[name=value,...]; ids "
                         "and parameters from `fedbound list`")
-    verify.add_argument("--no-progress", action="store_true", help="print no progress (only the verdict table)")
-    verify.add_argument("--store", type=_path("--store"), metavar="PATH",
-                        help="run store (SQLite) for finished runs (default: OUT/runs.sqlite); reruns reuse them, and "
-                        "`fedbound report` rebuilds the report from it")
-    verify.add_argument("--no-cache", action="store_true", help="recompute runs even when the store has them")
-    verify.add_argument("--scheduler", metavar="ADDRESS", help="run sweeps on this Dask scheduler (tcp://host:port)")
+    _add_sweep_options(verify, "; reruns reuse them, and `fedbound report` rebuilds the report from it")
     verify.add_argument("--power", action="store_true",
                         help="power self-test: also run each selected claim's planted false variants (they must FAIL) "
                         "and add the power table; exit status 1 if any claim or variant is not as expected")
@@ -126,6 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
                          help="examples to try before giving up (default 100); shrinking a found one is counted apart")
     falsify.add_argument("--seed", type=int, default=0, help="search seed (default 0); the result reproduces with it")
     falsify.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    experiment = sub.add_parser("run", help="run your own experiment: a TOML file with a problem, an algorithm, a "
+                                "grid and the checks to apply", description=_RUN_HELP)
+    experiment.add_argument("experiment", metavar="EXPERIMENT", type=_path("EXPERIMENT"),
+                            help="the experiment file (TOML), e.g. examples/fedavg_rate.toml")
+    _add_sweep_options(experiment, "; a rerun reuses them")
 
     report = sub.add_parser("report", help="rebuild a report from the runs in a run store, computing none",
                             description=_REPORT_HELP)
@@ -176,6 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
     if args.command == "verify":
         return _verify(args, argv)
+    if args.command == "run":
+        return _run(args, argv)
     if args.command == "report":
         return _report(args, argv)
     if args.command == "list":
@@ -188,7 +222,7 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from convergence import check_jobs, check_scheduler, check_sweep_memory
+    from convergence import check_sweep_memory
     from proofs_check import VerifySettings, default_claims, select_claim
 
     from .verify import prepare_out, verify
@@ -196,10 +230,8 @@ def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.quick and args.full:
         raise ValueError("--quick/--full: choose at most one")
     claims = [select_claim(text) for text in args.claim] if args.claim else default_claims()
-    jobs = check_jobs(args.jobs, force=args.force_jobs, name="--jobs")
+    jobs = _checked_jobs(args)
     check_sweep_memory(args.seeds, 0, name="--seeds")
-    if args.scheduler is not None:
-        check_scheduler(args.scheduler, name="--scheduler")
     out = prepare_out(args.out)
     settings = VerifySettings(args.seeds, jobs, args.quick, args.full, progress=not args.no_progress,
                               store=args.store or str(out / "runs.sqlite"), use_cache=not args.no_cache,
@@ -207,6 +239,27 @@ def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
     start = time.perf_counter()
     outcome = verify(claims, settings, out, power=args.power, command=argv)
     return _print_outcome(outcome, start, power=args.power)
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from .experiment_file import load_experiment
+    from .experiment_run import run_experiment
+    from .verify import prepare_out
+
+    if os.getcwd() not in sys.path:  # a user family's builder module in the current directory, as with python -m
+        sys.path.insert(0, os.getcwd())
+    experiment = load_experiment(args.experiment)
+    jobs = _checked_jobs(args)
+    out = prepare_out(args.out)
+    start = time.perf_counter()
+    outcome = run_experiment(experiment, out, jobs=jobs, store=args.store or str(out / "runs.sqlite"),
+                             use_cache=not args.no_cache, scheduler=args.scheduler, progress=not args.no_progress,
+                             command=argv)
+    _print_outcome(outcome, start, power=False)
+    failed = [v.claim_id for v in outcome.verdicts if v.status.value != "PASS"]
+    if failed:
+        print(f"fedbound run: {len(failed)} check(s) did not pass: {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 def _report(args: argparse.Namespace, argv: Sequence[str]) -> int:

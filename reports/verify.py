@@ -215,8 +215,7 @@ def _write_report(selections: Sequence[ClaimSelection], settings: VerifySettings
                         figures=[f for card in ordered for f in card.figures])
     if rebuilt_from is not None:
         meta["rebuilt"] = (f"rebuilt from the run store {rebuilt_from} without computing any run; analysis that is "
-                           "not a run (exact optima and limits, lemma and eq. 13 replays, assumption constants) was "
-                           "recomputed")
+                           "not a run (exact optima and limits, assumption constants) was recomputed")
     if power_ids:
         meta["power"] = _power_meta([s for s in selections if s.id in power_ids], selections)
     verdicts = [card.verdict for card in ordered]

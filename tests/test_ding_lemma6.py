@@ -45,12 +45,12 @@ def test_windows_by_hand(data: DingLemmaData) -> None:
     verdict = ding_lemma6(data)
     c = ding_lemma6_constant(data)
     comm, steps = np.zeros((8, 4)), np.zeros((8, 4))
-    for s, probe in enumerate(data.probes):
+    for s, trace in enumerate(data.traces):
         for w in range(4):
             m = w % 2
             rounds = range(3 * w, 3 * w + 3)
-            comm[s, w] = np.mean([SMALL.block_objectives(probe.global_models[r + 1])[m] for r in rounds])
-            steps[s, w] = np.mean([SMALL.block_objectives(probe.averages[t])[m] for r in rounds for t in range(4 * r, 4 * r + 4)])
+            comm[s, w] = np.mean([SMALL.block_objectives(trace.global_models[r + 1])[m] for r in rounds])
+            steps[s, w] = np.mean([SMALL.block_objectives(trace.averages[t])[m] for r in rounds for t in range(4 * r, 4 * r + 4)])
     np.testing.assert_allclose(verdict.evidence["mean"], comm.mean(axis=0), rtol=1e-12)
     np.testing.assert_allclose(verdict.evidence["bound"], steps.mean(axis=0) + c, rtol=1e-12)
     assert verdict.evidence["constant"] == c
@@ -82,7 +82,7 @@ def test_assumption_constants_are_sups_over_the_ball_of_assumption5(data: DingLe
     (Assumptions 3-4 hold for all x): exact for least squares, so no point of the ball exceeds them and the
     maximiser attains them; B^2 covers every model of the run, x* and each x_m* (Assumption 5)."""
     B = np.sqrt(data.B_sq)
-    norms = [np.max(np.sum(probe.local_models**2, axis=2)) for probe in data.probes]
+    norms = [np.max(np.sum(trace.local_models**2, axis=2)) for trace in data.traces]
     assert data.B_sq >= max(max(norms), float(data.optimum @ data.optimum), float(np.max(np.sum(data.block_optima**2, axis=1))))
     assert data.sigma.exact and data.G.exact
     assert data.G.attained == pytest.approx(data.G_sq, rel=1e-9)

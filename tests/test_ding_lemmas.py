@@ -1,5 +1,5 @@
-"""The block-cyclic probe replays convergence.run exactly; Ding et al.'s Lemmas 2, 3, 8 and 9 PASS on
-a small instance meeting their hypotheses and FAIL in planted false versions."""
+"""A traced block-cyclic run keeps every local iterate of the run itself; Ding et al.'s Lemmas 2, 3, 8 and 9
+PASS on a small instance meeting their hypotheses and FAIL in planted false versions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 
 from convergence import Status, StepSize
 from convergence import MCPSGDConfig, MMPSGDConfig, RunConfig, run
-from convergence.algorithms.block_cyclic.probe import probe_block_cyclic
 from problems import BlockCyclicProblem, block_cyclic_softmax
 from proofs_check.ding2020 import instance
 from proofs_check.ding2020_lemmas import (
@@ -36,72 +35,85 @@ def config(
     return MCPSGDConfig(**common, block_step_size=StepSize.constant(eta)) if mc else MMPSGDConfig(**common)
 
 
-# ------------------------------------------------------------------------------------ probe
+# ------------------------------------------------------------------------------------ trace
 @pytest.mark.parametrize("problem", [SMALL, SOFTMAX], ids=["least_squares", "softmax"])
 @pytest.mark.parametrize("mc", [True, False], ids=["mc", "mm"])
 @pytest.mark.parametrize("batch,participants,predictor",
                          [(1, None, "average"), (0, 2, "exponential"), (2, 2, "average")])
-def test_probe_replays_run(problem: BlockCyclicProblem, mc: bool, batch: int, participants: int | None,
-                           predictor: str) -> None:
+def test_trace_is_the_run(problem: BlockCyclicProblem, mc: bool, batch: int, participants: int | None,
+                          predictor: str) -> None:
     cfg = config(mc, batch, participants, predictor=predictor, record_rounds=(0, 1, 5, 12), seeds=(3, 8))
     numpy_run = run(RunConfig(problem.spec, cfg), problem=problem, engine="numpy")
+    traced = run(RunConfig(problem.spec, cfg), problem=problem, engine="numpy", trace=True)
     numba_run = run(RunConfig(problem.spec, cfg), problem=problem, engine="numba")
+    np.testing.assert_array_equal(traced.iterates, numpy_run.iterates)  # the trace changes nothing, bit for bit
+    np.testing.assert_array_equal(traced.extras.predictors, numpy_run.extras.predictors)
     record = list(cfg.record_rounds)
     M = problem.n_blocks
-    for s, seed in enumerate(cfg.seeds):
-        probe = probe_block_cyclic(problem, cfg, seed)
-        models = probe.global_models[record]
+    for s in range(len(cfg.seeds)):
+        trace = traced.extras.traces[s]
+        models = trace.global_models[record]
         np.testing.assert_array_equal(models, numpy_run.iterates[s])  # same arithmetic, bit for bit
-        np.testing.assert_array_equal(probe.predictors[record], numpy_run.extras.predictors[s])
+        np.testing.assert_array_equal(trace.predictors[record], numpy_run.extras.predictors[s])
         scale = np.abs(models).max()
         np.testing.assert_allclose(models, numba_run.iterates[s], rtol=1e-10, atol=1e-10 * scale)
         assert np.abs(models[-1] - models[0]).max() > 1e-3  # the run moved
         if mc:  # w_bar_m at a record round is y_bar of block m's latest round (w0 = 0 before its first)
             for p, P in enumerate(record):
                 for m in range(M):
-                    rounds = [r for r in range(P) if probe.round_blocks[r] == m]
-                    expected = probe.separate_models[rounds[-1]] if rounds else np.zeros(problem.dim)
+                    rounds = [r for r in range(P) if trace.round_blocks[r] == m]
+                    expected = trace.separate_models[rounds[-1]] if rounds else np.zeros(problem.dim)
                     np.testing.assert_array_equal(numpy_run.extras.separate_models[s, p, m], expected)
-                    assert numpy_run.extras.selected_separate[s, p, m] == probe.chose_separate[rounds].sum()
+                    assert numpy_run.extras.selected_separate[s, p, m] == trace.chose_separate[rounds].sum()
 
 
-def test_probe_records_every_local_step() -> None:
-    problem, cfg = SMALL, config(True, batch=2, participants=2, eta=0.04)  # eta = 0.04: both chains get selected
-    probe = probe_block_cyclic(problem, cfg, 5)
+def test_trace_records_every_local_step() -> None:
+    problem, cfg = SMALL, config(True, batch=2, participants=2, eta=0.04, seeds=(5,))  # eta 0.04: both chains chosen
+    (trace,) = run(RunConfig(problem.spec, cfg), engine="numpy", trace=True).extras.traces
     I, M, N, d = cfg.local_steps, problem.n_blocks, problem.n_clients, problem.dim
     R = cfg.total_rounds(M)
     T, K = R * I, 2
-    assert probe.local_models.shape == probe.separate_local_models.shape == (T + 1, K, d)
-    assert probe.stochastic_gradients.shape == probe.local_gradients.shape == (T, K, d)
-    assert probe.participants.shape == (R, K) and probe.predictors.shape == (R + 1, M, d)
-    np.testing.assert_array_equal(probe.round_blocks, (np.arange(R) // cfg.rounds_per_block) % M)
+    assert trace.local_models.shape == trace.separate_local_models.shape == (T + 1, K, d)
+    assert trace.stochastic_gradients.shape == trace.local_gradients.shape == (T, K, d)
+    assert trace.participants.shape == (R, K) and trace.predictors.shape == (R + 1, M, d)
+    np.testing.assert_array_equal(trace.round_blocks, (np.arange(R) // cfg.rounds_per_block) % M)
     for t in range(T):
-        r, m = t // I, probe.blocks[t]
+        r, m = t // I, trace.blocks[t]
         if (t + 1) % I:  # inside a round: x_{t+1}^i = x_t^i - gamma_t g_t^i
-            np.testing.assert_allclose(probe.local_models[t + 1],
-                                       probe.local_models[t] - probe.step_sizes[t] * probe.stochastic_gradients[t])
+            np.testing.assert_allclose(trace.local_models[t + 1],
+                                       trace.local_models[t] - trace.step_sizes[t] * trace.stochastic_gradients[t])
         else:  # the round's last step lands on the local models whose mean is the new global model
-            last = probe.local_models[t] - probe.step_sizes[t] * probe.stochastic_gradients[t]
-            np.testing.assert_allclose(last.mean(axis=0), probe.global_models[r + 1])
+            last = trace.local_models[t] - trace.step_sizes[t] * trace.stochastic_gradients[t]
+            np.testing.assert_allclose(last.mean(axis=0), trace.global_models[r + 1])
         block = problem.block(m)
-        for j, i in enumerate(probe.participants[r]):
-            np.testing.assert_allclose(probe.local_gradients[t, j], block.local_gradient(probe.local_models[t, j], i))
-    starts = probe.local_models[::I]  # every participant starts a round from the broadcast global model
-    np.testing.assert_array_equal(starts, np.repeat(probe.global_models[:, None], K, axis=1))
-    np.testing.assert_allclose(probe.averages, probe.local_models.mean(axis=1))
+        for j, i in enumerate(trace.participants[r]):
+            np.testing.assert_allclose(trace.local_gradients[t, j], block.local_gradient(trace.local_models[t, j], i))
+    starts = trace.local_models[::I]  # every participant starts a round from the broadcast global model
+    np.testing.assert_array_equal(starts, np.repeat(trace.global_models[:, None], K, axis=1))
+    np.testing.assert_allclose(trace.averages, trace.local_models.mean(axis=1))
     # selection: u_bar = y_bar exactly when its average loss over the round's participants is smaller
-    assert 0 < probe.chose_separate.sum() < R
-    np.testing.assert_array_equal(probe.chose_separate, probe.loss_y < probe.loss_x)
-    expected = np.where(probe.chose_separate[:, None], probe.separate_models, probe.global_models[1:])
-    np.testing.assert_array_equal(probe.selected_models, expected)
+    assert 0 < trace.chose_separate.sum() < R
+    np.testing.assert_array_equal(trace.chose_separate, trace.loss_y < trace.loss_x)
+    # the predictor of block m after its c-th round is the mean of the selected models of its rounds (eq. 7)
     for r in range(R):
-        objectives = problem.combined.local_objectives(probe.global_models[r + 1]).reshape(M, N)
-        np.testing.assert_allclose(probe.loss_x[r], objectives[probe.round_blocks[r], probe.participants[r]].mean())
+        m = trace.round_blocks[r]
+        own = [q for q in range(r + 1) if trace.round_blocks[q] == m]
+        np.testing.assert_allclose(trace.predictors[r + 1, m], trace.selected_models[own].mean(axis=0), rtol=1e-12)
+        others = [q for q in range(M) if q != m]  # the other blocks' predictors do not move
+        np.testing.assert_array_equal(trace.predictors[r + 1, others], trace.predictors[r, others])
+    for r in range(R):
+        objectives = problem.combined.local_objectives(trace.global_models[r + 1]).reshape(M, N)
+        np.testing.assert_allclose(trace.loss_x[r], objectives[trace.round_blocks[r], trace.participants[r]].mean())
+        separate = problem.combined.local_objectives(trace.separate_models[r]).reshape(M, N)
+        np.testing.assert_allclose(trace.loss_y[r], separate[trace.round_blocks[r], trace.participants[r]].mean())
+    # the trace is read-only, as the run's other results
+    with pytest.raises(ValueError, match="read-only"):
+        trace.local_models[0, 0, 0] = 1.0
 
 
-def test_probe_rejects_other_configs() -> None:
+def test_collect_rejects_other_configs() -> None:
     with pytest.raises(TypeError, match="MMPSGDConfig"):
-        probe_block_cyclic(SMALL, object(), 0)  # type: ignore[arg-type]
+        collect_ding(SMALL, object())  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------------------------- lemmas
@@ -155,7 +167,7 @@ def test_lemma9_B_covers_the_optima() -> None:
     data = collect_ding(SMALL, tiny)
     optima_sq = np.sum(data.block_optima**2, axis=1)
     assert data.B_sq == pytest.approx(max(optima_sq.max(), float(data.optimum @ data.optimum)), rel=1e-12)
-    assert data.B_sq > 1e3 * max(float(np.max(np.sum(probe.local_models**2, axis=2))) for probe in data.probes)
+    assert data.B_sq > 1e3 * max(float(np.max(np.sum(trace.local_models**2, axis=2))) for trace in data.traces)
     verdict = ding_lemma9(data)
     assert verdict.status is Status.PASS and verdict.hypotheses_met
 

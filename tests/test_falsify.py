@@ -1,5 +1,5 @@
 """The falsifier finds and shrinks planted false claims, does not find violations of true ones
-within a small budget, and its exact expectations agree with Monte-Carlo replays."""
+within a small budget, and its exact expectations agree with Monte-Carlo traced runs."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from convergence import FedAvgConfig, StepSize
-from convergence.algorithms.fedavg.probe import probe_fedavg
+from convergence import FedAvgConfig, RunConfig, StepSize, run
 from problems import exact_optimum, heterogeneity_gamma, random_quadratic
 from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance
 from proofs_check.falsify_search import FalsifiableClaim, falsify, reproduce
@@ -28,21 +27,21 @@ def test_registry() -> None:
 
 def test_exact_expectations_match_monte_carlo() -> None:
     # E over minibatches computed from the second-moment recursion against the mean of 1500
-    # replays (counter-based sampler) with its standard error: every point within 5 standard errors.
+    # traced seeds (counter-based sampler) with its standard error: every point within 5 standard errors.
     problem = random_quadratic(3, 3, 0.3, 2.0, 1.5, 4, 1, "dirichlet")
     w_star = exact_optimum(problem, crosscheck=False).w_star
     config = FedAvgConfig(3, 3, StepSize.inverse_time(0.2, 0.1), 2, 1.0, (3,), (0,))
     exact = exact_trace(problem, config, w_star)
     p = problem.weights
     samples: dict[str, list[np.ndarray]] = {"spread": [], "dist": [], "variance": [], "grad_sq": [], "gap": []}
-    for seed in range(1500):
-        probe = probe_fedavg(problem, config, seed)
-        local = probe.local_models[:-1]
-        samples["spread"].append(np.einsum("k,tk->t", p, np.sum((local - probe.averages[:-1, None]) ** 2, axis=2)))
-        samples["dist"].append(np.sum((probe.averages[:-1] - w_star) ** 2, axis=1))
+    traced = run(RunConfig(problem.spec, config.with_seeds(tuple(range(1500)))), engine="numpy", trace=True)
+    for trace in traced.extras.traces:
+        local = trace.local_models[:-1]
+        samples["spread"].append(np.einsum("k,tk->t", p, np.sum((local - trace.averages[:-1, None]) ** 2, axis=2)))
+        samples["dist"].append(np.sum((trace.averages[:-1] - w_star) ** 2, axis=1))
         samples["variance"].append(gradient_variance(problem, local, 2))
-        samples["grad_sq"].append(np.sum(probe.full_gradients**2, axis=2))
-        samples["gap"].append(np.array([problem.objective(w) for w in probe.global_models[1:]]) - problem.objective(w_star))
+        samples["grad_sq"].append(np.sum(trace.full_gradients**2, axis=2))
+        samples["gap"].append(np.array([problem.objective(w) for w in trace.global_models[1:]]) - problem.objective(w_star))
     for name, values in samples.items():
         values = np.asarray(values)
         mean, se = values.mean(axis=0), values.std(axis=0) / np.sqrt(values.shape[0])

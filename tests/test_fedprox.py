@@ -40,19 +40,20 @@ def test_kernel_matches_reference(loss: str, layout: str, batch: int, server_lr:
     assert np.abs(fedavg[0][-1] - slow[0][-1]).max() > 1e-4 * np.abs(slow[0][-1]).max()
 
 
-def _bit_for_bit_cases() -> list[tuple[str, Any, FederatedProblem, int, float]]:
-    """(label, spec or None, problem, batch, server_lr): Li et al.'s counterexample (sparse supports,
-    the Gram path), a small synthetic(1, 1) softmax problem, a mixed-support logistic problem made
-    directly and a wide least-squares one (the BLAS path)."""
+def _bit_for_bit_cases() -> list[tuple[str, Any, FederatedProblem, int, float, bool]]:
+    """(label, spec or None, problem, batch, server_lr, from a nonzero initial model): Li et al.'s
+    counterexample (sparse supports, the Gram path), a small synthetic(1, 1) softmax problem, a
+    mixed-support logistic problem made directly and a wide least-squares one (the BLAS path)."""
     li = problem_spec("li_counterexample", N=5, p=4, mu=0.01)
     synthetic = problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=6, l2=1e-3, seed=3)
     return [
-        ("li exact", li, build_problem(li), 0, 1.0),
-        ("li minibatch", li, build_problem(li), 2, 0.7),
-        ("synthetic minibatch", synthetic, build_problem(synthetic), 5, 1.0),
-        ("synthetic exact", synthetic, build_problem(synthetic), 0, 1.0),
-        ("logistic mixed", None, small_problem("logistic", "mixed"), 3, 1.0),
-        ("least squares wide", None, small_problem("least_squares", "wide"), 0, 0.7),
+        ("li exact", li, build_problem(li), 0, 1.0, False),
+        ("li exact from w0", li, build_problem(li), 0, 1.0, True),
+        ("li minibatch", li, build_problem(li), 2, 0.7, False),
+        ("synthetic minibatch", synthetic, build_problem(synthetic), 5, 1.0, False),
+        ("synthetic exact", synthetic, build_problem(synthetic), 0, 1.0, False),
+        ("logistic mixed", None, small_problem("logistic", "mixed"), 3, 1.0, True),
+        ("least squares wide", None, small_problem("least_squares", "wide"), 0, 0.7, False),
     ]
 
 
@@ -60,9 +61,10 @@ def _bit_for_bit_cases() -> list[tuple[str, Any, FederatedProblem, int, float]]:
 def test_mu_prox_zero_is_fedavg_bit_for_bit(engine: str) -> None:
     """mu_prox = 0 evaluates no prox term on either path, so every number is FedAvg's: iterates,
     metrics and tracked maxima compare equal (np.array_equal), not merely close."""
-    for label, spec, problem, batch, server_lr in _bit_for_bit_cases():
+    for label, spec, problem, batch, server_lr, from_w0 in _bit_for_bit_cases():
         optimum = exact_optimum(problem, crosscheck=False)
-        prox = FedProxConfig(3, 8, StepSize.constant(0.05), 0.0, batch, server_lr, (0, 2, 8), (0, 4))
+        w0 = tuple(np.linspace(-1.0, 1.0, problem.dim)) if from_w0 else ()
+        prox = FedProxConfig(3, 8, StepSize.constant(0.05), 0.0, batch, server_lr, (0, 2, 8), (0, 4), w0)
         a = run(RunConfig(spec, prox), problem=problem, optimum=optimum, engine=engine, track=True)
         b = run(RunConfig(spec, prox.fedavg_config), problem=problem, optimum=optimum, engine=engine, track=True)
         assert np.array_equal(a.iterates, b.iterates), label
@@ -135,6 +137,11 @@ def test_config_fields_json_and_registry() -> None:
         FedProxConfig(0, 6, StepSize.constant(0.1), 0.25)
     with pytest.raises(ConfigError, match="record_rounds"):
         FedProxConfig(2, 6, StepSize.constant(0.1), 0.25, record_rounds=(7,))
+    spec = problem_spec("li_counterexample", N=3, p=2, mu=0.05)  # d = 7
+    with pytest.raises(ConfigError, match="initial_model"):  # checked against the problem as FedAvg's
+        run(RunConfig(spec, FedProxConfig(2, 6, StepSize.constant(0.1), 0.25, initial_model=(1.0, 2.0))))
+    with pytest.raises(ConfigError, match="trace"):  # no per-step trace: its readers are FedAvg's lemma checks
+        run(RunConfig(spec, FedProxConfig(2, 6, StepSize.constant(0.1), 0.25)), engine="numpy", trace=True)
 
 
 class CountingMonitor:

@@ -1,4 +1,4 @@
-"""The step-by-step probe replays convergence.run exactly; the lemma checks PASS where the lemmas'
+"""A traced run keeps every local iterate of the run itself; the lemma checks PASS where the lemmas'
 hypotheses hold, FAIL on planted false versions, and are INCONCLUSIVE when a hypothesis is unmet."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from convergence import FedAvgConfig, RunConfig, Status, StepSize, run
-from convergence.algorithms.fedavg.probe import probe_fedavg
 from problems import FederatedProblem, identical_quadratic, li_counterexample, problem_constants, random_quadratic
 from proofs_check.fedavg_lemmas import LEMMA_IDS, collect, li_lemma1, li_lemma2, li_lemma3, lemma_table, yu_drift
 from proofs_check.strategies import fedavg_configs, quadratic_problems
@@ -38,36 +37,37 @@ PROBLEMS = {
 
 @pytest.mark.parametrize("name", list(PROBLEMS))
 @pytest.mark.parametrize("batch,server_lr", [(0, 1.0), (3, 1.0), (2, 0.7)])
-def test_probe_replays_run(name: str, batch: int, server_lr: float) -> None:
+def test_trace_is_the_run(name: str, batch: int, server_lr: float) -> None:
     problem = PROBLEMS[name]
     alg = FedAvgConfig(3, 6, StepSize.inverse_time(0.1, 0.05), batch, server_lr, (0, 2, 6), (4, 9))
     config = RunConfig(problem.spec, alg)
     numpy_run = run(config, problem=problem, engine="numpy")
+    traced = run(config, problem=problem, engine="numpy", trace=True)
     numba_run = run(config, problem=problem, engine="numba")
-    for i, seed in enumerate(alg.seeds):
-        probe = probe_fedavg(problem, alg, seed)
-        models = probe.global_models[list(alg.record_rounds)]
-        np.testing.assert_array_equal(models, numpy_run.iterates[i])  # same arithmetic, bit for bit
+    np.testing.assert_array_equal(traced.iterates, numpy_run.iterates)  # the trace changes nothing, bit for bit
+    for i in range(len(alg.seeds)):
+        models = traced.extras.traces[i].global_models[list(alg.record_rounds)]
+        np.testing.assert_array_equal(models, numpy_run.iterates[i])  # the trace holds the run's own iterates
         np.testing.assert_allclose(models, numba_run.iterates[i], rtol=1e-10, atol=1e-12 * np.abs(models).max())
         assert np.abs(models[-1] - models[0]).max() > 1e-3  # the run moved
 
 
-def test_probe_records_every_local_step() -> None:
+def test_trace_records_every_local_step() -> None:
     problem = PROBLEMS["quadratic"]
     alg = FedAvgConfig(3, 2, StepSize.constant(0.1), 2, 1.0, (2,), (5,))
-    probe = probe_fedavg(problem, alg, 5)
+    (trace,) = run(RunConfig(problem.spec, alg), engine="numpy", trace=True).extras.traces
     T, N, d = alg.total_steps, problem.n_clients, problem.dim
-    assert probe.local_models.shape == (T + 1, N, d) and probe.stochastic_gradients.shape == (T, N, d)
+    assert trace.local_models.shape == (T + 1, N, d) and trace.stochastic_gradients.shape == (T, N, d)
     for t in range(T):
         if (t + 1) % alg.local_steps:  # inside a round: w_{t+1}^k = w_t^k - eta_t g_{t,k}
             np.testing.assert_allclose(
-                probe.local_models[t + 1], probe.local_models[t] - probe.step_sizes[t] * probe.stochastic_gradients[t]
+                trace.local_models[t + 1], trace.local_models[t] - trace.step_sizes[t] * trace.stochastic_gradients[t]
             )
         for k in range(N):
-            np.testing.assert_allclose(probe.full_gradients[t, k], problem.local_gradient(probe.local_models[t, k], k))
-    np.testing.assert_allclose(probe.averages, np.einsum("k,tkd->td", problem.weights, probe.local_models))
+            np.testing.assert_allclose(trace.full_gradients[t, k], problem.local_gradient(trace.local_models[t, k], k))
+    np.testing.assert_allclose(trace.averages, np.einsum("k,tkd->td", problem.weights, trace.local_models))
     # at a synchronisation step every client holds the global model
-    assert np.ptp(probe.local_models[alg.local_steps], axis=0).max() == 0.0
+    assert np.ptp(trace.local_models[alg.local_steps], axis=0).max() == 0.0
 
 
 def li_config(problem: FederatedProblem, E: int, rounds: int, batch: int, seeds: int = 16) -> FedAvgConfig:

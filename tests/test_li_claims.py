@@ -12,9 +12,10 @@ import math
 import numpy as np
 import pytest
 
-from convergence import FedAvgConfig, Status, StepSize, fedavg_fixed_point, fedavg_limit_offset
-from convergence.algorithms.fedavg.probe import probe_fedavg
-from problems import FederatedProblem, build_problem, exact_optimum, problem_constants, problem_spec
+from convergence import (
+    FedAvgConfig, FedAvgTrace, RunConfig, Status, StepSize, fedavg_fixed_point, fedavg_limit_offset, run,
+)
+from problems import FederatedProblem, ProblemSpec, build_problem, exact_optimum, problem_constants, problem_spec
 from proofs_check import LiConstants, VerifySettings, get_claim, li_theorem1_bound, li_theorem1_constants
 from proofs_check.li2020_thm1 import (
     RECURSION_INSTANCE,
@@ -56,6 +57,11 @@ def test_theorem1_B_is_eq5_on_the_counterexample_with_exact_gradients() -> None:
 
 
 # ----------------------------------------------------------------- Theorem 1, recursion eq. 13
+def traces(spec: ProblemSpec, config: FedAvgConfig) -> tuple[FedAvgTrace, ...]:
+    """Every local iterate of every seed of ``config`` (a traced run on the NumPy reference path)."""
+    return run(RunConfig(spec, config), engine="numpy", trace=True).extras.traces
+
+
 def terms(current: list[list[float]], following: list[list[float]], eta: list[float]) -> RecursionTerms:
     """Hand-made RecursionTerms (S seeds, T steps)."""
     T = len(eta)
@@ -79,14 +85,15 @@ def test_recursion_check_passes_below_the_allowance_and_fails_above() -> None:
 def test_recursion_terms_exact_gradients_are_the_next_average() -> None:
     # batch 0: no noise, so E_t||wbar_{t+1} - w*||^2 is ||wbar_{t+1} - w*||^2 itself, at every local step
     # (synchronisation steps included: averaging does not move wbar when server_lr = 1).
-    problem = build_problem(problem_spec("li_counterexample", N=3, p=2, mu=0.1))
+    spec = problem_spec("li_counterexample", N=3, p=2, mu=0.1)
+    problem = build_problem(spec)
     optimum = exact_optimum(problem, crosscheck=False)
     consts = problem_constants(problem)
     config = FedAvgConfig(3, 4, StepSize.li(consts.mu, consts.L, 3), 0, 1.0, (4,), (0,))
-    probe = probe_fedavg(problem, config, 0)
-    t = recursion_terms(problem, optimum, (probe,))
-    following = np.sum((probe.averages[1:] - optimum.w_star) ** 2, axis=1)
-    current = np.sum((probe.averages[:-1] - optimum.w_star) ** 2, axis=1)
+    (trace,) = traces(spec, config)
+    t = recursion_terms(problem, optimum, (trace,))
+    following = np.sum((trace.averages[1:] - optimum.w_star) ** 2, axis=1)
+    current = np.sum((trace.averages[:-1] - optimum.w_star) ** 2, axis=1)
     np.testing.assert_allclose(t.next_expected[0], following, rtol=1e-12)
     np.testing.assert_allclose(t.current[0], current, rtol=1e-12)
 
@@ -98,11 +105,11 @@ def test_recursion_terms_integrate_the_step_noise_without_bias() -> None:
     optimum = exact_optimum(problem, crosscheck=False)
     consts = problem_constants(problem)
     config = FedAvgConfig(1, 6, StepSize.li(consts.mu, consts.L, 1), 1, 1.0, (6,), tuple(range(400)))
-    probes = tuple(probe_fedavg(problem, config, s) for s in config.seeds)
-    t = recursion_terms(problem, optimum, probes)
-    realised = np.stack([np.sum((p.averages[1:] - optimum.w_star) ** 2, axis=1) for p in probes])
+    seeds = traces(RECURSION_INSTANCE.spec, config)
+    t = recursion_terms(problem, optimum, seeds)
+    realised = np.stack([np.sum((trace.averages[1:] - optimum.w_star) ** 2, axis=1) for trace in seeds])
     diff = realised - t.next_expected
-    se = diff.std(axis=0, ddof=1) / math.sqrt(len(probes))
+    se = diff.std(axis=0, ddof=1) / math.sqrt(len(seeds))
     assert np.all(np.abs(diff.mean(axis=0)) <= 4 * se)
     assert np.all(se > 0)  # the step is noisy: the comparison is not vacuous
 
@@ -116,7 +123,7 @@ def test_recursion_bites_on_its_instance() -> None:
     consts = problem_constants(problem)
     schedule = StepSize.li(consts.mu, consts.L, inst.local_steps)
     config = FedAvgConfig(1, 200, schedule, inst.batch_size, 1.0, (200,), tuple(range(RECURSION_SEEDS)))
-    t = recursion_terms(problem, optimum, tuple(probe_fedavg(problem, config, s) for s in config.seeds))
+    t = recursion_terms(problem, optimum, traces(inst.spec, config))
     c = li_theorem1_constants(problem, optimum, 1, inst.batch_size, t.radius, t.grad_sq)
     true = check_recursion("eq13", t, c.mu, c.B, deterministic=False)
     assert true.status is Status.PASS and 0.5 < true.measured <= 1

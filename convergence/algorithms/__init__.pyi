@@ -2,8 +2,10 @@
 
 from ._base import ENGINES, Algorithm, AlgorithmConfig, DivergenceError, RunConfig, RunPlan, RunResult, SeedRun
 from .block_cyclic.engine import BlockCyclicExtras, Communication
+from .block_cyclic.trace import BlockCyclicTrace
 from .fedavg.config import FedAvgConfig
 from .fedavg.engine import FedAvgExtras
+from .fedavg.trace import FedAvgTrace
 from .fedavg_cyclic import FedAvgCyclicConfig
 from .fedprox.config import FedProxConfig
 from .mc_psgd import MCPSGDConfig

@@ -17,6 +17,17 @@ exact optimum of the problem's objective F) plus the engine's typed extras (per-
 chain selections, tracked maxima). ``convergence.run`` (one config, in this process) and
 ``convergence.execute`` (many configs, any executor, a run store) are the one run path; a
 worker's per-seed result is the engine's ``SeedRun`` NamedTuple, stored as its arrays.
+
+Tracing. A run planned with ``trace=True`` keeps every local iterate: the NumPy reference path
+(only it: the Numba kernels keep records) writes the per-step arrays (every local model, the
+stochastic and full gradients, and the algorithm's per-round state) into the seed's ``trace_*``
+arrays (that prefix, ``store.TRACE_ARRAY_PREFIX``, keeps them out of the store's exported table),
+from the very arithmetic that produces its records, so a traced run's records equal the
+untraced run's bit for bit. The engine's extras then carry one typed, read-only trace per seed
+(``fedavg.trace.FedAvgTrace``, ``block_cyclic.trace.BlockCyclicTrace``); the lemma checks and
+eq. 13 of Li et al. read them. Traces go through ``execute``, any executor and the run store
+like every other result, and an engine's ``memory_bytes`` counts them, so a trace that cannot
+fit is refused before the run starts.
 """
 
 from __future__ import annotations
@@ -34,12 +45,17 @@ from ..config import ConfigError, config_digest
 from .local_steps import DIVERGENCE_FACTOR
 
 __all__ = [
-    "ENGINES", "Algorithm", "AlgorithmConfig", "DivergenceError", "RunConfig", "RunPlan", "RunResult", "SeedRun",
+    "ENGINES", "NOT_TRACED", "Algorithm", "AlgorithmConfig", "DivergenceError", "RunConfig", "RunPlan", "RunResult",
+    "SeedRun",
 ]
 
 ENGINES = ("numba", "numpy")
 """How a seed runs: the Numba kernel (default) or the plain-NumPy reference path (the kernel's
 correctness reference; every algorithm provides both and a test that they agree)."""
+
+NOT_TRACED = np.zeros(0)
+"""The value of a SeedRun's ``trace_*`` arrays when its run is not traced (empty, read-only)."""
+NOT_TRACED.setflags(write=False)
 
 ConfigT = TypeVar("ConfigT", bound="AlgorithmConfig")
 ProblemT = TypeVar("ProblemT")
@@ -71,15 +87,18 @@ class AlgorithmConfig(Protocol):
 
 class RunPlan(Protocol):
     """What one run of a config on a problem executes, checked against the problem; the common
-    part is the resolved record rounds (sorted, in [0, total rounds])."""
+    part is the resolved record rounds (sorted, in [0, total rounds]) and whether the run keeps
+    every local iterate (``trace``, module docstring)."""
 
     record_rounds: tuple[int, ...]
+    trace: bool
 
 
 class SeedRun(Protocol):
     """One seed's result as a worker returns it (a NamedTuple of arrays, stored as such):
     ``records`` (P, d) the global model at the record rounds and ``diverged`` the 0-based round
-    at whose end the run diverged (-1 if it did not); engines add their own arrays."""
+    at whose end the run diverged (-1 if it did not); engines add their own arrays, among them
+    their ``trace_*`` arrays (``NOT_TRACED`` unless the run is traced)."""
 
     records: np.ndarray
     diverged: Any
@@ -110,8 +129,10 @@ class Algorithm(Protocol[ConfigT, ProblemT, PlanT, SeedT, ExtrasT]):
         """The problem whose F(w) and exact optimum (w*, F*) the gap and distance are measured on."""
         ...
 
-    def plan(self, problem: ProblemT, config: ConfigT, track: bool) -> PlanT:
-        """The config checked against the problem (ConfigError naming the field otherwise)."""
+    def plan(self, problem: ProblemT, config: ConfigT, track: bool, trace: bool) -> PlanT:
+        """The config checked against the problem (ConfigError naming the field otherwise); ``track``
+        asks for the engine's per-step statistics, ``trace`` for every local iterate (module
+        docstring; the caller has checked that the engine is "numpy")."""
         ...
 
     def run_seed(self, problem: ProblemT, plan: PlanT, seed: int, w_star: np.ndarray, engine: str) -> SeedT:
@@ -119,11 +140,13 @@ class Algorithm(Protocol[ConfigT, ProblemT, PlanT, SeedT, ExtrasT]):
         ...
 
     def extras(self, problem: ProblemT, plan: PlanT, seed_runs: Sequence[SeedT]) -> ExtrasT:
-        """The algorithm's typed extras, stacked over seeds (shapes in the extras' docstring)."""
+        """The algorithm's typed extras, stacked over seeds (shapes in the extras' docstring), with
+        one read-only trace per seed when the plan traces."""
         ...
 
-    def memory_bytes(self, problem: ProblemT, config: ConfigT, engine: str) -> int:
-        """Estimated bytes one run of ``config`` (all its seeds) allocates."""
+    def memory_bytes(self, problem: ProblemT, config: ConfigT, engine: str, trace: bool) -> int:
+        """Estimated bytes one run of ``config`` (all its seeds) allocates, its traces included
+        when ``trace``."""
         ...
 
 

@@ -32,11 +32,12 @@ class FedAvgCyclicEngine(BlockCyclicEngine):
 
     config_type = FedAvgCyclicConfig
 
-    def plan(self, problem: BlockCyclicProblem, config: FedAvgCyclicConfig, track: bool) -> Plan:
+    def plan(self, problem: BlockCyclicProblem, config: FedAvgCyclicConfig, track: bool = False,
+             trace: bool = False) -> Plan:
         R, E = config.total_rounds(problem.n_blocks), config.rounds_per_block
         record = config.record_rounds or tuple(range(E, R + 1, E))
         return block_plan(problem, MODE_MM, PREDICTOR_AVERAGE, config.step_size, config.step_size, config.local_steps,
-                          E, R, config.batch_size, None, record, track)
+                          E, R, config.batch_size, None, record, track, trace)
 
 
 FEDAVG_CYCLIC = FedAvgCyclicEngine()

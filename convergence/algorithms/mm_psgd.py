@@ -50,11 +50,12 @@ class MMPSGDEngine(BlockCyclicEngine):
         """The step of the block-separate chain (none in MM-PSGD: gamma stands in, unused)."""
         return config.step_size
 
-    def plan(self, problem: BlockCyclicProblem, config: MMPSGDConfig, track: bool) -> Plan:
+    def plan(self, problem: BlockCyclicProblem, config: MMPSGDConfig, track: bool = False,
+             trace: bool = False) -> Plan:
         return block_plan(problem, self.mode, PREDICTORS[config.predictor], config.step_size,
                           self.block_step_size(config), config.local_steps, config.rounds_per_block,
                           config.total_rounds(problem.n_blocks), config.batch_size, config.participants,
-                          config.record_rounds, track)
+                          config.record_rounds, track, trace)
 
 
 MM_PSGD = MMPSGDEngine()

@@ -101,10 +101,10 @@ class PRSGDEngine(BlockCyclicEngine):
             raise ProblemError("weights: parallel restarted SGD averages with weight 1/N; these weights are not uniform")
         return BlockCyclicProblem(problem, 1, N, problem.spec)
 
-    def plan(self, problem: BlockCyclicProblem, config: PRSGDConfig, track: bool) -> Plan:
+    def plan(self, problem: BlockCyclicProblem, config: PRSGDConfig, track: bool = False, trace: bool = False) -> Plan:
         return block_plan(problem, MODE_MM, PREDICTOR_AVERAGE, config.step_size, config.step_size,
                           config.sync_interval, config.rounds, config.rounds, config.batch_size, config.participants,
-                          config.record_rounds, True)
+                          config.record_rounds, True, trace)
 
 
 PR_SGD = PRSGDEngine()

@@ -36,6 +36,7 @@ from ...resources import FLOAT_BYTES
 from ...schedules import StepSize
 from .kernel import MODE_MC, MODE_MM, PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL, Plan, SeedRecords, kernel_data, kernel_seed
 from .reference import block_cyclic_reference
+from .trace import BlockCyclicTrace, BlockCyclicTraceArrays
 
 __all__ = [
     "PREDICTORS", "BlockCyclicEngine", "BlockCyclicExtras", "Communication", "CyclicSchedule", "block_plan",
@@ -124,6 +125,7 @@ def block_plan(
     participants: int | None,
     record_rounds: tuple[int, ...],
     track: bool,
+    trace: bool = False,
 ) -> Plan:
     """The kernel plan, checking the config against the problem (K <= N, record rounds <= R)."""
     N = problem.n_clients
@@ -133,7 +135,7 @@ def block_plan(
     if record[-1] > rounds:
         raise ConfigError(f"record_rounds: every record round must lie in [0, {rounds}] (the rounds of the run)")
     return Plan(mode, predictor, gamma, eta, local_steps, rounds_per_block, rounds, batch,
-                N if participants is None else participants, tuple(record), track)
+                N if participants is None else participants, tuple(record), track, trace)
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,8 @@ class BlockCyclicExtras:
     running maxima over steps of mean_i / max_i ||x_bar_t - x_t^i||^2, and max_norm_sq (S, P) =
     running max of ||x_t^i||^2 over every local iterate of both chains (B^2 of Ding et al.
     Assumption 5 on the visited region); None when not tracked. ``communication`` totals the
-    floats exchanged (module docstring).
+    floats exchanged (module docstring). ``traces``: one BlockCyclicTrace per seed (in the order
+    of the run's seeds) for a traced run, else None.
     """
 
     blocks: np.ndarray
@@ -178,6 +181,7 @@ class BlockCyclicExtras:
     max_drift: np.ndarray | None
     max_norm_sq: np.ndarray | None
     communication: Communication
+    traces: tuple[BlockCyclicTrace, ...] | None = None
 
 
 class BlockCyclicEngine(ABC):
@@ -203,7 +207,7 @@ class BlockCyclicEngine(ABC):
         return problem.combined
 
     @abstractmethod
-    def plan(self, problem: BlockCyclicProblem, config: Any, track: bool) -> Plan:
+    def plan(self, problem: BlockCyclicProblem, config: Any, track: bool = False, trace: bool = False) -> Plan:
         """The algorithm's config as a kernel plan (``block_plan``), checked against the problem."""
 
     def run_seed(self, problem: BlockCyclicProblem, plan: Plan, seed: int, w_star: np.ndarray, engine: str) -> SeedRecords:
@@ -237,6 +241,12 @@ class BlockCyclicEngine(ABC):
             max_drift=None if track is None else track[:, :, 2],
             max_norm_sq=None if track is None else track[:, :, 3],
             communication=self.communication(plan, problem),
+            traces=None if not plan.trace else tuple(
+                BlockCyclicTrace.of(BlockCyclicTraceArrays(
+                    run.trace_participants, run.trace_local_models, run.trace_stochastic_gradients,
+                    run.trace_local_gradients, run.trace_separate_local_models, run.trace_separate_models,
+                    run.trace_chose_separate, run.trace_losses, run.trace_predictors), plan, M)
+                for run in seed_runs),
         )
 
     @staticmethod
@@ -248,11 +258,12 @@ class BlockCyclicEngine(ABC):
         resets = sum(1 for r in range(R - 1) if (r // E) % M != ((r + 1) // E) % M)
         return Communication(R, 2 * R * K * d + resets * K * d, 2 * R * K * d, 2 * R * K)
 
-    def memory_bytes(self, problem: BlockCyclicProblem, config: Any, engine: str) -> int:
+    def memory_bytes(self, problem: BlockCyclicProblem, config: Any, engine: str, trace: bool = False) -> int:
         """Records per seed: P (d + 2 M d + M + 4) floats (global model, predictors, separate
         models, selections, tracked metrics), with P at least one record; plus the data: the
         reference path's padded rows (M N n_max (f + 2)), or the kernel's copy of the rows (n f)
-        and, for exact least-squares steps, the Gram matrices (M N f^2)."""
+        and, for exact least-squares steps, the Gram matrices (M N f^2); a traced run adds per seed
+        its trace (``BlockCyclicTraceArrays.floats``, about (3 + 1_MC) (T+1) K d)."""
         c = problem.combined
         M, d, f = problem.n_blocks, c.dim, c.n_features
         P = max(len(config.record_rounds), 1)
@@ -261,4 +272,5 @@ class BlockCyclicEngine(ABC):
             work = c.n_clients * int(c.client_sizes.max()) * (f + 2)
         else:
             work = c.X.size + (c.n_clients * f * f if c.model.quadratic and config.batch_size == 0 else 0)
-        return FLOAT_BYTES * (records + work)
+        traces = len(config.seeds) * BlockCyclicTraceArrays.floats(self.plan(problem, config), M, d) if trace else 0
+        return FLOAT_BYTES * (records + work + traces)

@@ -52,6 +52,7 @@ from problems.models.kernels import margin_loss_sum
 
 from ..._rng import GOLDEN, mix64, seed_key, stream_key
 from ...schedules import StepSize, step_size_at
+from .._base import NOT_TRACED
 from ..local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient
 
 __all__ = [
@@ -317,7 +318,8 @@ class Plan:
     mode: MODE_MM or MODE_MC; predictor: PREDICTOR_*; gamma / eta: step sizes of the x / y chain
     (eta unused by MM); I local steps per round, E rounds per block, ``rounds`` = C M E in all;
     batch (0 = exact gradients); K participants per round (= N for full participation);
-    record_rounds (sorted, in [0, rounds]); track: the per-step metrics of the module docstring.
+    record_rounds (sorted, in [0, rounds]); track: the per-step metrics of the module docstring;
+    trace: keep every local iterate (the reference path only, ``trace.BlockCyclicTraceArrays``).
     """
 
     mode: int
@@ -331,12 +333,14 @@ class Plan:
     participants: int
     record_rounds: tuple[int, ...]
     track: bool
+    trace: bool = False
 
 
 class SeedRecords(NamedTuple):
     """One seed's records (P record points): global (P, d), predictors (P, M, d), separate (P, M, d)
     and selected (P, M) for MC (else empty), track (P, 3) when tracked (else empty), and the
-    0-based round after which the run diverged (-1 if it did not)."""
+    0-based round after which the run diverged (-1 if it did not); the ``trace_*`` arrays are the
+    fields of ``trace.BlockCyclicTraceArrays`` for a traced reference run, ``NOT_TRACED`` otherwise."""
 
     records: np.ndarray
     predictors: np.ndarray
@@ -344,6 +348,15 @@ class SeedRecords(NamedTuple):
     selected: np.ndarray
     track: np.ndarray
     diverged: int
+    trace_participants: np.ndarray = NOT_TRACED
+    trace_local_models: np.ndarray = NOT_TRACED
+    trace_stochastic_gradients: np.ndarray = NOT_TRACED
+    trace_local_gradients: np.ndarray = NOT_TRACED
+    trace_separate_local_models: np.ndarray = NOT_TRACED
+    trace_separate_models: np.ndarray = NOT_TRACED
+    trace_chose_separate: np.ndarray = NOT_TRACED
+    trace_losses: np.ndarray = NOT_TRACED
+    trace_predictors: np.ndarray = NOT_TRACED
 
 
 class KernelData(NamedTuple):

@@ -6,7 +6,10 @@ the algorithms) from the same seed, with the same counter-based minibatches
 participants (``participants_np``, the NumPy twin of the kernel's ``participants``). The K local
 models of a chain are one array (K, f, C); a local step is the einsums of ``fedavg.reference``
 on the block's padded client data; losses and the tracked gradient are computed from the rows
-directly (no Gram matrices). Contract: agreement with the kernel to <= 1e-10 relative.
+directly (no Gram matrices). Contract: agreement with the kernel to <= 1e-10 relative. A plan
+with ``trace`` also writes every local step and round into the seed's trace arrays
+(``trace.BlockCyclicTraceArrays``): the same loop, so a traced run's records are the untraced
+run's bit for bit.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ..._rng import GOLDEN, mix64_np, sample_indices_np
 from ..local_steps import DIVERGENCE_FACTOR
 from ..padded_clients import PaddedClients
 from .kernel import MODE_MC, PARTICIPATION_SALT, PREDICTOR_EXPONENTIAL, Plan, SeedRecords
+from .trace import BlockCyclicTraceArrays
 
 __all__ = ["block_cyclic_reference", "chain_batch", "mean_losses", "participants_np"]
 
@@ -52,7 +56,8 @@ def chain_batch(data: PaddedClients, part: np.ndarray, idx: np.ndarray | None) -
 def block_cyclic_reference(
     problem: BlockCyclicProblem, plan: Plan, seed: int, w0: np.ndarray, w_ref: np.ndarray
 ) -> SeedRecords:
-    """Run one seed in NumPy; same inputs and outputs as ``_block_cyclic_kernel.kernel_seed``."""
+    """Run one seed in NumPy; same inputs and outputs as ``kernel.kernel_seed``, plus the trace
+    arrays when ``plan.trace``."""
     c = problem.combined
     M, N, f, C, mu, model = problem.n_blocks, problem.n_clients, c.n_features, c.n_classes, c.mu, c.model
     I, E, K, b = plan.local_steps, plan.rounds_per_block, plan.participants, plan.batch
@@ -72,6 +77,9 @@ def block_cyclic_reference(
     count, sel = np.zeros(M, dtype=np.int64), np.zeros(M, dtype=np.int64)
     limit = DIVERGENCE_FACTOR * (1.0 + float(np.sum((xbar - ref) ** 2)))
     grad_sum, max_mean_drift, max_drift, max_norm = 0.0, 0.0, 0.0, float(np.sum(w0**2))
+    trace = BlockCyclicTraceArrays.allocate(plan, M, d) if plan.trace else None
+    if trace is not None:
+        trace.predictors[0] = pred.reshape(M, d)
 
     def save(i: int) -> None:
         rec_global[i], rec_pred[i] = xbar.reshape(-1), pred.reshape(M, d)
@@ -81,7 +89,8 @@ def block_cyclic_reference(
             rec_track[i] = grad_sum, max_mean_drift, max_drift, max_norm
 
     def result(diverged: int) -> SeedRecords:
-        return SeedRecords(rec_global, rec_pred, rec_sep, rec_sel, rec_track, diverged)
+        return SeedRecords(rec_global, rec_pred, rec_sep, rec_sel, rec_track, diverged,
+                           *(() if trace is None else trace))
 
     if record and record[0] == 0:
         save(0)
@@ -92,6 +101,8 @@ def block_cyclic_reference(
         xs = np.repeat(xbar[None], K, axis=0)
         ys = np.repeat(wbar[m][None], K, axis=0) if mc else None
         avg = xbar
+        if trace is not None:
+            trace.participants[r] = part
         for e in range(I):
             t = r * I + e
             idx = None if b == 0 else sample_indices_np(seed, t, data.sizes, 2 * b if mc else b)[part]
@@ -99,7 +110,15 @@ def block_cyclic_reference(
                 grads = model.batched_gradients(np.repeat(avg[None], N, axis=0), data.X, data.y, data.mask)
                 grad_sum += float(np.sum((grads.mean(axis=0) + mu * avg) ** 2))
             X, y, wt = chain_batch(data, part, None if idx is None else idx[:, :b])
-            xs -= eta_x[t] * (model.batched_gradients(xs, X, y, wt) + mu * xs)
+            grad = model.batched_gradients(xs, X, y, wt) + mu * xs
+            if trace is not None:
+                trace.local_models[t] = xs.reshape(K, d)
+                trace.stochastic_gradients[t] = grad.reshape(K, d)
+                trace.local_gradients[t] = grad.reshape(K, d) if idx is None else (
+                    model.batched_gradients(xs, *chain_batch(data, part, None)) + mu * xs).reshape(K, d)
+                if mc:
+                    trace.separate_local_models[t] = ys.reshape(K, d)
+            xs -= eta_x[t] * grad
             if mc:
                 X, y, wt = chain_batch(data, part, None if idx is None else idx[:, b:])
                 ys -= eta_y[t] * (model.batched_gradients(ys, X, y, wt) + mu * ys)
@@ -123,15 +142,26 @@ def block_cyclic_reference(
             X, y, mask = data.X[part], data.y[part], data.mask[part]
             loss_x = mean_losses(model, X, y, mask, xbar).mean() + 0.5 * mu * np.sum(xbar**2)
             loss_y = mean_losses(model, X, y, mask, ybar).mean() + 0.5 * mu * np.sum(ybar**2)
-            if loss_y < loss_x:
+            chose_separate = loss_y < loss_x
+            if chose_separate:
                 u = ybar
                 sel[m] += 1
+            if trace is not None:
+                trace.separate_models[r] = ybar.reshape(-1)
+                trace.losses[r] = loss_x, loss_y
+                trace.chose_separate[r] = chose_separate
         n_m = count[m]
         if plan.predictor == PREDICTOR_EXPONENTIAL and n_m > 0:
             pred[m] = 0.5 * (pred[m] + u)
         else:
             pred[m] = (n_m / (n_m + 1.0)) * pred[m] + (1.0 / (n_m + 1.0)) * u
         count[m] += 1
+        if trace is not None:
+            trace.predictors[r + 1] = pred.reshape(M, d)
         if r + 1 in record:
             save(record.index(r + 1))
+    if trace is not None:
+        trace.local_models[-1] = xbar.reshape(-1)
+        if mc:
+            trace.separate_local_models[-1] = wbar[m].reshape(-1)
     return result(-1)

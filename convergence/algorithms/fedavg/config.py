@@ -25,6 +25,8 @@ class FedAvgConfig:
     replacement; the server then sets w <- w + server_lr * (sum_k p_k w_k - w) (two-sided
     learning rates; server_lr = 1 is plain FedAvg). T = rounds * E local steps in all.
     The global model is recorded after each round in ``record_rounds`` (0 = the initial point).
+    The run starts from ``initial_model`` w_0 (d reals; empty: w_0 = 0, the default, which the
+    config's JSON then leaves out so that its run id is that of a config without the field).
     """
 
     name: ClassVar[str] = "fedavg"
@@ -36,6 +38,7 @@ class FedAvgConfig:
     server_lr: float = 1.0
     record_rounds: tuple[int, ...] = ()
     seeds: tuple[int, ...] = (0,)
+    initial_model: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "local_steps", config_int("local_steps (E)", self.local_steps))
@@ -47,6 +50,10 @@ class FedAvgConfig:
         record = config_record_rounds(self.record_rounds, self.rounds) or (self.rounds,)
         object.__setattr__(self, "record_rounds", record)
         object.__setattr__(self, "seeds", config_seeds(self.seeds))
+        if isinstance(self.initial_model, (str, bytes)) or np.ndim(self.initial_model) != 1:
+            raise ConfigError(f"initial_model: expected a sequence of d reals, got {self.initial_model!r}")
+        object.__setattr__(self, "initial_model", tuple(check_real(f"initial_model[{i}]", value, error=ConfigError)
+                                                        for i, value in enumerate(self.initial_model)))
 
     @property
     def steps_per_round(self) -> int:
@@ -66,7 +73,8 @@ class FedAvgConfig:
     def with_seeds(self, seeds: tuple[int, ...]) -> "FedAvgConfig":
         """The same config with other seeds."""
         return FedAvgConfig(
-            self.local_steps, self.rounds, self.step_size, self.batch_size, self.server_lr, self.record_rounds, seeds
+            self.local_steps, self.rounds, self.step_size, self.batch_size, self.server_lr, self.record_rounds, seeds,
+            self.initial_model,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -79,4 +87,5 @@ class FedAvgConfig:
             "server_lr": self.server_lr,
             "record_rounds": list(self.record_rounds),
             "seeds": list(self.seeds),
+            **({"initial_model": list(self.initial_model)} if self.initial_model else {}),
         }

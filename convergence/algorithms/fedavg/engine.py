@@ -1,9 +1,11 @@
 """FedAvg's engine: one seed through the Numba kernel (``kernel``) or the NumPy reference path
-(``reference``), and its extras, the tracked maxima of Li et al.'s Assumption 3-4 quantities.
+(``reference``), and its extras, the tracked maxima of Li et al.'s Assumption 3-4 quantities and,
+for a traced run, every local iterate of every seed (``trace.FedAvgTrace``).
 
 With ``track`` both paths record, over every local iterate of every client, max ||w - w*||^2
 (the radius of the region the iterates visit) and max ||g||^2 of the realised stochastic
-gradients (exactly, when gradients are exact); untracked runs report NaN.
+gradients (exactly, when gradients are exact); untracked runs report NaN. With ``trace`` (the
+reference path only) the seed keeps every local model and gradient (``trace``).
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ import numpy as np
 
 from problems import FederatedProblem, ProblemSpec, build_problem, check_problem
 
+from ...config import ConfigError
 from ...resources import FLOAT_BYTES
+from .._base import NOT_TRACED
 from .config import FedAvgConfig
 from .kernel import fedavg_kernel
 from .packing import pack_clients
 from .reference import fedavg_reference
+from .trace import FedAvgTrace, FedAvgTraceArrays
 
 __all__ = ["FEDAVG", "FedAvgEngine", "FedAvgExtras", "FedAvgPlan", "FedAvgSeed"]
 
@@ -28,30 +33,37 @@ __all__ = ["FEDAVG", "FedAvgEngine", "FedAvgExtras", "FedAvgPlan", "FedAvgSeed"]
 class FedAvgSeed(NamedTuple):
     """One seed: records (P, d) the global model at the record rounds; max_radius_sq and
     max_grad_sq (0-d) the tracked maxima (meaningless when not tracked); diverged (0-d int64) the 0-based
-    round at whose end the run diverged, -1 if it did not."""
+    round at whose end the run diverged, -1 if it did not; the ``trace_*`` arrays are the fields of
+    ``FedAvgTraceArrays`` for a traced run, ``NOT_TRACED`` otherwise."""
 
     records: np.ndarray
     max_radius_sq: np.ndarray
     max_grad_sq: np.ndarray
     diverged: np.ndarray
+    trace_local_models: np.ndarray = NOT_TRACED
+    trace_stochastic_gradients: np.ndarray = NOT_TRACED
+    trace_full_gradients: np.ndarray = NOT_TRACED
 
 
 @dataclass(frozen=True, eq=False)
 class FedAvgExtras:
     """max_radius_sq and max_grad_sq (S,): per seed, max ||w - w*||^2 over every local iterate and
-    max ||g||^2 over every realised stochastic gradient; NaN when the run was not tracked."""
+    max ||g||^2 over every realised stochastic gradient; NaN when the run was not tracked.
+    ``traces``: one FedAvgTrace per seed (in the order of the run's seeds) for a traced run, else None."""
 
     max_radius_sq: np.ndarray
     max_grad_sq: np.ndarray
+    traces: tuple[FedAvgTrace, ...] | None = None
 
 
 @dataclass(frozen=True)
 class FedAvgPlan:
-    """A FedAvg config as it runs: the config, its record rounds and whether to track."""
+    """A FedAvg config as it runs: the config, its record rounds, whether to track and whether to trace."""
 
     config: FedAvgConfig
     record_rounds: tuple[int, ...]
     track: bool
+    trace: bool = False
 
 
 class FedAvgEngine:
@@ -69,17 +81,22 @@ class FedAvgEngine:
     def objective(self, problem: FederatedProblem) -> FederatedProblem:
         return problem
 
-    def plan(self, problem: FederatedProblem, config: FedAvgConfig, track: bool) -> FedAvgPlan:
-        return FedAvgPlan(config, config.record_rounds, track)
+    def plan(self, problem: FederatedProblem, config: FedAvgConfig, track: bool = False,
+             trace: bool = False) -> FedAvgPlan:
+        if config.initial_model and len(config.initial_model) != problem.dim:
+            raise ConfigError(f"initial_model: has {len(config.initial_model)} entries, the problem "
+                              f"{problem.name!r} has d = {problem.dim} parameters")
+        return FedAvgPlan(config, config.record_rounds, track, trace)
 
     def run_seed(
         self, problem: FederatedProblem, plan: FedAvgPlan, seed: int, w_star: np.ndarray, engine: str
     ) -> FedAvgSeed:
         alg, track = plan.config, plan.track
-        w0 = np.zeros(problem.dim)
+        w0 = np.array(alg.initial_model, dtype=np.float64) if alg.initial_model else np.zeros(problem.dim)
         w_star = np.ascontiguousarray(w_star, dtype=np.float64)
+        trace = FedAvgTraceArrays.allocate(alg.total_steps, problem.n_clients, problem.dim) if plan.trace else None
         if engine == "numpy":
-            records, stats, diverged = fedavg_reference(problem, alg, seed, w0, w_star, track)
+            records, stats, diverged = fedavg_reference(problem, alg, seed, w0, w_star, track, trace)
         else:
             packed = pack_clients(problem)
             records = np.zeros((len(alg.record_rounds), problem.dim))
@@ -92,18 +109,24 @@ class FedAvgEngine:
                 alg.local_steps, alg.rounds, alg.batch_size, seed, alg.server_lr,
                 np.asarray(alg.record_rounds, dtype=np.int64), w0, w_star, track, records, stats,
             )
-        return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64))
+        return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64),
+                          *(() if trace is None else trace))
 
     def extras(self, problem: FederatedProblem, plan: FedAvgPlan, seed_runs: Sequence[FedAvgSeed]) -> FedAvgExtras:
+        traces = None if not plan.trace else tuple(
+            FedAvgTrace.of(FedAvgTraceArrays(run.trace_local_models, run.trace_stochastic_gradients,
+                                             run.trace_full_gradients), problem.weights, plan.config)
+            for run in seed_runs)
         if not plan.track:
-            return FedAvgExtras(np.full(len(seed_runs), np.nan), np.full(len(seed_runs), np.nan))
+            return FedAvgExtras(np.full(len(seed_runs), np.nan), np.full(len(seed_runs), np.nan), traces)
         return FedAvgExtras(np.array([float(s.max_radius_sq) for s in seed_runs]),
-                            np.array([float(s.max_grad_sq) for s in seed_runs]))
+                            np.array([float(s.max_grad_sq) for s in seed_runs]), traces)
 
-    def memory_bytes(self, problem: FederatedProblem, config: FedAvgConfig, engine: str) -> int:
+    def memory_bytes(self, problem: FederatedProblem, config: FedAvgConfig, engine: str, trace: bool = False) -> int:
         """Records S P (d + 2) floats, plus the work arrays: the padded client data of the
         reference path (N n_max (f + 2) and a minibatch N b (f + 2)), or the kernel's minibatch
-        (b f) and, for exact least-squares steps, the Gram matrices (N f^2)."""
+        (b f) and, for exact least-squares steps, the Gram matrices (N f^2); a traced run adds per
+        seed its trace, (T+1) N d + 2 T N d floats and wbar_t, eta_t ((T+1) d + T)."""
         S, P = len(config.seeds), len(config.record_rounds)
         N, f, d, b = problem.n_clients, problem.n_features, problem.dim, config.batch_size
         records = S * P * (d + 2)
@@ -111,7 +134,9 @@ class FedAvgEngine:
             work = N * int(problem.client_sizes.max()) * (f + 2) + N * b * (f + 2)
         else:
             work = max(b, 1) * f + (N * f * f if problem.model.quadratic and b == 0 else 0)
-        return FLOAT_BYTES * (records + work)
+        T = config.total_steps
+        traces = S * ((T + 1) * N * d + 2 * T * N * d + (T + 1) * d + T) if trace else 0
+        return FLOAT_BYTES * (records + work + traces)
 
 
 FEDAVG = FedAvgEngine()

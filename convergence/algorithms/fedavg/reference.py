@@ -4,7 +4,9 @@ Computes the same trajectory as ``kernel.fedavg_kernel`` from the same seed (the
 counter-based minibatches), with dense arithmetic on all d coordinates and no support tricks:
 all N local models are one array (N, f, C) and each local step is a handful of einsums. It is
 the correctness reference for the kernel and the "NumPy vectorised over clients" baseline of
-``fedbound bench``.
+``fedbound bench``. Given ``trace`` arrays (``trace.FedAvgTraceArrays``) it also writes every
+local model before each step and that step's stochastic and full gradients into them: the same
+loop, so a traced run's records are the untraced run's bit for bit.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..._rng import sample_indices_np
 from ..local_steps import DIVERGENCE_FACTOR
 from ..padded_clients import PaddedClients
 from .config import FedAvgConfig
+from .trace import FedAvgTraceArrays
 
 __all__ = ["fedavg_reference"]
 
@@ -28,12 +31,13 @@ def fedavg_reference(
     w0: np.ndarray,
     w_star: np.ndarray,
     track: bool = False,
+    trace: FedAvgTraceArrays | None = None,
     mu_prox: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Run one seed; returns (records (n_rec, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1).
-
-    ``mu_prox`` > 0 adds FedProx's proximal term mu_prox (w_k - W) to every local gradient (W the
-    round's global model); 0 is FedAvg."""
+    """Run one seed; returns (records (n_rec, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1),
+    writing every local step into ``trace`` when given (module docstring). ``mu_prox`` > 0 adds
+    FedProx's proximal term mu_prox (w_k - W) to every local gradient (W the round's global model;
+    FedProx keeps no trace); 0 is FedAvg."""
     data = PaddedClients(problem)
     N, f, C = problem.n_clients, problem.n_features, problem.n_classes
     E, mu, p = algorithm.local_steps, problem.mu, problem.weights
@@ -56,6 +60,11 @@ def fedavg_reference(
             grad = problem.model.batched_gradients(local, X, y, wt) + mu * local
             if mu_prox != 0.0:
                 grad += mu_prox * (local - W)
+            if trace is not None:
+                trace.local_models[t] = local.reshape(N, -1)
+                trace.stochastic_gradients[t] = grad.reshape(N, -1)
+                trace.full_gradients[t] = grad.reshape(N, -1) if idx is None else (
+                    problem.model.batched_gradients(local, *data.batch(None)) + mu * local).reshape(N, -1)
             if track:
                 max_grad = max(max_grad, float(np.max(np.sum(grad**2, axis=(1, 2)))))
             local -= eta_all[t] * grad
@@ -69,4 +78,6 @@ def fedavg_reference(
         max_rad = max(max_rad, dist)
         if r + 1 in record:
             records[record.index(r + 1)] = W.reshape(-1)
+    if trace is not None:
+        trace.local_models[-1] = W.reshape(-1)
     return records, np.array([max_rad, max_grad]), -1

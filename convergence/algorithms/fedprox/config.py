@@ -36,7 +36,8 @@ class FedProxConfig:
     round; its experiments (Sec. 5) solve h_k with a fixed number of local SGD steps. We run that
     fixed-E SGD solver (its inexactness gamma is neither set nor measured) with every client in
     every round, weighted by p_k as our FedAvg. T = rounds * E local steps in all; the global
-    model is recorded after each round in ``record_rounds`` (0 = the initial point).
+    model is recorded after each round in ``record_rounds`` (0 = the initial point). The run
+    starts from ``initial_model`` w_0 (d reals; empty: w_0 = 0, left out of the JSON as FedAvg's).
     """
 
     name: ClassVar[str] = "fedprox"
@@ -49,10 +50,11 @@ class FedProxConfig:
     server_lr: float = 1.0
     record_rounds: tuple[int, ...] = ()
     seeds: tuple[int, ...] = (0,)
+    initial_model: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         schedule = self.fedavg_config  # validates and normalises the fields FedProx shares with FedAvg
-        for attribute in ("local_steps", "rounds", "batch_size", "server_lr", "record_rounds", "seeds"):
+        for attribute in ("local_steps", "rounds", "batch_size", "server_lr", "record_rounds", "seeds", "initial_model"):
             object.__setattr__(self, attribute, getattr(schedule, attribute))
         object.__setattr__(self, "mu_prox", check_real("mu_prox", self.mu_prox, 0.0, error=ConfigError))
 
@@ -60,7 +62,7 @@ class FedProxConfig:
     def fedavg_config(self) -> FedAvgConfig:
         """The FedAvg config of the same schedule: the run FedProx is with mu_prox = 0."""
         return FedAvgConfig(self.local_steps, self.rounds, self.step_size, self.batch_size, self.server_lr,
-                            self.record_rounds, self.seeds)
+                            self.record_rounds, self.seeds, self.initial_model)
 
     @property
     def steps_per_round(self) -> int:

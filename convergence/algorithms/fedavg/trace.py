@@ -1,0 +1,86 @@
+"""FedAvg's trace: every local iterate of one seed, kept by the NumPy reference path (``reference``)
+when the run is planned with ``trace=True`` (``convergence.run(..., engine="numpy", trace=True)``
+or ``RunRequest(..., trace=True)``).
+
+The kernels return the global model at a few record rounds only; the lemmas of Li et al.
+(ICLR 2020, Lemmas 1-3, eq. 13) and the client-drift lemma of Yu et al. (AAAI 2019, as stated in
+``shared/papers/liu_lecture_fl_fedavg.md``) are statements about every local step. A traced
+reference run writes the arrays below from the very arithmetic that produces its records, so its
+global models are those of the untraced run bit for bit (and agree with the Numba kernel to
+rounding).
+
+Notation (Li et al., Sec. 3; our global step counter t = 0..T-1 is 0-based, Li's t is t + 1):
+w_t^k is client k's model before local step t; at a synchronisation step (t a multiple of E)
+it is the global model the server just broadcast, so w_0^k = w_0 and w_{rE}^k is the global
+model after round r. The step is w_{t+1}^k = w_t^k - eta_t g_{t,k} with g_{t,k} the minibatch
+(or exact) gradient of F_k at w_t^k; wbar_t = sum_k p_k w_t^k is Li's virtual average sequence.
+With server_lr = 1, wbar_t at a synchronisation step equals both the global model and Li's
+vbar_t = sum_k p_k v_t^k (averaging does not move the average).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from .config import FedAvgConfig
+
+__all__ = ["FedAvgTrace", "FedAvgTraceArrays"]
+
+
+class FedAvgTraceArrays(NamedTuple):
+    """What a traced reference run writes (T = rounds E, N clients, d parameters), the seed's
+    ``trace_*`` arrays: ``local_models`` (T+1, N, d) w_t^k (row T: the final global model),
+    ``stochastic_gradients`` (T, N, d) g_{t,k} and ``full_gradients`` (T, N, d) grad F_k(w_t^k)
+    (both with the mu w term). Allocated NaN-filled, so a run that diverges early leaves NaN,
+    never stale memory, in the steps it did not reach."""
+
+    local_models: np.ndarray
+    stochastic_gradients: np.ndarray
+    full_gradients: np.ndarray
+
+    @classmethod
+    def allocate(cls, total_steps: int, n_clients: int, dim: int) -> FedAvgTraceArrays:
+        """NaN-filled arrays of the shapes above."""
+        T, N, d = total_steps, n_clients, dim
+        return cls(np.full((T + 1, N, d), np.nan), np.full((T, N, d), np.nan), np.full((T, N, d), np.nan))
+
+
+@dataclass(frozen=True, eq=False)
+class FedAvgTrace:
+    """Every local iterate of one FedAvg seed (module docstring); T = rounds * E, N clients, d parameters.
+
+    Shapes: ``local_models`` (T+1, N, d) the w_t^k of the module docstring; ``averages`` (T+1, d)
+    wbar_t = sum_k p_k w_t^k; ``stochastic_gradients`` (T, N, d) the g_{t,k} used at step t
+    (minibatch of ``batch_size`` rows drawn with replacement, or exact when batch_size = 0, with
+    the mu w term); ``full_gradients`` (T, N, d) grad F_k(w_t^k); ``step_sizes`` (T,) eta_t. Every
+    array is read-only.
+    """
+
+    local_steps: int
+    batch_size: int
+    local_models: np.ndarray
+    averages: np.ndarray
+    stochastic_gradients: np.ndarray
+    full_gradients: np.ndarray
+    step_sizes: np.ndarray
+
+    @classmethod
+    def of(cls, arrays: FedAvgTraceArrays, weights: np.ndarray, config: FedAvgConfig) -> FedAvgTrace:
+        """The trace of one seed's arrays, with wbar_t from the weights p (N,) and eta_t from the config."""
+        E = config.local_steps
+        averages = np.tensordot(weights, arrays.local_models, axes=([0], [1]))
+        step_sizes = config.step_size.at(np.arange(config.total_steps), E)
+        trace = cls(E, config.batch_size, arrays.local_models, averages, arrays.stochastic_gradients,
+                    arrays.full_gradients, step_sizes)
+        for array in (trace.local_models, trace.averages, trace.stochastic_gradients, trace.full_gradients,
+                      trace.step_sizes):
+            array.setflags(write=False)
+        return trace
+
+    @property
+    def global_models(self) -> np.ndarray:
+        """The global model after rounds 0..R (round 0: the initial point), shape (R+1, d)."""
+        return self.local_models[:: self.local_steps, 0]

@@ -1,0 +1,124 @@
+"""``run_experiment``: a user's experiment (``reports.experiment_file``) through the same engine,
+run store and report as ``fedbound verify``.
+
+1. The problem's spec is built (``problems.build_problem``: the objective F, for a block-cyclic
+   family the combined problem) and its exact optimum computed once (``proofs_check.claim_optimum``,
+   which also certifies it); the problem's names are evaluated on first use.
+2. The config of every grid cell is built from the ``[algorithm]`` table and the cell's values
+   (``AlgorithmTable.config``); ``record_rounds = {log_spaced = n}`` takes the last round from the
+   engine's plan of the config (``Algorithm.plan``, the one place that knows it for every
+   algorithm).
+3. All cells run as one sweep through ``convergence.execute`` with the settings' store, jobs and
+   scheduler: a run the store holds is read back, not recomputed.
+4. Each check becomes one Verdict with a sub-check per cell (``reports.experiment_verdicts``), and
+   the report folder gets ``verdicts.json``, ``report.md``, ``index.html`` and the figures, written
+   by the report modules ``fedbound verify`` uses. The metadata's ``mode`` is "experiment", so that
+   ``fedbound verify`` never merges claims into an experiment's report folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from convergence import RunConfig, RunRequest, Status, Verdict, execute
+from convergence.algorithms import algorithm_for
+from problems import build_problem
+from proofs_check.claim import ClaimResult, VerifySettings, claim_optimum
+
+from .experiment_algorithm import GridCell
+from .experiment_file import Experiment
+from .experiment_names import ProblemValues
+from .experiment_verdicts import CellRuns, evaluate_check
+from .html_report import write_html
+from .markdown import write_markdown
+from .progress import VerifyProgress
+from .report_files import ReportFigure
+from .run_metadata import run_metadata
+from .verdicts_json import write_verdicts_json
+from .verify import VerifyOutcome, prepare_out
+
+__all__ = ["run_experiment"]
+
+
+def run_experiment(
+    experiment: Experiment,
+    out: str | Path,
+    *,
+    jobs: int = 1,
+    store: str | None = None,
+    use_cache: bool = True,
+    scheduler: str | None = None,
+    progress: bool | VerifyProgress = True,
+    command: Sequence[str] = (),
+    figures: bool = True,
+) -> VerifyOutcome:
+    """Run ``experiment`` and write its report into ``out`` (module docstring); returns what was written.
+
+    ``jobs`` worker processes (or the Dask cluster at ``scheduler``); ``store`` the run store's path
+    (None: no store, every run computed), read back unless ``use_cache`` is False; ``progress`` a
+    VerifyProgress (its ``reused`` and ``computed`` count the runs), or True / False for one printing
+    to stderr or silent; ``command`` the command line recorded in the metadata; ``figures`` False
+    writes the report without its figures (a quicker re-check: each figure takes about a second to draw).
+    ExperimentError naming the field of a value that only the problem or the runs show to be bad (an integer field's
+    expression that is not integral, a bound <= 0); ConfigError / DivergenceError as ``execute``."""
+    monitor = progress if isinstance(progress, VerifyProgress) else VerifyProgress([experiment.name], enabled=progress)
+    settings = VerifySettings(len(experiment.seeds), jobs, progress=monitor, store=store, use_cache=use_cache,
+                              scheduler=scheduler)
+    out = prepare_out(out)
+    start = time.perf_counter()
+    monitor.claim_started(experiment.name, experiment.description or experiment.source or "experiment")
+    objective = build_problem(experiment.problem)
+    optimum, optimum_note = claim_optimum(objective)
+    problem = ProblemValues(objective, optimum)
+    cells = experiment.grid.cells
+    configs = [_config(experiment, cell, problem) for cell in cells]
+    results = execute([RunRequest(RunConfig(experiment.problem, config, cell.label), optimum)
+                       for cell, config in zip(cells, configs)], **settings.sweep_options(), description=experiment.name)
+    runs = [CellRuns.of(cell, result, problem) for cell, result in zip(cells, results)]
+    evaluated = [evaluate_check(experiment, i, runs) for i in range(len(experiment.checks))]
+    verdicts = [dataclasses.replace(r.verdict, notes=f"{r.verdict.notes} Gaps against the {optimum_note}.")
+                for r in evaluated]
+    status = _overall(verdicts)
+    drawn = _draw(evaluated, out) if figures else []
+    monitor.claim_finished(experiment.name, status.value, time.perf_counter() - start)
+    ids = [v.claim_id for v in verdicts]
+    meta = run_metadata(command, settings, time.perf_counter() - start, ids, monitor.reused, monitor.computed,
+                        out=out, figures=drawn)
+    meta.update(mode="experiment", experiment=experiment.source or experiment.name,
+                problem=experiment.problem.to_json(), algorithm=experiment.algorithm.name)
+    grid = [record.summary() for record in monitor.sweeps.get(experiment.name, ())]
+    grids = {cid: grid for cid in ids}
+    write_verdicts_json(out / "verdicts.json", verdicts, meta, figures=drawn, grids=grids)
+    write_markdown(out / "report.md", verdicts, drawn, meta, grids=grids)
+    write_html(out / "index.html", verdicts, drawn, meta, grids=grids)
+    return VerifyOutcome(tuple(verdicts), tuple(ids), tuple(drawn), meta, out)
+
+
+def _config(experiment: Experiment, cell: GridCell, problem: ProblemValues) -> Any:
+    """The algorithm config of one grid cell with the experiment's seeds and record rounds."""
+    record = experiment.record_rounds
+    if record.listed:
+        return experiment.algorithm.config(cell, problem, experiment.seeds, record.listed)
+    provisional = experiment.algorithm.config(cell, problem, experiment.seeds, ())
+    engine = algorithm_for(provisional)
+    last = engine.plan(engine.build_problem(experiment.problem), provisional, False).record_rounds[-1]
+    return dataclasses.replace(provisional, record_rounds=record.rounds(last))
+
+
+def _draw(evaluated: Sequence[ClaimResult], out: Path) -> list[ReportFigure]:
+    """Every check's figures, saved into ``out`` (matplotlib is imported here, once there is something to draw)."""
+    from .plots import draw
+
+    return [draw(plot, r.verdict.claim_id, out) for r in evaluated for plot in r.plots]
+
+
+def _overall(verdicts: Sequence[Verdict]) -> Status:
+    """FAIL if a check fails, PASS if all pass, else INCONCLUSIVE."""
+    statuses = {v.status for v in verdicts}
+    if Status.FAIL in statuses:
+        return Status.FAIL
+    return Status.PASS if statuses == {Status.PASS} else Status.INCONCLUSIVE

@@ -1,0 +1,160 @@
+"""Tracing is an option of the NumPy reference path: a traced run keeps every local iterate, its
+records are the untraced run's bit for bit, and its traces go through execute, the executors and
+the run store like every other result (the store key holds the flag); a trace needs engine
+"numpy", is read-only, and one that cannot fit in memory is refused before the run starts."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from convergence import (
+    ConfigError,
+    FedAvgConfig,
+    FedAvgCyclicConfig,
+    MCPSGDConfig,
+    MMPSGDConfig,
+    PRSGDConfig,
+    RunConfig,
+    RunRequest,
+    RunStore,
+    StepSize,
+    execute,
+    run,
+)
+from convergence.algorithms import algorithm_for
+from convergence.sweep_runs import seed_task
+from problems import build_block_cyclic, build_problem, exact_optimum, problem_spec
+
+FEDERATED = problem_spec("random_quadratic", n_clients=3, dim=3, mu=0.2, L=2.0, heterogeneity=1.0,
+                         samples_per_client=5, seed=1, weighting="dirichlet")
+UNIFORM = problem_spec("identical_quadratic", n_clients=3, dim=3, mu=0.5, L=2.0, samples_per_client=6, seed=0)
+BLOCKS = problem_spec("block_cyclic_quadratic", n_clients=3, n_blocks=2, dim=4, samples_per_client=6, seed=0)
+STEP = StepSize.constant(0.05)
+SCHEDULE = dict(cycles=2, rounds_per_block=2, local_steps=3, step_size=STEP, batch_size=2, seeds=(1, 4))
+
+RUNS = {
+    "fedavg": RunConfig(FEDERATED, FedAvgConfig(3, 4, StepSize.inverse_time(0.1, 0.05), 2, 0.7, (0, 1, 4), (1, 4))),
+    "mm_psgd": RunConfig(BLOCKS, MMPSGDConfig(**SCHEDULE, participants=2, record_rounds=(0, 3, 8))),
+    "mc_psgd": RunConfig(BLOCKS, MCPSGDConfig(**SCHEDULE, block_step_size=StepSize.constant(0.04),
+                                              record_rounds=(2, 8))),
+    "fedavg_cyclic": RunConfig(BLOCKS, FedAvgCyclicConfig(**SCHEDULE)),
+    "pr_sgd": RunConfig(UNIFORM, PRSGDConfig(rounds=4, sync_interval=3, step_size=STEP, batch_size=1, participants=2,
+                                             seeds=(1, 4))),
+}
+
+
+def all_arrays(extras: object) -> dict[str, np.ndarray]:
+    """The array fields of an extras dataclass (traces aside)."""
+    return {name: value for name, value in vars(extras).items() if isinstance(value, np.ndarray)}
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_traced_records_are_the_untraced_records_bit_for_bit(name: str) -> None:
+    config = RUNS[name]
+    plain = run(config, engine="numpy")
+    traced = run(config, engine="numpy", trace=True)
+    assert plain.extras.traces is None
+    np.testing.assert_array_equal(traced.iterates, plain.iterates)
+    np.testing.assert_array_equal(traced.gap, plain.gap)
+    for field, value in all_arrays(plain.extras).items():
+        np.testing.assert_array_equal(getattr(traced.extras, field), value, err_msg=field)
+    assert len(traced.extras.traces) == len(traced.seeds)
+    for s, trace in enumerate(traced.extras.traces):
+        assert trace.local_models.shape[0] == trace.step_sizes.size + 1 == traced.steps[-1] + 1
+        assert not np.isnan(trace.local_models).any() and not np.isnan(trace.stochastic_gradients).any()
+        # the global models the trace holds at the record rounds are the run's records, bit for bit
+        np.testing.assert_array_equal(trace.global_models[traced.rounds], traced.iterates[s])
+
+
+def test_a_trace_needs_the_numpy_engine() -> None:
+    config = RUNS["fedavg"]
+    with pytest.raises(ConfigError, match="trace: .*engine 'numpy'.*got engine 'numba'"):
+        run(config, trace=True)
+    with pytest.raises(ConfigError, match="trace: expected True or False"):
+        run(config, engine="numpy", trace=1)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="trace: .*engine 'numpy'"):
+        execute([RunRequest(config, trace=True)], progress=False)
+
+
+def test_traces_go_through_execute_the_store_and_a_process_pool(tmp_path: Path) -> None:
+    config = RUNS["mc_psgd"]
+    direct = run(config, engine="numpy", trace=True)
+    optimum = exact_optimum(build_block_cyclic(BLOCKS).combined, crosscheck=False)
+    request = RunRequest(config, optimum, trace=True)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        (computed,) = execute([request], engine="numpy", store=store, progress=False)
+        (reread,) = execute([request], engine="numpy", store=store, progress=False)
+        stored = store.load(seed_task(request, config.algorithm.seeds[0], "numpy").key)
+    assert stored is not None
+    assert stored.result["trace_local_models"].shape == direct.extras.traces[0].local_models.shape
+    (pooled,) = execute([request], engine="numpy", jobs=2, progress=False)
+    for result in (computed, reread, pooled):
+        for mine, theirs in zip(result.extras.traces, direct.extras.traces):
+            for field, value in vars(theirs).items():
+                if isinstance(value, np.ndarray):
+                    np.testing.assert_array_equal(getattr(mine, field), value, err_msg=field)
+    # the flag is part of the store key: an untraced request of the same config is another stored run
+    plain = RunRequest(config, optimum)
+    assert seed_task(plain, 1, "numpy").key != seed_task(request, 1, "numpy").key
+    assert seed_task(request, 1, "numpy").config_json["trace"] is True
+
+
+def test_the_exported_table_leaves_the_traces_out(tmp_path: Path) -> None:
+    request = RunRequest(RUNS["fedavg"], trace=True)
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        execute([request], engine="numpy", store=store, progress=False)
+        rows = store.export_table(tmp_path / "table.csv")
+    with open(tmp_path / "table.csv", newline="") as handle:
+        metrics = {row["metric"].split("[")[0] for row in csv.DictReader(handle)}
+    assert metrics == {"records", "max_radius_sq", "max_grad_sq", "diverged"} and rows > 0
+
+
+def test_traces_are_read_only() -> None:
+    traced = run(RUNS["mm_psgd"], engine="numpy", trace=True)
+    trace = traced.extras.traces[0]
+    for field in ("local_models", "averages", "stochastic_gradients", "local_gradients", "global_models",
+                  "predictors", "participants", "selected_models"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(trace, field)[0] = 0
+
+
+def test_a_trace_that_cannot_fit_is_refused_before_the_run() -> None:
+    # d = 3, N = 3: each local step keeps 3 N d = 27 floats per seed; 10^10 steps are 2 TB
+    huge = FedAvgConfig(1, 10**10, STEP, 1, record_rounds=(1,))
+    problem = build_problem(FEDERATED)
+    fedavg = algorithm_for(huge)
+    plain, traced = (fedavg.memory_bytes(problem, huge, "numpy", trace) for trace in (False, True))
+    T, N, d = huge.total_steps, problem.n_clients, problem.dim
+    assert traced - plain == 8 * ((T + 1) * N * d + 2 * T * N * d + (T + 1) * d + T)
+    with pytest.raises(ConfigError, match="trace"):
+        run(RunConfig(FEDERATED, huge), engine="numpy", trace=True)
+    with pytest.raises(ConfigError, match="trace"):
+        execute([RunRequest(RunConfig(FEDERATED, huge), trace=True)], engine="numpy", progress=False)
+    blocks = build_block_cyclic(BLOCKS)
+    mc = MCPSGDConfig(cycles=10**9, rounds_per_block=1, local_steps=1, step_size=STEP,
+                      block_step_size=STEP, record_rounds=(1,))
+    with pytest.raises(ConfigError, match="trace"):
+        run(RunConfig(BLOCKS, mc), problem=blocks, engine="numpy", trace=True)
+
+
+def test_a_run_restarted_from_a_record_continues_it() -> None:
+    # exact gradients and a constant step: 3 rounds from the model recorded after round 2 are rounds 3-5
+    # of the whole run, step for step (the initial model is the only state a round starts from)
+    whole = run(RunConfig(FEDERATED, FedAvgConfig(2, 5, STEP, 0, record_rounds=(2, 5))), engine="numpy", trace=True)
+    w2 = tuple(whole.iterates[0, 0])
+    later = FedAvgConfig(2, 3, STEP, 0, record_rounds=(3,), initial_model=w2)
+    restarted = run(RunConfig(FEDERATED, later), engine="numpy", trace=True)
+    np.testing.assert_array_equal(restarted.extras.traces[0].local_models, whole.extras.traces[0].local_models[4:])
+    np.testing.assert_array_equal(restarted.iterates[0, -1], whole.iterates[0, -1])
+    assert later.to_json()["initial_model"] == list(w2) and later.with_seeds((7,)).initial_model == w2
+    assert "initial_model" not in FedAvgConfig(2, 3, STEP).to_json()  # w_0 = 0: the run id of a config without it
+    with pytest.raises(ConfigError, match="initial_model: has 2 entries"):
+        run(RunConfig(FEDERATED, FedAvgConfig(2, 3, STEP, initial_model=(0.0, 1.0))))
+    with pytest.raises(ConfigError, match=r"initial_model\[1\]: must be finite"):
+        FedAvgConfig(2, 3, STEP, initial_model=(0.0, float("nan"), 1.0))
+    with pytest.raises(ConfigError, match="initial_model: expected a sequence"):
+        FedAvgConfig(2, 3, STEP, initial_model="abc")  # type: ignore[arg-type]
