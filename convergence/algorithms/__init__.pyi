@@ -7,6 +7,7 @@ from .fedavg.config import FedAvgConfig
 from .fedavg.engine import FedAvgExtras
 from .fedavg.trace import FedAvgTrace
 from .fedavg_cyclic import FedAvgCyclicConfig
+from .fedprox.config import FedProxConfig
 from .mc_psgd import MCPSGDConfig
 from .mm_psgd import MMPSGDConfig
 from .pr_sgd import PRSGDConfig

@@ -1,6 +1,8 @@
 """Local-step primitives shared by every algorithm's Numba kernel: a client's data gradient over
 its (sampled) rows through the model oracle, the exact least-squares gradient from a packed Gram
-matrix, and the divergence threshold.
+matrix, the divergence threshold, and the off-support scalar of a client's model under a
+proximal local objective (``off_support_scale``) with its gradient norm (``off_support_gradient_sq``),
+which FedAvg (mu_prox = 0) and FedProx share.
 
 A client's rows are stored support-restricted and row-major: row i of client k is
 ``rows[row_base + i m : row_base + (i + 1) m]`` with m = |S_k| features; parameters are (m, C)
@@ -17,7 +19,10 @@ from problems.models.kernels import margin_residuals
 
 from .._rng import sample_index
 
-__all__ = ["BLAS_MIN_WORK", "DIVERGENCE_FACTOR", "data_gradient", "gram_gradient"]
+__all__ = [
+    "BLAS_MIN_WORK", "DIVERGENCE_FACTOR", "data_gradient", "gram_gradient", "off_support_gradient_sq",
+    "off_support_scale",
+]
 
 DIVERGENCE_FACTOR = 1e30
 """A run has diverged once ||w - w*||^2 exceeds this factor times (1 + ||w_0 - w*||^2)."""
@@ -85,3 +90,35 @@ def gram_gradient(gram, gram_base, rhs, rhs_base, m, W, G):
         for l in range(m):
             acc += gram[row + l] * W[l]
         G[j] = acc
+
+
+@njit(cache=True)
+def off_support_scale(s, eta, mu, mu_prox):
+    """The scalar s of client k's local model off its support S_k after one more step.
+
+    Off S_k the data gradient of F_k vanishes, so a coordinate j that starts the round at the
+    global value W_j stays s W_j with one scalar s for all of them (s = 1 at the start of the
+    round): the step w_j <- w_j - eta (mu w_j + mu_prox (w_j - W_j)) maps s W_j to
+
+        s W_j - eta (mu s W_j + mu_prox (s W_j - W_j)) = [s - eta (mu s + mu_prox (s - 1))] W_j,
+
+    so s <- s - eta (mu s + mu_prox (s - 1)). With mu_prox = 0 this is s (1 - eta mu), computed
+    as such (FedAvg's arithmetic to the bit).
+    """
+    if mu_prox == 0.0:
+        return s * (1.0 - eta * mu)
+    return s - eta * (mu * s + mu_prox * (s - 1.0))
+
+
+@njit(cache=True)
+def off_support_gradient_sq(s, mu, mu_prox, off_sq):
+    """||g||^2 of the local-objective gradient off the support, where w_j = s W_j.
+
+    There g_j = mu s W_j + mu_prox (s - 1) W_j, so ||g_off||^2 = (mu s + mu_prox (s - 1))^2 off_sq
+    with off_sq = sum_{j not in S_k} W_j^2 (clipped at 0 against rounding). With mu_prox = 0 this
+    is mu^2 s^2 off_sq, computed as such (FedAvg's arithmetic to the bit).
+    """
+    if mu_prox == 0.0:
+        return mu * mu * s * s * max(off_sq, 0.0)
+    c = mu * s + mu_prox * (s - 1.0)
+    return c * c * max(off_sq, 0.0)

@@ -21,6 +21,7 @@ _ENGINES = {
     "mm_psgd": "convergence.algorithms.mm_psgd:MM_PSGD",
     "mc_psgd": "convergence.algorithms.mc_psgd:MC_PSGD",
     "pr_sgd": "convergence.algorithms.pr_sgd:PR_SGD",
+    "fedprox": "convergence.algorithms.fedprox.engine:FEDPROX",
 }
 
 ALGORITHM_NAMES = tuple(_ENGINES)

@@ -32,9 +32,12 @@ def fedavg_reference(
     w_star: np.ndarray,
     track: bool = False,
     trace: FedAvgTraceArrays | None = None,
+    mu_prox: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Run one seed; returns (records (n_rec, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1),
-    writing every local step into ``trace`` when given (module docstring)."""
+    writing every local step into ``trace`` when given (module docstring). ``mu_prox`` > 0 adds
+    FedProx's proximal term mu_prox (w_k - W) to every local gradient (W the round's global model;
+    FedProx keeps no trace); 0 is FedAvg."""
     data = PaddedClients(problem)
     N, f, C = problem.n_clients, problem.n_features, problem.n_classes
     E, mu, p = algorithm.local_steps, problem.mu, problem.weights
@@ -55,6 +58,8 @@ def fedavg_reference(
             idx = None if algorithm.batch_size == 0 else sample_indices_np(seed, t, data.sizes, algorithm.batch_size)
             X, y, wt = data.batch(idx)
             grad = problem.model.batched_gradients(local, X, y, wt) + mu * local
+            if mu_prox != 0.0:
+                grad += mu_prox * (local - W)
             if trace is not None:
                 trace.local_models[t] = local.reshape(N, -1)
                 trace.stochastic_gradients[t] = grad.reshape(N, -1)

@@ -1,0 +1,178 @@
+"""Numba kernel of local SGD with full participation on a proximal local objective, one seed per
+call: the round loop that FedAvg (mu_prox = 0, ``fedavg.kernel``) and FedProx (mu_prox >= 0,
+``fedprox.kernel``) share.
+
+Algorithm: for round r = 0..R-1, every client k starts from the global model W (w_g) and takes E
+steps on its local objective h_k(w) = F_k(w) + (mu/2) ||w||^2 + (mu_prox/2) ||w - W||^2,
+
+    W_k <- W_k - eta_t (g_k(W_k) + mu W_k + mu_prox (W_k - W)),   t = r E + e,
+
+where g_k is the data gradient of client k (the loss's derivative comes from the model oracle,
+``problems.models.kernels.margin_residuals``, dispatched on the model's loss tag): exact, or a
+minibatch of ``batch`` rows drawn uniformly with replacement by the counter-based sampler of
+``_rng``. Then the server sets W <- W + s (sum_k p_k W_k - W), s = ``server_lr`` (s = 1: the plain
+weighted average W <- sum_k p_k W_k). With mu_prox = 0 the prox term is never evaluated and every
+operation is FedAvg's (Li et al., ICLR 2020, Sec. 2), to the bit; left out (its default), mu_prox
+is a compile-time constant and Numba folds the prox branches away (FedAvg's specialisation).
+
+Parameters are stored row-major as (f, C): w[j*C + c] = W[j, c] (C = 1 except for softmax).
+Outside its feature support S_k a client's data gradient vanishes, so its local model there is
+s_k W with one scalar s_k per client, s_k <- s_k - eta_t (mu s_k + mu_prox (s_k - 1)) from
+s_k = 1 (derived in ``local_steps.off_support_scale``; packing in ``fedavg.packing``).
+
+With ``track`` the kernel also records, over every local iterate of every client,
+max ||w - w*||^2 (the radius of the region the iterates visit) and max ||g||^2 of the realised
+stochastic gradients of the local objective (Assumption 4's quantity of Li et al. when
+mu_prox = 0, exactly, when gradients are exact).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .._rng import seed_key, stream_key
+from ..schedules import step_size_at
+from .local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale
+
+__all__ = ["local_sgd_kernel"]
+
+
+@njit(cache=True)
+def local_sgd_kernel(
+    loss, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
+    full_support, gram, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr,
+    record_rounds, w0, w_star, track, records, stats, mu_prox=0.0,
+):
+    """Run one seed; write the global model at ``record_rounds`` into ``records`` (n_rec, d).
+
+    Client data as ``fedavg.packing.PackedClients`` lays it out; the step size eta_t is
+    ``schedules.step_size_at(sched_code, sched_a, sched_b, t, E)``. ``stats`` (2,) receives
+    [max ||w - w*||^2, max ||g||^2] when ``track``. ``mu_prox`` >= 0 is the proximal coefficient
+    (0: FedAvg). Returns -1, or the 0-based round at whose end the model had diverged (non-finite,
+    or DIVERGENCE_FACTOR).
+    """
+    N = weights.size
+    d = n_features * C
+    m_max = 0
+    for k in range(N):
+        m_max = max(m_max, support_offsets[k + 1] - support_offsets[k])
+    W = w0.copy()
+    local = np.empty(support_offsets[N] * C)
+    anchor = np.empty(m_max * C)
+    scale = np.ones(N)
+    n_max = batch
+    if batch == 0:
+        for k in range(N):
+            n_max = max(n_max, sample_offsets[k + 1] - sample_offsets[k])
+    G = np.empty(m_max * C)
+    Xb = np.empty(max(batch, 1) * m_max)
+    Z = np.empty((n_max, C))
+    idx = np.empty(n_max, dtype=np.int64)
+    acc = np.empty(d)
+    key = seed_key(seed)
+    star_sq = 0.0
+    for q in range(d):
+        star_sq += w_star[q] * w_star[q]
+    dist0 = 0.0
+    for q in range(d):
+        dist0 += (W[q] - w_star[q]) ** 2
+    limit = DIVERGENCE_FACTOR * (1.0 + dist0)
+    max_rad, max_grad = dist0, 0.0
+
+    ri = 0
+    if record_rounds.size > 0 and record_rounds[0] == 0:
+        records[0, :] = W
+        ri = 1
+    for r in range(rounds):
+        w_sq, w_dot = 0.0, 0.0
+        if track:
+            for q in range(d):
+                w_sq += W[q] * W[q]
+                w_dot += W[q] * w_star[q]
+        gram_base = 0
+        for k in range(N):
+            so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
+            Wk = local[so * C:(so + m) * C]
+            off_sq, off_dot, off_star = w_sq, w_dot, star_sq
+            for jj in range(m):
+                j = support[so + jj]
+                for c in range(C):
+                    v, vs = W[j * C + c], w_star[j * C + c]
+                    Wk[jj * C + c] = v
+                    anchor[jj * C + c] = v
+                    off_sq -= v * v
+                    off_dot -= v * vs
+                    off_star -= vs * vs
+            if full_support[k]:
+                off_sq, off_dot, off_star = 0.0, 0.0, 0.0
+            s = 1.0
+            n_k = sample_offsets[k + 1] - sample_offsets[k]
+            for e in range(E):
+                t = r * E + e
+                eta = step_size_at(sched_code, sched_a, sched_b, t, E)
+                stream = stream_key(key, t, k, N) if batch > 0 else np.uint64(0)
+                if batch == 0 and uses_gram[k]:
+                    gram_gradient(gram, gram_base, gram_rhs, so, m, Wk, G)
+                else:
+                    data_gradient(loss, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
+                                  stream, Wk, G, Xb, Z, idx)
+                if track:
+                    g_sq = off_support_gradient_sq(s, mu, mu_prox, off_sq)
+                    for q in range(m * C):
+                        g = G[q] + mu * Wk[q]
+                        if mu_prox != 0.0:
+                            g += mu_prox * (Wk[q] - anchor[q])
+                        g_sq += g * g
+                    max_grad = max(max_grad, g_sq)
+                if mu_prox == 0.0:
+                    for q in range(m * C):
+                        Wk[q] -= eta * (G[q] + mu * Wk[q])
+                else:
+                    for q in range(m * C):
+                        Wk[q] -= eta * (G[q] + mu * Wk[q] + mu_prox * (Wk[q] - anchor[q]))
+                s = off_support_scale(s, eta, mu, mu_prox)
+                if track:
+                    rad = max(s * s * off_sq - 2.0 * s * off_dot + off_star, 0.0)
+                    for jj in range(m):
+                        j = support[so + jj]
+                        for c in range(C):
+                            diff = Wk[jj * C + c] - w_star[j * C + c]
+                            rad += diff * diff
+                    max_rad = max(max_rad, rad)
+            scale[k] = s
+            gram_base += m * m
+        # server: acc = sum_k p_k w_k, with w_k = s_k W off the support of k
+        off_weight = 0.0
+        for k in range(N):
+            if not full_support[k]:
+                off_weight += weights[k] * scale[k]
+        for q in range(d):
+            acc[q] = off_weight * W[q]
+        for k in range(N):
+            so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
+            p, s = weights[k], scale[k]
+            for jj in range(m):
+                j = support[so + jj]
+                for c in range(C):
+                    q = j * C + c
+                    if full_support[k]:
+                        acc[q] += p * local[(so + jj) * C + c]
+                    else:
+                        acc[q] += p * (local[(so + jj) * C + c] - s * W[q])
+        dist = 0.0
+        for q in range(d):
+            if server_lr == 1.0:
+                W[q] = acc[q]
+            else:
+                W[q] = W[q] + server_lr * (acc[q] - W[q])
+            dist += (W[q] - w_star[q]) ** 2
+        if not (dist <= limit):
+            return r
+        max_rad = max(max_rad, dist)
+        if ri < record_rounds.size and record_rounds[ri] == r + 1:
+            records[ri, :] = W
+            ri += 1
+    stats[0] = max_rad
+    stats[1] = max_grad
+    return -1
