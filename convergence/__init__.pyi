@@ -15,6 +15,8 @@ from .resources import check_jobs, check_sweep_memory
 from .run import run
 from .schedules import ScheduleError, StepSize
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoreError, StoredRun
-from .sweep import MissingRunError, SweepError, SweepMonitor, SweepResults, SweepTask, check_scheduler, run_sweep
+from .sweep import (
+    MissingRunError, SweepError, SweepMonitor, SweepOptions, SweepResults, SweepTask, check_scheduler, run_sweep,
+)
 from .sweep_runs import RunRequest, execute
 from .verdict import Hypothesis, Status, SubCheck, Uninformative, Verdict

@@ -113,13 +113,14 @@ def sweep_scaling(repeats: int = 1) -> dict[str, float]:
     from problems import exact_optimum
 
     from .algorithms import RunConfig
+    from .sweep import SweepOptions
     from .sweep_runs import RunRequest, execute
 
     spec = problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=10, l2=0.25, seed=1)
     optimum = exact_optimum(build_problem(spec), crosscheck=False)
     request = RunRequest(RunConfig(spec, FedAvgConfig(5, 10_000, StepSize.constant(0.001), 8, 1.0, (10_000,),
                                                       tuple(range(8)))), optimum)
-    times = {jobs: _median_seconds(lambda: execute([request], jobs=jobs, progress=False), repeats) for jobs in (1, 2)}
+    times = {jobs: _median_seconds(lambda: execute([request], SweepOptions(jobs=jobs, progress=False)), repeats) for jobs in (1, 2)}
     return {"jobs1_s": times[1], "jobs2_s": times[2], "speedup": times[1] / times[2]}
 
 

@@ -36,7 +36,7 @@ from .config import ConfigError
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 
 __all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT_S", "MissingRunError", "SweepError", "SweepMonitor", "SweepResults",
-           "SweepTask", "check_scheduler", "run_sweep"]
+           "SweepOptions", "SweepTask", "check_scheduler", "run_sweep"]
 
 EXECUTORS = ("serial", "process", "dask")
 
@@ -132,38 +132,64 @@ class SweepResults(dict[str, Result]):
         self.cached = cached
 
 
-def run_sweep(
-    tasks: Sequence[SweepTask],
-    *,
-    executor: str | None = None,
-    jobs: int | None = None,
-    scheduler: str | None = None,
-    store: RunStore | None = None,
-    use_cache: bool = True,
-    progress: bool | SweepMonitor = True,
-    description: str = "runs",
-) -> SweepResults:
-    """Run every task once and return the results by key.
+def _resolve_executor(executor: str | None, scheduler: str | None, jobs: int) -> str:
+    """The executor to use; a scheduler address goes with "dask" and only with it."""
+    if executor is None:
+        return "dask" if scheduler is not None else ("serial" if jobs == 1 else "process")
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor: unknown executor {executor!r}; choose one of {EXECUTORS}")
+    if (executor == "dask") != (scheduler is not None):
+        raise ValueError(
+            "scheduler: the 'dask' executor needs a scheduler address" if executor == "dask"
+            else f"scheduler: a scheduler address needs the 'dask' executor, not {executor!r}"
+        )
+    return executor
 
-    executor: "serial", "process" (default without a scheduler) or "dask" (default with one;
-    ``scheduler`` is the address of a running ``dask.distributed`` scheduler). jobs: worker
-    processes of the local pool (None: ``os.cpu_count()``); the serial executor runs one task at
-    a time and a Dask cluster brings its own workers. store: each finished task is written to it
-    at once, its compute time in the run's metadata; with ``use_cache``, tasks already stored are
-    read back, not recomputed (the progress bar counts them as done and shows how many), unless
-    the stored run fails its checksums or was stored for another config: then a
-    CorruptRunWarning names the run and the store, and the task is recomputed and stored again.
-    A store opened read-only (``RunStore(..., readonly=True)``) is never written: a task it does
-    not hold (or holds corrupt) raises MissingRunError (CorruptRunError) before anything runs.
-    progress: True for a transient progress bar, False for none, or a ``SweepMonitor`` to report
-    to. Tasks sharing a key run once (their configs must agree). A failing task raises SweepError
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """How a sweep runs, the same for every sweep of a verification.
+
+    executor: "serial" (this process), "process" (a local pool of ``jobs`` workers) or "dask"
+    (the workers of the ``dask.distributed`` cluster whose scheduler is at ``scheduler``); None
+    picks "dask" with a scheduler, else "serial" for jobs = 1 and "process" for more. store: each
+    finished task is written to it at once, its compute time in the run's metadata; with
+    ``use_cache``, tasks already stored are read back, not recomputed (unless the stored run fails
+    its checksums or was stored for another config: then a CorruptRunWarning names the run and the
+    store and the task is recomputed and stored again). A store opened read-only
+    (``RunStore(..., readonly=True)``) is never written: a task it does not hold (or holds corrupt)
+    raises MissingRunError (CorruptRunError) before anything runs. progress: True for a transient
+    progress bar, False for none, or a ``SweepMonitor`` to report to. Bad values raise ValueError
+    naming the field.
+    """
+
+    jobs: int = 1
+    executor: str | None = None
+    scheduler: str | None = None
+    store: RunStore | None = None
+    use_cache: bool = True
+    progress: bool | SweepMonitor = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1:
+            raise ValueError(f"jobs: must be an integer >= 1, got {self.jobs!r}")
+        object.__setattr__(self, "executor", _resolve_executor(self.executor, self.scheduler, self.jobs))
+        if self.store is not None and not isinstance(self.store, RunStore):
+            raise ValueError(f"store: expected a RunStore or None, got {type(self.store).__name__}")
+        if not isinstance(self.use_cache, bool):
+            raise ValueError(f"use_cache: expected True or False, got {self.use_cache!r}")
+
+
+def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions(), *,
+              description: str = "runs") -> SweepResults:
+    """Run every task once, as ``options`` say (``SweepOptions``), and return the results by key.
+
+    Tasks sharing a key run once (their configs must agree). A failing task raises SweepError
     naming its key, after the tasks that finished have been stored and the ones not started
     cancelled.
     """
     unique = _unique(tasks)
-    executor = _resolve_executor(executor, scheduler)
-    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
-        raise ValueError(f"jobs: must be an integer >= 1 or None, got {jobs!r}")
+    executor, store, use_cache = options.executor, options.store, options.use_cache
     results: dict[str, Result] = {}
     seconds: dict[str, float] = {}
     if store is not None and use_cache:
@@ -178,7 +204,7 @@ def run_sweep(
         raise MissingRunError(store.path, pending[0].key, len(pending))
     if cached:
         logger.info("%s: %d of %d runs read from %s", description, len(cached), len(unique), store)
-    monitor = _monitor(progress)
+    monitor = _monitor(options.progress)
     start = time.perf_counter()
     if monitor is not None:
         monitor.sweep_started(description, [task.config_json for task in unique], len(cached))
@@ -196,9 +222,9 @@ def run_sweep(
         if executor == "serial":
             _run_serial(pending, finish)
         elif executor == "process" and pending:
-            _run_pool(pending, jobs or os.cpu_count() or 1, finish)
+            _run_pool(pending, options.jobs, finish)
         elif executor == "dask" and pending:
-            _run_dask(pending, scheduler, finish)
+            _run_dask(pending, options.scheduler, finish)
     finally:
         if monitor is not None:
             monitor.sweep_finished(description, len(unique), len(cached), time.perf_counter() - start)
@@ -245,20 +271,6 @@ def _unique(tasks: Sequence[SweepTask]) -> list[SweepTask]:
         if seen.config_json != task.config_json:
             raise ValueError(f"tasks: key {task.key} is given to two different configs")
     return list(first.values())
-
-
-def _resolve_executor(executor: str | None, scheduler: str | None) -> str:
-    """The executor to use; a scheduler address goes with "dask" and only with it."""
-    if executor is None:
-        return "process" if scheduler is None else "dask"
-    if executor not in EXECUTORS:
-        raise ValueError(f"executor: unknown executor {executor!r}; choose one of {EXECUTORS}")
-    if (executor == "dask") != (scheduler is not None):
-        raise ValueError(
-            "scheduler: the 'dask' executor needs a scheduler address" if executor == "dask"
-            else f"scheduler: a scheduler address needs the 'dask' executor, not {executor!r}"
-        )
-    return executor
 
 
 def _call(fn: Callable[..., Result], args: tuple) -> tuple[Result, float]:

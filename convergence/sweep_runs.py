@@ -28,8 +28,7 @@ from .algorithms import AlgorithmConfig, RunConfig, RunResult, algorithm_for
 from .config import ConfigError, config_digest
 from .resources import FLOAT_BYTES, check_run_memory, check_sweep_memory
 from .run import check_trace, run_result, run_seed
-from .store import RunStore
-from .sweep import SweepMonitor, SweepTask, run_sweep
+from .sweep import SweepOptions, SweepTask, run_sweep
 
 __all__ = ["RunRequest", "execute", "seed_task"]
 
@@ -87,42 +86,32 @@ def seed_task(request: RunRequest, seed: int, engine: str) -> SweepTask:
 
 def execute(
     requests: Sequence[RunRequest],
+    options: SweepOptions = SweepOptions(),
     *,
-    jobs: int = 1,
     engine: str = "numba",
-    progress: bool | SweepMonitor = True,
     description: str = "runs",
-    executor: str | None = None,
-    scheduler: str | None = None,
-    store: RunStore | None = None,
-    use_cache: bool = True,
 ) -> list[RunResult]:
     """Run every request for all its seeds; returns results in the order of ``requests``.
 
-    By default jobs = 1 runs in this process and jobs > 1 on a process pool of that size; a
-    ``scheduler`` address runs on that Dask cluster; ``executor`` ("serial", "process", "dask")
-    chooses explicitly. With a ``store``, each finished (config, seed) is stored at once and,
-    with ``use_cache``, stored ones are read back instead of recomputed. Before any task is built,
+    ``options`` (``SweepOptions``) say where: by default in this process; jobs > 1 on a process
+    pool of that size; a scheduler address on that Dask cluster. With a store, each finished
+    (config, seed) is stored at once and, with ``use_cache``, stored ones are read back instead
+    of recomputed. Before any task is built,
     the memory of each run and of the whole sweep is estimated (``resources``; the driver holds
     every seed's trace of a traced request) and a request that cannot fit is refused with
     ConfigError. A traced request needs ``engine="numpy"`` (ConfigError naming ``trace``). Raises
     DivergenceError for the first diverged (config, seed), naming the round.
     """
-    if not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs: must be an integer >= 1, got {jobs!r}")
+    if not isinstance(options, SweepOptions):
+        raise ConfigError(f"options: expected SweepOptions, got {type(options).__name__}")
     planned = [_plan(request, engine) for request in requests]
     requests = [replace(req, optimum=optimum) for req, (_, _, optimum) in zip(requests, planned)]
     check_sweep_memory(
         sum(len(req.config.algorithm.seeds) for req in requests),
         sum(_driver_floats(req, problem, plan, engine) for req, (problem, plan, _) in zip(requests, planned)),
     )
-    if executor is None and scheduler is None:
-        executor = "serial" if jobs == 1 else "process"
     tasks = [[seed_task(req, seed, engine) for seed in req.config.algorithm.seeds] for req in requests]
-    results = run_sweep(
-        [task for request_tasks in tasks for task in request_tasks], executor=executor, jobs=jobs,
-        scheduler=scheduler, store=store, use_cache=use_cache, progress=progress, description=description,
-    )
+    results = run_sweep([task for request_tasks in tasks for task in request_tasks], options, description=description)
     out = []
     for req, (problem, plan, optimum), request_tasks in zip(requests, planned, tasks):
         seed_type = algorithm_for(req.config.algorithm).seed_type

@@ -28,7 +28,7 @@ from .plot_specs import PLOT_SPECS, PlotSpec
 from .references import Reference
 
 if TYPE_CHECKING:
-    from convergence import RunStore, SweepMonitor
+    from convergence import RunStore, SweepMonitor, SweepOptions
     from problems import FederatedProblem, Optimum
 
 __all__ = [
@@ -79,10 +79,12 @@ class VerifySettings:
 
         return None if self.store is None else RunStore(self.store, readonly=self.store_readonly, field="--store")
 
-    def sweep_options(self) -> dict[str, Any]:
-        """Keyword arguments for convergence.execute."""
-        return {"jobs": self.jobs, "scheduler": self.scheduler, "store": self.run_store, "use_cache": self.use_cache,
-                "progress": self.progress}
+    def sweep_options(self) -> SweepOptions:
+        """How every sweep of this verification runs (jobs, scheduler, the run store, caching, progress)."""
+        from convergence import SweepOptions
+
+        return SweepOptions(jobs=self.jobs, scheduler=self.scheduler, store=self.run_store,
+                            use_cache=self.use_cache, progress=self.progress)
 
     def __post_init__(self) -> None:
         from convergence import config_int

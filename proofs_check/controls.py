@@ -51,7 +51,7 @@ def evaluate_constant_step(settings: VerifySettings, plan: ConstantStepControlPl
         schedule = StepSize.li(c.mu, c.L, E)
         offset, expected = schedule.gamma, Status.PASS
     cfg = RunConfig(spec, FedAvgConfig(E, rounds, schedule, 0, 1.0, log_spaced_rounds(rounds, 40), (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="negative control")
+    (traj,) = execute([RunRequest(cfg, optimum)], settings.sweep_options(), description="negative control")
     x = offset + traj.steps.astype(float)
     horizon = "T" if step == "constant" else "gamma + T"
     finding = ("the claim 'gap = O(1/T)' is false (Theorem 4), so this must FAIL" if step == "constant" else

@@ -171,7 +171,7 @@ def run_configs(settings: VerifySettings, plans: Sequence[tuple]) -> list[DingRu
             config = FedAvgCyclicConfig(**common)
         requests.append(RunRequest(RunConfig(problem.spec, config), track=algorithm != "fedavg"))
         shapes.append((algorithm, N, M, T, K, I, gamma, problem))
-    results = execute(requests, **settings.sweep_options(), description="Ding et al. runs")
+    results = execute(requests, settings.sweep_options(), description="Ding et al. runs")
     return [DingRun(a, N, M, T, K, I, g, result, problem)
             for (a, N, M, T, K, I, g, problem), result in zip(shapes, results)]
 

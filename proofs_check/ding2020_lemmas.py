@@ -193,8 +193,7 @@ def collect_ding(
     combined = problem.combined
     optimum_of_F = exact_optimum(combined, crosscheck=False)
     settings = VerifySettings(progress=False) if settings is None else settings
-    (result,) = execute([RunRequest(RunConfig(problem.spec, config.with_seeds(seeds)), optimum_of_F, trace=True)],
-                        engine="numpy", description="lemma traces", **settings.sweep_options())
+    (result,) = execute([RunRequest(RunConfig(problem.spec, config.with_seeds(seeds)), optimum_of_F, trace=True)], settings.sweep_options(), engine="numpy", description="lemma traces")
     traces = result.extras.traces
     optima = np.array([exact_optimum(problem.block(m), crosscheck=False).w_star for m in range(problem.n_blocks)])
     optimum = optimum_of_F.w_star

@@ -113,8 +113,7 @@ def _shuffled_control(settings: VerifySettings, fedavg: DingRun) -> np.ndarray:
     rounds = CYCLES * M * E
     config = PRSGDConfig(rounds=rounds, sync_interval=fedavg.I, step_size=StepSize.constant(fedavg.gamma),
                          batch_size=1, record_rounds=tuple(range(E, rounds + 1, E)), seeds=fedavg.result.seeds)
-    (result,) = execute([RunRequest(RunConfig(problem.shuffled(SHUFFLE_SEED).spec, config))],
-                        **settings.sweep_options(), description="Ding et al. FedAvg on shuffled data")
+    (result,) = execute([RunRequest(RunConfig(problem.shuffled(SHUFFLE_SEED).spec, config))], settings.sweep_options(), description="Ding et al. FedAvg on shuffled data")
     return block_cyclic_gaps(problem, result).global_block_gap
 
 

@@ -139,8 +139,7 @@ def collect(
     without a store or progress)."""
     optimum = exact_optimum(problem, crosscheck=False) if optimum is None else optimum
     settings = VerifySettings(progress=False) if settings is None else settings
-    (result,) = execute([RunRequest(RunConfig(problem.spec, config), optimum, trace=True)], engine="numpy",
-                        description="lemma traces", **settings.sweep_options())
+    (result,) = execute([RunRequest(RunConfig(problem.spec, config), optimum, trace=True)], settings.sweep_options(), engine="numpy", description="lemma traces")
     traces = result.extras.traces
     T = config.total_steps
     local = np.stack([trace.local_models[:T] for trace in traces])

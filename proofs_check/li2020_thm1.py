@@ -179,9 +179,7 @@ def _run_instance(
     records = log_spaced_rounds(rounds, 40)
     seeds = tuple(range(plan.seeds)) if inst.stochastic else (0,)
     cfg = RunConfig(inst.spec, FedAvgConfig(E, rounds, schedule, inst.batch_size, 1.0, records, seeds))
-    (traj,) = execute(
-        [RunRequest(cfg, optimum, track=True)], **settings.sweep_options(), description=f"thm1 {inst.label}"
-    )
+    (traj,) = execute([RunRequest(cfg, optimum, track=True)], settings.sweep_options(), description=f"thm1 {inst.label}")
     c = li_theorem1_constants(
         problem, optimum, E, inst.batch_size,
         radius=float(np.sqrt(np.max(traj.extras.max_radius_sq))), observed_grad_sq=float(np.max(traj.extras.max_grad_sq)),
@@ -318,8 +316,7 @@ def _recursion_instance(
     rounds = plan.recursion_steps // inst.local_steps
     seeds = tuple(range(plan.recursion_seeds))
     algorithm = FedAvgConfig(inst.local_steps, rounds, schedule, inst.batch_size, 1.0, (rounds,), seeds)
-    (traced,) = execute([RunRequest(RunConfig(inst.spec, algorithm), optimum, trace=True)], engine="numpy",
-                        **settings.sweep_options(), description=f"thm1 eq. 13 {inst.label}")
+    (traced,) = execute([RunRequest(RunConfig(inst.spec, algorithm), optimum, trace=True)], settings.sweep_options(), engine="numpy", description=f"thm1 eq. 13 {inst.label}")
     terms = recursion_terms(problem, optimum, traced.extras.traces)
     c = li_theorem1_constants(problem, optimum, inst.local_steps, inst.batch_size, terms.radius, terms.grad_sq)
     hypotheses = li_hypotheses(c, schedule, algorithm.total_steps, inst.label)
@@ -366,8 +363,7 @@ def _recursion_finding(
         rounds = min(RECORD_WINDOW_ROUNDS, (algorithm.total_steps - first) // E)
         windows.append(FedAvgConfig(E, rounds, StepSize("li", mu=schedule.mu, gamma=schedule.gamma + first), 0, 1.0,
                                     (rounds,), (0,), initial_model=w0))
-    traced = execute([RunRequest(RunConfig(spec, window), optimum, trace=True) for window in windows],
-                     engine="numpy", **settings.sweep_options(), description="thm1 eq. 13 windows")
+    traced = execute([RunRequest(RunConfig(spec, window), optimum, trace=True) for window in windows], settings.sweep_options(), engine="numpy", description="thm1 eq. 13 windows")
     share, lhs_rhs = -np.inf, -np.inf
     for (first, _), result in zip(starts, traced):
         terms = recursion_terms(problem, optimum, result.extras.traces, first)

@@ -306,7 +306,7 @@ def _simulated_limit(settings, rounds, problem, spec, optimum) -> tuple[tuple[st
     fp = fedavg_fixed_point(problem, eta, E)
     records = log_spaced_rounds(rounds, 30)
     cfg = RunConfig(spec, FedAvgConfig(E, rounds, StepSize.constant(eta), 0, 1.0, (0,) + records, (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="thm4 constant step")
+    (traj,) = execute([RunRequest(cfg, optimum)], settings.sweep_options(), description="thm4 constant step")
     end = traj.iterates[0, -1]
     gap_to_limit = float(np.linalg.norm(end - fp.w) / np.linalg.norm(fp.w - optimum.w_star))
     bias = float(np.linalg.norm(fp.w - optimum.w_star))
@@ -335,7 +335,7 @@ def _gradient_descent(settings, rounds, problem, spec, optimum, etas) -> tuple[s
     scale = float(np.linalg.norm(w_star))
     solved = np.array([np.linalg.norm(fedavg_fixed_point(problem, eta, 1).w - w_star) / scale for eta in etas])
     cfg = RunConfig(spec, FedAvgConfig(1, rounds, StepSize.constant(0.2), 0, 1.0, (rounds,), (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="thm4 E=1")
+    (traj,) = execute([RunRequest(cfg, optimum)], settings.sweep_options(), description="thm4 E=1")
     simulated = float(np.sqrt(traj.dist_sq[0, -1]) / scale)
     values = np.append(solved, simulated)[None, :]
     verdict = check_upper_bound(
@@ -353,7 +353,7 @@ def _decaying_step(settings, rounds, spec, optimum) -> tuple[tuple[str, Verdict]
     schedule = StepSize.inverse_time(1 / 25, a / 5)  # (1/5) / (5 + a t)
     records = log_spaced_rounds(rounds, 40)
     cfg = RunConfig(spec, FedAvgConfig(E, rounds, schedule, 0, 1.0, records, (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], **settings.sweep_options(), description="thm4 decaying step")
+    (traj,) = execute([RunRequest(cfg, optimum)], settings.sweep_options(), description="thm4 decaying step")
     steps = traj.steps.astype(float)
     x = 1 + (a / 5) * steps  # eta_0 / eta_t
     dist = np.sqrt(traj.dist_sq)

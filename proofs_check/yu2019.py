@@ -78,8 +78,7 @@ def _sweep(settings: VerifySettings, plan: YuSweepPlan) -> list[dict]:
                                     record_rounds=log_spaced_rounds(rounds, 12))
             plans.append({"N": N, "T": rounds * K, "T_nominal": T, "K": K, "L": L, "problem": problem,
                           "optimum": optimum, "config": config, "note": note})
-    results = execute([RunRequest(RunConfig(p["problem"].spec, p["config"]), p["optimum"]) for p in plans],
-                      **settings.sweep_options(), description="PR-SGD runs")
+    results = execute([RunRequest(RunConfig(p["problem"].spec, p["config"]), p["optimum"]) for p in plans], settings.sweep_options(), description="PR-SGD runs")
     runs = [dict(plan, result=result) for plan, result in zip(plans, results)]
     return runs
 

@@ -6,6 +6,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from convergence import SweepOptions
 from convergence import FedAvgConfig, RunConfig, RunRequest, StepSize, execute, run
 from problems import build_problem, exact_optimum, problem_spec
 
@@ -19,9 +20,9 @@ def _requests() -> list[RunRequest]:
 
 
 def test_jobs_one_and_two_are_bit_identical() -> None:
-    serial = execute(_requests(), jobs=1, progress=False)
-    again = execute(_requests(), jobs=1, progress=False)
-    pooled = execute(_requests(), jobs=2, progress=False)
+    serial = execute(_requests(), SweepOptions(jobs=1, progress=False))
+    again = execute(_requests(), SweepOptions(jobs=1, progress=False))
+    pooled = execute(_requests(), SweepOptions(jobs=2, progress=False))
     for a, b, c in zip(serial, again, pooled):
         assert a.run_id == c.run_id
         for field in ("iterates", "gap", "dist_sq", "extras.max_radius_sq"):
@@ -31,7 +32,7 @@ def test_jobs_one_and_two_are_bit_identical() -> None:
 
 def test_execute_matches_run_and_seeds_differ() -> None:
     req = _requests()[0]
-    (traj,) = execute([req], jobs=1, progress=False)
+    (traj,) = execute([req], SweepOptions(jobs=1, progress=False))
     direct = run(req.config, optimum=req.optimum, track=True)
     assert np.array_equal(traj.iterates, direct.iterates)
     assert not np.array_equal(traj.iterates[0, -1], traj.iterates[1, -1])

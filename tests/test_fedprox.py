@@ -15,7 +15,7 @@ import pytest
 from test_fedavg_kernel import CASES, LOSSES, run_seed, small_problem
 
 from convergence import (
-    ALGORITHM_NAMES, ConfigError, FedAvgConfig, FedProxConfig, RunConfig, RunRequest, RunStore, StepSize, execute, run,
+    ALGORITHM_NAMES, ConfigError, FedProxConfig, RunConfig, RunRequest, RunStore, StepSize, SweepOptions, execute, run,
 )
 from convergence.algorithms import config_type
 from problems import FederatedProblem, build_problem, exact_optimum, problem_spec
@@ -166,8 +166,8 @@ def test_execute_stores_and_reads_back_bit_identically(tmp_path: Path) -> None:
     request = RunRequest(config, track=True)
     monitor = CountingMonitor()
     with RunStore(tmp_path / "runs.sqlite") as store:
-        (first,) = execute([request], store=store, progress=monitor)
-        (second,) = execute([request], store=store, progress=monitor)
+        (first,) = execute([request], SweepOptions(store=store, progress=monitor))
+        (second,) = execute([request], SweepOptions(store=store, progress=monitor))
         assert len(store) == 2  # one stored run per seed
     assert monitor.cached == [0, 2]  # the second sweep computed nothing
     direct = run(config, track=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from convergence import SweepOptions
 from convergence import MissingRunError, RunStore, StoreError, SweepTask, run_sweep
 from proofs_check import VerifySettings
 from reports.cli import build_parser, main
@@ -104,7 +105,7 @@ def test_a_missing_run_is_an_error_naming_the_claim_and_the_command(verified: Pa
 def test_a_store_without_a_verification_is_reported_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "sweeps.sqlite"
     with RunStore(store) as opened:  # a store filled by a sweep of one's own: runs, but no verification
-        run_sweep([SweepTask("a", _square, (2.0,), {"x": 2.0})], executor="serial", store=opened, progress=False)
+        run_sweep([SweepTask("a", _square, (2.0,), {"x": 2.0})], SweepOptions(executor="serial", store=opened, progress=False))
     assert main(["report", str(store), "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err.strip() == (
         f"fedbound: error: STORE: '{store}' holds no verification record (it was not filled by `fedbound verify "
@@ -167,15 +168,14 @@ def test_a_malformed_record_names_its_field(data: dict, field: str) -> None:
 def test_a_sweep_over_a_read_only_store_computes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
     with RunStore(path) as store:
-        run_sweep([SweepTask("a", _square, (2.0,), {"x": 2.0})], executor="serial", store=store, progress=False)
+        run_sweep([SweepTask("a", _square, (2.0,), {"x": 2.0})], SweepOptions(executor="serial", store=store, progress=False))
     with RunStore(path, readonly=True) as store:
-        results = run_sweep([SweepTask("a", _refuse, (2.0,), {"x": 2.0})], executor="serial", store=store,
-                            progress=False)
+        results = run_sweep([SweepTask("a", _refuse, (2.0,), {"x": 2.0})], SweepOptions(executor="serial", store=store, progress=False))
         assert results["a"]["y"] == 4.0 and results.cached == {"a"}  # read back, not recomputed
         tasks = [SweepTask(k, _refuse, (3.0,), {"x": 3.0, "k": k}) for k in ("a", "b", "c")]
         with pytest.raises(MissingRunError, match=r"^run b is not in the run store .* \(2 run\(s\) of this sweep are "
                                                   r"missing") as error:
-            run_sweep(tasks[1:], executor="serial", store=store, progress=False)
+            run_sweep(tasks[1:], SweepOptions(executor="serial", store=store, progress=False))
         assert (error.value.key, error.value.missing) == ("b", 2)
         assert len(store) == 1
     with pytest.raises(ValueError, match="^store_readonly: "):

@@ -21,7 +21,7 @@ _DRIVER = textwrap.dedent(
     """
     import os, sys, time
     import numpy as np
-    from convergence import SweepTask, run_sweep
+    from convergence import SweepOptions, SweepTask, run_sweep
 
     def sleeper(i, folder):
         open(os.path.join(folder, f"worker-{os.getpid()}"), "w").close()
@@ -30,7 +30,7 @@ _DRIVER = textwrap.dedent(
 
     if __name__ == "__main__":
         tasks = [SweepTask(f"k{i}", sleeper, (i, sys.argv[1]), {"i": i}) for i in range(4)]
-        run_sweep(tasks, executor="process", jobs=2, progress=False)
+        run_sweep(tasks, SweepOptions(executor="process", jobs=2, progress=False))
     """
 )
 

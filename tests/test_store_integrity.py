@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from convergence import (
+    SweepOptions,
     CorruptRunError,
     CorruptRunWarning,
     FedAvgConfig,
@@ -159,7 +160,7 @@ def clean_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
     """A store holding both seeds of the request, and the trajectories computed into it."""
     path = tmp_path_factory.mktemp("clean") / "runs.sqlite"
     with RunStore(path) as store:
-        trajectories = execute([_request()], progress=False, store=store)
+        trajectories = execute([_request()], SweepOptions(progress=False, store=store))
     return path, trajectories
 
 
@@ -176,7 +177,7 @@ def test_a_corrupt_run_is_reported_and_recomputed(case: str, clean_store: tuple[
             with pytest.raises(CorruptRunError, match=keys[index]) if corruption.checksums else nullcontext():
                 store.load(keys[index])
         with pytest.warns(CorruptRunWarning) as caught:
-            again = execute([_request()], progress=False, store=store)
+            again = execute([_request()], SweepOptions(progress=False, store=store))
         warned = [str(warning.message) for warning in caught if issubclass(warning.category, CorruptRunWarning)]
         assert len(warned) == len(corruption.runs)
         for index, message in zip(corruption.runs, warned):
@@ -184,7 +185,7 @@ def test_a_corrupt_run_is_reported_and_recomputed(case: str, clean_store: tuple[
         _assert_identical(expected, again)  # recomputed: a corrupt row would give other values or fail
         with warnings.catch_warnings():
             warnings.simplefilter("error", CorruptRunWarning)  # healed: read back with no warning
-            healed = execute([_request()], progress=False, store=store)
+            healed = execute([_request()], SweepOptions(progress=False, store=store))
         assert all(store.load(key) is not None for key in keys)
     _assert_identical(expected, healed)
 
@@ -368,9 +369,9 @@ def _finished(store: RunStore) -> dict[str, str]:
 
 def test_more_block_cyclic_seeds_reuse_the_stored_ones(tmp_path: Path) -> None:
     with RunStore(tmp_path / "runs.sqlite") as store:
-        (two,) = execute([_block_cyclic_request((0, 1))], store=store, progress=False)
+        (two,) = execute([_block_cyclic_request((0, 1))], SweepOptions(store=store, progress=False))
         before = _finished(store)
-        (four,) = execute([_block_cyclic_request((0, 1, 2, 3))], store=store, progress=False)
+        (four,) = execute([_block_cyclic_request((0, 1, 2, 3))], SweepOptions(store=store, progress=False))
         after = _finished(store)
         assert len(before) == 2 and len(after) == 4
         assert {key: after[key] for key in before} == before  # the two stored seeds were not recomputed
@@ -379,7 +380,7 @@ def test_more_block_cyclic_seeds_reuse_the_stored_ones(tmp_path: Path) -> None:
         assert stored.config["algorithm"]["seeds"] == [2] and stored.config["seed"] == 2
         assert "seconds" not in stored.result and stored.meta["seconds"] > 0  # wall clock is metadata
     with RunStore(tmp_path / "fresh.sqlite") as store:
-        (fresh,) = execute([_block_cyclic_request((0, 1, 2, 3))], store=store, progress=False)
+        (fresh,) = execute([_block_cyclic_request((0, 1, 2, 3))], SweepOptions(store=store, progress=False))
     np.testing.assert_array_equal(four.iterates[:2], two.iterates)
     np.testing.assert_array_equal(four.iterates, fresh.iterates)
     np.testing.assert_array_equal(four.extras.predictors, fresh.extras.predictors)
@@ -387,9 +388,9 @@ def test_more_block_cyclic_seeds_reuse_the_stored_ones(tmp_path: Path) -> None:
 
 def test_more_fedavg_seeds_reuse_the_stored_ones(tmp_path: Path) -> None:
     with RunStore(tmp_path / "runs.sqlite") as store:
-        (two,) = execute([_request((0, 1))], store=store, progress=False)
+        (two,) = execute([_request((0, 1))], SweepOptions(store=store, progress=False))
         before = _finished(store)
-        (four,) = execute([_request((0, 1, 2, 3))], store=store, progress=False)
+        (four,) = execute([_request((0, 1, 2, 3))], SweepOptions(store=store, progress=False))
         after = _finished(store)
     assert len(before) == 2 and len(after) == 4 and {key: after[key] for key in before} == before
     np.testing.assert_array_equal(four.iterates[:2], two.iterates)
@@ -402,9 +403,9 @@ def test_stored_size_grows_linearly_in_the_seeds(kind: str, tmp_path: Path) -> N
         path = tmp_path / f"{kind}-{seeds}.sqlite"
         with RunStore(path) as store:
             if kind == "fedavg":
-                execute([_request(tuple(range(seeds)))], store=store, progress=False)
+                execute([_request(tuple(range(seeds)))], SweepOptions(store=store, progress=False))
             else:
-                execute([_block_cyclic_request(tuple(range(seeds)))], store=store, progress=False)
+                execute([_block_cyclic_request(tuple(range(seeds)))], SweepOptions(store=store, progress=False))
         sizes.append(_stored_bytes(path))
     # The same bytes per seed (up to the digits of the recorded seconds in the metadata).
     assert sizes[1] == pytest.approx(4 * sizes[0], rel=0.01)
@@ -413,8 +414,8 @@ def test_stored_size_grows_linearly_in_the_seeds(kind: str, tmp_path: Path) -> N
 def test_export_emits_results_only(tmp_path: Path) -> None:
     pd = pytest.importorskip("pandas")
     with RunStore(tmp_path / "runs.sqlite") as store:
-        execute([_block_cyclic_request((0, 1))], store=store, progress=False)
-        execute([_request((0,))], store=store, progress=False)
+        execute([_block_cyclic_request((0, 1))], SweepOptions(store=store, progress=False))
+        execute([_request((0,))], SweepOptions(store=store, progress=False))
     assert main(["export", str(tmp_path / "runs.sqlite"), str(tmp_path / "table.csv")]) == 0
     metrics = {name.split("[")[0] for name in pd.read_csv(tmp_path / "table.csv")["metric"]}
     assert "seconds" not in metrics and {"records", "predictors"} <= metrics

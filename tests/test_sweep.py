@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from convergence import SweepOptions
 from convergence import FedAvgConfig, RunConfig, RunRequest, StepSize, execute
 from convergence.sweep_runs import seed_task
 from convergence.store import TABLE_COLUMNS, RunStore, StoreError
@@ -79,7 +80,7 @@ def slow_sweep(store_path: str, log_path: str) -> dict:
     """The sweep that the resume test interrupts and runs again (a process pool of 2)."""
     tasks = [SweepTask(f"slow-{i:02d}", _slow, (log_path, f"slow-{i:02d}"), {"i": i}) for i in range(SLOW_TASKS)]
     with RunStore(store_path) as store:
-        return run_sweep(tasks, executor="process", jobs=2, store=store, progress=False)
+        return run_sweep(tasks, SweepOptions(executor="process", jobs=2, store=store, progress=False))
 
 
 def _marker_tasks(marker_dir: Path, keys: list[str]) -> list[SweepTask]:
@@ -93,11 +94,11 @@ def _calls(marker_dir: Path) -> list[str]:
 def test_serial_pool_and_dask_cluster_are_bit_identical() -> None:
     from dask.distributed import LocalCluster
 
-    serial = execute(_requests(), jobs=1, progress=False)
-    pooled = execute(_requests(), jobs=2, progress=False)
+    serial = execute(_requests(), SweepOptions(jobs=1, progress=False))
+    pooled = execute(_requests(), SweepOptions(jobs=2, progress=False))
     _assert_identical(serial, pooled)
     with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
-        on_dask = execute(_requests(), scheduler=cluster.scheduler_address, progress=False)
+        on_dask = execute(_requests(), SweepOptions(scheduler=cluster.scheduler_address, progress=False))
     _assert_identical(serial, on_dask)
 
 
@@ -146,15 +147,15 @@ def test_cache_skips_finished_runs_and_duplicates_run_once(tmp_path: Path) -> No
     markers.mkdir()
     first = ["a", "bb", "ccc"]
     with RunStore(tmp_path / "runs.sqlite") as store:
-        results = run_sweep(_marker_tasks(markers, first + ["a"]), executor="serial", store=store, progress=False)
+        results = run_sweep(_marker_tasks(markers, first + ["a"]), SweepOptions(executor="serial", store=store, progress=False))
         assert _calls(markers) == first and list(results) == first and not results.cached
-        more = run_sweep(_marker_tasks(markers, first + ["dddd", "eeeee"]), jobs=2, store=store, progress=False)
+        more = run_sweep(_marker_tasks(markers, first + ["dddd", "eeeee"]), SweepOptions(jobs=2, store=store, progress=False))
         assert _calls(markers) == sorted(first + ["dddd", "eeeee"])  # only the two new ones ran
         assert more.cached == frozenset(first) and list(more) == first + ["dddd", "eeeee"]
         for key in first:
             assert all(np.array_equal(more[key][name], results[key][name]) for name in results[key])
         assert more["eeeee"]["value"].tolist() == [5.0, 10.0] and int(more["eeeee"]["key_length"]) == 5
-        run_sweep(_marker_tasks(markers, ["a"]), executor="serial", store=store, use_cache=False, progress=False)
+        run_sweep(_marker_tasks(markers, ["a"]), SweepOptions(executor="serial", store=store, use_cache=False, progress=False))
         assert _calls(markers).count("a") == 2  # recomputed when the cache is off
         assert sorted(store.keys()) == sorted(first + ["dddd", "eeeee"])
 
@@ -162,11 +163,11 @@ def test_cache_skips_finished_runs_and_duplicates_run_once(tmp_path: Path) -> No
 def test_execute_with_a_store_reads_finished_seeds_back(tmp_path: Path) -> None:
     requests = _requests()
     with RunStore(tmp_path / "runs.sqlite") as store:
-        computed = execute(requests, jobs=1, progress=False, store=store)
+        computed = execute(requests, SweepOptions(jobs=1, progress=False, store=store))
         keys = {seed_task(req, seed, "numba").key for req in requests for seed in req.config.algorithm.seeds}
         assert set(store.keys()) == keys and len(keys) == 5
         store.delete(seed_task(requests[0], 2, "numba").key)  # one seed lost: only it is recomputed
-        again = execute(requests, jobs=2, progress=False, store=store)
+        again = execute(requests, SweepOptions(jobs=2, progress=False, store=store))
         assert set(store.keys()) == keys
     _assert_identical(computed, again)
 
@@ -175,10 +176,10 @@ def test_a_failing_task_names_its_key_after_storing_the_finished_ones(tmp_path: 
     tasks = [SweepTask(key, _failing, (key,), {"key": key}) for key in ("first", "bad", "last")]
     with RunStore(tmp_path / "runs.sqlite") as store:
         with pytest.raises(SweepError, match="sweep task bad failed: ValueError: this task always fails"):
-            run_sweep(tasks, executor="serial", store=store, progress=False)
+            run_sweep(tasks, SweepOptions(executor="serial", store=store, progress=False))
         assert store.keys() == ["first"]
         with pytest.raises(SweepError, match="task bad") as raised:
-            run_sweep(tasks, executor="process", jobs=2, store=store, progress=False)
+            run_sweep(tasks, SweepOptions(executor="process", jobs=2, store=store, progress=False))
         assert isinstance(raised.value.__cause__, ValueError) and raised.value.key == "bad"
         assert "bad" not in store.keys()
 
@@ -186,15 +187,15 @@ def test_a_failing_task_names_its_key_after_storing_the_finished_ones(tmp_path: 
 def test_executor_arguments_are_checked() -> None:
     task = SweepTask("a", _failing, ("a",), {})
     with pytest.raises(ValueError, match="executor"):
-        run_sweep([task], executor="threads", progress=False)
+        run_sweep([task], SweepOptions(executor="threads", progress=False))
     with pytest.raises(ValueError, match="needs a scheduler address"):
-        run_sweep([task], executor="dask", progress=False)
+        run_sweep([task], SweepOptions(executor="dask", progress=False))
     with pytest.raises(ValueError, match="needs the 'dask' executor"):
-        run_sweep([task], executor="serial", scheduler="tcp://127.0.0.1:8786", progress=False)
+        run_sweep([task], SweepOptions(executor="serial", scheduler="tcp://127.0.0.1:8786", progress=False))
     with pytest.raises(ValueError, match="two different configs"):
-        run_sweep([task, SweepTask("a", _failing, ("a",), {"other": 1})], executor="serial", progress=False)
+        run_sweep([task, SweepTask("a", _failing, ("a",), {"other": 1})], SweepOptions(executor="serial", progress=False))
     with pytest.raises(ValueError, match="jobs"):
-        run_sweep([task], jobs=0, progress=False)
+        run_sweep([task], SweepOptions(jobs=0, progress=False))
 
 
 def test_an_interrupted_sweep_resumes_with_no_run_lost_or_repeated(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from convergence import (
+    SweepOptions,
     ConfigError,
     FedAvgConfig,
     FedAvgCyclicConfig,
@@ -77,7 +78,7 @@ def test_a_trace_needs_the_numpy_engine() -> None:
     with pytest.raises(ConfigError, match="trace: expected True or False"):
         run(config, engine="numpy", trace=1)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="trace: .*engine 'numpy'"):
-        execute([RunRequest(config, trace=True)], progress=False)
+        execute([RunRequest(config, trace=True)], SweepOptions(progress=False))
 
 
 def test_traces_go_through_execute_the_store_and_a_process_pool(tmp_path: Path) -> None:
@@ -86,12 +87,12 @@ def test_traces_go_through_execute_the_store_and_a_process_pool(tmp_path: Path) 
     optimum = exact_optimum(build_block_cyclic(BLOCKS).combined, crosscheck=False)
     request = RunRequest(config, optimum, trace=True)
     with RunStore(tmp_path / "runs.sqlite") as store:
-        (computed,) = execute([request], engine="numpy", store=store, progress=False)
-        (reread,) = execute([request], engine="numpy", store=store, progress=False)
+        (computed,) = execute([request], SweepOptions(store=store, progress=False), engine="numpy")
+        (reread,) = execute([request], SweepOptions(store=store, progress=False), engine="numpy")
         stored = store.load(seed_task(request, config.algorithm.seeds[0], "numpy").key)
     assert stored is not None
     assert stored.result["trace_local_models"].shape == direct.extras.traces[0].local_models.shape
-    (pooled,) = execute([request], engine="numpy", jobs=2, progress=False)
+    (pooled,) = execute([request], SweepOptions(jobs=2, progress=False), engine="numpy")
     for result in (computed, reread, pooled):
         for mine, theirs in zip(result.extras.traces, direct.extras.traces):
             for field, value in vars(theirs).items():
@@ -106,7 +107,7 @@ def test_traces_go_through_execute_the_store_and_a_process_pool(tmp_path: Path) 
 def test_the_exported_table_leaves_the_traces_out(tmp_path: Path) -> None:
     request = RunRequest(RUNS["fedavg"], trace=True)
     with RunStore(tmp_path / "runs.sqlite") as store:
-        execute([request], engine="numpy", store=store, progress=False)
+        execute([request], SweepOptions(store=store, progress=False), engine="numpy")
         rows = store.export_table(tmp_path / "table.csv")
     with open(tmp_path / "table.csv", newline="") as handle:
         metrics = {row["metric"].split("[")[0] for row in csv.DictReader(handle)}
@@ -133,7 +134,7 @@ def test_a_trace_that_cannot_fit_is_refused_before_the_run() -> None:
     with pytest.raises(ConfigError, match="trace"):
         run(RunConfig(FEDERATED, huge), engine="numpy", trace=True)
     with pytest.raises(ConfigError, match="trace"):
-        execute([RunRequest(RunConfig(FEDERATED, huge), trace=True)], engine="numpy", progress=False)
+        execute([RunRequest(RunConfig(FEDERATED, huge), trace=True)], SweepOptions(progress=False), engine="numpy")
     blocks = build_block_cyclic(BLOCKS)
     mc = MCPSGDConfig(cycles=10**9, rounds_per_block=1, local_steps=1, step_size=STEP,
                       block_step_size=STEP, record_rounds=(1,))
