@@ -100,7 +100,8 @@ PUBLISHED_MD5: Mapping[str, Mapping[str, tuple[str, ...]]] = {
 class ImageDataset:
     """A labelled image set: images (n, H, W, C) float64 in [0, 1], labels (n,) int64 in
     [0, n_classes), the data set's ``name``, the ``split``, its ``source`` (the folder read, or
-    "bundled") and ``verified``, a sentence saying how its files were checked."""
+    "bundled") and ``verified``, a sentence saying how its files were checked. The arrays are made
+    read-only (in place: a float64 array passed in is kept, not copied)."""
 
     name: str
     split: str
@@ -111,8 +112,8 @@ class ImageDataset:
     verified: str
 
     def __post_init__(self) -> None:
-        images = np.array(self.images, dtype=np.float64)
-        labels = np.array(self.labels)
+        images = np.asarray(self.images, dtype=np.float64)  # no copy of the loaders' float64 arrays
+        labels = np.asarray(self.labels)
         if images.ndim != 4 or images.shape[0] == 0:
             raise ProblemError(f"images: expected a non-empty (n, H, W, C) array, got shape {images.shape}")
         if not (np.all(np.isfinite(images)) and images.min() >= 0.0 and images.max() <= 1.0):
