@@ -199,7 +199,7 @@ def test_quadratic_path_uses_the_models_least_squares_form() -> None:
     assert estimate.exact and np.all(estimate.values >= estimate.attained * (1 - 1e-9))
 
 
-def test_exact_trace_runs_on_a_quadratic_models_least_squares_form() -> None:
+def test_exact_expectations_run_on_a_quadratic_models_least_squares_form() -> None:
     # w_0 = 0: E||grad F_k(w_0)||^2 and E var_k(w_0, b) are the oracle's moments at 0.
     problem = _with_model(random_quadratic(3, 3, 0.3, 2.0, 1.5, 5, 6, "dirichlet"), ScaledSquaresModel())
     H = np.einsum("k,kij->ij", problem.weights, LeastSquaresMoments.of(problem).H)
