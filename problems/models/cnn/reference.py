@@ -14,7 +14,7 @@ from .layout import NetworkLayout
 from .max_pool import max_pool_backward_np, max_pool_forward_np
 from .relu import relu_backward_np, relu_forward_np
 
-__all__ = ["forward_np", "loss_grad_np"]
+__all__ = ["forward_np", "loss_grad_np", "sgd_steps_np"]
 
 
 def _weights(layout: NetworkLayout, params: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
@@ -73,3 +73,17 @@ def loss_grad_np(layout: NetworkLayout, params: np.ndarray, images: np.ndarray, 
             grad[block.offset + block.weight_size : block.offset + block.size] = db
         g = dx
     return loss, grad
+
+
+def sgd_steps_np(
+    layout: NetworkLayout, params: np.ndarray, images: np.ndarray, labels: np.ndarray, batch: int, lr: float, n_steps: int
+) -> float:
+    """NumPy twin of ``kernel.sgd_steps``: n_steps SGD steps on params in place, step s on rows
+    [(s b) mod n, (s b) mod n + b); returns the last loss."""
+    n = images.shape[0]
+    loss = 0.0
+    for s in range(n_steps):
+        start = (s * batch) % n
+        loss, grad = loss_grad_np(layout, params, images[start : start + batch], labels[start : start + batch])
+        params -= (lr * grad).astype(params.dtype, copy=False)
+    return loss
