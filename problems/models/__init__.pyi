@@ -6,3 +6,4 @@ from .linear import CurvatureBounds, LinearModel
 from .logistic import LogisticModel
 from .registry import MODEL_NAMES, model_for
 from .softmax import SoftmaxModel
+from .cnn import ConvNet, cnn_step_rate, digits_net, lenet5, tutorial_cifar_net
