@@ -31,7 +31,7 @@ def rel_err(a: np.ndarray, b: np.ndarray) -> float:
 
 @pytest.mark.parametrize("net", NETWORKS, ids=IDS)
 def test_numba_network_matches_numpy_reference(net: ConvNet) -> None:
-    params = net.init_params(1)
+    params = net.init_params(1, np.float64)
     images, labels = batch(net, 3, 2)
     loss, grad = net.loss_and_gradient(params, images, labels, "numba")
     loss_np, grad_np = net.loss_and_gradient(params, images, labels, "numpy")
@@ -48,7 +48,7 @@ def test_gradient_matches_central_differences(net: ConvNet) -> None:
     """Three random coordinates of every weight and bias block. Step 1e-6 in float64: truncation
     O(h^2) ~ 1e-12 and rounding ~ 1e-16 * loss / h ~ 1e-9 (a kink of ReLU or a max-pool switch
     within h of these random points has probability ~ 1e-5); tolerance 1e-7 absolute + 1e-5 relative."""
-    params = net.init_params(4)
+    params = net.init_params(4, np.float64)
     images, labels = batch(net, 2, 5)
     _, grad = net.loss_and_gradient(params, images, labels)
     rng = np.random.default_rng(6)
@@ -68,20 +68,21 @@ def test_gradient_matches_central_differences(net: ConvNet) -> None:
 def test_float32_fast_path_agrees_with_float64(net: ConvNet) -> None:
     """float32 (the CNN fast path) from the float64 point rounded: gradient within 1e-4 relative
     (Euclidean norm), loss within 1e-5 relative; the float32 result keeps its dtype."""
-    params = net.init_params(7)
+    params = net.init_params(7, np.float64)
     images, labels = batch(net, 2, 8)
     loss64, grad64 = net.loss_and_gradient(params, images, labels)
     loss32, grad32 = net.loss_and_gradient(params.astype(np.float32), images.astype(np.float32), labels)
     assert grad32.dtype == np.float32
     assert rel_err(grad32.astype(np.float64), grad64) <= 1e-4
     assert abs(loss32 - loss64) <= 1e-5 * loss64
-    assert np.array_equal(net.init_params(7, np.float32), params.astype(np.float32))
+    default = net.init_params(7)  # float32 is the default, the float64 draw rounded
+    assert default.dtype == np.float32 and np.array_equal(default, params.astype(np.float32))
 
 
 @pytest.mark.parametrize("net", NETWORKS, ids=IDS)
 def test_sgd_steps_kernel_matches_reference(net: ConvNet) -> None:
     """Five SGD steps at batch 2 over 6 images (the minibatches wrap around): same iterate."""
-    params = net.init_params(9)
+    params = net.init_params(9, np.float64)
     images, labels = batch(net, 6, 10)
     work = net.workspace(2, np.float64)
     p_nb, p_np = params.copy(), params.copy()
@@ -111,8 +112,9 @@ def test_initialisation_is_pytorch_default_and_reproducible() -> None:
     uniforms has relative standard deviation sqrt(0.8 / n) <= 2% there); the mean is within 5 standard
     errors of 0; the same seed gives the same vector, another seed another one."""
     net = tutorial_cifar_net()
-    params = net.init_params(11)
-    assert np.array_equal(params, net.init_params(11)) and not np.array_equal(params, net.init_params(12))
+    params = net.init_params(11, np.float64)
+    assert np.array_equal(params, net.init_params(11, np.float64))
+    assert not np.array_equal(params, net.init_params(12, np.float64))
     for block in net.layout.parameter_blocks:
         values = params[block.offset : block.offset + block.size]
         bound = 1 / np.sqrt(block.fan_in)
@@ -126,7 +128,7 @@ def test_initialisation_is_pytorch_default_and_reproducible() -> None:
 
 def test_accuracy_and_predictions() -> None:
     net = digits_net()
-    params = net.init_params(13)
+    params = net.init_params(13, np.float64)
     images, _ = batch(net, 20, 14)
     predicted = net.predict(params, images)
     assert predicted.dtype == np.int64 and predicted.shape == (20,)
@@ -136,7 +138,7 @@ def test_accuracy_and_predictions() -> None:
 
 def test_bad_input_names_the_field() -> None:
     net = digits_net()
-    params = net.init_params(0)
+    params = net.init_params(0, np.float64)
     images, labels = batch(net, 2, 0)
     bad = [
         (lambda: net.loss(params[:-1], images, labels), "params: expected shape"),

@@ -1,9 +1,9 @@
 """Type stub of problems.models: its public API (loaded lazily)."""
 
+from .cnn import ConvNet, cnn_step_rate, digits_net, lenet5, tutorial_cifar_net
 from .kernels import margin_loss_sum, margin_residuals, register_loss
 from .least_squares import LeastSquaresModel
 from .linear import CurvatureBounds, LinearModel
 from .logistic import LogisticModel
 from .registry import MODEL_NAMES, model_for
 from .softmax import SoftmaxModel
-from .cnn import ConvNet, cnn_step_rate, digits_net, lenet5, tutorial_cifar_net

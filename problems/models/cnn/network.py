@@ -55,8 +55,9 @@ class ConvNet:
     def input_shape(self) -> tuple[int, int, int]:
         return self.layout.input_shape
 
-    def init_params(self, seed: int, dtype: np.dtype | type = np.float64) -> np.ndarray:
-        """PyTorch's default initialisation from Philox keyed by ``seed`` (``initialisation``)."""
+    def init_params(self, seed: int, dtype: np.dtype | type = np.float32) -> np.ndarray:
+        """PyTorch's default initialisation from Philox keyed by ``seed`` (``initialisation``), float32
+        by default (the fast path; the parameters' dtype selects the precision of every computation)."""
         return default_init(self.layout, seed, dtype)
 
     def workspace(self, batch: int, dtype: np.dtype | type) -> CNNWorkspace:
