@@ -16,7 +16,7 @@ from numba import njit
 from .conv2d import conv2d_backward_input, conv2d_backward_params, conv2d_forward
 from .cross_entropy import cross_entropy
 from .dense import dense_backward_input, dense_backward_params, dense_forward
-from .layout import OP_CONV, OP_DENSE, OP_POOL, OP_RELU
+from .layout import COL_OUT_ACT, COL_OUT_C, OP_CONV, OP_DENSE, OP_POOL, OP_RELU
 from .max_pool import max_pool_backward, max_pool_forward
 from .relu import relu_backward, relu_forward
 
@@ -45,11 +45,12 @@ def network_forward(table, params, images, acts, pool_index):
         elif op == OP_POOL:
             arg = pool_index[B * ga : B * (ga + oh * ow * oc)]
             max_pool_forward(x.reshape((B, h, w, c)), y.reshape((B, oh, ow, oc)), arg.reshape((B, oh, ow, oc)))
-        else:
+        elif op == OP_DENSE:
             nw = c * oc
             dense_forward(x.reshape((B, c)), params[p : p + nw].reshape((c, oc)), params[p + nw : p + nw + oc], y.reshape((B, oc)))
-    last = table[table.shape[0] - 1]
-    return acts[B * last[10] : B * (last[10] + last[6])].reshape((B, last[6]))
+    classes = table[table.shape[0] - 1, COL_OUT_C]
+    logits_at = B * table[table.shape[0] - 1, COL_OUT_ACT]
+    return acts[logits_at : logits_at + B * classes].reshape((B, classes))
 
 
 @njit(cache=True)
@@ -58,8 +59,9 @@ def network_loss_grad(table, params, images, labels, acts, dacts, pool_index, gr
     B = images.shape[0]
     logits = network_forward(table, params, images, acts, pool_index)
     L = table.shape[0]
-    last = table[L - 1]
-    dlogits = dacts[B * last[10] : B * (last[10] + last[6])].reshape((B, last[6]))
+    classes = table[L - 1, COL_OUT_C]
+    logits_at = B * table[L - 1, COL_OUT_ACT]
+    dlogits = dacts[logits_at : logits_at + B * classes].reshape((B, classes))
     loss = cross_entropy(logits, labels, dlogits)
     for l in range(L - 1, -1, -1):
         op, h, w, c, oh, ow, oc, k, p, ia, oa, ga = table[l]
@@ -78,7 +80,7 @@ def network_loss_grad(table, params, images, labels, acts, dacts, pool_index, gr
         elif op == OP_POOL:
             arg = pool_index[B * ga : B * (ga + oh * ow * oc)]
             max_pool_backward(arg.reshape((B, oh, ow, oc)), g.reshape((B, oh, ow, oc)), dx.reshape((B, h, w, c)))
-        else:
+        elif op == OP_DENSE:
             nw = c * oc
             x2 = x.reshape((B, c))
             g2 = g.reshape((B, oc))

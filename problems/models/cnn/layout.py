@@ -32,11 +32,15 @@ __all__ = [
     "OP_RELU",
     "OP_POOL",
     "OP_DENSE",
-    "TABLE_COLUMNS",
+    "COL_OUT_C",
+    "COL_OUT_ACT",
 ]
 
 OP_CONV, OP_RELU, OP_POOL, OP_DENSE = 0, 1, 2, 3
-TABLE_COLUMNS = ("op", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "kernel", "param", "in_act", "out_act", "arg")
+"""Layer codes of the table's first column."""
+(COL_OP, COL_IN_H, COL_IN_W, COL_IN_C, COL_OUT_H, COL_OUT_W, COL_OUT_C, COL_KERNEL, COL_PARAM, COL_IN_ACT,
+ COL_OUT_ACT, COL_POOL_INDEX) = range(12)
+"""The table's columns, in the order of the module docstring."""
 
 
 class ParameterBlock(NamedTuple):
@@ -132,18 +136,18 @@ class NetworkLayout:
     @property
     def n_classes(self) -> int:
         """Number of logits (the last dense layer's D_out)."""
-        return int(self._rows[-1][6])
+        return int(self._rows[-1][COL_OUT_C])
 
     @property
     def activation_size(self) -> int:
         """Floats of all activations of one sample, the input included."""
         last = self._rows[-1]
-        return int(last[10] + last[4] * last[5] * last[6])
+        return int(last[COL_OUT_ACT] + last[COL_OUT_H] * last[COL_OUT_W] * last[COL_OUT_C])
 
     @property
     def pool_index_size(self) -> int:
         """Max-pool winner indices of one sample (int8)."""
-        return int(sum(r[4] * r[5] * r[6] for r in self._rows if r[0] == OP_POOL))
+        return int(sum(r[COL_OUT_H] * r[COL_OUT_W] * r[COL_OUT_C] for r in self._rows if r[COL_OP] == OP_POOL))
 
     @property
     def parameter_blocks(self) -> tuple[ParameterBlock, ...]:
@@ -153,28 +157,28 @@ class NetworkLayout:
             if isinstance(layer, Conv2d):
                 k = layer.kernel_size
                 shape = (k, k, layer.in_channels, layer.out_channels)
-                blocks.append(ParameterBlock(i, int(row[8]), shape, layer.out_channels, layer.fan_in))
+                blocks.append(ParameterBlock(i, int(row[COL_PARAM]), shape, layer.out_channels, layer.fan_in))
             elif isinstance(layer, Dense):
                 shape = (layer.in_features, layer.out_features)
-                blocks.append(ParameterBlock(i, int(row[8]), shape, layer.out_features, layer.fan_in))
+                blocks.append(ParameterBlock(i, int(row[COL_PARAM]), shape, layer.out_features, layer.fan_in))
         return tuple(blocks)
 
     def activation_shapes(self) -> tuple[tuple[int, int, int], ...]:
         """Per-sample shapes of act_0 (the input), ..., act_L (the logits, (1, 1, classes))."""
-        return (self.input_shape, *(tuple(int(v) for v in row[4:7]) for row in self._rows))
+        return (self.input_shape, *(tuple(int(v) for v in row[COL_OUT_H : COL_OUT_C + 1]) for row in self._rows))
 
     def flops_per_image(self) -> int:
         """Multiply-adds x 2 of one image's forward pass plus backward pass (parameter gradients of
         every layer, input gradients of every layer but the first): the floor's numerator."""
         total = 0
         for row in self._rows:
-            op, _, _, c, oh, ow, oc, k = row[:8]
+            op, _, _, c, oh, ow, oc, k = row[: COL_KERNEL + 1]
             if op == OP_CONV:
                 macs = oh * ow * oc * k * k * c
             elif op == OP_DENSE:
                 macs = c * oc
             else:
                 continue
-            passes = 3 if row[9] > 0 else 2  # forward, weight gradient, input gradient
+            passes = 3 if row[COL_IN_ACT] > 0 else 2  # forward, weight gradient, input gradient
             total += 2 * passes * macs
         return int(total)
