@@ -8,6 +8,10 @@ order; within a layer the weight first, row-major, then the bias:
 * ``Dense``:  w (D_in, D_out), then b (D_out,)          (D_in D_out + D_out entries)
 * ``MaxPool2d``, ``ReLU``: no parameters.
 
+From a PyTorch state_dict: a conv weight (C_out, C_in, K, K) is ``w.permute(2, 3, 1, 0)``, a linear
+weight (D_out, D_in) is ``w.T``, and the first linear layer after a 4-D activation also has its
+rows reordered from torch's (c, h, w) flattening to fedbound's (h, w, c); biases are the same.
+
 Activations: act_0 = the input image (H, W, C), act_{l+1} = layer l's output; a batch of B stores
 each act_l as a (B, ...) block of one flat buffer, at B times the per-sample offset. The kernel
 table has one row per layer: (op, input h, w, c, output h, w, c, kernel size, parameter offset,
