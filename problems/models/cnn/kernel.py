@@ -47,7 +47,8 @@ def network_forward(table, params, images, acts, pool_index):
             max_pool_forward(x.reshape((B, h, w, c)), y.reshape((B, oh, ow, oc)), arg.reshape((B, oh, ow, oc)))
         elif op == OP_DENSE:
             nw = c * oc
-            dense_forward(x.reshape((B, c)), params[p : p + nw].reshape((c, oc)), params[p + nw : p + nw + oc], y.reshape((B, oc)))
+            w2 = params[p : p + nw].reshape((c, oc))
+            dense_forward(x.reshape((B, c)), w2, params[p + nw : p + nw + oc], y.reshape((B, oc)))
     classes = table[table.shape[0] - 1, COL_OUT_C]
     logits_at = B * table[table.shape[0] - 1, COL_OUT_ACT]
     return acts[logits_at : logits_at + B * classes].reshape((B, classes))

@@ -101,9 +101,12 @@ class NetworkLayout:
                 if layer.in_channels != c:
                     raise ProblemError(f"layers[{i}].in_channels: {c} channels reach it, got {layer.in_channels}")
                 if layer.kernel_size > min(h, w):
-                    raise ProblemError(f"layers[{i}].kernel_size: {layer.kernel_size} exceeds the {h} x {w} input reaching it")
+                    raise ProblemError(
+                        f"layers[{i}].kernel_size: {layer.kernel_size} exceeds the {h} x {w} input reaching it"
+                    )
                 out = (h - layer.kernel_size + 1, w - layer.kernel_size + 1, layer.out_channels)
-                op, kernel, n_params = OP_CONV, layer.kernel_size, layer.fan_in * layer.out_channels + layer.out_channels
+                op, kernel = OP_CONV, layer.kernel_size
+                n_params = layer.fan_in * layer.out_channels + layer.out_channels
             elif isinstance(layer, MaxPool2d):
                 if h < 2 or w < 2:
                     raise ProblemError(f"layers[{i}]: max-pooling needs an input of at least 2 x 2, got {h} x {w}")
@@ -112,7 +115,9 @@ class NetworkLayout:
                 out, op, kernel, n_params = shape, OP_RELU, 0, 0
             elif isinstance(layer, Dense):
                 if layer.in_features != h * w * c:
-                    raise ProblemError(f"layers[{i}].in_features: {h * w * c} features reach it, got {layer.in_features}")
+                    raise ProblemError(
+                        f"layers[{i}].in_features: {h * w * c} features reach it, got {layer.in_features}"
+                    )
                 shape = (1, 1, h * w * c)
                 out, op, kernel = (1, 1, layer.out_features), OP_DENSE, 0
                 n_params = layer.in_features * layer.out_features + layer.out_features

@@ -130,7 +130,9 @@ class ConvNet:
         if labels.shape != (batch,):
             raise ProblemError(f"labels: expected shape ({batch},), got {labels.shape}")
         if labels.min() < 0 or labels.max() >= self.n_classes:
-            raise ProblemError(f"labels: expected integers in [0, {self.n_classes}), got [{labels.min()}, {labels.max()}]")
+            raise ProblemError(
+                f"labels: expected integers in [0, {self.n_classes}), got [{labels.min()}, {labels.max()}]"
+            )
         return labels.astype(np.int64)
 
 

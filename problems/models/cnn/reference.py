@@ -49,7 +49,9 @@ def forward_np(layout: NetworkLayout, params: np.ndarray, images: np.ndarray) ->
     return acts, caches
 
 
-def loss_grad_np(layout: NetworkLayout, params: np.ndarray, images: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
+def loss_grad_np(
+    layout: NetworkLayout, params: np.ndarray, images: np.ndarray, labels: np.ndarray
+) -> tuple[float, np.ndarray]:
     """(mean cross-entropy, its gradient in the flat layout) of the minibatch."""
     weights = _weights(layout, params)
     acts, caches = forward_np(layout, params, images)
@@ -76,7 +78,13 @@ def loss_grad_np(layout: NetworkLayout, params: np.ndarray, images: np.ndarray, 
 
 
 def sgd_steps_np(
-    layout: NetworkLayout, params: np.ndarray, images: np.ndarray, labels: np.ndarray, batch: int, lr: float, n_steps: int
+    layout: NetworkLayout,
+    params: np.ndarray,
+    images: np.ndarray,
+    labels: np.ndarray,
+    batch: int,
+    lr: float,
+    n_steps: int,
 ) -> float:
     """NumPy twin of ``kernel.sgd_steps``: n_steps SGD steps on params in place, step s on rows
     [(s b) mod n, (s b) mod n + b); returns the last loss."""
