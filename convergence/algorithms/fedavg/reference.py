@@ -88,7 +88,10 @@ def fedavg_reference(
             local -= eta_all[t] * grad
             if track:
                 max_rad = max(max_rad, float(np.max(np.sum((local - star) ** 2, axis=(1, 2))[sampled])))
-        average = np.tensordot(sample.coefficients, local, axes=1)
+        if sampled.all():
+            average = np.tensordot(sample.coefficients, local, axes=1)
+        else:  # only the sampled clients' models enter (an unsampled one may even be non-finite)
+            average = np.tensordot(sample.coefficients[sampled], local[sampled], axes=1)
         if sample.broadcast != 0.0:
             average += sample.broadcast * W
         W = average if algorithm.server_lr == 1.0 else W + algorithm.server_lr * (average - W)
