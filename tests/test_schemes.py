@@ -7,7 +7,8 @@ McMahan et al.'s original scheme, next to full participation.
 * full participation is main's FedAvg bit for bit (digests of main's trajectories, main's run ids);
   Scheme II and the original scheme with K = N are full participation bit for bit;
 * the samplers: the kernel's draws are the NumPy twin's; Scheme I's frequencies match p_k and
-  Scheme II's K-subsets are uniform (chi-square tests at the 0.1% level);
+  Scheme II's K-subsets are uniform (chi-square tests at the 0.1% level); on balanced data Scheme II
+  is parallel restarted SGD with K participants, run by the block-cyclic engine;
 * Lemma 4 (unbiasedness): E[W'] = sum_k p_k w_k for Schemes I and II, by exact enumeration of
   every sample of a tiny N and by Monte Carlo over the real sampler; transformed Scheme II is
   unbiased for the scaled objectives, the original scheme is not;
@@ -30,7 +31,7 @@ import pytest
 from scipy.stats import chisquare
 from test_fedavg_kernel import LOSSES, run_seed, small_problem
 
-from convergence import ConfigError, FedAvgConfig, RunConfig, StepSize, run
+from convergence import ConfigError, FedAvgConfig, PRSGDConfig, RunConfig, StepSize, run
 from convergence._rng import participation_key, weighted_draws_np, weights_cdf
 from convergence.algorithms import algorithm_for
 from convergence.algorithms.fedavg.participation import (
@@ -309,3 +310,23 @@ def test_transformed_scheme_ii_scales_each_clients_steps_by_n_p_k() -> None:
     expected = [0.1 * 2 * 0.25 * 1.0, 0.0] if k == 0 else [0.0, 0.1 * 2 * 0.75 * 2.0]  # from w = 0: -eta N p_k x (0 - 1)
     for engine in ("numba", "numpy"):
         np.testing.assert_allclose(run_seed(problem, alg, 0, np.zeros(2), engine=engine)[0][0], expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("scheme", ["scheme_ii", "transformed_scheme_ii"])
+def test_uniform_subsets_are_the_block_cyclic_engines(scheme: str) -> None:
+    """On balanced data (p_k = 1/N, N = 4: N p_k = 1 exactly), Scheme II and transformed Scheme II
+    are parallel restarted SGD with K participants (Yu et al.; the block-cyclic engine, one block),
+    which samples its K-subsets with the same ``_rng.participants`` and participation key: the
+    trajectories agree to rounding (the coefficients (N/K) p_k and 1/K differ in the last bit)."""
+    from test_block_cyclic import small
+
+    problem = small("least_squares").block(0)
+    assert np.all(problem.weights == 0.25)
+    step = StepSize.constant(0.05)
+    pr_sgd = PRSGDConfig(rounds=8, sync_interval=3, step_size=step, batch_size=2, participants=2, record_rounds=(4, 8))
+    fedavg = FedAvgConfig(3, 8, step, 2, 1.0, (4, 8), participation=scheme, participants=2)
+    a = run(RunConfig(problem.spec, pr_sgd), problem=problem).iterates
+    b = run(RunConfig(problem.spec, fedavg), problem=problem).iterates
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    full = run(RunConfig(problem.spec, FedAvgConfig(3, 8, step, 2, 1.0, (4, 8))), problem=problem).iterates
+    assert np.abs(full - b).max() > 1e-6
