@@ -51,6 +51,17 @@ def _config(scheme: str, K: int | None, batch: int, **kw) -> FedAvgConfig:
                         participants=K, **kw)
 
 
+def _both_engines(problem: FederatedProblem, alg: FedAvgConfig, seed: int, w_star: np.ndarray) -> tuple:
+    """(records, tracked maxima, diverged) of the kernel and of the reference; asserts that they
+    agree to 1e-10 relative and that neither diverged."""
+    fast = run_seed(problem, alg, seed, w_star, engine="numba", track=True)
+    slow = run_seed(problem, alg, seed, w_star, engine="numpy", track=True)
+    assert fast[2] == slow[2] == -1
+    np.testing.assert_allclose(fast[0], slow[0], rtol=1e-10, atol=1e-12 * np.abs(slow[0]).max())
+    np.testing.assert_allclose(fast[1], slow[1], rtol=1e-10)
+    return fast, slow
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("batch", [0, 3])
@@ -61,11 +72,7 @@ def test_kernel_matches_reference(scheme: str, loss: str, batch: int) -> None:
     problem = small_problem(loss, "mixed")
     alg = _config(scheme, 3 if scheme == "scheme_i" else 2, batch)
     w_star = np.random.default_rng(1).normal(size=problem.dim)
-    fast = run_seed(problem, alg, 11, w_star, engine="numba", track=True)
-    slow = run_seed(problem, alg, 11, w_star, engine="numpy", track=True)
-    assert fast[2] == slow[2] == -1
-    np.testing.assert_allclose(fast[0], slow[0], rtol=1e-10, atol=1e-12 * np.abs(slow[0]).max())
-    np.testing.assert_allclose(fast[1], slow[1], rtol=1e-10)
+    fast, slow = _both_engines(problem, alg, 11, w_star)
     assert np.abs(slow[0][-1] - slow[0][0]).max() > 1e-3  # the run moved
     full = run_seed(problem, _config("full", None, batch), 11, w_star, engine="numba", track=True)
     assert np.abs(full[0][-1] - fast[0][-1]).max() > 1e-6  # the scheme acted
@@ -77,11 +84,7 @@ def test_server_lr_and_a_second_seed_agree() -> None:
     for scheme, layout, batch, lr in [("original", "sparse", 2, 0.7), ("scheme_i", "wide", 40, 1.0)]:
         problem = small_problem("softmax", layout)
         alg = _config(scheme, 2, batch, server_lr=lr)
-        w_star = np.zeros(problem.dim)
-        fast = run_seed(problem, alg, 5, w_star, engine="numba", track=True)
-        slow = run_seed(problem, alg, 5, w_star, engine="numpy", track=True)
-        np.testing.assert_allclose(fast[0], slow[0], rtol=1e-10, atol=1e-12 * np.abs(slow[0]).max())
-        np.testing.assert_allclose(fast[1], slow[1], rtol=1e-10)
+        _both_engines(problem, alg, 5, np.zeros(problem.dim))
 
 
 MAIN_DIGESTS = {
