@@ -42,7 +42,7 @@ from numba import njit
 
 from .._rng import participation_key, seed_key, stream_key
 from ..schedules import step_size_at
-from .fedavg.participation import aggregation, draw_clients
+from .fedavg.participation import FULL, aggregation, draw_clients
 from .local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale
 
 __all__ = ["local_sgd_kernel"]
@@ -92,6 +92,7 @@ def local_sgd_kernel(
     drawn = np.empty(K, dtype=np.int64)
     key = seed_key(seed)
     pkey = participation_key(seed)
+    broadcast = 0.0
     star_sq = 0.0
     for q in range(d):
         star_sq += w_star[q] * w_star[q]
@@ -111,8 +112,9 @@ def local_sgd_kernel(
             for q in range(d):
                 w_sq += W[q] * W[q]
                 w_dot += W[q] * w_star[q]
-        draw_clients(scheme, pkey, r, K, cdf, hashes, drawn, counts)
-        broadcast = aggregation(scheme, counts, weights, K, coefficients)
+        if r == 0 or scheme != FULL:  # full participation: the same sample every round
+            draw_clients(scheme, pkey, r, K, cdf, hashes, drawn, counts)
+            broadcast = aggregation(scheme, counts, weights, K, coefficients)
         for k in range(N):
             if counts[k] == 0:
                 continue
