@@ -7,17 +7,15 @@ their local models w_k with the broadcast model W into the next global model
 
 p_k are the problem's client weights (sum 1), K = ``participants`` the clients sampled per round.
 
-======================== ============================================ =========================
-scheme                   sampling S_r (round r)                       a_k (k in S_r), b
-======================== ============================================ =========================
-``full``                 every client                                 p_k, b = 0
-``scheme_i``             K draws i_1..i_K iid, with replacement,      c_k / K, b = 0
-                         P(i_l = k) = p_k (a multiset)                (c_k = #{l: i_l = k})
-``scheme_ii``            K clients uniformly without replacement      (N / K) p_k, b = 0
-``transformed_scheme_ii`` as scheme_ii; each client descends          1 / K, b = 0
-                         F~_k = N p_k F_k
-``original``             as scheme_ii (McMahan et al.)                p_k, b = sum_{k not in S_r} p_k
-======================== ============================================ =========================
+scheme (``participation``)   sampling S_r in round r                     a_k (k in S_r); b
+---------------------------  ------------------------------------------  ------------------------------
+full                         every client                                p_k; b = 0
+scheme_i                     K draws i_1..i_K iid with replacement,      c_k / K, c_k = #{l: i_l = k};
+                             P(i_l = k) = p_k (a multiset)               b = 0
+scheme_ii                    K clients uniformly without replacement     (N / K) p_k; b = 0
+transformed_scheme_ii        as scheme_ii; client k descends             1 / K; b = 0
+                             F~_k = N p_k F_k
+original                     as scheme_ii (McMahan et al.)               p_k; b = sum_{k not in S_r} p_k
 
 What the theory assumes and how the code matches it:
 
@@ -30,7 +28,7 @@ What the theory assumes and how the code matches it:
 * ``scheme_ii`` is Assumption 6 (Theorem 3): a uniform K-subset without replacement
   (``_rng.participants``, the block-cyclic algorithms' sampler) and W' = (N/K) sum_{k in S} p_k w_k.
   The theorem also assumes balanced data p_k = 1/N; the code runs any p, and with unbalanced p the
-  coefficients need not sum to 1 (the paper's footnote), which is the instability Fig. 1d shows.
+  coefficients need not sum to 1 (App. B.1), the instability the paper reports (Fig. 1d, Fig. 4).
   Unbiased for any p: E[W'] = (N/K)(K/N) sum_k p_k w_k.
 * ``transformed_scheme_ii`` is Sec. 3.3's transformation for unbalanced data: client k runs SGD on
   F~_k = N p_k F_k (its objective, l2 term included, scaled: every gradient and so every step is
@@ -42,6 +40,11 @@ What the theory assumes and how the code matches it:
   keeping the broadcast model. It is biased towards W (E[W'] = (1 - K/N) W + (K/N) sum_k p_k w_k),
   which is why Li's analysis does not cover it.
 * ``full`` is Sec. 2's full participation: every client, W' = sum_k p_k w_k.
+
+Step sizes are the config's ``step_size`` under every scheme: Theorems 2-3 decay eta_t per local
+iteration (eta_t = 2 / (mu (gamma + t)), ``StepSize.li``), the paper's experiments per round
+(eta_0 / (1 + round), ``StepSize.per_round``); transformed Scheme II multiplies client k's steps by
+N p_k on top.
 
 Each scheme is two steps, the same in the Numba kernel (``local_sgd``) and the NumPy reference
 (``reference``): ``draw_clients`` (which clients, with multiplicity c_k, round r of a seed) and
