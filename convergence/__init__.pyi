@@ -3,8 +3,8 @@
 
 from .algorithms import (
     ALGORITHM_NAMES, BlockCyclicExtras, BlockCyclicTrace, Communication, DivergenceError, FedAvgConfig,
-    FedAvgCyclicConfig, FedAvgExtras, FedAvgTrace, FedProxConfig, MCPSGDConfig, MMPSGDConfig, PRSGDConfig, RunConfig,
-    RunResult,
+    FedAvgCyclicConfig, FedAvgExtras, FedAvgTrace, FedProxConfig, MCPSGDConfig, MMPSGDConfig, PARTICIPATION_SCHEMES,
+    PRSGDConfig, RoundSample, RunConfig, RunResult, round_sample,
 )
 from .block_gaps import BlockCyclicGaps, block_cyclic_gaps
 from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound

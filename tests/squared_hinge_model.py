@@ -77,7 +77,8 @@ def run_in_kernel() -> float:
     diverged = fedavg_kernel(
         model.kernel_loss(), 1, 4, mu, np.ones(1), y, np.array([0, 12]), np.arange(4), one, X.reshape(-1),
         np.array([0, 48]), np.ones(1, dtype=np.bool_), np.zeros(16), np.zeros(1, dtype=np.bool_), np.zeros(4),
-        0, eta, 0.0, 3, 1, 0, 0, 1.0, np.array([1]), np.zeros(4), np.zeros(4), False, records, stats)
+        0, eta, 0.0, 3, 1, 0, 0, 1.0, np.array([1]), np.zeros(4), np.zeros(4), False, records, stats,
+        0, 1, np.ones(1), np.ones(1))  # full participation: scheme code 0, K = N = 1, cdf and step scales
     assert diverged == -1
     w = np.zeros(4)
     for _ in range(3):

@@ -1,29 +1,38 @@
-"""Numba kernel of local SGD with full participation on a proximal local objective, one seed per
-call: the round loop that FedAvg (mu_prox = 0, ``fedavg.kernel``) and FedProx (mu_prox >= 0,
-``fedprox.kernel``) share.
+"""Numba kernel of local SGD on a proximal local objective with a client sampling and aggregation
+scheme, one seed per call: the round loop that FedAvg (mu_prox = 0, ``fedavg.kernel``) and FedProx
+(mu_prox >= 0, full participation, ``fedprox.kernel``) share.
 
-Algorithm: for round r = 0..R-1, every client k starts from the global model W (w_g) and takes E
-steps on its local objective h_k(w) = F_k(w) + (mu/2) ||w||^2 + (mu_prox/2) ||w - W||^2,
+Algorithm: for round r = 0..R-1, the server samples the round's clients with multiplicities c_k
+and aggregation coefficients a_k, b (``fedavg.participation``: every client with a_k = p_k under
+full participation, or Li et al.'s Schemes I, II, transformed II, or McMahan et al.'s original
+scheme, drawn from the seed's participation key by the counter-based sampler of ``_rng``). Every
+sampled client k (c_k > 0; the others do not compute) starts from the global model W (w_g) and
+takes E steps on its local objective h_k(w) = F_k(w) + (mu/2) ||w||^2 + (mu_prox/2) ||w - W||^2,
 
-    W_k <- W_k - eta_t (g_k(W_k) + mu W_k + mu_prox (W_k - W)),   t = r E + e,
+    W_k <- W_k - eta_t lambda_k (g_k(W_k) + mu W_k + mu_prox (W_k - W)),   t = r E + e,
 
 where g_k is the data gradient of client k (the loss's derivative comes from the model oracle,
 ``problems.models.kernels.margin_residuals``, dispatched on the model's loss tag): exact, or a
 minibatch of ``batch`` rows drawn uniformly with replacement by the counter-based sampler of
-``_rng``. Then the server sets W <- W + s (sum_k p_k W_k - W), s = ``server_lr`` (s = 1: the plain
-weighted average W <- sum_k p_k W_k). With mu_prox = 0 the prox term is never evaluated and every
-operation is FedAvg's (Li et al., ICLR 2020, Sec. 2), to the bit; left out (its default), mu_prox
-is a compile-time constant and Numba folds the prox branches away (FedAvg's specialisation).
+``_rng``, and lambda_k = N p_k under transformed Scheme II (F~_k = N p_k F_k), 1 otherwise. Then
+the server sets W <- W + s (W' - W), W' = b W + sum_k a_k W_k, s = ``server_lr`` (full
+participation and s = 1: the plain weighted average W <- sum_k p_k W_k). With mu_prox = 0 the prox
+term is never evaluated and every operation is FedAvg's (Li et al., ICLR 2020, Sec. 2), to the bit;
+left out (its default), mu_prox is a compile-time constant and Numba folds the prox branches away
+(FedAvg's specialisation). Full participation computes a_k = p_k, b = 0 and lambda_k = 1 and
+multiplies by lambda_k = 1.0 exactly, so its arithmetic is that of the kernel before schemes
+existed, bit for bit.
 
 Parameters are stored row-major as (f, C): w[j*C + c] = W[j, c] (C = 1 except for softmax).
 Outside its feature support S_k a client's data gradient vanishes, so its local model there is
 s_k W with one scalar s_k per client, s_k <- s_k - eta_t (mu s_k + mu_prox (s_k - 1)) from
 s_k = 1 (derived in ``local_steps.off_support_scale``; packing in ``fedavg.packing``).
 
-With ``track`` the kernel also records, over every local iterate of every client,
+With ``track`` the kernel also records, over every local iterate of every sampled client,
 max ||w - w*||^2 (the radius of the region the iterates visit) and max ||g||^2 of the realised
-stochastic gradients of the local objective (Assumption 4's quantity of Li et al. when
-mu_prox = 0, exactly, when gradients are exact).
+stochastic gradients lambda_k grad h_k of the local objective (Assumption 4's quantity of Li et al.
+when mu_prox = 0, exactly, when gradients are exact; the scaled objective's G~ under transformed
+Scheme II).
 """
 
 from __future__ import annotations
@@ -31,8 +40,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._rng import seed_key, stream_key
+from .._rng import participation_key, seed_key, stream_key
 from ..schedules import step_size_at
+from .fedavg.participation import FULL, aggregation, draw_clients
 from .local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale
 
 __all__ = ["local_sgd_kernel"]
@@ -42,15 +52,17 @@ __all__ = ["local_sgd_kernel"]
 def local_sgd_kernel(
     loss, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
     full_support, gram, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr,
-    record_rounds, w0, w_star, track, records, stats, mu_prox=0.0,
+    record_rounds, w0, w_star, track, records, stats, scheme, K, cdf, step_scales, mu_prox=0.0,
 ):
     """Run one seed; write the global model at ``record_rounds`` into ``records`` (n_rec, d).
 
     Client data as ``fedavg.packing.PackedClients`` lays it out; the step size eta_t is
     ``schedules.step_size_at(sched_code, sched_a, sched_b, t, E)``. ``stats`` (2,) receives
-    [max ||w - w*||^2, max ||g||^2] when ``track``. ``mu_prox`` >= 0 is the proximal coefficient
-    (0: FedAvg). Returns -1, or the 0-based round at whose end the model had diverged (non-finite,
-    or DIVERGENCE_FACTOR).
+    [max ||w - w*||^2, max ||g||^2] when ``track``. The scheme is ``fedavg.participation``'s
+    ``KernelParticipation``: ``scheme`` its code, K the clients per round, ``cdf`` (N,) and
+    ``step_scales`` (N,) lambda_k. ``mu_prox`` >= 0 is the proximal coefficient (0: FedAvg).
+    Returns -1, or the 0-based round at whose end the model had diverged (non-finite, or
+    DIVERGENCE_FACTOR).
     """
     N = weights.size
     d = n_features * C
@@ -70,7 +82,17 @@ def local_sgd_kernel(
     Z = np.empty((n_max, C))
     idx = np.empty(n_max, dtype=np.int64)
     acc = np.empty(d)
+    gram_offsets = np.zeros(N + 1, dtype=np.int64)
+    for k in range(N):
+        m = support_offsets[k + 1] - support_offsets[k]
+        gram_offsets[k + 1] = gram_offsets[k] + m * m
+    counts = np.empty(N, dtype=np.int64)
+    coefficients = np.empty(N)
+    hashes = np.empty(N, dtype=np.uint64)
+    drawn = np.empty(K, dtype=np.int64)
     key = seed_key(seed)
+    pkey = participation_key(seed)
+    broadcast = 0.0
     star_sq = 0.0
     for q in range(d):
         star_sq += w_star[q] * w_star[q]
@@ -90,9 +112,14 @@ def local_sgd_kernel(
             for q in range(d):
                 w_sq += W[q] * W[q]
                 w_dot += W[q] * w_star[q]
-        gram_base = 0
+        if r == 0 or scheme != FULL:  # full participation: the same sample every round
+            draw_clients(scheme, pkey, r, K, cdf, hashes, drawn, counts)
+            broadcast = aggregation(scheme, counts, weights, K, coefficients)
         for k in range(N):
+            if counts[k] == 0:
+                continue
             so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
+            lam = step_scales[k]
             Wk = local[so * C:(so + m) * C]
             off_sq, off_dot, off_star = w_sq, w_dot, star_sq
             for jj in range(m):
@@ -110,10 +137,10 @@ def local_sgd_kernel(
             n_k = sample_offsets[k + 1] - sample_offsets[k]
             for e in range(E):
                 t = r * E + e
-                eta = step_size_at(sched_code, sched_a, sched_b, t, E)
+                eta = step_size_at(sched_code, sched_a, sched_b, t, E) * lam
                 stream = stream_key(key, t, k, N) if batch > 0 else np.uint64(0)
                 if batch == 0 and uses_gram[k]:
-                    gram_gradient(gram, gram_base, gram_rhs, so, m, Wk, G)
+                    gram_gradient(gram, gram_offsets[k], gram_rhs, so, m, Wk, G)
                 else:
                     data_gradient(loss, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
                                   stream, Wk, G, Xb, Z, idx)
@@ -124,7 +151,7 @@ def local_sgd_kernel(
                         if mu_prox != 0.0:
                             g += mu_prox * (Wk[q] - anchor[q])
                         g_sq += g * g
-                    max_grad = max(max_grad, g_sq)
+                    max_grad = max(max_grad, lam * lam * g_sq)
                 if mu_prox == 0.0:
                     for q in range(m * C):
                         Wk[q] -= eta * (G[q] + mu * Wk[q])
@@ -141,17 +168,18 @@ def local_sgd_kernel(
                             rad += diff * diff
                     max_rad = max(max_rad, rad)
             scale[k] = s
-            gram_base += m * m
-        # server: acc = sum_k p_k w_k, with w_k = s_k W off the support of k
-        off_weight = 0.0
+        # server: acc = b W + sum_k a_k w_k over the sampled clients, with w_k = s_k W off the support of k
+        off_weight = broadcast
         for k in range(N):
-            if not full_support[k]:
-                off_weight += weights[k] * scale[k]
+            if counts[k] > 0 and not full_support[k]:
+                off_weight += coefficients[k] * scale[k]
         for q in range(d):
             acc[q] = off_weight * W[q]
         for k in range(N):
+            if counts[k] == 0:
+                continue
             so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
-            p, s = weights[k], scale[k]
+            p, s = coefficients[k], scale[k]
             for jj in range(m):
                 j = support[so + jj]
                 for c in range(C):

@@ -29,8 +29,9 @@ Sampling (``_rng``, shared with FedAvg): client i's minibatch at step t is strea
 stream_key(seed_key(seed), t, i, N), slots 0..b-1 for the x chain (so M = 1 reproduces FedAvg's
 minibatches exactly) and slots b..2b-1 for the y chain (stream + G b, as sample_index(s, j)
 hashes s + G (j + 1)). Partial participation: S_r = the K clients with the smallest
-stream_key(pkey, r, k, N), pkey = mix64(seed_key(seed) ^ PARTICIPATION_SALT); mix64 is a
-bijection, so the N keys are distinct and S_r is a uniform K-subset, the same in the reference.
+stream_key(pkey, r, k, N), pkey = mix64(seed_key(seed) ^ PARTICIPATION_SALT) (``_rng.participants``,
+shared with FedAvg's Schemes II); mix64 is a bijection, so the N keys are distinct and S_r is a
+uniform K-subset, the same in the reference.
 
 Tracking (``track``, the metric of Yu et al. 2019, Thm 1, and Ding et al. Lemmas 3-4): x_bar_t =
 mean of the participants' local x at every step. Before each step t the kernel adds
@@ -50,7 +51,7 @@ from numba import njit
 from problems import BlockCyclicProblem
 from problems.models.kernels import margin_loss_sum
 
-from ..._rng import GOLDEN, mix64, seed_key, stream_key
+from ..._rng import GOLDEN, PARTICIPATION_SALT, mix64, participants, seed_key, stream_key
 from ...schedules import StepSize, step_size_at
 from .._base import NOT_TRACED
 from ..local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient
@@ -62,28 +63,14 @@ __all__ = [
     "kernel_data",
     "kernel_seed",
     "block_cyclic_kernel",
-    "participants",
     "MODE_MM",
     "MODE_MC",
     "PREDICTOR_AVERAGE",
     "PREDICTOR_EXPONENTIAL",
-    "PARTICIPATION_SALT",
 ]
 
 MODE_MM, MODE_MC = 0, 1
 PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL = 0, 1
-PARTICIPATION_SALT = np.uint64(0xD1B54A32D192ED03)
-"""XOR-ed into the seed key to make the participation key (an odd constant with mixed bits)."""
-
-
-@njit(cache=True)
-def participants(pkey, r, N, K, hashes, out):
-    """out[:K] <- the K clients of round r (ascending): smallest stream_key(pkey, r, k, N)."""
-    for k in range(N):
-        hashes[k] = stream_key(pkey, r, k, N)
-    chosen = np.sort(np.argsort(hashes, kind="mergesort")[:K])
-    for j in range(K):
-        out[j] = chosen[j]
 
 
 @njit(cache=True)

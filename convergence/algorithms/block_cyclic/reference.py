@@ -3,7 +3,7 @@
 Computes the trajectory of ``kernel.block_cyclic_kernel`` (whose docstring states
 the algorithms) from the same seed, with the same counter-based minibatches
 (``_rng.sample_indices_np``: 2b slots per stream in MC, the first b for the x chain) and the same
-participants (``participants_np``, the NumPy twin of the kernel's ``participants``). The K local
+participants (``_rng.participants_np``, the NumPy twin of the kernel's ``_rng.participants``). The K local
 models of a chain are one array (K, f, C); a local step is the einsums of ``fedavg.reference``
 on the block's padded client data; losses and the tracked gradient are computed from the rows
 directly (no Gram matrices). Contract: agreement with the kernel to <= 1e-10 relative. A plan
@@ -20,24 +20,13 @@ from problems import BlockCyclicProblem
 
 from problems.models import LinearModel
 
-from ..._rng import GOLDEN, mix64_np, sample_indices_np
+from ..._rng import participants_np, sample_indices_np
 from ..local_steps import DIVERGENCE_FACTOR
 from ..padded_clients import PaddedClients
-from .kernel import MODE_MC, PARTICIPATION_SALT, PREDICTOR_EXPONENTIAL, Plan, SeedRecords
+from .kernel import MODE_MC, PREDICTOR_EXPONENTIAL, Plan, SeedRecords
 from .trace import BlockCyclicTraceArrays
 
-__all__ = ["block_cyclic_reference", "chain_batch", "mean_losses", "participants_np"]
-
-
-def participants_np(seed: int, r: int, n_clients: int, k: int) -> np.ndarray:
-    """The k participants of round r, ascending: the clients with the k smallest
-    mix64(pkey + G (r N + i + 1)), pkey = mix64(seed_key(seed) ^ PARTICIPATION_SALT)."""
-    with np.errstate(over="ignore"):
-        key = mix64_np(np.uint64(seed) + GOLDEN)
-        pkey = mix64_np(key ^ PARTICIPATION_SALT)
-        ids = np.arange(n_clients, dtype=np.uint64)
-        hashes = mix64_np(pkey + GOLDEN * (np.uint64(r) * np.uint64(n_clients) + ids + np.uint64(1)))
-    return np.sort(np.argsort(hashes, kind="stable")[:k])
+__all__ = ["block_cyclic_reference", "chain_batch", "mean_losses"]
 
 
 def mean_losses(model: LinearModel, X: np.ndarray, y: np.ndarray, mask: np.ndarray, W: np.ndarray) -> np.ndarray:

@@ -1,8 +1,9 @@
-"""FedAvg's config: local SGD with full participation and two-sided learning rates."""
+"""FedAvg's config: local SGD with two-sided learning rates, full participation or one of Li et
+al.'s sampling and aggregation schemes (``participation``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,22 +12,39 @@ from problems import check_real
 
 from ...config import ConfigError, config_int, config_record_rounds, config_seeds
 from ...schedules import StepSize
+from .participation import check_participation
 
 __all__ = ["FedAvgConfig"]
 
 
 @dataclass(frozen=True)
 class FedAvgConfig:
-    """FedAvg / local SGD with full participation (Li et al. 2020, Sec. 2).
+    """FedAvg / local SGD (Li et al., ICLR 2020, Sec. 2 and 3.3).
 
-    Each of ``rounds`` rounds: every client starts from the global model and takes
-    ``local_steps`` (E) SGD steps w <- w - eta_t g_k(w) on F_k, where g_k is the exact gradient
-    (``batch_size`` = 0) or a minibatch gradient over ``batch_size`` rows drawn uniformly with
-    replacement; the server then sets w <- w + server_lr * (sum_k p_k w_k - w) (two-sided
+    Each of ``rounds`` rounds: the clients of the round (all of them, or a sample, see below)
+    start from the global model and take ``local_steps`` (E) SGD steps w <- w - eta_t g_k(w) on
+    F_k, where g_k is the exact gradient (``batch_size`` = 0) or a minibatch gradient over
+    ``batch_size`` rows drawn uniformly with replacement; the server then sets
+    w <- w + server_lr * (w' - w), with w' = sum_k p_k w_k under full participation (two-sided
     learning rates; server_lr = 1 is plain FedAvg). T = rounds * E local steps in all.
+
+    ``participation`` selects the sampling and aggregation scheme, ``participants`` the K clients
+    sampled per round: "full" (every client, K = None, the default), "scheme_i" (K draws with
+    replacement with probabilities p_k, simple average; Li's Theorem 2), "scheme_ii" (K clients
+    uniformly without replacement, w' = (N/K) sum_{k in S} p_k w_k; Theorem 3),
+    "transformed_scheme_ii" (client k descends F~_k = N p_k F_k, K uniformly without replacement,
+    simple average) or "original" (McMahan et al.: w' = sum_{k not in S} p_k w + sum_{k in S} p_k
+    w_k); ``fedavg.participation`` states each and how the code matches the theory. Without
+    replacement K <= N is checked against the problem when the run is planned.
+
+    The step size eta_t is ``step_size`` at the 0-based global step t: Li's theory decays it per
+    local iteration (``StepSize.li``, ``StepSize.inverse_time``), the paper's experiments per round
+    (``StepSize.per_round``: eta_0 / (1 + round)).
+
     The global model is recorded after each round in ``record_rounds`` (0 = the initial point).
-    The run starts from ``initial_model`` w_0 (d reals; empty: w_0 = 0, the default, which the
-    config's JSON then leaves out so that its run id is that of a config without the field).
+    The run starts from ``initial_model`` w_0 (d reals; empty: w_0 = 0, the default). Fields at
+    their defaults that the JSON of earlier versions lacked (``initial_model`` empty, full
+    participation) are left out of ``to_json``, so such a config keeps its run id.
     """
 
     name: ClassVar[str] = "fedavg"
@@ -39,6 +57,8 @@ class FedAvgConfig:
     record_rounds: tuple[int, ...] = ()
     seeds: tuple[int, ...] = (0,)
     initial_model: tuple[float, ...] = ()
+    participation: str = "full"
+    participants: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "local_steps", config_int("local_steps (E)", self.local_steps))
@@ -54,6 +74,8 @@ class FedAvgConfig:
             raise ConfigError(f"initial_model: expected a sequence of d reals, got {self.initial_model!r}")
         object.__setattr__(self, "initial_model", tuple(check_real(f"initial_model[{i}]", value, error=ConfigError)
                                                         for i, value in enumerate(self.initial_model)))
+        _, K = check_participation(self.participation, self.participants)
+        object.__setattr__(self, "participants", K)
 
     @property
     def steps_per_round(self) -> int:
@@ -72,10 +94,7 @@ class FedAvgConfig:
 
     def with_seeds(self, seeds: tuple[int, ...]) -> "FedAvgConfig":
         """The same config with other seeds."""
-        return FedAvgConfig(
-            self.local_steps, self.rounds, self.step_size, self.batch_size, self.server_lr, self.record_rounds, seeds,
-            self.initial_model,
-        )
+        return replace(self, seeds=seeds)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,4 +107,6 @@ class FedAvgConfig:
             "record_rounds": list(self.record_rounds),
             "seeds": list(self.seeds),
             **({"initial_model": list(self.initial_model)} if self.initial_model else {}),
+            **({"participation": self.participation, "participants": self.participants}
+               if self.participation != "full" else {}),
         }

@@ -1,8 +1,9 @@
 """FedAvg's engine: one seed through the Numba kernel (``kernel``) or the NumPy reference path
-(``reference``), and its extras, the tracked maxima of Li et al.'s Assumption 3-4 quantities and,
-for a traced run, every local iterate of every seed (``trace.FedAvgTrace``).
+(``reference``), with full participation or a sampling scheme (``participation``), and its extras,
+the tracked maxima of Li et al.'s Assumption 3-4 quantities and, for a traced run, every local
+iterate of every seed (``trace.FedAvgTrace``).
 
-With ``track`` both paths record, over every local iterate of every client, max ||w - w*||^2
+With ``track`` both paths record, over every local iterate of every sampled client, max ||w - w*||^2
 (the radius of the region the iterates visit) and max ||g||^2 of the realised stochastic
 gradients (exactly, when gradients are exact); untracked runs report NaN. With ``trace`` (the
 reference path only) the seed keeps every local model and gradient (``trace``).
@@ -24,6 +25,7 @@ from .._base import NOT_TRACED
 from .config import FedAvgConfig
 from .kernel import fedavg_kernel
 from .packing import pack_clients
+from .participation import check_participants_fit, kernel_participation
 from .reference import fedavg_reference
 from .trace import FedAvgTrace, FedAvgTraceArrays
 
@@ -67,7 +69,7 @@ class FedAvgPlan:
 
 
 class FedAvgEngine:
-    """FedAvg / local SGD with full participation (``FedAvgConfig``) on a FederatedProblem."""
+    """FedAvg / local SGD (``FedAvgConfig``: full participation or a sampling scheme) on a FederatedProblem."""
 
     config_type = FedAvgConfig
     seed_type = FedAvgSeed
@@ -86,6 +88,7 @@ class FedAvgEngine:
         if config.initial_model and len(config.initial_model) != problem.dim:
             raise ConfigError(f"initial_model: has {len(config.initial_model)} entries, the problem "
                               f"{problem.name!r} has d = {problem.dim} parameters")
+        check_participants_fit(config.participation, config.participants, problem.n_clients)
         return FedAvgPlan(config, config.record_rounds, track, trace)
 
     def run_seed(
@@ -102,12 +105,13 @@ class FedAvgEngine:
             records = np.zeros((len(alg.record_rounds), problem.dim))
             stats = np.full(2, np.nan)
             a, b = alg.step_size.params
+            scheme = kernel_participation(alg.participation, alg.participants, problem)
             diverged = fedavg_kernel(
                 packed.loss, packed.n_classes, packed.n_features, packed.mu, packed.weights, packed.targets,
                 packed.sample_offsets, packed.support, packed.support_offsets, packed.rows, packed.row_offsets,
                 packed.full_support, packed.gram, packed.uses_gram, packed.gram_rhs, alg.step_size.code, a, b,
                 alg.local_steps, alg.rounds, alg.batch_size, seed, alg.server_lr,
-                np.asarray(alg.record_rounds, dtype=np.int64), w0, w_star, track, records, stats,
+                np.asarray(alg.record_rounds, dtype=np.int64), w0, w_star, track, records, stats, *scheme,
             )
         return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64),
                           *(() if trace is None else trace))

@@ -1,13 +1,15 @@
-"""Numba kernel: FedAvg / local SGD with full participation, one seed per call.
+"""Numba kernel: FedAvg / local SGD, one seed per call.
 
-Algorithm (Li et al., ICLR 2020, Sec. 2; two-sided learning rates as in the lecture note):
-for round r = 0..R-1, every client k starts from the global model W and takes E steps
+Algorithm (Li et al., ICLR 2020, Sec. 2 and 3.3; two-sided learning rates as in the lecture note):
+for round r = 0..R-1, every client k of the round's sample (all of them under full participation;
+``participation`` for the schemes) starts from the global model W and takes E steps
 
     W_k <- W_k - eta_t (g_k(W_k) + mu W_k),   t = r E + e,
 
 where g_k is the data gradient of client k (exact, or a minibatch of ``batch`` rows drawn
-uniformly with replacement); then the server sets W <- W + s (sum_k p_k W_k - W),
-s = ``server_lr`` (s = 1: plain FedAvg, W <- sum_k p_k W_k).
+uniformly with replacement; scaled by N p_k under transformed Scheme II); then the server sets
+W <- W + s (W' - W), s = ``server_lr``, with W' the scheme's aggregate (full participation:
+W' = sum_k p_k W_k; s = 1: plain FedAvg, W <- W').
 
 This is local SGD on the proximal local objective with mu_prox = 0, so FedAvg's kernel is
 ``local_sgd.local_sgd_kernel`` called without its last argument ``mu_prox`` (default 0): Numba

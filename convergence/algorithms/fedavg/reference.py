@@ -1,12 +1,22 @@
 """Plain-NumPy reference path of FedAvg, vectorised over clients.
 
 Computes the same trajectory as ``kernel.fedavg_kernel`` from the same seed (the same
-counter-based minibatches), with dense arithmetic on all d coordinates and no support tricks:
-all N local models are one array (N, f, C) and each local step is a handful of einsums. It is
-the correctness reference for the kernel and the "NumPy vectorised over clients" baseline of
-``fedbound bench``. Given ``trace`` arrays (``trace.FedAvgTraceArrays``) it also writes every
-local model before each step and that step's stochastic and full gradients into them: the same
-loop, so a traced run's records are the untraced run's bit for bit.
+counter-based minibatches and the same client samples, ``participation.round_sample``), with
+dense arithmetic on all d coordinates and no support tricks: all N local models are one array
+(N, f, C) and each local step is a handful of einsums. It is the correctness reference for the
+kernel and the "NumPy vectorised over clients" baseline of ``fedbound bench``.
+
+Under a sampling scheme the reference runs the local steps of every client, as Li et al.'s
+analysis does (App. B.1: all devices compute, the server uses the sampled ones), and aggregates
+only the sampled clients: a client's local steps do not depend on the other clients, so the
+sampled clients' models, and so the global models, are the kernel's, which computes only the
+sampled clients. The tracked maxima are taken over the sampled clients, as in the kernel.
+
+Given ``trace`` arrays (``trace.FedAvgTraceArrays``) it also writes every local model before each
+step and that step's stochastic and full gradients into them: the same loop, so a traced run's
+records are the untraced run's bit for bit. Under a sampling scheme the trace holds every
+client's local steps, sampled or not (Li's v_t^k of App. B.1), and at a synchronisation step the
+broadcast global model.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from ..._rng import sample_indices_np
 from ..local_steps import DIVERGENCE_FACTOR
 from ..padded_clients import PaddedClients
 from .config import FedAvgConfig
+from .participation import local_step_scales, round_sample
 from .trace import FedAvgTraceArrays
 
 __all__ = ["fedavg_reference"]
@@ -37,7 +48,8 @@ def fedavg_reference(
     """Run one seed; returns (records (n_rec, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1),
     writing every local step into ``trace`` when given (module docstring). ``mu_prox`` > 0 adds
     FedProx's proximal term mu_prox (w_k - W) to every local gradient (W the round's global model;
-    FedProx keeps no trace); 0 is FedAvg."""
+    FedProx keeps no trace); 0 is FedAvg. The config's ``participation`` picks the round's clients
+    and aggregation (``participation``)."""
     data = PaddedClients(problem)
     N, f, C = problem.n_clients, problem.n_features, problem.n_classes
     E, mu, p = algorithm.local_steps, problem.mu, problem.weights
@@ -49,9 +61,13 @@ def fedavg_reference(
     dist0 = float(np.sum((W - star) ** 2))
     limit = DIVERGENCE_FACTOR * (1.0 + dist0)
     max_rad, max_grad = dist0, 0.0
+    scheme, K = algorithm.participation, algorithm.participants
+    scales = local_step_scales(scheme, p)[:, None, None]
     if record and record[0] == 0:
         records[0] = W.reshape(-1)
     for r in range(algorithm.rounds):
+        sample = round_sample(scheme, K, p, seed, r)
+        sampled = sample.counts > 0
         local = np.broadcast_to(W, (N, f, C)).copy()
         for e in range(E):
             t = r * E + e
@@ -60,17 +76,24 @@ def fedavg_reference(
             grad = problem.model.batched_gradients(local, X, y, wt) + mu * local
             if mu_prox != 0.0:
                 grad += mu_prox * (local - W)
+            if scheme == "transformed_scheme_ii":
+                grad *= scales
             if trace is not None:
                 trace.local_models[t] = local.reshape(N, -1)
                 trace.stochastic_gradients[t] = grad.reshape(N, -1)
                 trace.full_gradients[t] = grad.reshape(N, -1) if idx is None else (
-                    problem.model.batched_gradients(local, *data.batch(None)) + mu * local).reshape(N, -1)
+                    scales * (problem.model.batched_gradients(local, *data.batch(None)) + mu * local)).reshape(N, -1)
             if track:
-                max_grad = max(max_grad, float(np.max(np.sum(grad**2, axis=(1, 2)))))
+                max_grad = max(max_grad, float(np.max(np.sum(grad**2, axis=(1, 2))[sampled])))
             local -= eta_all[t] * grad
             if track:
-                max_rad = max(max_rad, float(np.max(np.sum((local - star) ** 2, axis=(1, 2)))))
-        average = np.tensordot(p, local, axes=1)
+                max_rad = max(max_rad, float(np.max(np.sum((local - star) ** 2, axis=(1, 2))[sampled])))
+        if sampled.all():
+            average = np.tensordot(sample.coefficients, local, axes=1)
+        else:  # only the sampled clients' models enter (an unsampled one may even be non-finite)
+            average = np.tensordot(sample.coefficients[sampled], local[sampled], axes=1)
+        if sample.broadcast != 0.0:
+            average += sample.broadcast * W
         W = average if algorithm.server_lr == 1.0 else W + algorithm.server_lr * (average - W)
         dist = float(np.sum((W - star) ** 2))
         if not dist <= limit:

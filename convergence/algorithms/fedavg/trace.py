@@ -16,6 +16,12 @@ model after round r. The step is w_{t+1}^k = w_t^k - eta_t g_{t,k} with g_{t,k} 
 (or exact) gradient of F_k at w_t^k; wbar_t = sum_k p_k w_t^k is Li's virtual average sequence.
 With server_lr = 1, wbar_t at a synchronisation step equals both the global model and Li's
 vbar_t = sum_k p_k v_t^k (averaging does not move the average).
+
+Under a sampling scheme (``participation``) the trace follows Li's App. B.1: every client runs its
+local steps in every round (the reference computes them all; only the sampled ones enter the
+aggregate), so between synchronisation steps w_t^k is Li's v_t^k for every k and wbar_t is vbar_t,
+and at a synchronisation step every row is the aggregated global model the server broadcast. The
+round's sample is ``participation.round_sample(config.participation, config.participants, p, seed, r)``.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import numpy as np
 from problems import FederatedProblem
 
 from ..fedavg.packing import pack_clients
+from ..fedavg.participation import kernel_participation
 from ..local_sgd import local_sgd_kernel
 from .config import FedProxConfig
 
@@ -41,6 +42,6 @@ def fedprox_kernel(
         packed.sample_offsets, packed.support, packed.support_offsets, packed.rows, packed.row_offsets,
         packed.full_support, packed.gram, packed.uses_gram, packed.gram_rhs, code, a, b, config.local_steps,
         config.rounds, config.batch_size, seed, config.server_lr, np.asarray(config.record_rounds, dtype=np.int64),
-        w0, w_star, track, records, stats, config.mu_prox,
+        w0, w_star, track, records, stats, *kernel_participation("full", None, problem), config.mu_prox,
     )
     return records, stats, int(diverged)
