@@ -141,7 +141,8 @@ def local_sgd_kernel(
                             rad += diff * diff
                     max_rad = max(max_rad, rad)
             scale[k] = s
-            gram_base += m * m
+            if uses_gram[k]:
+                gram_base += m * m
         # server: acc = sum_k p_k w_k, with w_k = s_k W off the support of k
         off_weight = 0.0
         for k in range(N):
