@@ -9,7 +9,7 @@ of the client gradient, the rounds an outer ``lax.scan``:
     g_k = Q_k W_k - c_k                                 (exact least-squares steps, Gram form)
     W_k <- W_k - eta_t (g_k + mu W_k);   W <- W + s (sum_k p_k W_k - W).
 
-Only these two step kinds are written (bench's W1 and W2); other models raise ValueError. When
+Only these two step kinds are written (bench's W1 and W2); other inputs raise ValueError. When
 ``jax`` cannot be imported ``jax_peer`` returns None and bench prints a note instead of a time.
 """
 
@@ -30,7 +30,12 @@ __all__ = ["jax_peer"]
 def jax_peer(problem: FederatedProblem, inputs: PeerInputs) -> Callable[[], np.ndarray] | None:
     """A compiled JAX run of ``inputs`` (calling it returns the global model after every round,
     (rounds, d), and waits for the device), or None when jax is not importable. Compilation
-    happens at the first call: time it after a warm-up."""
+    happens at the first call: time it after a warm-up. Inputs of another step kind raise
+    ValueError (checked before jax is imported)."""
+    softmax_minibatch = inputs.rows is not None and isinstance(problem.model, SoftmaxModel)
+    if not softmax_minibatch and inputs.gram is None:
+        raise ValueError(f"model: the JAX peer writes softmax minibatch and exact least-squares steps only, not "
+                         f"{type(problem.model).__name__} with batch_size {inputs.config.batch_size}")
     try:
         import jax
         import jax.numpy as jnp
@@ -43,9 +48,7 @@ def jax_peer(problem: FederatedProblem, inputs: PeerInputs) -> Callable[[], np.n
     mu, s = problem.mu, config.server_lr
     p = jnp.asarray(problem.weights)
     eta = jnp.asarray(inputs.eta.reshape(R, E))
-    if inputs.rows is not None:
-        if not isinstance(problem.model, SoftmaxModel):
-            raise ValueError(f"model: the JAX peer writes softmax minibatch steps only, not {type(problem.model).__name__}")
+    if softmax_minibatch:
         X, y = jnp.asarray(problem.X), jnp.asarray(problem.y.astype(np.int64))
         b = inputs.rows.shape[2]
         steps = jnp.asarray(inputs.rows.reshape(R, E, N, b))
@@ -54,14 +57,12 @@ def jax_peer(problem: FederatedProblem, inputs: PeerInputs) -> Callable[[], np.n
             Xb = X[rows]
             residual = jax.nn.softmax(Xb @ w, axis=-1) - jax.nn.one_hot(y[rows], C, dtype=w.dtype)
             return Xb.T @ residual / b
-    elif inputs.gram is not None:
+    else:
         gram, rhs = jnp.asarray(inputs.gram), jnp.asarray(inputs.gram_rhs)
         steps = jnp.broadcast_to(jnp.arange(N), (R, E, N))
 
         def client_gradient(w, k):
             return gram[k] @ w - rhs[k]
-    else:
-        raise ValueError("batch_size: the JAX peer writes minibatch softmax and exact least-squares steps only")
 
     def local_step(local, step):
         rows, eta_t = step
