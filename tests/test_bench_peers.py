@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -60,17 +63,33 @@ def test_numpy_peer_reproduces_the_reference_trajectory(tmp_path, batch, server_
         assert not np.allclose(history[-1], w0)  # the run moved
 
 
-def test_jax_peer_matches_the_reference_or_is_reported_missing(tmp_path):
-    problems = _problems(tmp_path)[:2]  # the two step kinds it writes: softmax minibatch, least-squares Gram
+def jax_peer_deviations() -> list[float]:
+    """Max |JAX peer - reference| over the two step kinds it writes (softmax minibatch, Gram)."""
+    problems = [build_problem(problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=6, l2=1e-3, seed=2)),
+                build_problem(problem_spec("li_counterexample", N=5, p=4, mu=2e-4))]
     configs = [FedAvgConfig(3, 6, StepSize.constant(0.05), 4, 0.8, tuple(range(1, 7)), (1,)),
                FedAvgConfig(3, 6, StepSize.constant(0.05), 0, 1.0, tuple(range(1, 7)), (1,))]
+    deviations = []
     for problem, config in zip(problems, configs):
         peer = jax_peer(problem, peer_inputs(problem, config, 1))
-        if importlib.util.find_spec("jax") is None:
-            assert peer is None
-            continue
+        if peer is None:
+            return []
         records, _, _ = fedavg_reference(problem, config, 1, np.zeros(problem.dim), np.zeros(problem.dim))
-        np.testing.assert_allclose(peer(), records, rtol=0, atol=1e-10)
+        deviations.append(float(np.max(np.abs(peer() - records))))
+    return deviations
+
+
+def test_jax_peer_matches_the_reference_or_is_reported_missing():
+    if importlib.util.find_spec("jax") is None:
+        assert jax_peer_deviations() == []
+        return
+    # JAX starts threads; the suite's process pools fork later, so JAX runs in a child process
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    child = subprocess.run([sys.executable, "-c", "import json; from test_bench_peers import jax_peer_deviations as d; print(json.dumps(d()))"],
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert child.returncode == 0, child.stderr
+    deviations = json.loads(child.stdout.strip().splitlines()[-1])
+    assert len(deviations) == 2 and max(deviations) < 1e-10, deviations
 
 
 def test_jax_peer_refuses_a_step_kind_it_does_not_write(tmp_path):
