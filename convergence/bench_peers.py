@@ -105,7 +105,8 @@ def numpy_peer_fedavg(problem: FederatedProblem, inputs: PeerInputs) -> np.ndarr
                 np.matmul(inputs.gram, local, out=G)
                 G -= inputs.gram_rhs
             elif inputs.rows is not None:
-                np.take(problem.X, inputs.rows[t], axis=0, out=Xb)
+                # mode="clip": the sampler's indices are in range, and out= is then written unbuffered
+                np.take(problem.X, inputs.rows[t], axis=0, out=Xb, mode="clip")
                 y = labels[inputs.rows[t]]
                 np.matmul(Xb, local, out=Z)
                 if softmax:  # r = (softmax(Z) - onehot(y)) / b, in place
