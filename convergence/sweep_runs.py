@@ -57,12 +57,13 @@ def _seed_run(
     return {name: np.asarray(value) for name, value in seed_run._asdict().items()}
 
 
-def seed_task(request: RunRequest, seed: int, engine: str) -> SweepTask:
+def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequence[int] | None = None) -> SweepTask:
     """The sweep task of one seed of a request whose optimum is known (``execute`` fills it in).
 
     Its config is the run config restricted to ``seed`` plus the engine, the tracking and tracing
-    flags, the seed and the record steps of the config's own record rounds (for the store's table)
-    and a digest of w* (the divergence test and tracked radii are measured from it); its key is the
+    flags, the seed, the record steps (for the store's table) of ``record_rounds`` (the run's plan
+    resolves a config's empty record rounds against the problem; None: the config's own) and a
+    digest of w* (the divergence test and tracked radii are measured from it); its key is the
     SHA-256 of that config's canonical JSON (16 hex digits, as ``RunConfig.run_id``).
     """
     if request.optimum is None:
@@ -76,7 +77,8 @@ def seed_task(request: RunRequest, seed: int, engine: str) -> SweepTask:
         "track": request.track,
         "trace": request.trace,
         "seed": seed,
-        "record_steps": [int(r) * alg.steps_per_round for r in alg.record_rounds],
+        "record_steps": [int(r) * alg.steps_per_round
+                         for r in (alg.record_rounds if record_rounds is None else record_rounds)],
         "w_star_sha256": hashlib.sha256(w_star.tobytes()).hexdigest(),
     }
     key = config_digest(config_json)
@@ -110,7 +112,8 @@ def execute(
         sum(len(req.config.algorithm.seeds) for req in requests),
         sum(_driver_floats(req, problem, plan, engine) for req, (problem, plan, _) in zip(requests, planned)),
     )
-    tasks = [[seed_task(req, seed, engine) for seed in req.config.algorithm.seeds] for req in requests]
+    tasks = [[seed_task(req, seed, engine, plan.record_rounds) for seed in req.config.algorithm.seeds]
+             for req, (_, plan, _) in zip(requests, planned)]
     results = run_sweep([task for request_tasks in tasks for task in request_tasks], options, description=description)
     out = []
     for req, (problem, plan, optimum), request_tasks in zip(requests, planned, tasks):

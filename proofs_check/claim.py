@@ -79,6 +79,14 @@ class VerifySettings:
 
         return None if self.store is None else RunStore(self.store, readonly=self.store_readonly, field="--store")
 
+    def close(self) -> None:
+        """Close the run store if it was opened, so its file is complete on its own (SQLite folds the
+        write-ahead log back into the database when the last connection closes). A later use of
+        ``run_store`` opens it again."""
+        store = self.__dict__.pop("run_store", None)
+        if store is not None:
+            store.close()
+
     def sweep_options(self) -> SweepOptions:
         """How every sweep of this verification runs (jobs, scheduler, the run store, caching, progress)."""
         from convergence import SweepOptions

@@ -74,6 +74,7 @@ from convergence import (
 from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
 
 from .claim import ClaimResult, VerifySettings, combine_checks
+from .ding2020_constants import lemma6_constant, lemma9_constant
 from .plans import DingTheoremPlan
 from .plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
 from .assumption_constants import second_moment_bound, variance_bound
@@ -208,8 +209,8 @@ class DingConstants:
         B_sq, G_sq, s_sq, L, mu = self.B_sq, self.G_sq, self.sigma_sq, self.L, self.mu
         return float(
             2 * B_sq / (g * T) + g * s_sq / (2 * N) + 2 * g**2 * I**2 * G_sq * L**2 / mu + 4 * g**3 * I**2 * G_sq * L**2
-            + g * (4 * (B_sq * L**2 + B_sq + B_sq * L) / (g * K) + 4 * g**2 * I**2 * G_sq * L**2 + L * g * s_sq / N)
-            + 2 * g**3 * I**3 * G_sq * L**2 + g**2 * s_sq * I * L / (2 * N)
+            + g * (2 * lemma9_constant(B_sq, L) / (g * K) + 4 * g**2 * I**2 * G_sq * L**2 + L * g * s_sq / N)
+            + lemma6_constant(g, I, G_sq, L, s_sq, N)
         )
 
     def to_json(self) -> dict[str, Any]:

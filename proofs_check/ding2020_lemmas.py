@@ -78,6 +78,7 @@ from problems import BlockCyclicProblem, exact_optimum, problem_constants
 
 from .assumption_constants import ClientEstimate, Estimate, second_moment_bound, variance_bound
 from .claim import VerifySettings
+from .ding2020_constants import lemma6_constant, lemma9_constant
 from .lemma_verdicts import LemmaRow, upper_bound_verdict
 from .regions import Ball
 
@@ -258,8 +259,8 @@ def ding_lemma3(data: DingLemmaData, constant: float = 4.0, over: Literal["max",
 
 def ding_lemma6_constant(data: DingLemmaData) -> float:
     """Lemma 6's additive constant 2 gamma^3 I^3 G^2 L^2 + gamma^2 sigma^2 I L / (2N) (eq. 17), gamma = max_t gamma_t."""
-    gamma, I, L = float(data.traces[0].step_sizes.max()), data.config.local_steps, data.L
-    return 2 * gamma**3 * I**3 * data.G_sq * L**2 + gamma**2 * data.sigma_sq * I * L / (2 * data.participants)
+    gamma = float(data.traces[0].step_sizes.max())
+    return lemma6_constant(gamma, data.config.local_steps, data.G_sq, data.L, data.sigma_sq, data.participants)
 
 
 def _window_losses(data: DingLemmaData) -> tuple[np.ndarray, np.ndarray]:
@@ -348,7 +349,7 @@ def ding_lemma9(data: DingLemmaData, factor: float = 1.0) -> Verdict:
     for every block m (factor = 1 in the paper; another value is a planted variant)."""
     B_sq, L, M = data.B_sq, data.L, data.problem.n_blocks
     lhs = data.block_values.max(axis=0) - data.block_values.min(axis=0)  # (M,)
-    rhs = factor * (2 * B_sq * L**2 + 2 * B_sq + 2 * B_sq * L)
+    rhs = factor * lemma9_constant(B_sq, L)
     hypotheses = (Hypothesis("Assumption 2: every F_m^i L-smooth", bool(np.isfinite(L)), f"L = {L:.6g} (problem_constants)"),)
     claim_id = "ding2020.lemma9" if factor == 1.0 else f"ding2020.lemma9[factor={factor:.6g}]"
     notes = (f"worst pair of V per block (the run's models, x* and every x_m*, which B^2 covers as eq. 36 and 63 need), "

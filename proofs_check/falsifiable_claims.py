@@ -2,7 +2,7 @@
 
 Built-in claims (``FALSIFIABLE``) take a ``FedAvgInstance`` (a least-squares problem drawn by
 ``proofs_check.strategies`` and a FedAvg config meeting the claim's hypotheses) and evaluate every
-expectation exactly (``proofs_check.run_moments.exact_trace``). True ones (``shared/THEOREMS.md``
+expectation exactly (``proofs_check.run_moments.exact_expectations``). True ones (``shared/THEOREMS.md``
 l.19-24, l.49-55, l.110): li2020.lemma1, li2020.lemma2, li2020.lemma3, yu2019.drift (identical data,
 constant step) and li2020.thm1 (E F(w_T) - F* <= C / (gamma + T - 1), C = kappa (2B/mu + mu gamma/2
 ||w_1 - w*||^2), Li schedule). Planted false ones (``known_false``): li2020.lemma3[constant=0.01]
@@ -36,7 +36,7 @@ from problems import FederatedProblem, exact_optimum, problem_constants
 from .falsify_search import FalsifiableClaim
 from .fedavg_lemma_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
 from .li2020_constants import li_theorem1_B, li_theorem1_rate_bound
-from .run_moments import ExactTrace, IterateMoments, exact_trace
+from .run_moments import ExactExpectations, IterateMoments, exact_expectations
 from .strategies import build_drawn_problem, fedavg_configs, quadratic_problems
 
 __all__ = ["FedAvgInstance", "instances", "exact_moments", "FALSIFIABLE"]
@@ -78,9 +78,9 @@ def _excess(lhs: np.ndarray, rhs: np.ndarray, size: np.ndarray) -> float:
     return float(np.max((lhs - rhs - tol) / (np.abs(rhs) + tol)))
 
 
-def _trace_of(instance: FedAvgInstance) -> ExactTrace:
+def _trace_of(instance: FedAvgInstance) -> ExactExpectations:
     optimum = exact_optimum(instance.problem, crosscheck=False)
-    return exact_trace(instance.problem, instance.config, optimum.w_star)
+    return exact_expectations(instance.problem, instance.config, optimum.w_star)
 
 
 def exact_moments(instance: FedAvgInstance) -> IterateMoments:
@@ -125,7 +125,7 @@ def _drift(instance: FedAvgInstance) -> float:
     return _excess(tr.drift, np.full_like(tr.drift, rhs), np.repeat(tr.size[:, None], tr.drift.shape[1], axis=1))
 
 
-def _theorem1_bound(instance: FedAvgInstance, tr: ExactTrace, horizon: np.ndarray) -> np.ndarray:
+def _theorem1_bound(instance: FedAvgInstance, tr: ExactExpectations, horizon: np.ndarray) -> np.ndarray:
     """Li Theorem 1's C / horizon, C = kappa (2B/mu + mu gamma/2 ||w_1 - w*||^2) with
     B = sum p_k^2 sigma_k^2 + 6 L Gamma + 8 (E-1)^2 G^2 and gamma the schedule's (``li2020_constants``)."""
     problem = instance.problem

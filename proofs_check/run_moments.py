@@ -16,7 +16,7 @@ sum_k p_k E||g_k(w_t^k)||^2 by G^2). Two ways to obtain E:
 * ``iterate_moments``: the mean over seeds of the moments given each seed's stored iterates (the
   step's minibatch integrated exactly; an estimate of E, exact for a deterministic run): the lemma
   checks of ``proofs_check.fedavg_lemmas``.
-* ``exact_trace``: exact expectations along a least-squares FedAvg run (below): the falsifier's
+* ``exact_expectations``: exact expectations along a least-squares FedAvg run (below): the falsifier's
   built-in claims (``proofs_check.falsifiable_claims``).
 
 Where the iterates are not stored (long theorem runs), a supremum over a region that contains
@@ -24,7 +24,7 @@ every client's iterates (``assumption_constants.variance_bound``, ``second_momen
 ``Ball``) is an upper estimate of these constants: valid in an upper bound, never in a check that
 needs the constant itself.
 
-Exact expectations (``exact_trace``). On least squares a local step is affine in the model,
+Exact expectations (``exact_expectations``). On least squares a local step is affine in the model,
 w <- (I - eta (A_b + mu I)) w + eta c_b, with A_b, c_b the minibatch moments, and the clients draw
 independent minibatches. So the first and second moments of the stacked local models
 z = (w^1, ..., w^N, 1) evolve exactly: Y <- P Y P' + corrections, P = E[step map] (block
@@ -46,7 +46,7 @@ from problems import FederatedProblem
 
 from .minibatch_moments import as_batch_size, client_terms, gradient_variance
 
-__all__ = ["IterateMoments", "iterate_moments", "ExactTrace", "exact_trace"]
+__all__ = ["IterateMoments", "iterate_moments", "ExactExpectations", "exact_expectations"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,7 +144,7 @@ def iterate_moments(
 
 
 @dataclass(frozen=True, eq=False)
-class ExactTrace:
+class ExactExpectations:
     """Exact expectations along a least-squares FedAvg run, steps t = 0..T-1 (module docstring).
 
     moments: E var_k(w_t^k, b) and E||grad F_k(w_t^k)||^2 as ``IterateMoments`` (one exact
@@ -180,7 +180,7 @@ class ExactTrace:
         return self.moments.grad_sq[0]
 
 
-def exact_trace(problem: FederatedProblem, config: FedAvgConfig, w_star: np.ndarray) -> ExactTrace:
+def exact_expectations(problem: FederatedProblem, config: FedAvgConfig, w_star: np.ndarray) -> ExactExpectations:
     """Propagate the second moment Y of (w^1, ..., w^N, 1) through every step (module docstring).
 
     Client data are stacked and padded with zero rows (x = 0, y = 0 adds nothing to the sums, which
@@ -251,5 +251,5 @@ def exact_trace(problem: FederatedProblem, config: FedAvgConfig, w_star: np.ndar
     moments = IterateMoments(grad_sq[None], variance[None], True,
                              "Li et al. Assumptions 3-4 at client k's own iterates, exact expectations "
                              "(second moments propagated through the least-squares run)")
-    return ExactTrace(eta, moments, spread, drift, dist, dist_next, size, gap, gap_size, Gamma)
+    return ExactExpectations(eta, moments, spread, drift, dist, dist_next, size, gap, gap_size, Gamma)
 

@@ -76,8 +76,12 @@ def run_experiment(
     problem = ProblemValues(objective, optimum)
     cells = experiment.grid.cells
     configs = [_config(experiment, cell, problem) for cell in cells]
-    results = execute([RunRequest(RunConfig(experiment.problem, config, cell.label), optimum)
-                       for cell, config in zip(cells, configs)], settings.sweep_options(), description=experiment.name)
+    try:
+        results = execute([RunRequest(RunConfig(experiment.problem, config, cell.label), optimum)
+                           for cell, config in zip(cells, configs)], settings.sweep_options(),
+                          description=experiment.name)
+    finally:
+        settings.close()
     runs = [CellRuns.of(cell, result, problem) for cell, result in zip(cells, results)]
     evaluated = [evaluate_check(experiment, i, runs) for i in range(len(experiment.checks))]
     verdicts = [dataclasses.replace(r.verdict, notes=f"{r.verdict.notes} Gaps against the {optimum_note}.")

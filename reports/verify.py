@@ -110,7 +110,8 @@ def verify(claims: Sequence[str | Claim | ClaimSelection], settings: VerifySetti
     """Evaluate ``claims`` under ``settings`` and write ``out/verdicts.json``, ``report.md``,
     ``index.html`` and the plots, merging with a compatible report already in ``out``; with
     ``power``, also each claim's planted variants (module docstring). With a writable run store
-    (``settings.store``) the verification is recorded in it for ``rebuild_report``.
+    (``settings.store``) the verification is recorded in it for ``rebuild_report``; the store is
+    closed on return (``VerifySettings.close``), so its file is complete on its own.
 
     ``settings.progress``: a ``VerifyProgress`` (kept), or True / False for one printing to stderr or
     silent. ``command``: the command line recorded in the report's metadata. ValueError, before
@@ -127,11 +128,14 @@ def verify(claims: Sequence[str | Claim | ClaimSelection], settings: VerifySetti
     if power:
         _check_power(selections)
     power_ids = {s.id for s in selections if power and s.claim.variants}
-    outcome = _write_report(selections, settings, out, command, progress, power_ids)
-    if settings.run_store is None or settings.store_readonly:
-        return outcome
-    recorded = record_verification(settings.run_store, settings.mode, settings.seeds, outcome.ran,
-                                   [cid for cid in outcome.ran if cid in power_ids])
+    try:
+        outcome = _write_report(selections, settings, out, command, progress, power_ids)
+        if settings.run_store is None or settings.store_readonly:
+            return outcome
+        recorded = record_verification(settings.run_store, settings.mode, settings.seeds, outcome.ran,
+                                       [cid for cid in outcome.ran if cid in power_ids])
+    finally:
+        settings.close()  # the store file is complete on its own (no write-ahead log left beside it)
     return dataclasses.replace(outcome, recorded=recorded)
 
 

@@ -14,7 +14,7 @@ from problems import exact_optimum, heterogeneity_gamma, random_quadratic
 from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance
 from proofs_check.falsify_search import FalsifiableClaim, falsify, reproduce
 from proofs_check.minibatch_moments import gradient_variance
-from proofs_check.run_moments import exact_trace
+from proofs_check.run_moments import exact_expectations
 
 PLANTED = [claim_id for claim_id, claim in FALSIFIABLE.items() if claim.known_false]
 TRUE = [claim_id for claim_id, claim in FALSIFIABLE.items() if not claim.known_false]
@@ -31,7 +31,7 @@ def test_exact_expectations_match_monte_carlo() -> None:
     problem = random_quadratic(3, 3, 0.3, 2.0, 1.5, 4, 1, "dirichlet")
     w_star = exact_optimum(problem, crosscheck=False).w_star
     config = FedAvgConfig(3, 3, StepSize.inverse_time(0.2, 0.1), 2, 1.0, (3,), (0,))
-    exact = exact_trace(problem, config, w_star)
+    exact = exact_expectations(problem, config, w_star)
     p = problem.weights
     samples: dict[str, list[np.ndarray]] = {"spread": [], "dist": [], "variance": [], "grad_sq": [], "gap": []}
     traced = run(RunConfig(problem.spec, config.with_seeds(tuple(range(1500)))), engine="numpy", trace=True)

@@ -26,7 +26,7 @@ from proofs_check.gradient_bounds import sample_curvature
 from proofs_check.least_squares_moments import LeastSquaresMoments
 from proofs_check.minibatch_moments import client_terms, gradient_variance
 from proofs_check.regions import EVERYWHERE, Ball
-from proofs_check.run_moments import exact_trace
+from proofs_check.run_moments import exact_expectations
 
 
 class ScaledSquaresTag(NamedTuple):
@@ -199,12 +199,12 @@ def test_quadratic_path_uses_the_models_least_squares_form() -> None:
     assert estimate.exact and np.all(estimate.values >= estimate.attained * (1 - 1e-9))
 
 
-def test_exact_trace_runs_on_a_quadratic_models_least_squares_form() -> None:
+def test_exact_expectations_run_on_a_quadratic_models_least_squares_form() -> None:
     # w_0 = 0: E||grad F_k(w_0)||^2 and E var_k(w_0, b) are the oracle's moments at 0.
     problem = _with_model(random_quadratic(3, 3, 0.3, 2.0, 1.5, 5, 6, "dirichlet"), ScaledSquaresModel())
     H = np.einsum("k,kij->ij", problem.weights, LeastSquaresMoments.of(problem).H)
     w_star = np.linalg.solve(H, -problem.gradient(np.zeros(problem.dim)))
-    trace = exact_trace(problem, FedAvgConfig(2, 2, StepSize.constant(0.05), 2, 1.0, (2,), (0,)), w_star)
+    trace = exact_expectations(problem, FedAvgConfig(2, 2, StepSize.constant(0.05), 2, 1.0, (2,), (0,)), w_star)
     zero = np.zeros(problem.dim)
     np.testing.assert_allclose(trace.grad_sq[0], np.sum(problem.local_gradients(zero) ** 2, axis=1), rtol=1e-12)
     np.testing.assert_allclose(trace.variance[0], gradient_variance(problem, zero, 2), rtol=1e-12)
@@ -254,7 +254,7 @@ def test_models_lacking_what_a_check_needs_give_clear_errors() -> None:
     with pytest.raises(ValueError, match="^problem: certified bounds"):
         variance_bound(nonconvex, Ball(np.zeros(problem.dim), 1.0), 1)
     with pytest.raises(ValueError, match="^instance: exact expectations need a quadratic model"):
-        exact_trace(problem, FedAvgConfig(1, 1, StepSize.constant(0.1)), np.zeros(problem.dim))
+        exact_expectations(problem, FedAvgConfig(1, 1, StepSize.constant(0.1)), np.zeros(problem.dim))
 
 
 def test_exact_optimum_of_a_quadratic_model_other_than_least_squares() -> None:

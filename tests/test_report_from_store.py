@@ -217,3 +217,16 @@ def test_the_readme_synopsis_matches_the_parser() -> None:
             main([name, "--help"])
         own = printed.getvalue().split("\n\n")[0]  # the usage paragraph: options only, no description
         assert options - {"--debug"} == set(re.findall(r"--[a-z][a-z-]*", own)) - {"--help"}, name
+
+
+def test_verify_leaves_a_store_complete_without_its_write_ahead_log(tmp_path: Path) -> None:
+    # The CLI closes the store when it is done: SQLite folds the WAL back into the database, so
+    # the store file alone holds every run (a copy of just runs.sqlite is complete).
+    out = tmp_path / "report"
+    assert main(["verify", "--quick", "--claim", "control.constant-step-rate", "--out", str(out), "--no-progress"]) == 0
+    assert (out / "runs.sqlite").exists()
+    assert not (out / "runs.sqlite-wal").exists()
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes((out / "runs.sqlite").read_bytes())
+    with RunStore(copy, readonly=True) as store:
+        assert len(store.keys()) >= 1

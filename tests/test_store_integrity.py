@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from convergence import (
+    FedAvgCyclicConfig,
     SweepOptions,
     CorruptRunError,
     CorruptRunWarning,
@@ -419,3 +420,15 @@ def test_export_emits_results_only(tmp_path: Path) -> None:
     assert main(["export", str(tmp_path / "runs.sqlite"), str(tmp_path / "table.csv")]) == 0
     metrics = {name.split("[")[0] for name in pd.read_csv(tmp_path / "table.csv")["metric"]}
     assert "seconds" not in metrics and {"records", "predictors"} <= metrics
+
+
+def test_stored_record_steps_are_the_runs_own_when_the_config_leaves_them_to_the_problem(tmp_path: Path) -> None:
+    # FedAvg-cyclic's empty record_rounds means "the end of every block visit", resolved against the
+    # problem (M = 3 blocks, E = 2 rounds of I = 3 steps, C = 2 cycles: rounds 2, 4, ..., 12).
+    spec = problem_spec("block_cyclic_quadratic", n_clients=4, n_blocks=3, dim=5, samples_per_client=7, seed=0)
+    config = FedAvgCyclicConfig(cycles=2, rounds_per_block=2, local_steps=3, step_size=StepSize.constant(0.05))
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        (result,) = execute([RunRequest(RunConfig(spec, config))], SweepOptions(store=store, progress=False))
+        (key,) = store.keys()
+        assert store.load(key).config["record_steps"] == [3 * r for r in range(2, 13, 2)]
+    assert result.steps.tolist() == [3 * r for r in range(2, 13, 2)]
