@@ -1,0 +1,107 @@
+"""The Numba path of a whole network: forward, loss, backward and SGD steps over the layout table.
+
+Everything here takes plain arrays as arguments (the layout's int64 table, the flat parameters,
+the images, labels and preallocated work buffers), never a Python object, so a caller's own
+kernel (an algorithm's round loop) can call ``network_loss_grad`` in its step loop without
+reference-counted tuple reads (``docs/architecture.md``, "The model oracle"). Work buffers, for a
+batch of B: ``acts`` and ``dacts`` (B * layout.activation_size,) of the parameters' dtype and
+``pool_index`` (B * layout.pool_index_size,) int8; ``grad`` has the parameters' length and dtype.
+The layer functions are those of ``conv2d``, ``max_pool``, ``relu``, ``dense``, ``cross_entropy``.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .conv2d import conv2d_backward_input, conv2d_backward_params, conv2d_forward
+from .cross_entropy import cross_entropy
+from .dense import dense_backward_input, dense_backward_params, dense_forward
+from .layout import COL_OUT_ACT, COL_OUT_C, OP_CONV, OP_DENSE, OP_POOL, OP_RELU
+from .max_pool import max_pool_backward, max_pool_forward
+from .relu import relu_backward, relu_forward
+
+__all__ = ["network_forward", "network_loss_grad", "sgd_steps"]
+
+
+@njit(cache=True)
+def network_forward(table, params, images, acts, pool_index):
+    """Run the layers on images (B, H, W, C): acts <- every activation; returns the logits (B, classes)
+    as a view of ``acts``."""
+    B = images.shape[0]
+    n_in = images.shape[1] * images.shape[2] * images.shape[3]
+    acts[: B * n_in].reshape(images.shape)[...] = images
+    for l in range(table.shape[0]):
+        op, h, w, c, oh, ow, oc, k, p, ia, oa, ga = table[l]
+        x = acts[B * ia : B * (ia + h * w * c)]
+        y = acts[B * oa : B * (oa + oh * ow * oc)]
+        if op == OP_CONV:
+            nw = k * k * c * oc
+            conv2d_forward(
+                x.reshape((B, h, w, c)), params[p : p + nw].reshape((k, k, c, oc)), params[p + nw : p + nw + oc],
+                y.reshape((B, oh, ow, oc)),
+            )
+        elif op == OP_RELU:
+            relu_forward(x, y)
+        elif op == OP_POOL:
+            arg = pool_index[B * ga : B * (ga + oh * ow * oc)]
+            max_pool_forward(x.reshape((B, h, w, c)), y.reshape((B, oh, ow, oc)), arg.reshape((B, oh, ow, oc)))
+        elif op == OP_DENSE:
+            nw = c * oc
+            w2 = params[p : p + nw].reshape((c, oc))
+            dense_forward(x.reshape((B, c)), w2, params[p + nw : p + nw + oc], y.reshape((B, oc)))
+    classes = table[table.shape[0] - 1, COL_OUT_C]
+    logits_at = B * table[table.shape[0] - 1, COL_OUT_ACT]
+    return acts[logits_at : logits_at + B * classes].reshape((B, classes))
+
+
+@njit(cache=True)
+def network_loss_grad(table, params, images, labels, acts, dacts, pool_index, grad):
+    """The minibatch's mean cross-entropy (float64); grad <- its gradient in the flat layout."""
+    B = images.shape[0]
+    logits = network_forward(table, params, images, acts, pool_index)
+    L = table.shape[0]
+    classes = table[L - 1, COL_OUT_C]
+    logits_at = B * table[L - 1, COL_OUT_ACT]
+    dlogits = dacts[logits_at : logits_at + B * classes].reshape((B, classes))
+    loss = cross_entropy(logits, labels, dlogits)
+    for l in range(L - 1, -1, -1):
+        op, h, w, c, oh, ow, oc, k, p, ia, oa, ga = table[l]
+        x = acts[B * ia : B * (ia + h * w * c)]
+        g = dacts[B * oa : B * (oa + oh * ow * oc)]
+        dx = dacts[B * ia : B * (ia + h * w * c)]
+        if op == OP_CONV:
+            nw = k * k * c * oc
+            x4 = x.reshape((B, h, w, c))
+            g4 = g.reshape((B, oh, ow, oc))
+            conv2d_backward_params(x4, g4, grad[p : p + nw].reshape((k, k, c, oc)), grad[p + nw : p + nw + oc])
+            if l > 0:
+                conv2d_backward_input(params[p : p + nw].reshape((k, k, c, oc)), g4, dx.reshape((B, h, w, c)))
+        elif op == OP_RELU:
+            relu_backward(x, g, dx)
+        elif op == OP_POOL:
+            arg = pool_index[B * ga : B * (ga + oh * ow * oc)]
+            max_pool_backward(arg.reshape((B, oh, ow, oc)), g.reshape((B, oh, ow, oc)), dx.reshape((B, h, w, c)))
+        elif op == OP_DENSE:
+            nw = c * oc
+            x2 = x.reshape((B, c))
+            g2 = g.reshape((B, oc))
+            dense_backward_params(x2, g2, grad[p : p + nw].reshape((c, oc)), grad[p + nw : p + nw + oc])
+            if l > 0:
+                dense_backward_input(params[p : p + nw].reshape((c, oc)), g2, dx.reshape((B, c)))
+    return loss
+
+
+@njit(cache=True)
+def sgd_steps(table, params, images, labels, batch, lr, n_steps, acts, dacts, pool_index, grad):
+    """n_steps plain SGD steps theta <- theta - lr grad in place, step s on the minibatch of rows
+    [(s b) mod n, (s b) mod n + b) of images (n, H, W, C) (n a multiple of b); returns the last loss."""
+    n = images.shape[0]
+    loss = 0.0
+    for s in range(n_steps):
+        start = (s * batch) % n
+        loss = network_loss_grad(
+            table, params, images[start : start + batch], labels[start : start + batch], acts, dacts, pool_index, grad
+        )
+        for i in range(params.size):
+            params[i] -= lr * grad[i]
+    return loss

@@ -1,0 +1,65 @@
+"""The layer types a CNN is declared with (frozen dataclasses; shapes per sample, channels last).
+
+A network is an input shape (H, W, C) and a sequence of these layers; ``layout.NetworkLayout``
+checks that they fit and places their parameters in the flat vector. A ``Dense`` layer after a
+4-D activation flattens it in (h, w, c) order (row-major NHWC), which is where fedbound's layout
+differs from torch's (c, h, w) ``view(-1, 16 * 5 * 5)``: the function class is the same, up to a
+permutation of the first dense layer's rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...validation import check_int
+
+__all__ = ["Conv2d", "MaxPool2d", "ReLU", "Dense", "Layer"]
+
+
+@dataclass(frozen=True)
+class Conv2d:
+    """Convolution C_in -> C_out with a K x K kernel, stride 1, no padding (``conv2d``)."""
+
+    in_channels: int
+    out_channels: int
+    kernel_size: int
+
+    def __post_init__(self) -> None:
+        check_int("in_channels", self.in_channels, minimum=1)
+        check_int("out_channels", self.out_channels, minimum=1)
+        check_int("kernel_size", self.kernel_size, minimum=1)
+
+    @property
+    def fan_in(self) -> int:
+        """Inputs per output unit, K K C_in (PyTorch's fan_in of a conv weight)."""
+        return self.kernel_size * self.kernel_size * self.in_channels
+
+
+@dataclass(frozen=True)
+class MaxPool2d:
+    """2x2 max-pooling with stride 2 (``max_pool``)."""
+
+
+@dataclass(frozen=True)
+class ReLU:
+    """Elementwise max(x, 0) (``relu``)."""
+
+
+@dataclass(frozen=True)
+class Dense:
+    """Fully connected layer D_in -> D_out (``dense``); flattens a 4-D input in (h, w, c) order."""
+
+    in_features: int
+    out_features: int
+
+    def __post_init__(self) -> None:
+        check_int("in_features", self.in_features, minimum=1)
+        check_int("out_features", self.out_features, minimum=1)
+
+    @property
+    def fan_in(self) -> int:
+        """Inputs per output unit, D_in."""
+        return self.in_features
+
+
+Layer = Conv2d | MaxPool2d | ReLU | Dense
