@@ -73,11 +73,11 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
             ValueError, OSError)
 
 
-def _positive_int(name: str) -> Callable[[str], int]:
-    """An argparse type: decimal digits only (no sign, spaces or underscores) giving an int >= 1."""
+def _positive_int(name: str, minimum: int = 1) -> Callable[[str], int]:
+    """An argparse type: decimal digits only (no sign, spaces or underscores) giving an int >= ``minimum``."""
     def parse(text: str) -> int:
-        if not (text.isascii() and text.isdigit()) or int(text) < 1:
-            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 1, got {text!r}")
+        if not (text.isascii() and text.isdigit()) or int(text) < minimum:
+            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= {minimum}, got {text!r}")
         return int(text)
 
     return parse
@@ -176,9 +176,11 @@ def build_parser() -> argparse.ArgumentParser:
     listing = sub.add_parser("list", help="list the claims fedbound can verify, with their parameters")
     listing.add_argument("--falsifiable", action="store_true", help="list the claims `fedbound falsify` takes instead")
 
-    bench = sub.add_parser("bench", help="time the kernels against the NumPy reference and the floor")
+    bench = sub.add_parser("bench", help="time the kernels against the NumPy reference, vectorised NumPy and JAX "
+                                         "peers, and the floor")
     bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    bench.add_argument("--repeats", type=_positive_int("--repeats"), default=5, help="timing repeats (median)")
+    bench.add_argument("--repeats", type=_positive_int("--repeats", minimum=3), default=5,
+                       help="timing repeats after a warm-up (median; at least 3)")
     return parser
 
 
