@@ -1,43 +1,79 @@
-"""`fedbound bench`: fixed workloads timed for the Numba kernel and the NumPy reference.
+"""`fedbound bench`: fixed workloads timed for the Numba kernel, the NumPy reference and honest peers.
 
-Reported per workload, all measured in one run (medians over repeats, compilation excluded):
-microseconds per local client-step for both engines, their ratio, and the floor
+Reported per workload, all measured in one run, single-threaded (BLAS limited to one thread,
+JAX's CPU backend asked for one), each time the median of ``repeats`` >= 3 timings after a
+warm-up run (compilation excluded): microseconds per local client-step of
 
-    floor = flops per client-step / (single-core rate of a large matrix product)
-            + exp calls per client-step * (measured cost of one vectorised exp),
+- the Numba kernel (``fedavg.kernel``) and the NumPy reference path (``fedavg.reference``, written
+  for clarity);
+- the vectorised NumPy peer (``bench_peers.numpy_peer_fedavg``, written for speed) and the JAX
+  peer (``bench_jax.jax_peer``: jit + vmap over clients + lax.scan over steps; "not installed"
+  when jax cannot be imported). The peers draw the kernel's minibatches: their inputs (row
+  indices from the counter-based sampler, step sizes, Gram matrices) are precomputed outside the
+  timed region. Each peer's last global model is compared with the kernel's after the same
+  rounds (``*_max_abs_diff``), so a peer that computes something else shows;
+- the kernel/peer ratios (below 1: the kernel is faster) and the floor
 
-where the flops count the support-restricted step (PackedClients.flops_per_step). Workloads:
+    floor = flops per client-step / (matrix-product rate at the workload's own shapes)
+            + exp calls per client-step * (cost of one exp in a vectorised np.exp, out= a buffer),
+
+where the flops count the support-restricted step (PackedClients.flops_per_step) and the rate is
+that of NumPy's batched matmul over the N clients of the step's products, (n, m) x (m, C) and
+(m, n) x (n, C) (n rows used, m = |S_k| features, C classes), or the Gram product (m, m) x (m, C)
+for exact least-squares steps. At tiny shapes (W1's 5 x 5 Gram products) that rate is NumPy's
+per-call overhead, not the core's, and the kernel runs below such a "floor"; so bench also prints
+the floor priced at the 1000^3 product's rate (``floor_large_product_us_per_client_step``).
+
+Workloads:
 W1: Li et al.'s counterexample (N = 5, p = 4, d = 21), exact gradients, E = 20;
 W2: synthetic(1, 1), 100 clients, softmax 60 x 10 (+ bias), batch 24, E = 20;
 W3: MC-PSGD on block-cyclic softmax data, 100 clients, M = 5, 60 x 10 (+ bias), batch 24, I = 10
     (a client-step is one local iteration: one SGD step on each of the two chains, so its floor
-    is twice W2's per-step floor; the per-round loss evaluations are included in the time).
-Sweep scaling: 8 equal FedAvg runs (one config, 8 seeds) executed with 1 and with 2 worker
-processes; the ratio of wall times (ideal 2 on 2 cores).
+    is twice W2's per-step floor; the per-round loss evaluations are included in the time; no
+    peers are written for it).
+Sweep scaling: 8 equal FedAvg runs (one config, 8 seeds, 5,000 rounds) executed with 1 and with 2
+worker processes, each the median of 3 executions after a warm-up (it runs first, before JAX's
+threads exist, since the process pool forks); the ratio of wall times (ideal 2 on 2 idle cores;
+the pool's start-up is included, as a user's sweep pays it).
 """
 
 from __future__ import annotations
 
+import math
+import os
+import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from problems import ProblemSpec, build_problem, problem_spec
+from problems import FederatedProblem, ProblemSpec, build_problem, problem_spec
 
 from .algorithms import FedAvgConfig, algorithm_for
-from .algorithms.fedavg.packing import pack_clients
+from .algorithms.fedavg.packing import PackedClients, pack_clients
+from .bench_jax import jax_peer
+from .bench_peers import numpy_peer_fedavg, peer_inputs
 from .run import run_seed
 from .schedules import StepSize
 
-__all__ = ["Workload", "WORKLOADS", "run_bench", "format_bench", "machine_rates"]
+__all__ = ["Workload", "WORKLOADS", "MIN_REPEATS", "run_bench", "format_bench", "machine_rates", "product_rate",
+           "sweep_scaling"]
+
+MIN_REPEATS = 3
+"""Fewest timings a median is taken over."""
+
+JAX_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+"""XLA_FLAGS asking JAX's CPU backend for one thread (set only when jax is not yet imported and
+XLA_FLAGS is unset)."""
 
 
 @dataclass(frozen=True)
 class Workload:
-    """A benchmark workload: problem spec, local steps, batch (0 = exact), rounds per engine."""
+    """A FedAvg benchmark workload: problem spec, local steps, batch (0 = exact), step size and
+    rounds per timed engine (the Numba kernel, the NumPy reference, the peers)."""
 
     name: str
     description: str
@@ -47,47 +83,115 @@ class Workload:
     eta: float
     rounds_numba: int
     rounds_numpy: int
+    rounds_peer: int
+
+    def config(self, rounds: int) -> FedAvgConfig:
+        """The workload's FedAvg config for ``rounds`` rounds (seed 0, the last round recorded)."""
+        return FedAvgConfig(self.local_steps, rounds, StepSize.constant(self.eta), self.batch_size, 1.0, (rounds,))
 
 
 WORKLOADS = (
     Workload("W1", "Li counterexample, d = 21, exact gradients, E = 20",
-             problem_spec("li_counterexample", N=5, p=4, mu=2e-4), 20, 0, 0.05, 20_000, 100),
+             problem_spec("li_counterexample", N=5, p=4, mu=2e-4), 20, 0, 0.05, 20_000, 100, 500),
     Workload("W2", "synthetic(1,1), 100 clients, softmax 60x10, batch 24, E = 20",
-             problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=100, l2=1e-4, seed=0), 20, 24, 0.01, 10, 2),
+             problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=100, l2=1e-4, seed=0), 20, 24, 0.01, 10, 2, 10),
 )
 
 
+def _check_repeats(repeats: int) -> int:
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < MIN_REPEATS:
+        raise ValueError(f"repeats: expected an integer >= {MIN_REPEATS}, got {repeats!r}")
+    return repeats
+
+
 def machine_rates(repeats: int = 5) -> dict[str, float]:
-    """Single-core GFLOP/s of a 1000 x 1000 matrix product and ns per vectorised exp."""
+    """Single-core GFLOP/s of a 1000 x 1000 matrix product, and ns per exp of a vectorised
+    ``np.exp`` writing into a preallocated buffer (out=) of 2^16 doubles (fits in cache)."""
     rng = np.random.default_rng(0)
     a, b = rng.random((1000, 1000)), rng.random((1000, 1000))
-    x = rng.random(1_000_000)
+    x, out = rng.random(1 << 16), np.empty(1 << 16)
     with threadpool_limits(limits=1):
-        a @ b
         matmul = _median_seconds(lambda: a @ b, repeats)
-    exp = _median_seconds(lambda: np.exp(x), repeats)
-    return {"matmul_gflops_1core": 2e9 / matmul / 1e9, "exp_ns": exp / x.size * 1e9}
+    exp = _median_seconds(lambda: np.exp(x, out=out), repeats, calls=100)
+    return {"matmul_gflops_1core": 2e9 / matmul / 1e9, "exp_ns": exp / x.size * 1e9, "exp_buffer": x.size}
 
 
-def _median_seconds(fn, repeats: int) -> float:
+def product_rate(packed: PackedClients, batch_size: int, repeats: int = 5) -> tuple[float, str]:
+    """(GFLOP/s, shapes): single-core rate of NumPy's batched matmul at one local step's products
+    over all N clients (module docstring), with m the largest support and n the batch (exact
+    gradients: the largest client)."""
+    N, C = packed.n_clients, packed.n_classes
+    m = packed.max_support
+    rng = np.random.default_rng(0)
+    if batch_size == 0 and packed.uses_gram.all():
+        Q, w, g = rng.random((N, m, m)), rng.random((N, m, C)), np.empty((N, m, C))
+        flops, shapes = 2.0 * N * m * m * C, f"{N} x ({m}x{m})({m}x{C})"
+
+        def step() -> None:
+            np.matmul(Q, w, out=g)
+    else:
+        n = batch_size if batch_size > 0 else int(np.diff(packed.sample_offsets).max())
+        X, w, z, g = rng.random((N, n, m)), rng.random((N, m, C)), np.empty((N, n, C)), np.empty((N, m, C))
+        flops, shapes = 4.0 * N * n * m * C, f"{N} x ({n}x{m})({m}x{C}) + ({m}x{n})({n}x{C})"
+
+        def step() -> None:
+            np.matmul(X, w, out=z)
+            np.matmul(X.transpose(0, 2, 1), z, out=g)
+    with threadpool_limits(limits=1):
+        step()
+        seconds = _median_seconds(step, repeats, calls=max(1, math.ceil(2e-3 / _median_seconds(step, 1))))
+    return flops / seconds / 1e9, shapes
+
+
+def _median_seconds(fn: Callable[[], Any], repeats: int, calls: int = 1) -> float:
+    """Median over ``repeats`` of the time of ``calls`` calls of fn, per call."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - start) / calls)
     return float(np.median(times))
 
 
-def _time_engine(problem, workload: Workload, engine: str, repeats: int) -> float:
+def _time_engine(problem: FederatedProblem, workload: Workload, engine: str, repeats: int) -> float:
     """Median microseconds per local client-step of one engine (after one warm-up run)."""
     rounds = workload.rounds_numba if engine == "numba" else workload.rounds_numpy
-    alg = FedAvgConfig(workload.local_steps, rounds, StepSize.constant(workload.eta), workload.batch_size, 1.0, (rounds,))
+    alg = workload.config(rounds)
     w_star = np.zeros(problem.dim)
     fedavg = algorithm_for(alg)
     plan = fedavg.plan(problem, alg, False)
     run_seed(fedavg, problem, plan, 0, w_star, engine)
     seconds = _median_seconds(lambda: run_seed(fedavg, problem, plan, 0, w_star, engine), repeats)
     return seconds / (rounds * workload.local_steps * problem.n_clients) * 1e6
+
+
+def _kernel_model(problem: FederatedProblem, config: FedAvgConfig) -> np.ndarray:
+    """The kernel's global model after config.rounds rounds (seed 0), shape (d,)."""
+    fedavg = algorithm_for(config)
+    seed_run = run_seed(fedavg, problem, fedavg.plan(problem, config, False), 0, np.zeros(problem.dim), "numba")
+    return seed_run.records[-1]
+
+
+def _time_peers(problem: FederatedProblem, workload: Workload, repeats: int) -> dict[str, Any]:
+    """The peers' median microseconds per client-step and their distance to the kernel's model."""
+    config = workload.config(workload.rounds_peer)
+    inputs = peer_inputs(problem, config, 0)
+    kernel = _kernel_model(problem, config)
+    per_step = 1e6 / (config.total_steps * problem.n_clients)
+    numpy_run = lambda: numpy_peer_fedavg(problem, inputs)  # noqa: E731
+    if "jax" not in sys.modules and "XLA_FLAGS" not in os.environ:
+        os.environ["XLA_FLAGS"] = JAX_ONE_THREAD
+    jax_run = jax_peer(problem, inputs)
+    results: dict[str, Any] = {}
+    with threadpool_limits(limits=1):
+        for name, peer in (("numpy_peer", numpy_run), ("jax", jax_run)):
+            if peer is None:
+                results[f"{name}_us_per_client_step"] = results[f"{name}_max_abs_diff"] = None
+                continue
+            results[f"{name}_max_abs_diff"] = float(np.max(np.abs(peer()[-1] - kernel)))
+            results[f"{name}_us_per_client_step"] = _median_seconds(peer, repeats) * per_step
+    return results
 
 
 def _time_mc_psgd(engine: str, repeats: int) -> tuple[float, Any]:
@@ -108,73 +212,151 @@ def _time_mc_psgd(engine: str, repeats: int) -> tuple[float, Any]:
     return seconds / (5 * E * 10 * 100) * 1e6, problem
 
 
-def sweep_scaling(repeats: int = 1) -> dict[str, float]:
-    """Wall time of 8 equal FedAvg runs with 1 and 2 worker processes (medians), and the speed-up."""
+def sweep_scaling(repeats: int = MIN_REPEATS, rounds: int = 5_000) -> dict[str, float]:
+    """Wall time of 8 equal FedAvg runs (``rounds`` rounds each) with 1 and 2 worker processes,
+    each the median of ``repeats`` after a warm-up, and the speed-up jobs1 / jobs2."""
     from problems import exact_optimum
 
     from .algorithms import RunConfig
     from .sweep import SweepOptions
     from .sweep_runs import RunRequest, execute
 
+    _check_repeats(repeats)
     spec = problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=10, l2=0.25, seed=1)
     optimum = exact_optimum(build_problem(spec), crosscheck=False)
-    request = RunRequest(RunConfig(spec, FedAvgConfig(5, 10_000, StepSize.constant(0.001), 8, 1.0, (10_000,),
+    request = RunRequest(RunConfig(spec, FedAvgConfig(5, rounds, StepSize.constant(0.001), 8, 1.0, (rounds,),
                                                       tuple(range(8)))), optimum)
-    times = {jobs: _median_seconds(lambda: execute([request], SweepOptions(jobs=jobs, progress=False)), repeats) for jobs in (1, 2)}
-    return {"jobs1_s": times[1], "jobs2_s": times[2], "speedup": times[1] / times[2]}
+    times = {}
+    for jobs in (1, 2):
+        sweep = lambda: execute([request], SweepOptions(jobs=jobs, progress=False))  # noqa: E731
+        sweep()
+        times[jobs] = _median_seconds(sweep, repeats)
+    return {"runs": 8, "rounds": rounds, "repeats": repeats, "jobs1_s": times[1], "jobs2_s": times[2],
+            "speedup": times[1] / times[2]}
 
 
-def run_bench(repeats: int = 5) -> dict[str, Any]:
-    """Time every workload; returns a JSON-able report with the machine rates."""
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return None if numerator is None or denominator is None else numerator / denominator
+
+
+def _jax_status() -> dict[str, str | None]:
+    """The installed jax version, or None with the note bench prints."""
+    try:
+        import jax
+    except ImportError:
+        return {"version": None, "note": "jax is not installed: the JAX peer is skipped (pip install jax to time it)"}
+    return {"version": jax.__version__, "note": None}
+
+
+def run_bench(repeats: int = 5, workloads: Sequence[Workload] = WORKLOADS, mc_psgd: bool = True,
+              scaling: bool = True) -> dict[str, Any]:
+    """Time ``workloads`` (and W3, MC-PSGD, with ``mc_psgd``; the 1-vs-2-process sweep with
+    ``scaling``, median of MIN_REPEATS); returns a JSON-able report with the machine rates.
+    ``repeats`` >= 3."""
+    _check_repeats(repeats)
+    # the sweep forks worker processes: it runs before JAX (multithreaded, unsafe to fork) is imported
+    scaling_report = sweep_scaling(MIN_REPEATS) if scaling else None
     rates = machine_rates(repeats)
     results = []
-    for w in WORKLOADS:
+    for w in workloads:
         problem = build_problem(w.spec)
         packed = pack_clients(problem)
         flops = float(packed.flops_per_step(w.batch_size).mean())
         samples = np.diff(problem.offsets).mean() if w.batch_size == 0 else w.batch_size
         exps = float(samples * problem.model.exp_calls_per_sample)
-        floor_us = flops / (rates["matmul_gflops_1core"] * 1e3) + exps * rates["exp_ns"] * 1e-3
+        rate, shapes = product_rate(packed, w.batch_size, repeats)
+        floor_us = flops / (rate * 1e3) + exps * rates["exp_ns"] * 1e-3
+        large_floor_us = flops / (rates["matmul_gflops_1core"] * 1e3) + exps * rates["exp_ns"] * 1e-3
         with threadpool_limits(limits=1):
             numba_us = _time_engine(problem, w, "numba", repeats)
             numpy_us = _time_engine(problem, w, "numpy", repeats)
+        peers = _time_peers(problem, w, repeats)
         results.append({
             "workload": w.name, "description": w.description, "numba_us_per_client_step": numba_us,
             "numpy_us_per_client_step": numpy_us, "numpy_over_numba": numpy_us / numba_us,
+            **peers,
+            "numba_over_numpy_peer": _ratio(numba_us, peers["numpy_peer_us_per_client_step"]),
+            "numba_over_jax": _ratio(numba_us, peers["jax_us_per_client_step"]),
             "floor_us_per_client_step": floor_us, "numba_over_floor": numba_us / floor_us,
+            "floor_large_product_us_per_client_step": large_floor_us,
             "flops_per_client_step": flops, "exp_calls_per_client_step": exps,
+            "product_gflops_at_shapes": rate, "product_shapes": shapes,
         })
+    if mc_psgd:
+        results.append(_mc_psgd_result(rates, repeats))
+    report: dict[str, Any] = {
+        "machine": rates, "jax": _jax_status(), "repeats": repeats,
+        "peer_inputs": "minibatch row indices, step sizes and Gram matrices precomputed outside the timed region",
+        "workloads": results,
+    }
+    if scaling_report is not None:
+        report["sweep_scaling"] = scaling_report
+    return report
+
+
+def _mc_psgd_result(rates: dict[str, float], repeats: int) -> dict[str, Any]:
+    """W3's row: MC-PSGD's kernel and reference (no peers written for it)."""
     with threadpool_limits(limits=1):
         mc_numba, problem = _time_mc_psgd("numba", repeats)
-        mc_numpy, _ = _time_mc_psgd("numpy", max(1, repeats // 2))
+        mc_numpy, _ = _time_mc_psgd("numpy", repeats)
     packed = pack_clients(problem.combined)
+    rate, shapes = product_rate(packed, 24, repeats)
     flops = 2 * float(packed.flops_per_step(24).mean())
     exps = 2 * 24 * problem.combined.n_classes
-    floor_us = flops / (rates["matmul_gflops_1core"] * 1e3) + exps * rates["exp_ns"] * 1e-3
-    results.append({
+    floor_us = flops / (rate * 1e3) + exps * rates["exp_ns"] * 1e-3
+    large_floor_us = flops / (rates["matmul_gflops_1core"] * 1e3) + exps * rates["exp_ns"] * 1e-3
+    return {
         "workload": "W3", "description": "MC-PSGD, 100 clients, M = 5, softmax 60x10, batch 24, I = 10",
         "numba_us_per_client_step": mc_numba, "numpy_us_per_client_step": mc_numpy,
-        "numpy_over_numba": mc_numpy / mc_numba, "floor_us_per_client_step": floor_us,
-        "numba_over_floor": mc_numba / floor_us, "flops_per_client_step": flops, "exp_calls_per_client_step": exps,
-    })
-    return {"machine": rates, "workloads": results, "sweep_scaling": sweep_scaling()}
+        "numpy_over_numba": mc_numpy / mc_numba,
+        "numpy_peer_us_per_client_step": None, "numpy_peer_max_abs_diff": None,
+        "jax_us_per_client_step": None, "jax_max_abs_diff": None,
+        "numba_over_numpy_peer": None, "numba_over_jax": None,
+        "floor_us_per_client_step": floor_us, "numba_over_floor": mc_numba / floor_us,
+        "floor_large_product_us_per_client_step": large_floor_us,
+        "flops_per_client_step": flops, "exp_calls_per_client_step": exps,
+        "product_gflops_at_shapes": rate, "product_shapes": shapes,
+    }
+
+
+def _cell(value: float | None, digits: int, width: int) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
 
 
 def format_bench(report: dict[str, Any]) -> str:
-    """A fixed-width table of the bench report."""
+    """A fixed-width table of the bench report, with the floor's assumptions and the JAX note."""
     m = report["machine"]
     lines = [
-        f"machine: matmul {m['matmul_gflops_1core']:.1f} GFLOP/s on one core, exp {m['exp_ns']:.2f} ns (vectorised)",
-        f"{'workload':<9}{'numba us':>10}{'numpy us':>10}{'numpy/numba':>13}{'floor us':>10}{'numba/floor':>13}  description",
+        f"machine: 1000^3 matmul {m['matmul_gflops_1core']:.1f} GFLOP/s on one core; exp {m['exp_ns']:.2f} ns "
+        f"(np.exp over {m['exp_buffer']} doubles, out= a preallocated buffer)",
+        f"{'workload':<9}{'numba us':>10}{'numpy us':>10}{'peer us':>10}{'jax us':>10}{'numba/peer':>12}"
+        f"{'numba/jax':>11}{'floor us':>10}{'numba/floor':>13}  description",
     ]
     for r in report["workloads"]:
         lines.append(
-            f"{r['workload']:<9}{r['numba_us_per_client_step']:>10.3f}{r['numpy_us_per_client_step']:>10.3f}"
-            f"{r['numpy_over_numba']:>13.1f}{r['floor_us_per_client_step']:>10.4f}{r['numba_over_floor']:>13.1f}"
-            f"  {r['description']}"
+            f"{r['workload']:<9}{_cell(r['numba_us_per_client_step'], 3, 10)}{_cell(r['numpy_us_per_client_step'], 3, 10)}"
+            f"{_cell(r['numpy_peer_us_per_client_step'], 3, 10)}{_cell(r['jax_us_per_client_step'], 3, 10)}"
+            f"{_cell(r['numba_over_numpy_peer'], 2, 12)}{_cell(r['numba_over_jax'], 2, 11)}"
+            f"{_cell(r['floor_us_per_client_step'], 4, 10)}{_cell(r['numba_over_floor'], 1, 13)}  {r['description']}"
         )
-    lines.append("us = microseconds per local client-step; kernels run single-threaded; medians over repeats.")
-    sc = report["sweep_scaling"]
-    lines.append(f"sweep of 8 FedAvg runs: {sc['jobs1_s']:.2f} s with 1 process, {sc['jobs2_s']:.2f} s with 2: "
-                 f"speed-up {sc['speedup']:.2f}x")
+    lines.append(f"us = microseconds per local client-step, single-threaded, medians of {report['repeats']} "
+                 "timings after a warm-up; numpy = fedbound's reference path, peer = vectorised NumPy FedAvg, "
+                 "jax = jit + vmap + scan (peers: " + report["peer_inputs"] + ").")
+    lines.append("floor = flops / (matmul rate at the workload's shapes) + exps * exp cost "
+                 "(in brackets: priced at the 1000^3 rate):")
+    for r in report["workloads"]:
+        diffs = ", ".join(f"{name} max |w - w_kernel| = {r[key]:.1e}" for name, key in
+                          (("peer", "numpy_peer_max_abs_diff"), ("jax", "jax_max_abs_diff")) if r[key] is not None)
+        lines.append(f"  {r['workload']}: {r['flops_per_client_step']:.0f} flops at {r['product_gflops_at_shapes']:.2f} "
+                     f"GFLOP/s ({r['product_shapes']}), {r['exp_calls_per_client_step']:.0f} exps: "
+                     f"{r['floor_us_per_client_step']:.4f} us ({r['floor_large_product_us_per_client_step']:.4f} us)"
+                     + (f"; {diffs}" if diffs else ""))
+    jax = report["jax"]
+    if jax["note"] is not None:
+        lines.append(f"note: {jax['note']}")
+    sc = report.get("sweep_scaling")
+    if sc is not None:
+        lines.append(f"sweep of {sc['runs']} FedAvg runs ({sc['rounds']} rounds each), medians of {sc['repeats']} after "
+                     f"a warm-up: {sc['jobs1_s']:.2f} s with 1 process, {sc['jobs2_s']:.2f} s with 2: "
+                     f"speed-up {sc['speedup']:.2f}x")
     return "\n".join(lines)

@@ -84,21 +84,11 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
             ValueError, OSError)
 
 
-def _positive_int(name: str) -> Callable[[str], int]:
-    """An argparse type: decimal digits only (no sign, spaces or underscores) giving an int >= 1."""
+def _positive_int(name: str, minimum: int = 1) -> Callable[[str], int]:
+    """An argparse type: decimal digits only (no sign, spaces or underscores) giving an int >= ``minimum``."""
     def parse(text: str) -> int:
-        if not (text.isascii() and text.isdigit()) or int(text) < 1:
-            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 1, got {text!r}")
-        return int(text)
-
-    return parse
-
-
-def _non_negative_int(name: str) -> Callable[[str], int]:
-    """An argparse type: decimal digits only giving an int >= 0."""
-    def parse(text: str) -> int:
-        if not (text.isascii() and text.isdigit()):
-            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 0, got {text!r}")
+        if not (text.isascii() and text.isdigit()) or int(text) < minimum:
+            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= {minimum}, got {text!r}")
         return int(text)
 
     return parse
@@ -208,16 +198,19 @@ def build_parser() -> argparse.ArgumentParser:
     partition.add_argument("--alpha", type=float, help="Dirichlet concentration (dirichlet only; required there)")
     partition.add_argument("--shards-per-client", type=_positive_int("--shards-per-client"),
                            help="labels per client k (shards only; default 2)")
-    partition.add_argument("--seed", type=_non_negative_int("--seed"), default=0, help="partition seed (default 0)")
+    partition.add_argument("--seed", type=_positive_int("--seed", minimum=0), default=0,
+                           help="partition seed (default 0)")
     partition.add_argument("--split", default="train", help="train (default) or test")
     partition.add_argument("--data-dir", type=_path("--data-dir"), metavar="DIR",
                            help="folder searched first for DATASET's files (in DIR/DATASET/), where the problem's "
                            "arrays file is written too (default: $FEDBOUND_DATA or the user cache folder)")
     partition.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    bench = sub.add_parser("bench", help="time the kernels against the NumPy reference and the floor")
+    bench = sub.add_parser("bench", help="time the kernels against the NumPy reference, vectorised NumPy and JAX "
+                                         "peers, and the floor")
     bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    bench.add_argument("--repeats", type=_positive_int("--repeats"), default=5, help="timing repeats (median)")
+    bench.add_argument("--repeats", type=_positive_int("--repeats", minimum=3), default=5,
+                       help="timing repeats after a warm-up (median; at least 3)")
     return parser
 
 

@@ -82,10 +82,10 @@ def local_sgd_kernel(
     Z = np.empty((n_max, C))
     idx = np.empty(n_max, dtype=np.int64)
     acc = np.empty(d)
-    gram_offsets = np.zeros(N + 1, dtype=np.int64)
+    gram_offsets = np.zeros(N + 1, dtype=np.int64)  # packing stores a Gram block only for clients that use one
     for k in range(N):
         m = support_offsets[k + 1] - support_offsets[k]
-        gram_offsets[k + 1] = gram_offsets[k] + m * m
+        gram_offsets[k + 1] = gram_offsets[k] + (m * m if uses_gram[k] else 0)
     counts = np.empty(N, dtype=np.int64)
     coefficients = np.empty(N)
     hashes = np.empty(N, dtype=np.uint64)

@@ -1,0 +1,159 @@
+"""Bench's honest peers (vectorised NumPy, JAX), its report, and the packing fixes (issue 13)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from convergence import FedAvgConfig, StepSize
+from convergence.algorithms import RunConfig
+from convergence.algorithms.fedavg.packing import PACK_CACHE_SIZE, pack_clients
+from convergence.algorithms.fedavg.reference import fedavg_reference
+from convergence.bench import Workload, format_bench, run_bench
+from convergence.bench_jax import jax_peer
+from convergence.bench_peers import numpy_peer_fedavg, peer_inputs
+from convergence.run import run
+from problems import build_problem, from_arrays, problem_spec
+
+
+def _logistic(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 5))
+    y = (rng.random(40) < 0.5).astype(float)
+    return from_arrays(X, y, np.repeat(np.arange(4), [7, 13, 9, 11]), loss="logistic", l2=0.01, data_dir=tmp_path)
+
+
+def _mixed_least_squares(tmp_path):
+    """Least squares where clients 1 and 3 (|S_k| < 2 n_k) take Gram steps and 0, 2, 4 do not."""
+    rng = np.random.default_rng(3)
+    sizes = [2, 50, 2, 60, 3]
+    X = rng.normal(size=(sum(sizes), 10))
+    X[:2, 5:] = 0.0
+    X[52:54, :4] = 0.0
+    y = rng.normal(size=sum(sizes))
+    return from_arrays(X, y, np.repeat(np.arange(5), sizes), loss="least_squares", l2=0.01, data_dir=tmp_path)
+
+
+def _problems(tmp_path):
+    return [
+        build_problem(problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=6, l2=1e-3, seed=2)),
+        build_problem(problem_spec("li_counterexample", N=5, p=4, mu=2e-4)),
+        _logistic(tmp_path / "logistic"),
+        _mixed_least_squares(tmp_path / "mixed"),
+    ]
+
+
+@pytest.mark.parametrize("batch, server_lr", [(0, 1.0), (5, 1.0), (3, 0.6)])
+def test_numpy_peer_reproduces_the_reference_trajectory(tmp_path, batch, server_lr):
+    for problem in _problems(tmp_path):
+        w0 = tuple(np.linspace(-0.1, 0.1, problem.dim))
+        config = FedAvgConfig(3, 8, StepSize.constant(0.05), batch, server_lr, tuple(range(1, 9)), (4,), w0)
+        records, _, diverged = fedavg_reference(problem, config, 4, np.array(w0), np.zeros(problem.dim))
+        history = numpy_peer_fedavg(problem, peer_inputs(problem, config, 4))
+        assert diverged == -1
+        assert history.shape == records.shape
+        np.testing.assert_allclose(history, records, rtol=0, atol=1e-10, err_msg=problem.name)
+        assert not np.allclose(history[-1], w0)  # the run moved
+
+
+def jax_peer_deviations() -> list[float]:
+    """Max |JAX peer - reference| over the two step kinds it writes (softmax minibatch, Gram)."""
+    problems = [build_problem(problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=6, l2=1e-3, seed=2)),
+                build_problem(problem_spec("li_counterexample", N=5, p=4, mu=2e-4))]
+    configs = [FedAvgConfig(3, 6, StepSize.constant(0.05), 4, 0.8, tuple(range(1, 7)), (1,)),
+               FedAvgConfig(3, 6, StepSize.constant(0.05), 0, 1.0, tuple(range(1, 7)), (1,))]
+    deviations = []
+    for problem, config in zip(problems, configs):
+        peer = jax_peer(problem, peer_inputs(problem, config, 1))
+        if peer is None:
+            return []
+        records, _, _ = fedavg_reference(problem, config, 1, np.zeros(problem.dim), np.zeros(problem.dim))
+        deviations.append(float(np.max(np.abs(peer() - records))))
+    return deviations
+
+
+def test_jax_peer_matches_the_reference_or_is_reported_missing():
+    if importlib.util.find_spec("jax") is None:
+        assert jax_peer_deviations() == []
+        return
+    # JAX starts threads; the suite's process pools fork later, so JAX runs in a child process
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    child = subprocess.run([sys.executable, "-c", "import json; from test_bench_peers import jax_peer_deviations as d; print(json.dumps(d()))"],
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert child.returncode == 0, child.stderr
+    deviations = json.loads(child.stdout.strip().splitlines()[-1])
+    assert len(deviations) == 2 and max(deviations) < 1e-10, deviations
+
+
+def test_jax_peer_refuses_a_step_kind_it_does_not_write(tmp_path):
+    problem = _logistic(tmp_path)
+    with pytest.raises(ValueError, match="model"):
+        jax_peer(problem, peer_inputs(problem, FedAvgConfig(2, 2, StepSize.constant(0.1), 3), 0))
+
+
+TINY = Workload("T", "synthetic(1,1), 4 clients, batch 4, E = 2",
+                problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=4, l2=1e-4, seed=0), 2, 4, 0.05, 20, 2, 5)
+
+
+def test_bench_report_has_peers_and_ratios_and_notes_missing_jax(monkeypatch):
+    monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError: JAX absent
+    report = run_bench(repeats=3, workloads=(TINY,), mc_psgd=False, scaling=False)
+    json.dumps(report)
+    (row,) = report["workloads"]
+    assert row["numpy_peer_us_per_client_step"] > 0
+    assert row["numba_over_numpy_peer"] == pytest.approx(row["numba_us_per_client_step"]
+                                                         / row["numpy_peer_us_per_client_step"])
+    assert row["numpy_peer_max_abs_diff"] < 1e-10
+    assert row["jax_us_per_client_step"] is None and row["numba_over_jax"] is None
+    assert report["jax"]["version"] is None
+    assert row["product_gflops_at_shapes"] > 0 and "4 x (4x61)(61x10)" in row["product_shapes"]
+    assert row["floor_us_per_client_step"] == pytest.approx(
+        row["flops_per_client_step"] / (row["product_gflops_at_shapes"] * 1e3)
+        + row["exp_calls_per_client_step"] * report["machine"]["exp_ns"] * 1e-3)
+    text = format_bench(report)
+    assert "note: jax is not installed" in text
+    assert "numba/peer" in text and "T " in text
+
+
+def test_bench_needs_three_repeats():
+    with pytest.raises(ValueError, match="repeats"):
+        run_bench(repeats=2, workloads=(), mc_psgd=False, scaling=False)
+
+
+def test_packing_allocates_no_gram_for_softmax_and_only_for_gram_clients(tmp_path):
+    softmax = pack_clients(build_problem(problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=5, seed=4)))
+    assert not softmax.uses_gram.any() and softmax.gram.size == 0
+    mixed = pack_clients(_mixed_least_squares(tmp_path))
+    support = np.diff(mixed.support_offsets)
+    assert mixed.uses_gram.tolist() == [False, True, False, True, False]
+    assert mixed.gram.size == int(np.sum(support[mixed.uses_gram] ** 2))
+
+
+def test_kernel_with_compact_gram_matches_the_reference(tmp_path):
+    """The kernel finds each Gram client's block in the compact layout (exact steps, mixed clients)."""
+    problem = _mixed_least_squares(tmp_path)
+    config = RunConfig(problem.spec, FedAvgConfig(3, 10, StepSize.constant(0.02), 0, 1.0, (5, 10), (0,)))
+    kernel = run(config, problem=problem, engine="numba")
+    reference = run(config, problem=problem, engine="numpy")
+    np.testing.assert_allclose(kernel.iterates, reference.iterates, rtol=0, atol=1e-10)
+
+
+def test_pack_cache_returns_the_same_object_per_problem_data(tmp_path):
+    problem = _logistic(tmp_path / "a")
+    same_data = _logistic(tmp_path / "b")
+    assert same_data is not problem and same_data.fingerprint == problem.fingerprint
+    packed = pack_clients(problem)
+    assert pack_clients(problem) is packed
+    assert pack_clients(same_data) is packed
+    for seed in range(PACK_CACHE_SIZE):  # other problems push it out of the LRU
+        pack_clients(build_problem(problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=3, seed=10 + seed)))
+    repacked = pack_clients(problem)
+    assert repacked is not packed
+    np.testing.assert_array_equal(repacked.rows, packed.rows)
