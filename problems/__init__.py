@@ -12,6 +12,13 @@ Public API (everything else is private):
   ``ViewSpec`` (a nested / shuffled / block view of a block-cyclic problem);
 * families (``families``): ``families()``, ``register_family(name, builder)`` (a user's own), ``Family``;
 * a user's arrays: ``from_arrays(X, y, client_of_row, loss=..., l2=...)`` and ``data_folder()``;
+* image data, offline (``image_data``): ``load_images(name, split, data_dir)`` -> ``ImageDataset``
+  (MNIST / Fashion-MNIST IDX files, CIFAR-10 python batches, checked against ``PUBLISHED_MD5``, or
+  scikit-learn's bundled 8x8 digits), ``available_image_datasets``, ``image_folders``;
+* partitions (``partitions``): ``shard_partition``, ``dirichlet_partition``, ``powerlaw_partition``,
+  ``lognormal_partition``, ``iid_partition`` (labels, N, seed -> client_of_row), the typed
+  ``PartitionRecipe`` (``RECIPES``), and ``summarize_partition`` -> ``PartitionSummary``,
+  ``partition_problem`` (Li et al.'s softmax, ``LI_SOFTMAX_L2``);
 * the registry: ``build_problem(spec)``, ``build_block_cyclic(spec)``;
 * constants: ``ProblemConstants``, ``problem_constants``;
 * optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``, ``check_optimum``;

@@ -8,6 +8,27 @@ from .constants import ProblemConstants, problem_constants
 from .counterexample import li_counterexample, li_counterexample_matrices
 from .families import Family, families, register_family
 from .identical import identical_quadratic
+from .image_data import (
+    BUNDLED,
+    DEBIAN_FASHION_MNIST,
+    IMAGE_DATASETS,
+    PUBLISHED_MD5,
+    AvailableDataset,
+    ImageDataset,
+    available_image_datasets,
+    image_folders,
+    load_images,
+)
+from .partition_recipe import RECIPES, PartitionRecipe
+from .partition_report import LI_SOFTMAX_L2, PartitionSummary, partition_problem, summarize_partition
+from .partitions import (
+    DEFAULT_MIN_SIZE,
+    dirichlet_partition,
+    iid_partition,
+    lognormal_partition,
+    powerlaw_partition,
+    shard_partition,
+)
 from .optimum import Optimum, OptimumError, check_optimum, exact_optimum, heterogeneity_gamma
 from .quadratic import random_quadratic
 from .registry import build_block_cyclic, build_problem, check_problem

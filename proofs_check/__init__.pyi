@@ -59,6 +59,12 @@ from .parameters import (
     resolve_plan,
     variant_id,
 )
+from .partition_heterogeneity import (
+    DEFAULT_B_SQ_GRID,
+    PartitionHeterogeneity,
+    partition_heterogeneity,
+    partition_report,
+)
 from .plans import (
     ConstantsPlan,
     ConstantStepControlPlan,
