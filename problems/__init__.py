@@ -15,6 +15,8 @@ Public API (everything else is private):
 * image data, offline (``image_data``): ``load_images(name, split, data_dir)`` -> ``ImageDataset``
   (MNIST / Fashion-MNIST IDX files, CIFAR-10 python batches, checked against ``PUBLISHED_MD5``, or
   scikit-learn's bundled 8x8 digits), ``available_image_datasets``, ``image_folders``;
+* downloads (``data_fetch``): ``fetch_dataset(name, data_dir)`` (``SOURCES``: the published URLs and
+  digests, ``FETCHABLE``) -> ``FetchedFile`` per file, ``FetchError``, ``RemoteFile``;
 * partitions (``partitions``): ``shard_partition``, ``dirichlet_partition``, ``powerlaw_partition``,
   ``lognormal_partition``, ``iid_partition`` (labels, N, seed -> client_of_row), the typed
   ``PartitionRecipe`` (``RECIPES``), and ``summarize_partition`` -> ``PartitionSummary``,
