@@ -6,7 +6,9 @@ Public API (everything else is private):
 * families: ``li_counterexample`` (Li et al. 2020, Appendix C) and ``li_counterexample_matrices``,
   ``random_quadratic``, ``synthetic`` (Li et al. 2020, Appendix D / FedProx);
 * block-cyclic data (Ding et al. 2020): ``BlockCyclicProblem``, ``block_cyclic_quadratic``,
-  ``block_cyclic_softmax``, ``label_block_partition``;
+  ``block_cyclic_softmax``, ``label_block_partition``; Sec. 5's partition of labelled (image) data,
+  ``block_cyclic_partition`` -> ``BlockCyclicPartition`` (blocks, clients fetched in sequence,
+  test-set blocks), and its metric ``block_test_accuracy`` -> ``BlockAccuracy``;
 * specs (``spec``): ``ProblemSpec`` (immutable, owning its canonical JSON: ``to_json``, ``from_json``,
   ``digest``), ``FamilySpec`` (a family and its parameters; ``problem_spec(family, **params)``) and
   ``ViewSpec`` (a nested / shuffled / block view of a block-cyclic problem);
