@@ -227,10 +227,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="draw no progress bar (none is drawn when stderr is not a terminal)")
 
     bench = sub.add_parser("bench", help="time the kernels against the NumPy reference, vectorised NumPy and JAX "
-                                         "peers, and the floor")
+                                         "peers, and the floor (the linear workloads and the CNN step)")
     bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
     bench.add_argument("--repeats", type=_positive_int("--repeats", minimum=3), default=5,
                        help="timing repeats after a warm-up (median; at least 3)")
+    bench.add_argument("--quick", action="store_true",
+                       help="keep it short: the CNN workload's runs at 100 steps instead of 500, and no 1-vs-2-process "
+                       "sweep timing")
     return parser
 
 
@@ -458,7 +461,7 @@ def _bench(args: argparse.Namespace) -> int:
 
     from convergence.bench import format_bench, run_bench
 
-    report = run_bench(repeats=args.repeats)
+    report = run_bench(repeats=args.repeats, scaling=not args.quick, quick=args.quick)
     print(json.dumps(report, indent=2) if args.json else format_bench(report))
     return 0
 
