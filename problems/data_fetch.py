@@ -171,28 +171,38 @@ def _fetch_file(remote: RemoteFile, folder: Path, progress: bool, timeout: float
 
 
 def _download(remote: RemoteFile, sink, progress: bool, timeout: float) -> tuple[int, str]:
-    """Stream ``remote.url`` into ``sink``; (bytes written, their MD5 hex digest)."""
-    digest = hashlib.md5()
-    size = 0
+    """Stream ``remote.url`` into ``sink``; (bytes written, their MD5 hex digest). Network errors are
+    FetchErrors naming the file and URL; a failed write to ``sink`` propagates as an OSError."""
     where = f"{remote.name} ({remote.url})"
     try:
-        with urllib.request.urlopen(remote.url, timeout=timeout) as response:
-            length = response.headers.get("Content-Length")
-            total = int(length) if length is not None and length.isdigit() else None
-            with _progress_bar(remote.name, total, progress) as bar:
-                while chunk := response.read(_CHUNK):
-                    digest.update(chunk)
-                    sink.write(chunk)
-                    size += len(chunk)
-                    bar.update(len(chunk))
+        response = urllib.request.urlopen(remote.url, timeout=timeout)
     except urllib.error.HTTPError as exc:
         raise FetchError(f"{where}: the server answered HTTP {exc.code} {exc.reason}") from None
     except urllib.error.URLError as exc:
         raise FetchError(f"{where}: cannot reach the server ({exc.reason}); check the network") from None
     except TimeoutError:
         raise FetchError(f"{where}: no answer within {timeout:g} s; check the network") from None
-    except (ConnectionError, http.client.HTTPException) as exc:
-        raise FetchError(f"{where}: the connection broke during the download ({exc!r})") from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise FetchError(f"{where}: cannot reach the server ({exc!r}); check the network") from None
+    digest = hashlib.md5()
+    size = 0
+    with response:
+        length = response.headers.get("Content-Length")
+        total = int(length) if length is not None and length.isdigit() else None
+        with _progress_bar(remote.name, total, progress) as bar:
+            while True:
+                try:
+                    chunk = response.read(_CHUNK)
+                except TimeoutError:
+                    raise FetchError(f"{where}: the server stopped sending for {timeout:g} s") from None
+                except (OSError, http.client.HTTPException) as exc:
+                    raise FetchError(f"{where}: the connection broke during the download ({exc!r})") from None
+                if not chunk:
+                    break
+                digest.update(chunk)
+                sink.write(chunk)
+                size += len(chunk)
+                bar.update(len(chunk))
     if total is not None and size != total:
         raise FetchError(f"{where}: received {size:,} of the {total:,} bytes announced: the download was cut short")
     return size, digest.hexdigest()

@@ -252,3 +252,18 @@ def test_the_cli_fetches_and_reports_errors_in_one_line(server: _Server, tmp_pat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert files[0].name in err and files[0].url in err and "HTTP 404" in err
+
+
+def test_a_folder_that_cannot_be_made_is_named(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(FetchError, match=rf"{blocker}/mnist: cannot create the data folder"):
+        fetch_dataset("mnist", blocker)
+
+
+def test_the_progress_bar_goes_to_stderr_when_asked(server: _Server, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    files, _ = _mnist_files(server)
+    fetch_dataset("mnist", tmp_path, sources={"mnist": files[:1]}, progress=True)
+    out = capsys.readouterr()
+    assert out.out == "" and files[0].name in out.err
