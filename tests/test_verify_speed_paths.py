@@ -7,19 +7,25 @@
   (1/n_k) sum_i g_i and (1/n_k) sum_i ||g_i - gbar||^2, written out here row by row.
 * The reference paths with exact gradients (now through ``full_gradients``) still follow the
   per-sample definition of a full-batch step: one FedAvg round written out here by hand.
+* ``fedbound verify`` runs on every core by default (``--jobs`` defaults to the CPU count), and a
+  process-pool sweep with a single task to compute runs it in this process.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from convergence import FedAvgConfig, StepSize
+from convergence import FedAvgConfig, StepSize, SweepOptions, SweepTask, run_sweep
 from convergence.algorithms import algorithm_for
 from convergence.algorithms.padded_clients import PaddedClients
 from convergence.run import run_seed
 from problems import FederatedProblem
 from proofs_check.minibatch_moments import client_terms
+from reports.cli import main
 
 LOSSES = ["least_squares", "logistic", "softmax"]
 
@@ -105,3 +111,30 @@ def test_exact_gradient_reference_step_is_the_full_batch_step(loss: str) -> None
         expected = problem.weights @ np.array(models)
         np.testing.assert_allclose(result.records[0], expected, rtol=1e-12, atol=1e-14)
         assert np.abs(expected - start).max() > 1e-3
+
+
+class _Captured(Exception):
+    """Raised by the stand-in for ``verify`` with the settings the CLI built."""
+
+
+def test_verify_uses_every_core_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def capture(claims, settings, out, **kwargs):
+        raise _Captured(settings.jobs)
+
+    monkeypatch.setattr("reports.verify.verify", capture)
+    for extra, jobs in (([], os.cpu_count() or 1), (["--jobs", "1"], 1)):
+        with pytest.raises(_Captured) as captured:
+            main(["--debug", "verify", "--quick", "--claim", "yu2019.cor2", "--out", str(tmp_path), *extra])
+        assert captured.value.args == (jobs,)
+
+
+def _pid() -> dict[str, np.ndarray]:
+    return {"pid": np.array(os.getpid())}
+
+
+def test_a_pool_sweep_with_one_task_to_compute_runs_in_this_process() -> None:
+    one = run_sweep([SweepTask("one", _pid, (), {"task": "one"})], SweepOptions(executor="process", jobs=2, progress=False))
+    assert int(one["one"]["pid"]) == os.getpid()
+    two = run_sweep([SweepTask(k, _pid, (), {"task": k}) for k in ("a", "b")],
+                    SweepOptions(executor="process", jobs=2, progress=False))
+    assert all(int(two[k]["pid"]) != os.getpid() for k in ("a", "b"))
