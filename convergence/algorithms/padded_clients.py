@@ -49,12 +49,15 @@ class PaddedClients:
         """Full-batch data gradients gbar_k(W_k) (module docstring) of ``clients`` (indices (K,), default
         all N in order) at their models W (K, f, C): shape (K, f, C), no regulariser. Client k's
         residuals are weighted 1/n_k before the product, as ``LinearModel.batched_gradients`` weights
-        them; the sums run in BLAS order on the n_k real rows."""
-        ks = range(self.X.shape[0]) if clients is None else clients
+        them; the sums run in BLAS order on the n_k real rows. The residuals of all the clients' rows
+        are one call of the model (they are row by row)."""
+        ks = np.arange(self.X.shape[0]) if clients is None else np.asarray(clients)
+        ends = np.cumsum(self.sizes[ks])
+        Z = np.concatenate([self.X[k, : self.sizes[k]] @ W[j] for j, k in enumerate(ks)])
+        y = np.concatenate([self.y[k, : self.sizes[k]] for k in ks])
+        weights = np.concatenate([self.mask[k, : self.sizes[k]] for k in ks])
+        R = model.margin_residuals(Z, y) * weights[:, None]
         out = np.empty_like(W)
         for j, k in enumerate(ks):
-            n = self.sizes[k]
-            X = self.X[k, :n]
-            R = model.margin_residuals(X @ W[j], self.y[k, :n]) * self.mask[k, :n, None]
-            out[j] = X.T @ R
+            out[j] = self.X[k, : self.sizes[k]].T @ R[ends[j] - self.sizes[k] : ends[j]]
         return out
