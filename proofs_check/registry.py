@@ -268,7 +268,7 @@ _CLAIMS += (
         "proofs_check.li2020_schemes:evaluate_schemes",
         plan=ModePlans(
             quick=Li2020SchemesPlan(image_rounds=30, synthetic_rounds=30, original_steps=(0.1,), synthetic=False),
-            default=Li2020SchemesPlan(image_rounds=60, synthetic_rounds=60, original_steps=(0.1, 0.5), synthetic=True),
+            default=Li2020SchemesPlan(image_rounds=60, synthetic_rounds=40, original_steps=(0.1, 0.5), synthetic=True),
             full=Li2020SchemesPlan(image_rounds=200, synthetic_rounds=200, original_steps=(0.1, 0.5, 0.9, 1.1),
                                    synthetic=True),
         ),

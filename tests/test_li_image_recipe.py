@@ -114,6 +114,12 @@ def test_bad_fields_are_named(params: dict, field: str) -> None:
         li_images(**{"dataset": "digits", **params})
 
 
+def test_missing_files_are_an_error_naming_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FEDBOUND_DATA", str(tmp_path))  # no MNIST in any folder searched
+    with pytest.raises(ProblemError, match=r"^dataset: no mnist files found"):
+        li_images(dataset="mnist", data_dir=str(tmp_path))
+
+
 def test_unbalanced_needs_two_rows_per_device() -> None:
     with pytest.raises(ProblemError, match=r"^n_samples: every device holds two labels, so n >= 2N = 200"):
         li_images(dataset="digits", balanced=False, n_samples=150)
