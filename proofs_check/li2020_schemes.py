@@ -56,7 +56,7 @@ import numpy as np
 from convergence import (
     FedAvgConfig, RunConfig, RunRequest, RunResult, StepSize, Verdict, check_ordering, check_upper_bound, execute,
 )
-from problems import FamilySpec, FederatedProblem, build_problem, resolve_li_dataset
+from problems import FamilySpec, FederatedProblem, Optimum, build_problem, resolve_li_dataset
 
 from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
 from .plans import Li2020SchemesPlan
@@ -133,8 +133,8 @@ def _config(instance: SchemeInstance, scheme: str, eta0: float, plan: Li2020Sche
 
 def _speed_check(name: str, key: str, first: RunResult, second: RunResult, first_label: str,
                  second_label: str) -> tuple[str, Verdict]:
-    """"``second`` slower than ``first``": r_first(eps) < r_second(eps), eps = the gap TARGET_PROGRESS of
-    the way from the initial gap to the larger of the two mean final gaps."""
+    """The check that ``second`` is slower than ``first``: r_first(eps) < r_second(eps), with eps the gap
+    TARGET_PROGRESS of the way from the initial gap to the larger of the two mean final gaps."""
     level = max(first.gap[:, -1].mean(), second.gap[:, -1].mean())
     target = level + (1.0 - TARGET_PROGRESS) * (first.gap[:, 0].mean() - level)
     r_first = rounds_to_target(first.gap, first.rounds, target)
@@ -147,7 +147,7 @@ def _speed_check(name: str, key: str, first: RunResult, second: RunResult, first
 def evaluate_schemes(settings: VerifySettings, plan: Li2020SchemesPlan) -> ClaimResult:
     """Fig. 1c/1d and Fig. 4's comparison of schemes (module docstring) under ``plan``."""
     instances = _instances(plan)
-    optima = {}
+    optima: dict[str, Optimum] = {}
     certificates = []
     for instance in instances:
         optima[instance.label], text = claim_optimum(_problem(instance))
@@ -228,7 +228,8 @@ def _instance_checks(instance: SchemeInstance, run: dict[str, RunResult],
     return checks
 
 
-def _equality_check(instances: tuple[SchemeInstance, ...], results: dict, plan: Li2020SchemesPlan) -> tuple[str, Verdict]:
+def _equality_check(instances: tuple[SchemeInstance, ...], results: dict[tuple[str, str, float], RunResult],
+                    plan: Li2020SchemesPlan) -> tuple[str, Verdict]:
     """Transformed Scheme II = Scheme II on the plan's ``equality_data`` image instance (module docstring)."""
     label = f"image {plan.equality_data}"
     (instance,) = [i for i in instances if i.label == label]
