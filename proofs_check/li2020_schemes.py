@@ -258,4 +258,4 @@ def _plot(instance: SchemeInstance, run: dict[str, RunResult], F_star: float, et
         f"li2020_schemes_{name}", f"Sampling and averaging schemes: {instance.label}",
         f"Global loss F(w) after each round, mean over {plan.seeds} seeds; E = {instance.local_steps}, K = "
         f"{plan.participants}, batch {instance.batch_size}, eta_0 / (1 + round). The paper: {_PAPER[instance.label]}",
-        curves=tuple(curves), xlabel="round", ylabel=r"$F(w)$", logx=False, logy=True)
+        curves=tuple(curves), xlabel="round", ylabel=r"$F(w)$", logx=False, logy=False)
