@@ -92,11 +92,11 @@ class FedAvgEngine:
         return FedAvgPlan(config, config.record_rounds, track, trace)
 
     def run_seed(
-        self, problem: FederatedProblem, plan: FedAvgPlan, seed: int, w_star: np.ndarray, engine: str
+        self, problem: FederatedProblem, plan: FedAvgPlan, seed: int, w_star: np.ndarray | None, engine: str
     ) -> FedAvgSeed:
         alg, track = plan.config, plan.track
         w0 = np.array(alg.initial_model, dtype=np.float64) if alg.initial_model else np.zeros(problem.dim)
-        w_star = np.ascontiguousarray(w_star, dtype=np.float64)
+        w_star = np.ascontiguousarray(w0 if w_star is None else w_star, dtype=np.float64)  # None: anchored at w0
         trace = FedAvgTraceArrays.allocate(alg.total_steps, problem.n_clients, problem.dim) if plan.trace else None
         if engine == "numpy":
             records, stats, diverged = fedavg_reference(problem, alg, seed, w0, w_star, track, trace)

@@ -54,12 +54,12 @@ class FedProxEngine(FedAvgEngine):
         return FedProxPlan(config, track)
 
     def run_seed(
-        self, problem: FederatedProblem, plan: FedProxPlan, seed: int, w_star: np.ndarray, engine: str
+        self, problem: FederatedProblem, plan: FedProxPlan, seed: int, w_star: np.ndarray | None, engine: str
     ) -> FedAvgSeed:
         config = plan.config
         w0 = np.array(config.initial_model, dtype=np.float64) if config.initial_model else np.zeros(problem.dim)
         path = fedprox_reference if engine == "numpy" else fedprox_kernel
-        w_star = np.ascontiguousarray(w_star, dtype=np.float64)
+        w_star = np.ascontiguousarray(w0 if w_star is None else w_star, dtype=np.float64)  # None: anchored at w0
         records, stats, diverged = path(problem, config, seed, w0, w_star, plan.track)
         return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(diverged, dtype=np.int64))
 
