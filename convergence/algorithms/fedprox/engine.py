@@ -50,6 +50,9 @@ class FedProxEngine(FedAvgEngine):
         if trace:
             raise ConfigError("trace: FedProx keeps no per-step trace (only FedAvg's and the block-cyclic "
                               "algorithms' traces have readers); run it with trace=False")
+        if not isinstance(problem, FederatedProblem):
+            raise ConfigError(f"problem: FedProx runs on linear models (a FederatedProblem); {problem.name!r} is a "
+                              f"{type(problem).__name__}")
         super().plan(problem, config.fedavg_config, track)  # FedAvg's checks of the config against the problem
         return FedProxPlan(config, track)
 
