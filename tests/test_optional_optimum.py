@@ -104,3 +104,20 @@ def test_divergence_error_without_an_optimum_says_what_was_measured():
     config = RunConfig(CNN, FedAvgConfig(1, 5, StepSize.constant(1e25), batch_size=2))
     with pytest.raises(DivergenceError, match=r"\|\|w - w0\|\|\^2 exceeded .*no exact optimum"):
         run(config)
+
+
+def test_an_experiment_on_a_problem_without_an_optimum_is_refused_by_name(tmp_path):
+    from reports.experiment_fields import ExperimentError
+    from reports.experiment_file import Experiment
+    from reports.experiment_run import run_experiment
+
+    data = {
+        "seeds": 1, "record_rounds": [2],
+        "problem": {"family": "image_classification", "params": {"n_clients": 3, "n_train": 90, "n_test": 30}},
+        "algorithm": {"name": "fedavg", "rounds": 2, "local_steps": 1, "batch_size": 2,
+                      "step_size": {"kind": "constant", "eta0": 0.1}},
+        "checks": [{"kind": "rate", "name": "rate", "x": "T", "exponent": -1.0, "tolerance": 0.2}],
+    }
+    experiment = Experiment.parse(data, base_dir=tmp_path, name="cnn")
+    with pytest.raises(ExperimentError, match="^problem: .*no exact optimum"):
+        run_experiment(experiment, tmp_path / "out", progress=False)
