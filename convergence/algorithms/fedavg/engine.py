@@ -59,8 +59,9 @@ class FedAvgSeed(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class FedAvgExtras:
-    """max_radius_sq and max_grad_sq (S,): per seed, max ||w - w*||^2 over every local iterate and
-    max ||g||^2 over every realised stochastic gradient; NaN when the run was not tracked.
+    """max_radius_sq and max_grad_sq (S,): per seed, max ||w - w*||^2 (||w - w0||^2 on a problem
+    without an exact optimum) over every local iterate and max ||g||^2 over every realised
+    stochastic gradient; NaN when the run was not tracked.
     ``traces``: one FedAvgTrace per seed (in the order of the run's seeds) for a traced run, else None."""
 
     max_radius_sq: np.ndarray
