@@ -248,14 +248,13 @@ def image_classification(
     """
     from .image_data import load_images  # here: image_data imports arrays, which imports the problem registry
 
-    network_for(network)
+    net = network_for(network)
     if dtype not in CNN_DTYPES:
         raise ProblemError(f"dtype: expected one of {', '.join(CNN_DTYPES)}, got {dtype!r}")
     seed = check_int("seed", seed, minimum=0)
     partition = PartitionRecipe(recipe, n_clients, seed, alpha=alpha, shards_per_client=shards_per_client,
                                 shape=shape, sigma=sigma, min_size=min_size)
     train, test = load_images(dataset, "train"), load_images(dataset, "test")
-    net = network_for(network)
     if train.images.shape[1:] != net.input_shape:
         raise ProblemError(f"network: {network} takes {net.input_shape} images, the {dataset} images are "
                            f"{train.images.shape[1:]}")
