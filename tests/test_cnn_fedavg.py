@@ -11,7 +11,9 @@ from convergence import (
 )
 from convergence._rng import sample_indices_np
 from convergence.algorithms.fedavg.engine import FEDAVG
+from convergence.store import RunStore
 from convergence.sweep import SweepOptions
+from convergence.sweep_runs import seed_task
 from problems import build_problem, problem_spec
 from problems.models import digits_net
 
@@ -78,6 +80,17 @@ def test_runs_are_bit_identical_across_repeats_and_executors():
     (pooled,) = execute([RunRequest(config)], SweepOptions(jobs=2, progress=False))
     np.testing.assert_array_equal(serial.iterates, once.iterates)
     np.testing.assert_array_equal(pooled.iterates, once.iterates)
+
+
+def test_a_cnn_run_goes_through_the_run_store(tmp_path):
+    config = RunConfig(_spec("float32"), _config(seeds=(0, 1)))
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        (computed,) = execute([RunRequest(config)], SweepOptions(store=store, progress=False))
+        stored = store.load(seed_task(RunRequest(config), 1, "numba").key)
+        (reused,) = execute([RunRequest(config)], SweepOptions(store=store, progress=False))
+    assert stored is not None and stored.config["w_star_sha256"] is None
+    np.testing.assert_array_equal(reused.iterates, computed.iterates)
+    np.testing.assert_array_equal(stored.result["records"], computed.iterates[1])
 
 
 def test_the_start_is_the_networks_initialisation_at_the_run_seed():
