@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from convergence import (
-    ConfigError, FedAvgConfig, FedProxConfig, RunConfig, RunRequest, StepSize, execute, run,
+    ConfigError, FedAvgConfig, FedProxConfig, MMPSGDConfig, RunConfig, RunRequest, StepSize, execute, run,
 )
 from convergence._rng import sample_indices_np
 from convergence.algorithms.fedavg.engine import FEDAVG
 from convergence.store import RunStore
 from convergence.sweep import SweepOptions
 from convergence.sweep_runs import seed_task
-from problems import build_problem, problem_spec
+from problems import ProblemError, build_problem, problem_spec
 from problems.models import digits_net
 
 
@@ -146,6 +146,8 @@ def test_bad_fields_are_named():
         run(RunConfig(spec, _config()), engine="numpy", trace=True)
     with pytest.raises(ConfigError, match="^problem: FedProx"):
         run(RunConfig(spec, FedProxConfig(3, 2, StepSize.constant(0.1), mu_prox=0.1)))
+    with pytest.raises(ProblemError, match="^family: 'image_classification' is not a block-cyclic"):
+        run(RunConfig(spec, MMPSGDConfig(cycles=1, rounds_per_block=1, local_steps=1, step_size=StepSize.constant(0.1))))
     with pytest.raises(ConfigError, match="^initial_model: "):
         FEDAVG.plan(problem, _config(initial_model=(0.0, 1.0)))
     with pytest.raises(ConfigError, match="^participants: "):
