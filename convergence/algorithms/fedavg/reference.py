@@ -4,8 +4,9 @@ Computes the same trajectory as ``kernel.fedavg_kernel`` from the same seed (the
 counter-based minibatches and the same client samples, ``participation.round_sample``), with
 dense arithmetic on all d coordinates and no support tricks: all N local models are one array
 (N, f, C) and each local step is a handful of einsums (a minibatch step) or two matrix products per
-client on its real rows (a full-batch gradient, ``PaddedClients.full_gradients``). It is the correctness reference for the
-kernel and the "NumPy vectorised over clients" baseline of ``fedbound bench``.
+client on its real rows (a full-batch gradient, ``PaddedClients.full_gradients``). It is the
+correctness reference for the kernel and the "NumPy vectorised over clients" baseline of
+``fedbound bench``.
 
 Under a sampling scheme the reference runs the local steps of every client, as Li et al.'s
 analysis does (App. B.1: all devices compute, the server uses the sampled ones), and aggregates
