@@ -22,6 +22,7 @@ __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS",
+    "Li2020SamplingPlan", "SAMPLING_SEEDS",
 ]
 
 PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
@@ -35,6 +36,9 @@ true counterpart)."""
 RECURSION_SEEDS = 32
 """At least this many seeds for li2020.thm1's eq. 13 sub-check: its per-step noise is of the order of
 the slack; with 32 seeds the one-sided limits clear the bound at every step."""
+SAMPLING_SEEDS = 64
+"""At least this many seeds for li2020.thm2 / thm3: their gaps are noise-driven (the exponent is -1
+itself, not steeper), so the rate fit needs a narrow interval; 64 seeds give about +-0.04."""
 
 
 @dataclass(frozen=True)
@@ -173,3 +177,23 @@ class ConstantStepControlPlan:
     rounds: int = parameter(doc="rounds of the run (E = 5)", minimum=1)
     step: str = parameter("constant", "the step size: the constant 0.05, or Li's Theorem 1 schedule",
                           choices=CONTROL_STEPS)
+
+
+@dataclass(frozen=True)
+class Li2020SamplingPlan:
+    """li2020.thm2 and li2020.thm3 (``proofs_check.li2020_partial``; one plan, as both check eq. 6 on the
+    same two instances): the horizon, the seeds, K on the balanced (N = 10) and the unbalanced (N = 4)
+    instance, and the constants of eq. 6 and of the rate."""
+
+    horizon: float = parameter(doc="local steps of every run, in units of its gamma (the rate is fitted over the last "
+                                    "two decades of gamma + T)", above=0)
+    seeds: int = parameter(128, "seeds of every run (at least 64: the gap is noise-driven, its exponent -1 itself)",
+                           minimum=SAMPLING_SEEDS, from_settings="seeds")
+    participants: tuple[int, ...] = parameter((1, 5), "K of the balanced instance (N = 10 clients)", minimum=1,
+                                              maximum=10)
+    unbalanced_participants: tuple[int, ...] = parameter((1, 2), "K of the unbalanced instance (N = 4 clients)",
+                                                         minimum=1, maximum=4)
+    bound_scale: float = parameter(1.0, "multiplies the bound of eq. 6", above=0)
+    C_scale: float = parameter(1.0, "multiplies C in eq. 6 (0: C dropped, Theorem 1's bound)", minimum=0)
+    claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
+
