@@ -187,7 +187,7 @@ class Li2020SamplingPlan:
 
     horizon: float = parameter(doc="local steps of every run, in units of its gamma (the rate is fitted over the last "
                                     "two decades of gamma + T)", above=0)
-    seeds: int = parameter(128, "seeds of every run (at least 64: the gap is noise-driven, its exponent -1 itself)",
+    seeds: int = parameter(SAMPLING_SEEDS, "seeds of every run (at least 64: the gap is noise-driven, its exponent -1 itself)",
                            minimum=SAMPLING_SEEDS, from_settings="seeds")
     participants: tuple[int, ...] = parameter((1, 5), "K of the balanced instance (N = 10 clients)", minimum=1,
                                               maximum=10)
