@@ -36,6 +36,10 @@ is eq. 4 with B replaced by B + C,
 with L, mu, sigma_k, G replaced by nu L, varsigma mu, sqrt(nu) sigma_k, sqrt(nu) G, nu = N max_k p_k,
 varsigma = N min_k p_k (the paper's replacement, taken as stated) and the weights 1/N in B;
 Gamma is unchanged (F~* = F* and (1/N) sum_k min F~_k = sum_k p_k F_k*): ``li_transformed_constants``.
+A remark on that replacement: grad F~_k(w, xi) = N p_k grad F_k(w, xi) has variance (N p_k)^2 sigma_k^2
+and second moment (N p_k)^2 G^2, up to nu^2 (not nu) times the original's, so substituting directly
+would give nu sigma_k and nu G; the paper's sqrt(nu) is smaller when nu > 1. fedbound checks the
+statement as printed (li2020.thm3 reports nu and nu^2 beside its verdict).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ experiments' per-round decay) and B = sum_k p_k^2 sigma_k^2 + 6 L Gamma + 8 (E-1
 * Theorem 3, Scheme II (K clients uniformly without replacement, w <- (N/K) sum_{k in S} p_k w_k,
   balanced data p_k = 1/N assumed): C = (N-K)/(N-1) (4/K) E^2 G^2; for unbalanced data, transformed
   Scheme II (F~_k = N p_k F_k, simple average) with L, mu, sigma_k, G replaced by nu L, varsigma mu,
-  sqrt(nu) sigma_k, sqrt(nu) G, nu = N max p_k, varsigma = N min p_k.
+  sqrt(nu) sigma_k, sqrt(nu) G, nu = N max p_k, varsigma = N min p_k (checked as printed; a direct
+  substitution would scale sigma_k^2 and G^2 by up to nu^2, see ``li2020_constants``).
 
 C, eq. 6 and the transformed constants are stated once in ``proofs_check.li2020_constants``
 (``li_sampling_C``, ``li_theorem1_bound(c, steps, C)``, ``li_transformed_constants``), beside
@@ -236,7 +237,12 @@ def _check_run(
         "bound tightness (max gap/bound)": upper.measured,
         "gap/bound at T": {str(int(T)): float(r) for T, r in list(zip(steps, upper.evidence["ratio"]))[::10]},
         "min bound / (L R^2/2)": float(np.min(bound) / ceiling), "applicable": applicable,
+        "final mean gap": float(np.mean(traj.gap[:, -1])),
     }
+    if run.participation == "transformed_scheme_ii":
+        nu, varsigma = li_transform_factors(problem.weights)
+        table.update({"nu = N max p_k": nu, "varsigma = N min p_k": varsigma,
+                      "nu^2 (direct substitution's factor on sigma_k^2, G^2)": nu**2})
     if run.rate:
         horizon = c.gamma + steps
         rate = check_rate_exponent(
@@ -248,9 +254,9 @@ def _check_run(
         )
         checks.append((f"rate exponent <= {plan.claimed_exponent:g}, {run.label}", rate))
         table["rate exponent"] = rate.measured
-    mean_gap = traj.gap.mean(axis=0)
-    curves = (Curve(tuple(steps), tuple(mean_gap), f"{run.participation}, K = {K}: mean gap"),
-              Curve(tuple(steps), tuple(bound), f"{run.participation}, K = {K}: eq. 6{planted}"))
+    unmet_note = "" if applicable else " (hypothesis unmet: not applicable)"
+    curves = (Curve(tuple(steps), tuple(traj.gap.mean(axis=0)), f"{run.participation}, K = {K}: mean gap"),
+              Curve(tuple(steps), tuple(bound), f"{run.participation}, K = {K}: eq. 6{planted}{unmet_note}"))
     return _Checked(checks, uninformative, table, curves)
 
 
@@ -316,9 +322,9 @@ def evaluate_thm2(settings: VerifySettings, plan: Li2020SamplingPlan) -> ClaimRe
 def evaluate_thm3(settings: VerifySettings, plan: Li2020SamplingPlan) -> ClaimResult:
     """li2020.thm3: Scheme II on BALANCED for each K of ``plan.participants`` (bound and rate);
     transformed Scheme II on UNBALANCED for each K of ``plan.unbalanced_participants`` (bound); and
-    Scheme II on UNBALANCED at the largest of them, where p_k = 1/N is unmet (not applicable, reported
+    Scheme II on UNBALANCED at the smallest of them, where p_k = 1/N is unmet (not applicable, reported
     uninformative with its instability)."""
     runs = (tuple(SamplingRun(BALANCED, "scheme_ii", K, True) for K in plan.participants)
             + tuple(SamplingRun(UNBALANCED, "transformed_scheme_ii", K, False) for K in plan.unbalanced_participants)
-            + (SamplingRun(UNBALANCED, "scheme_ii", max(plan.unbalanced_participants), False),))
+            + (SamplingRun(UNBALANCED, "scheme_ii", min(plan.unbalanced_participants), False),))
     return _evaluate("li2020.thm3", "Theorem 3 (Scheme II)", runs, settings, plan)

@@ -187,12 +187,11 @@ class Li2020SamplingPlan:
 
     horizon: float = parameter(doc="local steps of every run, in units of its gamma (the rate is fitted over the last "
                                     "two decades of gamma + T)", above=0)
+    participants: tuple[int, ...] = parameter(doc="K of the balanced instance (N = 10 clients)", minimum=1, maximum=10)
+    unbalanced_participants: tuple[int, ...] = parameter(doc="K of the unbalanced instance (N = 4 clients)", minimum=1,
+                                                         maximum=4)
     seeds: int = parameter(SAMPLING_SEEDS, "seeds of every run (at least 64: the gap is noise-driven, its exponent -1 itself)",
                            minimum=SAMPLING_SEEDS, from_settings="seeds")
-    participants: tuple[int, ...] = parameter((1, 5), "K of the balanced instance (N = 10 clients)", minimum=1,
-                                              maximum=10)
-    unbalanced_participants: tuple[int, ...] = parameter((1, 2), "K of the unbalanced instance (N = 4 clients)",
-                                                         minimum=1, maximum=4)
     bound_scale: float = parameter(1.0, "multiplies the bound of eq. 6", above=0)
     C_scale: float = parameter(1.0, "multiplies C in eq. 6 (0: C dropped, Theorem 1's bound)", minimum=0)
     claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")

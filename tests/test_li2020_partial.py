@@ -92,7 +92,7 @@ def test_plan_names_a_bad_participant_count():
         select_claim("li2020.thm2[participants=[1,11]]")
     with pytest.raises(ValueError, match="seeds"):
         select_claim("li2020.thm3[seeds=8]")
-    assert Li2020SamplingPlan(horizon=1.0).participants == (1, 5)
+    assert Li2020SamplingPlan(horizon=1.0, participants=(1, 5), unbalanced_participants=(2,)).seeds == 64
 
 
 @pytest.fixture(scope="module")
@@ -126,12 +126,12 @@ def test_claim_passes_with_its_tightness(results, claim_id):
 def test_scheme_ii_on_unbalanced_data_is_not_applicable(results):
     v = results["li2020.thm3"].verdict
     (skipped,) = v.uninformative
-    assert "scheme_ii, K = 2, unbalanced" in skipped.name and "not applicable" in skipped.reason
+    assert "scheme_ii, K = 1, unbalanced" in skipped.name and "not applicable" in skipped.reason
     assert skipped.verdict.status is Status.INCONCLUSIVE
     unmet = [h for h in skipped.verdict.hypotheses if not h.met]
     assert [h.name.split("] ")[1] for h in unmet] == ["Assumption 6 (Scheme II): balanced data p_k = 1/N"]
     # counted checks never include it; transformed Scheme II on the same data is counted
-    assert not any("scheme_ii, K = 2, unbalanced" in s.name and "transformed" not in s.name for s in v.checks)
+    assert not any("scheme_ii, K = 1, unbalanced" in s.name and "transformed" not in s.name for s in v.checks)
     assert any(s.name.startswith("explicit bound (eq. 6), transformed_scheme_ii") for s in v.checks)
 
 
