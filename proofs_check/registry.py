@@ -131,8 +131,8 @@ _CLAIMS = (
         "Assumptions 1-5 (Scheme I: K clients drawn with replacement by p_k, simple average), κ, γ, B as in "
         "Theorem 1, η_t = 2/(μ(γ+t)) decayed per local iteration: E F(w_T) − F* ≤ κ/(γ+T−1) · (2(B+C)/μ + μγ/2 · "
         "E‖w₁ − w*‖²), C = (4/K) E² G²; hence O(1/T), for every K.",
-        "the largest ratio mean gap / eq. 6 over T at K = 1 on the balanced instance (must be ≤ 1; tightness per "
-        "run and T in the evidence)",
+        "the largest ratio mean gap / eq. 6 over T on the balanced instance at the first K of the grid, K = 1 (must "
+        "be ≤ 1; tightness per run and T in the evidence)",
         "proofs_check.li2020_partial:evaluate_thm2",
         plan=_LI_SAMPLING_PLAN,
         variants=_LI_SAMPLING_VARIANTS,
@@ -144,8 +144,8 @@ _CLAIMS = (
         "on unbalanced data, transformed Scheme II (F̃_k = N p_k F_k, simple average) satisfies it with L, μ, σ_k, G "
         "replaced by νL, ςμ, √ν σ_k, √ν G, ν = N max p_k, ς = N min p_k. Scheme II itself is not covered on "
         "unbalanced data (its hypothesis is checked).",
-        "the largest ratio mean gap / eq. 6 over T at K = 1 on the balanced instance (must be ≤ 1; tightness per "
-        "run and T in the evidence)",
+        "the largest ratio mean gap / eq. 6 over T on the balanced instance at the first K of the grid, K = 1 (must "
+        "be ≤ 1; tightness per run and T in the evidence)",
         "proofs_check.li2020_partial:evaluate_thm3",
         plan=_LI_SAMPLING_PLAN,
         variants=_LI_SAMPLING_VARIANTS,
