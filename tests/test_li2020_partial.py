@@ -92,7 +92,7 @@ def test_plan_names_a_bad_participant_count():
         select_claim("li2020.thm2[participants=[1,11]]")
     with pytest.raises(ValueError, match="seeds"):
         select_claim("li2020.thm3[seeds=8]")
-    assert Li2020SamplingPlan(horizon=1.0, participants=(1, 5), unbalanced_participants=(2,)).seeds == 64
+    assert Li2020SamplingPlan(horizon=1.0, participants=(1, 5), unbalanced_participants=(2,)).seeds == 128
 
 
 @pytest.fixture(scope="module")
