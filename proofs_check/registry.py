@@ -66,7 +66,7 @@ _DING_THEOREM_VARIANTS = (
 """The planted variants shared by ding2020.thm1 and ding2020.thm2 (their evaluators take the same parameters)."""
 
 _LI_SAMPLING_PLAN = ModePlans(
-    quick=Li2020SamplingPlan(horizon=100.0, participants=(1, 5), unbalanced_participants=(1, 2)),
+    quick=Li2020SamplingPlan(horizon=300.0, participants=(1, 5), unbalanced_participants=(1, 2)),
     default=Li2020SamplingPlan(horizon=1000.0, participants=(1, 5), unbalanced_participants=(1, 2)),
     full=Li2020SamplingPlan(horizon=3000.0, participants=(1, 2, 5, 10), unbalanced_participants=(1, 2, 3, 4)),
 )
