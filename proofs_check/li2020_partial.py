@@ -36,7 +36,10 @@ stochastic gradient, the virtual ones of the clients not sampled included (App. 
 global model; under Scheme I, balanced Scheme II and transformed Scheme II the global model is a
 convex combination of local iterates, so every such point lies in the ball of radius
 R = max ||w_t^k - w*|| (measured by the kernel) over which sigma_k^2 and G^2 are taken (their sups,
-exact for least squares: ``li_theorem1_constants``).
+exact for least squares: ``li_theorem1_constants``). Every run takes T = ``plan.horizon`` x 12 local
+steps, 12 being Theorem 1's gamma = 8 kappa of both instances (transformed Scheme II's gamma~ = 8 nu
+kappa / varsigma is 39.5, so its runs span horizon x 0.3 gamma~), with about RECORD_POINTS record
+rounds spaced evenly in log T.
 
 Sub-checks of every run (``convergence.check_upper_bound``, ``check_rate_exponent``):
 * explicit bound: the expectation E F(w_T) - F* over the sampling and the minibatches is estimated by
