@@ -161,6 +161,8 @@ def block_cyclic_network_kernel(
         rec_pred[0] = pred
         if mc:
             rec_sep[0] = anchor
+        if track:
+            rec_track[0, 3] = max_norm  # nothing summed or drifted yet; ||w0||^2 is the largest norm so far
         ri = 1
     for r in range(rounds):
         m = (r // E) % M
