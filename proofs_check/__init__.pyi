@@ -72,6 +72,7 @@ from .plans import (
     DingSpeedupPlan,
     DingTheoremPlan,
     LemmasPlan,
+    Li2020SchemesPlan,
     Li2020Thm1Plan,
     Li2020Thm4Plan,
     YuCorollary2Plan,

@@ -21,7 +21,8 @@ from .parameters import PlanError, parameter
 __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
-    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS",
+    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
+    "LI_IMAGE_DATA",
 ]
 
 PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
@@ -173,3 +174,33 @@ class ConstantStepControlPlan:
     rounds: int = parameter(doc="rounds of the run (E = 5)", minimum=1)
     step: str = parameter("constant", "the step size: the constant 0.05, or Li's Theorem 1 schedule",
                           choices=CONTROL_STEPS)
+
+
+LI_IMAGE_DATA = ("auto", "mnist", "fashion-mnist", "digits")
+"""The image data of li2020.schemes (``problems.li_images``: "auto" is MNIST, else Fashion-MNIST, else the digits)."""
+
+
+@dataclass(frozen=True)
+class Li2020SchemesPlan:
+    """li2020.schemes: the rounds of the image (Fig. 1c/1d) and synthetic (Fig. 4) instances, the
+    original scheme's step grid, the image data and size, the seeds, the paper's hyper-parameters,
+    and the planted alternatives."""
+
+    image_rounds: int = parameter(doc="rounds on the balanced and unbalanced image instances (E = 20)", minimum=4)
+    synthetic_rounds: int = parameter(doc="rounds on synthetic(0,0) and synthetic(1,1) (E = 10)", minimum=4)
+    original_steps: tuple[float, ...] = parameter(doc="eta_0 grid of the original scheme, the best final loss kept "
+                                                      "(the paper tuned it in 0.1, 0.5, 0.9, 1.1)", above=0)
+    synthetic: bool = parameter(doc="also run the synthetic(0,0) and synthetic(1,1) instances of Fig. 4")
+    dataset: str = parameter("auto", "image data of the Fig. 1c/1d instances (auto: MNIST, else Fashion-MNIST, "
+                                     "else the bundled digits)", choices=LI_IMAGE_DATA)
+    image_samples: int = parameter(0, "rows of each image instance (0: the family's default, Table 2's count on "
+                                      "28x28 data, 16 per device on the digits)", minimum=0)
+    seeds: int = parameter(4, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
+                           from_settings="seeds")
+    participants: int = parameter(10, "K devices per round (Fig. 1c/1d, Fig. 4: K = 10)", minimum=1)
+    eta0: float = parameter(0.1, "eta_0 of the step eta_0 / (1 + round) of Schemes I, II and transformed II",
+                            above=0)
+    scheme_ii_stable: bool = parameter(False, "claim Scheme II more stable than Scheme I on unbalanced data")
+    original_faster: bool = parameter(False, "claim the original scheme reaches the target loss before Scheme I")
+    equality_data: str = parameter("balanced", "image data on which transformed Scheme II is claimed to equal "
+                                               "Scheme II", choices=("balanced", "unbalanced"))

@@ -33,6 +33,7 @@ from .plans import (
     DingTheoremPlan,
     LemmasPlan,
     Li2020Thm1Plan,
+    Li2020SchemesPlan,
     Li2020Thm4Plan,
     YuCorollary2Plan,
     YuTheorem1Plan,
@@ -250,6 +251,34 @@ _CLAIMS = (
             PlantedVariant("true counterpart: decaying step", "true counterpart: Li's step 2/(mu(gamma+t)) (Theorem 1), fitted in "
                            "gamma + T, same check: must PASS, so the control's FAIL is the constant step's doing",
                            {"step": "li"}, expected=Status.PASS),
+        ),
+    ),
+)
+
+_CLAIMS += (
+    Claim(
+        "li2020.schemes", (LI2020,), "Sec. 3.3, App. D.3 (Fig. 1c, 1d, Fig. 4)",
+        "FedAvg with K = 10 of N = 100 devices a round, step η₀/(1 + round) (the experiments' decay per round): "
+        "Scheme I (K draws by p_k with replacement, simple average) is stable and the best; Scheme II (uniform "
+        "without replacement, (N/K) Σ p_k w_k) is unstable on unbalanced data; transformed Scheme II (F̃_k = p_k N F_k, "
+        "simple average) is stable but slower than Scheme I, and equals Scheme II on balanced data; the original "
+        "scheme (McMahan: Σ_{k∉S} p_k w + Σ_{k∈S} p_k w_k) is slower than Scheme I even with its step tuned.",
+        "Scheme I's final loss minus the original scheme's on the balanced image instance, paired over seeds (claimed "
+        "< 0); every sub-check is a paired ordering over seeds at level 0.95",
+        "proofs_check.li2020_schemes:evaluate_schemes",
+        plan=ModePlans(
+            quick=Li2020SchemesPlan(image_rounds=30, synthetic_rounds=30, original_steps=(0.1,), synthetic=False),
+            default=Li2020SchemesPlan(image_rounds=60, synthetic_rounds=40, original_steps=(0.1, 0.5), synthetic=True),
+            full=Li2020SchemesPlan(image_rounds=200, synthetic_rounds=200, original_steps=(0.1, 0.5, 0.9, 1.1),
+                                   synthetic=True),
+        ),
+        variants=(
+            PlantedVariant("Scheme II stable", "Scheme II claimed more stable than Scheme I on unbalanced data (the "
+                           "paper's Fig. 1d and 4 show the opposite)", {"scheme_ii_stable": True}),
+            PlantedVariant("original faster", "the original scheme claimed to reach the target loss before Scheme I",
+                           {"original_faster": True}),
+            PlantedVariant("tII = II unbalanced", "transformed Scheme II claimed equal to Scheme II on unbalanced data "
+                           "(N p_k != 1 there)", {"equality_data": "unbalanced"}),
         ),
     ),
 )
