@@ -16,7 +16,8 @@ Representation, as ``block_cyclic.BlockCyclicProblem`` for the linear families:
 ``BlockCyclicImageProblem.combined`` is an ``ImageClassificationProblem`` with M*N pseudo-clients,
 pseudo-client m*N + i holding the images of (block m, client i) in fetch order, every weight
 1/(M N), so its objective is F; its test split is the whole (subsampled) test set, and
-``partition`` says which test image belongs to which block. The paper's metric is
+``partition`` says which test image belongs to which block. ``shuffled(seed)`` is Sec. 5's
+non-cyclic baseline: the same images pooled and dealt to N clients at random. The paper's metric is
 ``block_accuracy``: block m's predictor scored on block m's test images, averaged over blocks
 (``block_partition.block_test_accuracy``). Images, the network, its initialisation per run seed,
 the precision and the data-set line are ``ImageClassificationProblem``'s.
@@ -32,7 +33,7 @@ import numpy as np
 from .block_partition import BlockAccuracy, BlockCyclicPartition, block_cyclic_partition, block_test_accuracy
 from .image_classification import CNN_DTYPES, EVALUATION_CHUNK, ImageClassificationProblem, subsample_rows
 from .models.registry import network_for
-from .spec import ProblemSpec
+from .spec import ProblemSpec, ViewSpec
 from .validation import ProblemError, check_int
 
 __all__ = ["BlockCyclicImageProblem", "block_cyclic_images"]
@@ -95,6 +96,32 @@ class BlockCyclicImageProblem:
     def block_objectives(self, theta: np.ndarray) -> np.ndarray:
         """(F_1(theta), ..., F_M(theta)), shape (M,), float64: F_m = (1/N) sum_i F_m^i."""
         return self.combined.local_objectives(theta).reshape(self.n_blocks, self.n_clients).mean(axis=1)
+
+    def shuffled(self, seed: int) -> ImageClassificationProblem:
+        """All training images pooled, permuted by ``default_rng(seed)`` and dealt to N clients in
+        contiguous chunks (sizes differ by at most one, the first n mod N clients one more), weights
+        p_k = n_k / n: Sec. 5's "FedAvg with shuffled data" baseline, whose F is the mean loss over
+        all images. The test split is this problem's, so a model is scored on it by
+        ``block_accuracy`` as FedAvg is in the paper. Its spec ``{"view": "shuffled", "shuffle_seed":
+        seed, "of": spec}`` rebuilds it when ``spec`` is not None."""
+        seed = check_int("seed", seed, minimum=0)
+        c, N = self.combined, self.n_clients
+        n = c.images.shape[0]
+        order = np.random.default_rng(seed).permutation(n)
+        sizes = np.full(N, n // N) + (np.arange(N) < n % N)
+        return ImageClassificationProblem(
+            name=f"{c.name} [shuffled, seed {seed}]",
+            network_name=c.network_name,
+            images=c.images[order],
+            labels=c.labels[order],
+            offsets=np.concatenate([[0], np.cumsum(sizes)]),
+            weights=sizes / n,
+            test_images=c.test_images,
+            test_labels=c.test_labels,
+            dtype=c.dtype,
+            dataset=f"{c.dataset}; pooled and dealt to {N} clients at random (seed {seed})",
+            spec=None if self.spec is None else ViewSpec("shuffled", {"shuffle_seed": seed}, self.spec),
+        )
 
     def block_accuracy(self, predictors: Sequence[np.ndarray] | np.ndarray) -> BlockAccuracy:
         """Sec. 5's metric: block m's predictor (row m of ``predictors`` (M, d)) on block m's test

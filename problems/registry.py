@@ -7,7 +7,8 @@ block-cyclic family builds a ``BlockCyclicProblem``: ``build_block_cyclic(spec)`
 ``build_problem(spec)`` its combined problem (F over the M*N pseudo-clients), from one cache. A view
 spec derives its problem from the block-cyclic problem its ``of`` builds: ``"nested"``
 (``BlockCyclicProblem.nested``, block-cyclic), ``"shuffled"`` (``BlockCyclicProblem.shuffled``) and
-``"block"`` (``BlockCyclicProblem.block``), both federated problems. So runs on a view go through
+``"block"`` (``BlockCyclicProblem.block``), both federated problems; of a ``block_cyclic_images``
+problem only ``"shuffled"`` (``BlockCyclicImageProblem.shuffled``, a CNN problem). So runs on a view go through
 the sweep layer (which rebuilds problems from their spec in the worker) like runs on a family.
 
 Built problems are cached per process (``functools.lru_cache`` on the spec, which is hashable and
@@ -103,9 +104,13 @@ def _build(spec: ProblemSpec) -> FederatedProblem | BlockCyclicProblem | ImageCl
     return built
 
 
-def _derive(spec: ViewSpec) -> FederatedProblem | BlockCyclicProblem:
+def _derive(spec: ViewSpec) -> FederatedProblem | BlockCyclicProblem | ImageClassificationProblem:
     """The view ``spec`` of the block-cyclic problem ``spec.of`` builds."""
     parent = _build(spec.of)
+    if isinstance(parent, BlockCyclicImageProblem) and spec.view == "shuffled":
+        return parent.shuffled(spec.params["shuffle_seed"])
+    if isinstance(parent, BlockCyclicImageProblem):
+        raise ProblemError(f"view: a block_cyclic_images problem has only the shuffled view, got {spec.view!r}")
     if not isinstance(parent, BlockCyclicProblem):
         raise ProblemError(f"of: a {spec.view} view needs a block-cyclic problem, got {parent.name!r}")
     if spec.view == "nested":

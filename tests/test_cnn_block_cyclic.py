@@ -16,8 +16,8 @@ from convergence._rng import sample_indices_np
 from convergence.algorithms.block_cyclic.network_reference import chain_keys_np, chain_rows_np
 from convergence.sweep import SweepOptions
 from problems import (
-    BlockCyclicImageProblem, ProblemError, block_cyclic_images, build_block_cyclic, build_problem, check_problem,
-    problem_spec,
+    BlockCyclicImageProblem, ProblemError, ViewSpec, block_cyclic_images, build_block_cyclic, build_problem,
+    check_problem, problem_spec,
 )
 from problems.models import digits_net
 
@@ -246,3 +246,24 @@ def test_bad_run_fields_are_named():
         problem.block_accuracy(np.zeros((3, problem.dim)))
     with pytest.raises(ProblemError, match="^partition: "):
         BlockCyclicImageProblem(problem.combined, 2, 3, build_block_cyclic(_spec(seed=1)).partition)
+
+
+# ------------------------------------------------------------------------------ the shuffled view
+def test_the_shuffled_view_pools_the_same_images_and_fedavg_runs_on_it():
+    """Sec. 5's baseline: the same training images dealt to N clients at random (weights n_k / n),
+    the same test split; rebuilt from its view spec, and FedAvg runs on it."""
+    of = _spec("float32")
+    problem = build_block_cyclic(of)
+    view = ViewSpec("shuffled", {"shuffle_seed": 2}, of)
+    shuffled = build_problem(view)
+    assert shuffled.spec == view and shuffled.n_clients == 3
+    c = problem.combined
+    assert sorted(map(bytes, shuffled.images)) == sorted(map(bytes, c.images))
+    np.testing.assert_array_equal(np.sort(shuffled.labels), np.sort(c.labels))
+    np.testing.assert_allclose(shuffled.weights, shuffled.client_sizes / shuffled.client_sizes.sum())
+    np.testing.assert_array_equal(shuffled.test_images, c.test_images)
+    assert max(shuffled.client_sizes) - min(shuffled.client_sizes) <= 1
+    result = run(RunConfig(view, FedAvgConfig(2, 2, StepSize.constant(0.1), 3, 1.0, (0, 2), seeds=(0,))))
+    assert result.iterates.shape == (1, 2, c.dim)
+    with pytest.raises(ProblemError, match="^view: a block_cyclic_images problem has only the shuffled view"):
+        build_problem(ViewSpec("block", {"block": 0}, of))
