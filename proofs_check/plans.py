@@ -22,7 +22,7 @@ __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
-    "LI_IMAGE_DATA",
+    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
 ]
 
 PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
@@ -36,6 +36,9 @@ true counterpart)."""
 RECURSION_SEEDS = 32
 """At least this many seeds for li2020.thm1's eq. 13 sub-check: its per-step noise is of the order of
 the slack; with 32 seeds the one-sided limits clear the bound at every step."""
+SAMPLING_SEEDS = 128
+"""At least this many seeds for li2020.thm2 / thm3: their gaps are noise-driven (the exponent is -1
+itself, not steeper), so the rate fit needs a narrow interval; 128 seeds give about +-0.03."""
 
 
 @dataclass(frozen=True)
@@ -204,3 +207,22 @@ class Li2020SchemesPlan:
     original_faster: bool = parameter(False, "claim the original scheme reaches the target loss before Scheme I")
     equality_data: str = parameter("balanced", "image data on which transformed Scheme II is claimed to equal "
                                                "Scheme II", choices=("balanced", "unbalanced"))
+
+
+@dataclass(frozen=True)
+class Li2020SamplingPlan:
+    """li2020.thm2 and li2020.thm3 (``proofs_check.li2020_partial``; one plan, as both check eq. 6 on the
+    same two instances): the horizon, the seeds, K on the balanced (N = 10) and the unbalanced (N = 4)
+    instance, and the constants of eq. 6 and of the rate."""
+
+    horizon: float = parameter(doc="local steps T of every run, in units of Theorem 1's gamma = 12 of both instances (the "
+                                    "rate is fitted over the last two decades of gamma + T)", above=0)
+    participants: tuple[int, ...] = parameter(doc="K of the balanced instance (N = 10 clients)", minimum=1, maximum=10)
+    unbalanced_participants: tuple[int, ...] = parameter(doc="K of the unbalanced instance (N = 4 clients)", minimum=1,
+                                                         maximum=4)
+    seeds: int = parameter(SAMPLING_SEEDS, "seeds of every run (at least 128: the gap is noise-driven, its exponent -1 itself)",
+                           minimum=SAMPLING_SEEDS, from_settings="seeds")
+    bound_scale: float = parameter(1.0, "multiplies the bound of eq. 6", above=0)
+    C_scale: float = parameter(1.0, "multiplies C in eq. 6 (0: C dropped, Theorem 1's bound)", minimum=0)
+    claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
+
