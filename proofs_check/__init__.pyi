@@ -77,6 +77,7 @@ from .partition_heterogeneity import (
 from .plans import (
     ConstantsPlan,
     ConstantStepControlPlan,
+    DingFig2Plan,
     DingOrderingPlan,
     DingSpeedupPlan,
     DingTheoremPlan,

@@ -22,7 +22,7 @@ __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
-    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
+    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS", "DingFig2Plan", "FIG2_DATASETS",
 ]
 
 PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
@@ -226,3 +226,33 @@ class Li2020SamplingPlan:
     C_scale: float = parameter(1.0, "multiplies C in eq. 6 (0: C dropped, Theorem 1's bound)", minimum=0)
     claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
 
+
+
+FIG2_DATASETS = ("digits", "mnist", "fashion-mnist", "cifar10")
+"""The data sets ding2020.fig2 can run on (``problems.image_data``; digits is bundled)."""
+
+
+@dataclass(frozen=True)
+class DingFig2Plan:
+    """ding2020.fig2: Ding et al.'s Sec. 5 comparison (Fig. 2) on block-cyclic image data: the data
+    (data set, images used, M blocks of N clients, labels per block), the schedule (C cycles, E
+    rounds per block, I local steps, gamma, batch), the seeds and the planted alternative."""
+
+    cycles: int = parameter(doc="cycles C over the blocks (T = C M E I steps per client)", minimum=2)
+    rounds_per_block: int = parameter(doc="communication rounds E per block visit", minimum=1)
+    n_train: int = parameter(doc="training images used (0: all of the data set's)", minimum=0)
+    n_test: int = parameter(doc="test images used (0: all of the data set's)", minimum=0)
+    dataset: str = parameter("digits", "the image data set (digits is bundled; the others from --data-dir)",
+                             choices=FIG2_DATASETS)
+    n_blocks: int = parameter(2, "label-based blocks M", minimum=2)
+    clients_per_block: int = parameter(5, "clients N of each block", minimum=1)
+    labels_per_block: int = parameter(5, "consecutive labels per block (more than 10/M: the label sets overlap)",
+                                      minimum=1, maximum=10)
+    local_steps: int = parameter(10, "local steps I per round", minimum=1)
+    step_size: float = parameter(0.1, "constant step gamma = eta of every run", above=0)
+    batch_size: int = parameter(2, "minibatch size (the paper's 2)", minimum=1)
+    seeds: int = parameter(3, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
+                           from_settings="seeds")
+    claimed_winner: str = parameter("predictors", "who is claimed more accurate: the block predictors, or "
+                                    "FedAvg on block-cyclic data (a planted variant)",
+                                    choices=("predictors", "fedavg_cyclic"))
