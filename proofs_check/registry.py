@@ -67,6 +67,9 @@ _DING_THEOREM_VARIANTS = (
 )
 """The planted variants shared by ding2020.thm1 and ding2020.thm2 (their evaluators take the same parameters)."""
 
+_FIG2_DIGITS_BLOCKS = dict(n_blocks=2, clients_per_block=5, labels_per_block=5)
+"""ding2020.fig2's blocks on the digits (quick and default): M = 2 blocks of 5 labels, N = 5 clients each."""
+
 _LI_SAMPLING_PLAN = ModePlans(
     quick=Li2020SamplingPlan(horizon=300.0, participants=(1, 5), unbalanced_participants=(1, 2)),
     default=Li2020SamplingPlan(horizon=1000.0, participants=(1, 5), unbalanced_participants=(1, 2)),
@@ -218,10 +221,12 @@ _CLAIMS = (
         "the mean over seeds of MM-PSGD's last-cycle average block accuracy minus FedAvg-cyclic's (claimed > 0)",
         "proofs_check.ding2020_fig2:evaluate_fig2",
         plan=ModePlans(
-            quick=DingFig2Plan(cycles=4, rounds_per_block=5, n_train=400, n_test=200),
-            default=DingFig2Plan(cycles=12, rounds_per_block=5, n_train=0, n_test=0),
-            full=DingFig2Plan(cycles=10, rounds_per_block=20, n_train=12000, n_test=2000, dataset="fashion-mnist",
-                              n_blocks=5, clients_per_block=10, labels_per_block=3),
+            quick=DingFig2Plan(dataset="digits", n_train=400, n_test=200, **_FIG2_DIGITS_BLOCKS, cycles=4,
+                               rounds_per_block=5, step_size=0.1),
+            default=DingFig2Plan(dataset="digits", n_train=0, n_test=0, **_FIG2_DIGITS_BLOCKS, cycles=12,
+                                 rounds_per_block=5, step_size=0.1),
+            full=DingFig2Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, n_blocks=5, clients_per_block=10,
+                              labels_per_block=3, cycles=10, rounds_per_block=20, step_size=0.05),
         ),
         variants=(
             PlantedVariant("FedAvg-cyclic beats the predictors", "FedAvg on block-cyclic data claimed more accurate "
