@@ -266,7 +266,7 @@ _LI_CHOICE_CLAIMS = (
         "0.3 (F(w₀) − F*); the check: E* strictly inside the grid, paired over seeds",
         "proofs_check.li2020_eq8:evaluate",
         plan=ModePlans(
-            quick=Li2020Eq8Plan(E_grid=(5, 50, 500), rounds=40, n_clients=10, participants=3,
+            quick=Li2020Eq8Plan(E_grid=(5, 50, 1000), rounds=40, n_clients=20, participants=6,
                                 instance="synthetic(1,1)"),
             default=Li2020Eq8Plan(E_grid=(5, 20, 50, 200, 1000), rounds=60, n_clients=20, participants=6),
             full=Li2020Eq8Plan(E_grid=(5, 10, 20, 50, 100, 200, 500, 1000), rounds=200, n_clients=100,
@@ -288,7 +288,7 @@ _LI_CHOICE_CLAIMS = (
         "(≤ 1: every K within 25% of the largest K)",
         "proofs_check.li2020_k_effect:evaluate",
         plan=ModePlans(
-            quick=Li2020KEffectPlan(K_grid=(1, 3, 10), rounds=30, n_clients=10, instance="synthetic(1,1)"),
+            quick=Li2020KEffectPlan(K_grid=(2, 20), rounds=40, n_clients=20, instance="synthetic(1,1)"),
             default=Li2020KEffectPlan(K_grid=(2, 4, 6, 10, 20), rounds=60, n_clients=20),
             full=Li2020KEffectPlan(K_grid=(5, 10, 30, 50, 100), rounds=200, n_clients=100),
         ),
@@ -302,7 +302,7 @@ _LI_CHOICE_CLAIMS = (
     ),
 )
 """Li et al.'s choices of E and K (``proofs_check.li2020_choices``): the default and quick plans run
-N = 20 and N = 10 clients so that the exact optimum (a Newton solve on every row) fits the budget;
+N = 20 clients so that the exact optimum (a Newton solve on every row) fits the budget;
 ``--full`` runs the paper's N = 100 and K grid."""
 
 CLAIMS: dict[str, Claim] = {c.id: c for c in (*_CLAIMS, *_LI_CHOICE_CLAIMS)}
