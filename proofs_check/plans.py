@@ -199,8 +199,8 @@ class Li2020Eq8Plan:
     eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 1a: 0.1)", above=0)
     target_fraction: float = parameter(0.3, "the target accuracy: F(w) <= F* + target_fraction (F(w_0) - F*)",
                                        above=0, maximum=1)
-    seeds: int = parameter(4, "seeds of every run (at least 3: the checks are paired over seeds)", minimum=3,
-                           from_settings="seeds")
+    seeds: int = parameter(6, "seeds of every run (at least 6: the paired tests are Bonferroni-corrected over the "
+                              "interior candidates for E*)", minimum=6, from_settings="seeds")
     instance: str | None = parameter(None, "run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
     claimed_optimum: str = parameter("interior", "where E* is claimed to lie in the grid",
                                      choices=EQ8_OPTIMUM_CLAIMS)
