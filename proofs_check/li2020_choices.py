@@ -76,15 +76,17 @@ class SchemeIRun:
 
 @dataclass(frozen=True, eq=False)
 class LossCurves:
-    """The global loss of the runs of a sweep on one instance, after every round.
+    """The global loss of the runs of a sweep on one instance at its record rounds.
 
-    ``gap`` (n_runs, S, R + 1): F(w_r) - F* per run (in the sweep's order), seed and round r = 0..R;
+    ``rounds`` (P,) the record rounds (increasing, 0 = the initial point w_0); ``gap`` (n_runs, S, P):
+    F(w_r) - F* per run (in the sweep's order), seed and record round;
     ``F_star`` the exact optimum's value, ``initial_gap`` F(w_0) - F* (w_0 = 0); ``problem``,
     ``optimum`` and ``results`` (the runs' RunResults, tracked: their extras hold the largest
     ||w - w*||^2 and ||g||^2 over every local iterate) for the constants of eq. 8."""
 
     instance: ChoiceInstance
     runs: tuple[SchemeIRun, ...]
+    rounds: np.ndarray
     gap: np.ndarray
     F_star: float
     initial_gap: float
@@ -93,38 +95,35 @@ class LossCurves:
     optimum_note: str
     results: tuple[RunResult[FedAvgExtras], ...]
 
-    @property
-    def rounds(self) -> np.ndarray:
-        """The record rounds 0..R, shape (R + 1,)."""
-        return np.arange(self.gap.shape[2])
-
 
 def scheme_i_curves(
-    instance: ChoiceInstance, n_clients: int, runs: tuple[SchemeIRun, ...], rounds: int, eta0: float, seeds: int,
-    settings: VerifySettings, description: str,
+    instance: ChoiceInstance, n_clients: int, runs: tuple[SchemeIRun, ...], record_rounds: tuple[int, ...],
+    eta0: float, seeds: int, settings: VerifySettings, description: str,
 ) -> LossCurves:
     """Every run of ``runs`` on ``instance`` with N = ``n_clients``: FedAvg, Scheme I, eta_0 / (1 +
-    round), the instance's batch size, ``rounds`` rounds recorded after each, seeds 0..seeds-1,
-    tracked, through ``settings``' executor and store."""
+    round), the instance's batch size, max(record_rounds) rounds recorded at ``record_rounds``
+    (increasing; each record costs a pass over the data per seed), seeds 0..seeds-1, tracked,
+    through ``settings``' executor and store."""
     spec = instance.spec(n_clients)
     problem = build_problem(spec)
     optimum, note = claim_optimum(problem)
-    record = tuple(range(rounds + 1))
+    record, rounds = tuple(record_rounds), max(record_rounds)
     configs = [FedAvgConfig(run.local_steps, rounds, StepSize.per_round(eta0), instance.batch_size, 1.0, record,
                             tuple(range(seeds)), participation="scheme_i", participants=run.participants)
                for run in runs]
     results = execute([RunRequest(RunConfig(spec, config), optimum, track=True) for config in configs],
                       settings.sweep_options(), description=description)
     initial_gap = float(problem.objective(np.zeros(problem.dim)) - optimum.F_star)
-    return LossCurves(instance, runs, np.stack([result.gap for result in results]), float(optimum.F_star),
+    return LossCurves(instance, runs, np.asarray(record, dtype=np.int64), np.stack([result.gap for result in results]), float(optimum.F_star),
                       initial_gap, problem, optimum, note, tuple(results))
 
 
 def rounds_to_target(gap: np.ndarray, target_gap: float) -> tuple[np.ndarray, np.ndarray]:
     """The first round r with gap[..., r] <= target_gap, and whether it was reached.
 
-    ``gap`` (..., R + 1) over rounds 0..R -> (rounds (...) int64, reached (...) bool); a curve that
-    never reaches the target gets R + 1, a lower bound of its rounds to target (censored)."""
+    ``gap`` (..., R + 1) recorded after every round r = 0..R -> (rounds (...) int64, reached (...)
+    bool); a curve that never reaches the target gets R + 1, a lower bound of its rounds to target
+    (censored)."""
     gap = np.asarray(gap, dtype=np.float64)
     below = gap <= target_gap
     reached = below.any(axis=-1)

@@ -232,8 +232,8 @@ def evaluate(settings: VerifySettings, plan: Li2020Eq8Plan) -> ClaimResult:
     runs = tuple(SchemeIRun(E, plan.participants) for E in plan.E_grid)
     checks, plots, tables = [], [], []
     for instance in choice_instances(plan.instance):
-        curves = scheme_i_curves(instance, plan.n_clients, runs, plan.rounds, plan.eta0, plan.seeds, settings,
-                                 f"eq8 {instance.label}")
+        curves = scheme_i_curves(instance, plan.n_clients, runs, tuple(range(plan.rounds + 1)), plan.eta0,
+                                 plan.seeds, settings, f"eq8 {instance.label}")
         verdict, plot, table = _instance_check(curves, plan)
         checks.append((f"E* {plan.claimed_optimum} ({instance.label})", verdict))
         plots.append(plot)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from convergence import Status, Verdict, check_lower_bound, check_ordering, check_upper_bound
+from convergence import Status, Verdict, check_lower_bound, check_ordering, check_upper_bound, log_spaced_rounds
 
 from .claim import ClaimResult, VerifySettings, combine_checks
 from .li2020_choices import LossCurves, SchemeIRun, choice_instances, scheme_i_curves
@@ -44,8 +44,19 @@ __all__ = ["evaluate", "final_gaps", "check_weak_effect"]
 CLAIM_ID = "li2020.k-effect"
 
 
+PLOT_POINTS = 30
+"""Log-spaced record rounds of the loss curves (plus every round of the final window)."""
+
+
+def _record_rounds(plan: Li2020KEffectPlan) -> tuple[int, ...]:
+    """The initial point, about PLOT_POINTS log-spaced rounds and the last ``tail_rounds`` rounds."""
+    spaced = log_spaced_rounds(plan.rounds, PLOT_POINTS)
+    return tuple(sorted({0, *spaced, *range(plan.rounds - plan.tail_rounds + 1, plan.rounds + 1)}))
+
+
 def final_gaps(gap: np.ndarray, tail_rounds: int) -> np.ndarray:
-    """The mean of ``gap`` (..., R + 1) over its last ``tail_rounds`` rounds, shape (...)."""
+    """The mean of ``gap`` (..., P) over its last ``tail_rounds`` record points, shape (...) (the
+    claim records every one of its last tail_rounds rounds)."""
     if not 1 <= tail_rounds <= gap.shape[-1]:
         raise ValueError(f"tail_rounds: must be in [1, {gap.shape[-1]}], got {tail_rounds}")
     return gap[..., -tail_rounds:].mean(axis=-1)
@@ -117,8 +128,8 @@ def evaluate(settings: VerifySettings, plan: Li2020KEffectPlan) -> ClaimResult:
     runs = tuple(SchemeIRun(plan.E, K) for K in plan.K_grid)
     checks, plots = [], []
     for instance in choice_instances(plan.instance):
-        curves = scheme_i_curves(instance, plan.n_clients, runs, plan.rounds, plan.eta0, plan.seeds, settings,
-                                 f"k-effect {instance.label}")
+        curves = scheme_i_curves(instance, plan.n_clients, runs, _record_rounds(plan), plan.eta0, plan.seeds,
+                                 settings, f"k-effect {instance.label}")
         instance_checks, plot = _instance_checks(curves, plan)
         checks += instance_checks
         plots.append(plot)

@@ -266,7 +266,7 @@ _LI_CHOICE_CLAIMS = (
         "0.3 (F(w₀) − F*); the check: E* strictly inside the grid, paired over seeds",
         "proofs_check.li2020_eq8:evaluate",
         plan=ModePlans(
-            quick=Li2020Eq8Plan(E_grid=(5, 50, 1000), rounds=25, n_clients=20, participants=6,
+            quick=Li2020Eq8Plan(E_grid=(5, 50, 1000), rounds=30, n_clients=20, participants=6,
                                 instance="synthetic(1,1)"),
             default=Li2020Eq8Plan(E_grid=(5, 20, 50, 200, 1000), rounds=35, n_clients=20, participants=6),
             full=Li2020Eq8Plan(E_grid=(5, 10, 20, 50, 100, 200, 500, 1000), rounds=200, n_clients=100,
