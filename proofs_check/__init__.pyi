@@ -43,6 +43,7 @@ from .fedavg_lemma_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bou
 from .fedavg_lemmas import check_lemmas, collect, lemma_table
 from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
 from .li2020_constants import LiConstants, li_theorem1_B, li_theorem1_bound, li_theorem1_constants, li_theorem1_rate_bound
+from .li2020_eq8 import Eq8Constants, eq8_optimal_E, eq8_rounds_shape
 from .minibatch_moments import gradient_variance
 from .parameters import (
     MODES,
@@ -72,6 +73,8 @@ from .plans import (
     DingSpeedupPlan,
     DingTheoremPlan,
     LemmasPlan,
+    Li2020Eq8Plan,
+    Li2020KEffectPlan,
     Li2020Thm1Plan,
     Li2020Thm4Plan,
     YuCorollary2Plan,

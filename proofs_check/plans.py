@@ -196,12 +196,12 @@ class Li2020Eq8Plan:
                             minimum=1)
     n_clients: int = parameter(doc="clients N of every instance (the paper: 100)", minimum=2)
     participants: int = parameter(doc="K clients drawn per round by Scheme I (Fig. 1a: K = 30 of N = 100)", minimum=1)
+    instance: str | None = parameter(doc="run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
     eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 1a: 0.1)", above=0)
     target_fraction: float = parameter(0.3, "the target accuracy: F(w) <= F* + target_fraction (F(w_0) - F*)",
                                        above=0, maximum=1)
     seeds: int = parameter(6, "seeds of every run (at least 6: the paired tests are Bonferroni-corrected over the "
                               "interior candidates for E*)", minimum=6, from_settings="seeds")
-    instance: str | None = parameter(None, "run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
     claimed_optimum: str = parameter("interior", "where E* is claimed to lie in the grid",
                                      choices=EQ8_OPTIMUM_CLAIMS)
 
@@ -219,12 +219,12 @@ class Li2020KEffectPlan:
                                         minimum=1)
     rounds: int = parameter(doc="rounds of every run", minimum=1)
     n_clients: int = parameter(doc="clients N of every instance (the paper: 100)", minimum=2)
+    instance: str | None = parameter(doc="run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
     E: int = parameter(5, "local steps per round (Fig. 3: 5)", minimum=1)
     eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 3: 0.1)", above=0)
     tail_rounds: int = parameter(10, "the final loss is the mean gap over the last tail_rounds rounds", minimum=1)
     seeds: int = parameter(4, "seeds of every run (at least 3: the checks are paired over seeds)", minimum=3,
                            from_settings="seeds")
-    instance: str | None = parameter(None, "run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
     tolerance: float = parameter(0.25, "weak effect: each gap(K)/gap(K_max) within a factor 1 + tolerance of "
                                        "(K_max/K)^claimed_K_exponent", above=0)
     claimed_K_exponent: float = parameter(0.0, "the claimed final gap is proportional to K^-claimed_K_exponent "

@@ -268,9 +268,10 @@ _LI_CHOICE_CLAIMS = (
         plan=ModePlans(
             quick=Li2020Eq8Plan(E_grid=(5, 50, 1000), rounds=30, n_clients=20, participants=6,
                                 instance="synthetic(1,1)"),
-            default=Li2020Eq8Plan(E_grid=(5, 20, 50, 200, 1000), rounds=35, n_clients=20, participants=6),
+            default=Li2020Eq8Plan(E_grid=(5, 20, 50, 200, 1000), rounds=35, n_clients=20, participants=6,
+                                  instance=None),
             full=Li2020Eq8Plan(E_grid=(5, 10, 20, 50, 100, 200, 500, 1000), rounds=200, n_clients=100,
-                               participants=30),
+                               participants=30, instance=None),
         ),
         variants=(
             PlantedVariant("E* = smallest E", "local steps do not help: the fewest rounds at the grid's smallest E "
@@ -289,8 +290,8 @@ _LI_CHOICE_CLAIMS = (
         "proofs_check.li2020_k_effect:evaluate",
         plan=ModePlans(
             quick=Li2020KEffectPlan(K_grid=(2, 20), rounds=40, n_clients=20, instance="synthetic(1,1)"),
-            default=Li2020KEffectPlan(K_grid=(2, 4, 6, 10, 20), rounds=60, n_clients=20),
-            full=Li2020KEffectPlan(K_grid=(5, 10, 30, 50, 100), rounds=200, n_clients=100),
+            default=Li2020KEffectPlan(K_grid=(2, 4, 6, 10, 20), rounds=60, n_clients=20, instance=None),
+            full=Li2020KEffectPlan(K_grid=(5, 10, 30, 50, 100), rounds=200, n_clients=100, instance=None),
         ),
         variants=(
             PlantedVariant("smaller K better", "the smallest K's final gap below the largest K's (measured: K = 2's is "

@@ -104,7 +104,7 @@ def test_bad_inputs_are_named() -> None:
     with pytest.raises(ValueError, match="^claimed: "):
         check_optimum_location("t", E_GRID, rounds, np.ones_like(rounds, dtype=bool), "middle")
     with pytest.raises(ValueError, match="^E_grid: "):
-        Li2020Eq8Plan(E_grid=(5, 50), rounds=10, n_clients=20, participants=6)
+        Li2020Eq8Plan(E_grid=(5, 50), rounds=10, n_clients=20, participants=6, instance=None)
 
 
 def test_every_plan_instance_has_a_problem() -> None:

@@ -58,9 +58,9 @@ def test_bad_inputs_are_named() -> None:
     with pytest.raises(ValueError, match="^final: "):
         check_weak_effect("t", K_GRID, np.ones((3, 3)), 0.25)
     with pytest.raises(ValueError, match="^K_grid: "):
-        Li2020KEffectPlan(K_grid=(5,), rounds=10, n_clients=20)
+        Li2020KEffectPlan(K_grid=(5,), rounds=10, n_clients=20, instance=None)
     with pytest.raises(ValueError, match="^tail_rounds: "):
-        Li2020KEffectPlan(K_grid=(5, 10), rounds=5, n_clients=20)
+        Li2020KEffectPlan(K_grid=(5, 10), rounds=5, n_clients=20, instance=None)
 
 
 @pytest.fixture(scope="module")
