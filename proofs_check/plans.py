@@ -223,8 +223,8 @@ class Li2020KEffectPlan:
     E: int = parameter(5, "local steps per round (Fig. 3: 5)", minimum=1)
     eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 3: 0.1)", above=0)
     tail_rounds: int = parameter(10, "the final loss is the mean gap over the last tail_rounds rounds", minimum=1)
-    seeds: int = parameter(4, "seeds of every run (at least 3: the checks are paired over seeds)", minimum=3,
-                           from_settings="seeds")
+    seeds: int = parameter(6, "seeds of every run (at least 6: the order check is paired over seeds and the "
+                              "largest and smallest K differ by a few percent)", minimum=6, from_settings="seeds")
     tolerance: float = parameter(0.25, "weak effect: each gap(K)/gap(K_max) within a factor 1 + tolerance of "
                                        "(K_max/K)^claimed_K_exponent", above=0)
     claimed_K_exponent: float = parameter(0.0, "the claimed final gap is proportional to K^-claimed_K_exponent "

@@ -66,7 +66,7 @@ def test_bad_inputs_are_named() -> None:
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> VerifySettings:
     store = tmp_path_factory.mktemp("k_effect") / "runs.sqlite"
-    return VerifySettings(quick=True, seeds=4, jobs=1, progress=False, store=str(store))
+    return VerifySettings(quick=True, seeds=6, jobs=1, progress=False, store=str(store))
 
 
 def test_claim_passes_on_its_quick_instance(settings: VerifySettings) -> None:
