@@ -262,7 +262,7 @@ _LI_CHOICE_CLAIMS = (
         "Rounds to an ε accuracy T_ε/E ∝ (1 + 1/K) E G² + (Σ p_k² σ_k² + LΓ + κG²)/E + G²: they first decrease, "
         "then increase in E, so an optimal E* = √((Σ p_k² σ_k² + LΓ + κG²)/((1 + 1/K) G²)) exists (Scheme I, "
         "K = 30 of N = 100, η_t = η₀/(1 + round), η₀ = 0.1, b = 24 on synthetic(α, β)).",
-        "the measured E* on the first instance: the grid value with the fewest mean rounds to F ≤ F* + "
+        "the measured E* on the first instance (theoretical: eq. 8's E*): the grid value with the fewest mean rounds to F ≤ F* + "
         "0.3 (F(w₀) − F*); the check: E* strictly inside the grid, paired over seeds",
         "proofs_check.li2020_eq8:evaluate",
         plan=ModePlans(
@@ -289,7 +289,7 @@ _LI_CHOICE_CLAIMS = (
         "(≤ 1: every K within 25% of the largest K)",
         "proofs_check.li2020_k_effect:evaluate",
         plan=ModePlans(
-            quick=Li2020KEffectPlan(K_grid=(2, 20), rounds=40, n_clients=20, instance="synthetic(1,1)"),
+            quick=Li2020KEffectPlan(K_grid=(2, 20), rounds=60, n_clients=20, instance="synthetic(1,1)"),
             default=Li2020KEffectPlan(K_grid=(2, 4, 6, 10, 20), rounds=60, n_clients=20, instance=None),
             full=Li2020KEffectPlan(K_grid=(5, 10, 30, 50, 100), rounds=200, n_clients=100, instance=None),
         ),

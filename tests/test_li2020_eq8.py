@@ -126,6 +126,7 @@ def test_claim_passes_on_its_quick_instance_with_eq8_in_the_evidence(settings: V
     assert verdict.status is Status.PASS, verdict.notes
     assert verdict.measured == 50
     (table,) = verdict.evidence["eq8"]
+    assert verdict.theoretical == table["eq. 8 E*"]
     assert table["measured E*"] == 50 and table["eq. 8 E*"] > 0 and 0 <= table["relative residual of c h(E)"] < 1
     assert table["eq. 8 E* / measured E*"] == pytest.approx(table["eq. 8 E*"] / 50)
     (plot,) = result.plots
