@@ -114,7 +114,8 @@ def scheme_i_curves(
     results = execute([RunRequest(RunConfig(spec, config), optimum, track=True) for config in configs],
                       settings.sweep_options(), description=description)
     initial_gap = float(problem.objective(np.zeros(problem.dim)) - optimum.F_star)
-    return LossCurves(instance, runs, np.asarray(record, dtype=np.int64), np.stack([result.gap for result in results]), float(optimum.F_star),
+    return LossCurves(instance, runs, np.asarray(record, dtype=np.int64), np.stack([result.gap for result in results]),
+                      float(optimum.F_star),
                       initial_gap, problem, optimum, note, tuple(results))
 
 

@@ -262,7 +262,8 @@ _LI_CHOICE_CLAIMS = (
         "Rounds to an ε accuracy T_ε/E ∝ (1 + 1/K) E G² + (Σ p_k² σ_k² + LΓ + κG²)/E + G²: they first decrease, "
         "then increase in E, so an optimal E* = √((Σ p_k² σ_k² + LΓ + κG²)/((1 + 1/K) G²)) exists (Scheme I, "
         "K = 30 of N = 100, η_t = η₀/(1 + round), η₀ = 0.1, b = 24 on synthetic(α, β)).",
-        "the measured E* on the first instance (theoretical: eq. 8's E*): the grid value with the fewest mean rounds to F ≤ F* + "
+        "the measured E* on the first instance (theoretical: eq. 8's E*): the grid value with the fewest mean "
+        "rounds to F ≤ F* + "
         "0.3 (F(w₀) − F*); the check: E* strictly inside the grid, paired over seeds",
         "proofs_check.li2020_eq8:evaluate",
         plan=ModePlans(
@@ -275,9 +276,11 @@ _LI_CHOICE_CLAIMS = (
         ),
         variants=(
             PlantedVariant("E* = smallest E", "local steps do not help: the fewest rounds at the grid's smallest E "
-                           "(measured on the default plan: E = 5 needs 3.1 and 1.7 times the rounds of E* = 200, or misses the target)", {"claimed_optimum": "smallest"}),
+                           "(measured on the default plan: E = 5 needs 3.1 and 1.7 times the rounds of E* = 200, or "
+                           "misses the target)", {"claimed_optimum": "smallest"}),
             PlantedVariant("rounds fall monotonically in E", "no optimum: the fewest rounds at the grid's largest E "
-                           "(measured: E = 1000 needs 47% and 29% more rounds than E* = 200)", {"claimed_optimum": "largest"}),
+                           "(measured: E = 1000 needs 47% and 29% more rounds than E* = 200)",
+                           {"claimed_optimum": "largest"}),
         ),
     ),
     Claim(
