@@ -10,6 +10,7 @@ from .counterexample import li_counterexample, li_counterexample_matrices
 from .data_fetch import FETCHABLE, SOURCES, FetchError, FetchedFile, RemoteFile, fetch_dataset
 from .families import Family, families, register_family
 from .identical import identical_quadratic
+from .image_classification import CNN_DTYPES, ImageClassificationProblem, image_classification
 from .image_data import (
     BUNDLED,
     DEBIAN_FASHION_MNIST,
@@ -21,6 +22,7 @@ from .image_data import (
     image_folders,
     load_images,
 )
+from .li_images import LI_DIGITS_PER_DEVICE, LI_IMAGE_DATASETS, LI_TABLE2_SAMPLES, li_images, resolve_li_dataset
 from .partition_recipe import RECIPES, PartitionRecipe
 from .partition_report import LI_SOFTMAX_L2, PartitionSummary, partition_problem, summarize_partition
 from .partitions import (
