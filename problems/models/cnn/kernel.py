@@ -8,14 +8,9 @@ batch of B: ``acts`` and ``dacts`` (B * layout.activation_size,) of the paramete
 ``pool_index`` (B * layout.pool_index_size,) int8; ``grad`` has the parameters' length and dtype.
 The layer functions are those of ``conv2d``, ``max_pool``, ``relu``, ``dense``, ``cross_entropy``.
 
-Each convolution pass runs on the path that is faster at its shapes (``conv2d``'s module
-docstring; both compute the same function): the weight gradient always on the planar path (one
-vectorised dot product per weight), the forward pass and the input gradient on the planar path
-when C_out < ``PLANAR_BELOW_C_OUT`` (the channels-last inner loop over C_out is then shorter than
-one 8-float vector) and channels-last otherwise. The planar path's scratch (one buffer of the
-largest ``conv2d_planar_scratch_size`` over the conv layers, per image, not per batch) is
-allocated once per call of ``network_forward`` / ``network_loss_grad`` and once per call of
-``sgd_steps`` for all its steps.
+The convolutions' scratch (``conv2d``: one buffer of the largest ``conv2d_planar_scratch_size``
+over the conv layers; per image, not per batch) is allocated once per call of ``network_forward``
+or ``network_loss_grad``, and once per call of ``sgd_steps`` for all its steps.
 """
 
 from __future__ import annotations
@@ -25,10 +20,8 @@ from numba import njit
 import numpy as np
 
 from .conv2d import (
-    conv2d_backward_input,
     conv2d_backward_input_planar,
     conv2d_backward_params_planar,
-    conv2d_forward,
     conv2d_forward_planar,
     conv2d_planar_scratch_size,
 )
@@ -38,15 +31,12 @@ from .layout import COL_IN_C, COL_IN_H, COL_IN_W, COL_KERNEL, COL_OP, COL_OUT_AC
 from .max_pool import max_pool_backward, max_pool_forward
 from .relu import relu_backward, relu_forward
 
-__all__ = ["network_forward", "network_loss_grad", "sgd_steps", "PLANAR_BELOW_C_OUT"]
-
-PLANAR_BELOW_C_OUT = 8
-"""Convolutions with fewer output channels run forward and input-gradient passes on the planar path."""
+__all__ = ["network_forward", "network_loss_grad", "sgd_steps"]
 
 
 @njit(cache=True)
 def _scratch(table, dtype_of):
-    """The planar path's scratch for the conv layers of ``table``, of the dtype of ``dtype_of``."""
+    """The convolutions' scratch for the conv layers of ``table``, of the dtype of ``dtype_of``."""
     size = 0
     for l in range(table.shape[0]):
         if table[l, COL_OP] == OP_CONV:
@@ -64,7 +54,7 @@ def network_forward(table, params, images, acts, pool_index):
 
 @njit(cache=True)
 def _forward(table, params, images, acts, pool_index, scratch):
-    """``network_forward`` with the planar path's scratch given."""
+    """``network_forward`` with the convolutions' scratch given."""
     B = images.shape[0]
     n_in = images.shape[1] * images.shape[2] * images.shape[3]
     acts[: B * n_in].reshape(images.shape)[...] = images
@@ -76,10 +66,7 @@ def _forward(table, params, images, acts, pool_index, scratch):
             nw = k * k * c * oc
             x4 = x.reshape((B, h, w, c))
             w4 = params[p : p + nw].reshape((k, k, c, oc))
-            if oc < PLANAR_BELOW_C_OUT:
-                conv2d_forward_planar(x4, w4, params[p + nw : p + nw + oc], y.reshape((B, oh, ow, oc)), scratch)
-            else:
-                conv2d_forward(x4, w4, params[p + nw : p + nw + oc], y.reshape((B, oh, ow, oc)))
+            conv2d_forward_planar(x4, w4, params[p + nw : p + nw + oc], y.reshape((B, oh, ow, oc)), scratch)
         elif op == OP_RELU:
             relu_forward(x, y)
         elif op == OP_POOL:
@@ -102,7 +89,7 @@ def network_loss_grad(table, params, images, labels, acts, dacts, pool_index, gr
 
 @njit(cache=True)
 def _loss_grad(table, params, images, labels, acts, dacts, pool_index, grad, scratch):
-    """``network_loss_grad`` with the planar path's scratch given."""
+    """``network_loss_grad`` with the convolutions' scratch given."""
     B = images.shape[0]
     logits = _forward(table, params, images, acts, pool_index, scratch)
     L = table.shape[0]
@@ -124,10 +111,7 @@ def _loss_grad(table, params, images, labels, acts, dacts, pool_index, grad, scr
             )
             if l > 0:
                 w4 = params[p : p + nw].reshape((k, k, c, oc))
-                if oc < PLANAR_BELOW_C_OUT:
-                    conv2d_backward_input_planar(w4, g4, dx.reshape((B, h, w, c)), scratch)
-                else:
-                    conv2d_backward_input(w4, g4, dx.reshape((B, h, w, c)))
+                conv2d_backward_input_planar(w4, g4, dx.reshape((B, h, w, c)), scratch)
         elif op == OP_RELU:
             relu_backward(x, g, dx)
         elif op == OP_POOL:
