@@ -29,17 +29,18 @@ reversed, over the upstream gradient laid out in wide rows (junk entries 0) afte
 
     dL/dxc[c, p W + s] = sum_o sum_{q < K} w[p, K - 1 - q, c, o] gpad[o, s + q],   s < T + K - 1,
 
-and the weight gradient one dot product per weight (``dot.dot``, vectorised, its order fixed by the
-compiled code), dL/dw[p, q, c, o] = sum_n sum_{t < T} gw[n, o, t] xc[n, c, p W + q + t]. The passes
+and the weight gradient one dot product per weight, dL/dw[p, q, c, o] = sum_n sum_{t < T} gw[n, o, t]
+xc[n, c, p W + q + t] (``_filter_dots``: the K dots of a (o, c, p) share their loads of gw;
+vectorised with reassociation, as ``dot.dot`` is, the order fixed by the compiled code). The passes
 run over a multiple of PLANAR_LANES entries (the reads past the data hit zeros, the writes past it
 junk), so no scalar remainder loop follows the vectorised one. No BLAS; the filters are compiled
 with FMA contraction (a x + b in one rounding where the CPU has FMA, ~9% of a step), so, like
 ``dot.dot``, they are bit-reproducible on one machine for any thread count, not across machines.
 
 The ``*_planar`` functions take their scratch (``conv2d_planar_scratch_size`` entries of the dtype,
-per image: the planes, the wide rows and the weights as taps (C_out, C_in, K, K)) so that a
-network's step loop allocates it once; ``conv2d_forward``, ``conv2d_backward_params`` and
-``conv2d_backward_input`` allocate their own. The NumPy reference builds the im2col patch matrix
+per image: the planes, the wide rows and the weights as taps (C_out, C_in, K, K), which the weight
+gradient uses as its accumulators) so that a network's step loop allocates it once;
+``conv2d_forward``, ``conv2d_backward_params`` and ``conv2d_backward_input`` allocate their own. The NumPy reference builds the im2col patch matrix
 (B H' W', K K C_in) with ``sliding_window_view`` and multiplies (BLAS).
 """
 
@@ -47,8 +48,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, uint64
-
-from .dot import dot
 
 __all__ = [
     "PLANAR_LANES",
@@ -170,6 +169,40 @@ def _filter_row(dst, d0, src, s0, taps, n):
             q += 1
 
 
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _filter_dots(acc, a, a0, src, s0, n):
+    """acc[q] += sum_{t < n} a[a0 + t] src[s0 + t + q] for q < K = acc.size (a, src flat): the
+    K dot products of one weight row's gradient, in chunks of at most 5 sharing each load of a;
+    vectorised as ``dot.dot`` is (reassociation, order fixed by the compiled code)."""
+    K = acc.shape[0]
+    v0 = uint64(a0)
+    q = 0
+    while q < K:
+        u0 = uint64(s0 + q)
+        if K - q >= 5:
+            r0 = r1 = r2 = r3 = r4 = acc.dtype.type(0)
+            for t in range(uint64(n)):
+                g = a[v0 + t]
+                u = u0 + t
+                r0 += g * src[u]
+                r1 += g * src[u + uint64(1)]
+                r2 += g * src[u + uint64(2)]
+                r3 += g * src[u + uint64(3)]
+                r4 += g * src[u + uint64(4)]
+            acc[q] += r0
+            acc[q + 1] += r1
+            acc[q + 2] += r2
+            acc[q + 3] += r3
+            acc[q + 4] += r4
+            q += 5
+        else:
+            r0 = acc.dtype.type(0)
+            for t in range(uint64(n)):
+                r0 += a[v0 + t] * src[u0 + t]
+            acc[q] += r0
+            q += 1
+
+
 @njit(cache=True)
 def conv2d_forward_planar(x, w, b, y, scratch):
     """y <- conv(x, w) + b in place (shapes in the module docstring); scratch 1-D of x's dtype with
@@ -208,9 +241,11 @@ def conv2d_backward_params_planar(x, g, dw, db, scratch):
     K = dw.shape[0]
     CO = dw.shape[3]
     OH, OW = g.shape[1], g.shape[2]
-    planes, wide, _ = _planar_views(scratch, H, W, CI, K, CO)
+    planes, wide, grads = _planar_views(scratch, H, W, CI, K, CO)
     n_pass = _planar_geometry(H, W, K)[1]
-    dw[...] = 0
+    planes_flat, plane_len = planes.reshape(planes.size), planes.shape[1]
+    wide_flat, wide_len = wide.reshape(wide.size), wide.shape[1]
+    grads[...] = 0
     db[...] = 0
     for n in range(B):
         _to_planes(x[n], planes)
@@ -220,11 +255,14 @@ def conv2d_backward_params_planar(x, g, dw, db, scratch):
                 for o in range(CO):
                     db[o] += g[n, i, j, o]
         for o in range(CO):
-            go = wide[o, :n_pass]
             for c in range(CI):
                 for p in range(K):
-                    for q in range(K):
-                        dw[p, q, c, o] += dot(go, planes[c, p * W + q : p * W + q + n_pass])
+                    _filter_dots(grads[o, c, p], wide_flat, o * wide_len, planes_flat, c * plane_len + p * W, n_pass)
+    for o in range(CO):
+        for c in range(CI):
+            for p in range(K):
+                for q in range(K):
+                    dw[p, q, c, o] = grads[o, c, p, q]
 
 
 @njit(cache=True)
