@@ -1,6 +1,6 @@
 """The CNN kernel's fast paths (problems.models.cnn): the planar convolution (channels-first wide
-rows, tap filters in chunks of 5, 3, 2 and 1, passes padded to PLANAR_LANES) against the NumPy
-im2col twin for kernel sizes that reach every chunk, rectangular inputs and a kernel as large as
+rows, tap filters in chunks of 5, 3, 2 and 1, weight-gradient dots in chunks of 5, 3 and 1, passes
+padded to PLANAR_LANES) against the NumPy im2col twin for kernel sizes that reach every chunk, rectangular inputs and a kernel as large as
 the input; its scratch (any contents, any larger size: the same bits); the vectorised dot product;
 and ``sgd_steps`` (one scratch for all steps) against the same steps through
 ``network_loss_grad``, bit for bit."""
@@ -47,7 +47,8 @@ def planar_pass(x: np.ndarray, w: np.ndarray, b: np.ndarray, g: np.ndarray, scra
     return y, dw, db, dx
 
 
-# (B, H, W, C_in), K, C_out: K = 1..8 reach the filter chunks 1, 2, 3, 2+2, 5, 5+1, 5+2, 5+3;
+# (B, H, W, C_in), K, C_out: K = 1..8 reach the filter chunks 1, 2, 3, 2+2, 5, 5+1, 5+2, 5+3 and
+# the dot chunks 1, 1+1, 3, 3+1, 5, 5+1, 5+1+1, 5+3;
 # K = H = W leaves one output per channel (T = 1); W > H and H > W exercise the wide-row indexing.
 SHAPES = [
     ((2, 6, 9, 3), 1, 4),

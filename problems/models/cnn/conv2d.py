@@ -172,7 +172,7 @@ def _filter_row(dst, d0, src, s0, taps, n):
 @njit(cache=True, fastmath={"reassoc", "contract"})
 def _filter_dots(acc, a, a0, src, s0, n):
     """acc[q] += sum_{t < n} a[a0 + t] src[s0 + t + q] for q < K = acc.size (a, src flat): the
-    K dot products of one weight row's gradient, in chunks of at most 5 sharing each load of a;
+    K dot products of one weight row's gradient, in chunks of 5, 3 or 1 sharing each load of a;
     vectorised as ``dot.dot`` is (reassociation, order fixed by the compiled code)."""
     K = acc.shape[0]
     v0 = uint64(a0)
@@ -195,6 +195,18 @@ def _filter_dots(acc, a, a0, src, s0, n):
             acc[q + 3] += r3
             acc[q + 4] += r4
             q += 5
+        elif K - q >= 3:
+            r0 = r1 = r2 = acc.dtype.type(0)
+            for t in range(uint64(n)):
+                g = a[v0 + t]
+                u = u0 + t
+                r0 += g * src[u]
+                r1 += g * src[u + uint64(1)]
+                r2 += g * src[u + uint64(2)]
+            acc[q] += r0
+            acc[q + 1] += r1
+            acc[q + 2] += r2
+            q += 3
         else:
             r0 = acc.dtype.type(0)
             for t in range(uint64(n)):
