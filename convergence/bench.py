@@ -30,7 +30,10 @@ W2: synthetic(1, 1), 100 clients, softmax 60 x 10 (+ bias), batch 24, E = 20;
 W3: MC-PSGD on block-cyclic softmax data, 100 clients, M = 5, 60 x 10 (+ bias), batch 24, I = 10
     (a client-step is one local iteration: one SGD step on each of the two chains, so its floor
     is twice W2's per-step floor; the per-round loss evaluations are included in the time; no
-    peers are written for it).
+    peers are written for it);
+CNN: the tutorial CIFAR-10 net at batch 2, one local SGD step, in images per second per core
+    (``bench_cnn``: Numba float32 / float64, NumPy reference, JAX peer, the floor; ``quick``
+    shortens its runs).
 Sweep scaling: 8 equal FedAvg runs (one config, 8 seeds, 5,000 rounds) executed with 1 and with 2
 worker processes, each the median of 3 executions after a warm-up (it runs first, before JAX's
 threads exist, since the process pool forks); the ratio of wall times (ideal 2 on 2 idle cores;
@@ -60,7 +63,7 @@ from .run import run_seed
 from .schedules import StepSize
 
 __all__ = ["Workload", "WORKLOADS", "MIN_REPEATS", "run_bench", "format_bench", "machine_rates", "product_rate",
-           "sweep_scaling"]
+           "sweep_scaling", "median_seconds", "matmul_gflops", "jax_one_thread"]
 
 MIN_REPEATS = 3
 """Fewest timings a median is taken over."""
@@ -104,16 +107,28 @@ def _check_repeats(repeats: int) -> int:
     return repeats
 
 
-def machine_rates(repeats: int = 5) -> dict[str, float]:
-    """Single-core GFLOP/s of a 1000 x 1000 matrix product, and ns per exp of a vectorised
-    ``np.exp`` writing into a preallocated buffer (out=) of 2^16 doubles (fits in cache)."""
+def matmul_gflops(repeats: int = 5, dtype: type = np.float64) -> float:
+    """Single-core GFLOP/s of a 1000 x 1000 matrix product in ``dtype`` (median of ``repeats``)."""
     rng = np.random.default_rng(0)
-    a, b = rng.random((1000, 1000)), rng.random((1000, 1000))
-    x, out = rng.random(1 << 16), np.empty(1 << 16)
+    a, b = rng.random((1000, 1000)).astype(dtype), rng.random((1000, 1000)).astype(dtype)
     with threadpool_limits(limits=1):
-        matmul = _median_seconds(lambda: a @ b, repeats)
-    exp = _median_seconds(lambda: np.exp(x, out=out), repeats, calls=100)
-    return {"matmul_gflops_1core": 2e9 / matmul / 1e9, "exp_ns": exp / x.size * 1e9, "exp_buffer": x.size}
+        return 2e9 / median_seconds(lambda: a @ b, repeats) / 1e9
+
+
+def machine_rates(repeats: int = 5) -> dict[str, float]:
+    """Single-core GFLOP/s of a 1000 x 1000 float64 matrix product, and ns per exp of a vectorised
+    ``np.exp`` writing into a preallocated buffer (out=) of 2^16 doubles (fits in cache)."""
+    matmul = matmul_gflops(repeats)
+    x, out = np.random.default_rng(0).random(1 << 16), np.empty(1 << 16)
+    exp = median_seconds(lambda: np.exp(x, out=out), repeats, calls=100)
+    return {"matmul_gflops_1core": matmul, "exp_ns": exp / x.size * 1e9, "exp_buffer": x.size}
+
+
+def jax_one_thread() -> None:
+    """Ask JAX's CPU backend for one thread (XLA_FLAGS = JAX_ONE_THREAD), when jax is not yet
+    imported and XLA_FLAGS is unset (a user's own flags are kept)."""
+    if "jax" not in sys.modules and "XLA_FLAGS" not in os.environ:
+        os.environ["XLA_FLAGS"] = JAX_ONE_THREAD
 
 
 def product_rate(packed: PackedClients, batch_size: int, repeats: int = 5) -> tuple[float, str]:
@@ -139,11 +154,11 @@ def product_rate(packed: PackedClients, batch_size: int, repeats: int = 5) -> tu
             np.matmul(X.transpose(0, 2, 1), z, out=g)
     with threadpool_limits(limits=1):
         step()
-        seconds = _median_seconds(step, repeats, calls=max(1, math.ceil(2e-3 / _median_seconds(step, 1))))
+        seconds = median_seconds(step, repeats, calls=max(1, math.ceil(2e-3 / median_seconds(step, 1))))
     return flops / seconds / 1e9, shapes
 
 
-def _median_seconds(fn: Callable[[], Any], repeats: int, calls: int = 1) -> float:
+def median_seconds(fn: Callable[[], Any], repeats: int, calls: int = 1) -> float:
     """Median over ``repeats`` of the time of ``calls`` calls of fn, per call."""
     times = []
     for _ in range(repeats):
@@ -162,7 +177,7 @@ def _time_engine(problem: FederatedProblem, workload: Workload, engine: str, rep
     fedavg = algorithm_for(alg)
     plan = fedavg.plan(problem, alg, False)
     run_seed(fedavg, problem, plan, 0, w_star, engine)
-    seconds = _median_seconds(lambda: run_seed(fedavg, problem, plan, 0, w_star, engine), repeats)
+    seconds = median_seconds(lambda: run_seed(fedavg, problem, plan, 0, w_star, engine), repeats)
     return seconds / (rounds * workload.local_steps * problem.n_clients) * 1e6
 
 
@@ -180,8 +195,7 @@ def _time_peers(problem: FederatedProblem, workload: Workload, repeats: int) -> 
     kernel = _kernel_model(problem, config)
     per_step = 1e6 / (config.total_steps * problem.n_clients)
     numpy_run = lambda: numpy_peer_fedavg(problem, inputs)  # noqa: E731
-    if "jax" not in sys.modules and "XLA_FLAGS" not in os.environ:
-        os.environ["XLA_FLAGS"] = JAX_ONE_THREAD
+    jax_one_thread()
     jax_run = jax_peer(problem, inputs)
     results: dict[str, Any] = {}
     with threadpool_limits(limits=1):
@@ -190,7 +204,7 @@ def _time_peers(problem: FederatedProblem, workload: Workload, repeats: int) -> 
                 results[f"{name}_us_per_client_step"] = results[f"{name}_max_abs_diff"] = None
                 continue
             results[f"{name}_max_abs_diff"] = float(np.max(np.abs(peer()[-1] - kernel)))
-            results[f"{name}_us_per_client_step"] = _median_seconds(peer, repeats) * per_step
+            results[f"{name}_us_per_client_step"] = median_seconds(peer, repeats) * per_step
     return results
 
 
@@ -208,7 +222,7 @@ def _time_mc_psgd(engine: str, repeats: int) -> tuple[float, Any]:
                           block_step_size=StepSize.constant(0.01), batch_size=24)
     config = RunConfig(problem.spec, config)
     run(config, problem=problem, engine=engine)
-    seconds = _median_seconds(lambda: run(config, problem=problem, engine=engine), repeats)
+    seconds = median_seconds(lambda: run(config, problem=problem, engine=engine), repeats)
     return seconds / (5 * E * 10 * 100) * 1e6, problem
 
 
@@ -230,7 +244,7 @@ def sweep_scaling(repeats: int = MIN_REPEATS, rounds: int = 5_000) -> dict[str, 
     for jobs in (1, 2):
         sweep = lambda: execute([request], SweepOptions(jobs=jobs, progress=False))  # noqa: E731
         sweep()
-        times[jobs] = _median_seconds(sweep, repeats)
+        times[jobs] = median_seconds(sweep, repeats)
     return {"runs": 8, "rounds": rounds, "repeats": repeats, "jobs1_s": times[1], "jobs2_s": times[2],
             "speedup": times[1] / times[2]}
 
@@ -249,10 +263,10 @@ def _jax_status() -> dict[str, str | None]:
 
 
 def run_bench(repeats: int = 5, workloads: Sequence[Workload] = WORKLOADS, mc_psgd: bool = True,
-              scaling: bool = True) -> dict[str, Any]:
+              scaling: bool = True, cnn: bool = True, quick: bool = False) -> dict[str, Any]:
     """Time ``workloads`` (and W3, MC-PSGD, with ``mc_psgd``; the 1-vs-2-process sweep with
-    ``scaling``, median of MIN_REPEATS); returns a JSON-able report with the machine rates.
-    ``repeats`` >= 3."""
+    ``scaling``, median of MIN_REPEATS; the CNN workload of ``bench_cnn`` with ``cnn``, its runs
+    shortened by ``quick``); returns a JSON-able report with the machine rates. ``repeats`` >= 3."""
     _check_repeats(repeats)
     # the sweep forks worker processes: it runs before JAX (multithreaded, unsafe to fork) is imported
     scaling_report = sweep_scaling(MIN_REPEATS) if scaling else None
@@ -291,6 +305,10 @@ def run_bench(repeats: int = 5, workloads: Sequence[Workload] = WORKLOADS, mc_ps
     }
     if scaling_report is not None:
         report["sweep_scaling"] = scaling_report
+    if cnn:
+        from .bench_cnn import cnn_bench
+
+        report["cnn"] = cnn_bench(repeats, quick).to_json()
     return report
 
 
@@ -359,4 +377,8 @@ def format_bench(report: dict[str, Any]) -> str:
         lines.append(f"sweep of {sc['runs']} FedAvg runs ({sc['rounds']} rounds each), medians of {sc['repeats']} after "
                      f"a warm-up: {sc['jobs1_s']:.2f} s with 1 process, {sc['jobs2_s']:.2f} s with 2: "
                      f"speed-up {sc['speedup']:.2f}x")
+    if "cnn" in report:
+        from .bench_cnn import format_cnn_bench
+
+        lines.extend(format_cnn_bench(report["cnn"]))
     return "\n".join(lines)

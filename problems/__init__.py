@@ -6,7 +6,9 @@ Public API (everything else is private):
 * families: ``li_counterexample`` (Li et al. 2020, Appendix C) and ``li_counterexample_matrices``,
   ``random_quadratic``, ``synthetic`` (Li et al. 2020, Appendix D / FedProx);
 * block-cyclic data (Ding et al. 2020): ``BlockCyclicProblem``, ``block_cyclic_quadratic``,
-  ``block_cyclic_softmax``, ``label_block_partition``;
+  ``block_cyclic_softmax``, ``label_block_partition``; Sec. 5's partition of labelled (image) data,
+  ``block_cyclic_partition`` -> ``BlockCyclicPartition`` (blocks, clients fetched in sequence,
+  test-set blocks), and its metric ``block_test_accuracy`` -> ``BlockAccuracy``;
 * specs (``spec``): ``ProblemSpec`` (immutable, owning its canonical JSON: ``to_json``, ``from_json``,
   ``digest``), ``FamilySpec`` (a family and its parameters; ``problem_spec(family, **params)``) and
   ``ViewSpec`` (a nested / shuffled / block view of a block-cyclic problem);
@@ -15,6 +17,8 @@ Public API (everything else is private):
 * image data, offline (``image_data``): ``load_images(name, split, data_dir)`` -> ``ImageDataset``
   (MNIST / Fashion-MNIST IDX files, CIFAR-10 python batches, checked against ``PUBLISHED_MD5``, or
   scikit-learn's bundled 8x8 digits), ``available_image_datasets``, ``image_folders``;
+* downloads (``data_fetch``): ``fetch_dataset(name, data_dir)`` (``SOURCES``: the published URLs and
+  digests, ``FETCHABLE``) -> ``FetchedFile`` per file, ``FetchError``, ``RemoteFile``;
 * partitions (``partitions``): ``shard_partition``, ``dirichlet_partition``, ``powerlaw_partition``,
   ``lognormal_partition``, ``iid_partition`` (labels, N, seed -> client_of_row), the typed
   ``PartitionRecipe`` (``RECIPES``), and ``summarize_partition`` -> ``PartitionSummary``,

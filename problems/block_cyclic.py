@@ -38,16 +38,11 @@ from typing import Any
 import numpy as np
 
 from ._base import FederatedProblem, LossKind, ProblemError
-from ._params import as_choice
+from .block_partition import block_cyclic_partition
 from .spec import FamilySpec, ProblemSpec, ViewSpec
 from .validation import check_int, check_problem_size, check_real
 
 __all__ = ["BlockCyclicProblem", "block_cyclic_quadratic", "block_cyclic_softmax", "label_block_partition"]
-
-_SIZE_CV = 0.2
-"""Sec. 5: local set sizes ~ Normal(50000/(MN), (10000/(MN))^2), a coefficient of variation of 1/5."""
-
-_CLIENT_ORDERS = ("by_label", "random")
 
 
 @dataclass(frozen=True, eq=False)
@@ -394,33 +389,6 @@ def block_cyclic_softmax(
     )
 
 
-def _block_labels(n_classes: int, n_blocks: int, labels_per_block: int) -> list[np.ndarray]:
-    """Label set of block m: labels_per_block consecutive labels (mod C) from floor(m C / M).
-
-    The starts are spread evenly over the C labels, so neighbouring blocks share labels whenever
-    labels_per_block > C / M (Sec. 5: "different blocks may contain partially crossed labels"),
-    and every label belongs to some block when labels_per_block >= ceil(C / M).
-    """
-    return [(m * n_classes // n_blocks + np.arange(labels_per_block)) % n_classes for m in range(n_blocks)]
-
-
-def _client_sizes(rng: np.random.Generator, n_rows: int, n_clients: int) -> np.ndarray:
-    """N client sizes summing to n_m, distributed about Normal(n_m/N, (n_m/(5N))^2) (Sec. 5).
-
-    Draws s_i ~ Normal(n_m/N, (n_m/(5N))^2) are clipped to >= 1. Sec. 5 fetches the client sets
-    from the block in sequence; so that every row is used exactly once, each client gets one row
-    and the other n_m - N rows are shared in proportion to the draws, rounded by largest
-    remainder (needs n_m >= N). The relative spread (sd / mean = 1/5) is kept up to the one-row
-    floor.
-    """
-    draws = np.maximum(rng.normal(n_rows / n_clients, _SIZE_CV * n_rows / n_clients, n_clients), 1.0)
-    target = draws * (n_rows - n_clients) / draws.sum()
-    sizes = 1 + np.floor(target).astype(np.int64)
-    short = n_rows - sizes.sum()
-    sizes[np.argsort(-(target - np.floor(target)), kind="stable")[:short]] += 1
-    return sizes
-
-
 def label_block_partition(
     X: np.ndarray,
     y: np.ndarray,
@@ -437,26 +405,19 @@ def label_block_partition(
 ) -> BlockCyclicProblem:
     """Label-based blocks of classification data dealt to N clients, after Ding et al. Sec. 5.
 
-    * Block labels: ``_block_labels`` (consecutive labels from floor(m C/M), shared by
-      neighbouring blocks when labels_per_block > C/M). Rows whose label is in no block are
-      left out.
-    * Rows of a label shared by k blocks are shuffled and split into k near-equal consecutive
-      parts, one per block (in block order), so every used row lies in exactly one block.
-    * Within block m the rows are ordered by label (label order of the block, rows of one label
-      in shuffled order) when ``client_order="by_label"`` -- fetching client sets "in sequence"
-      from such a block makes them non-i.i.d. as Sec. 5 describes -- or shuffled when
-      ``client_order="random"`` (i.i.d. clients within a block).
-    * Client i of block m takes the next n_mi rows, n_mi from ``_client_sizes`` (Sec. 5's
-      Normal(n_m/N, (n_m/(5N))^2), i.e. mean 50000/(MN), sd 10000/(MN) for CIFAR-10's 50000 rows
-      and equal block sizes).
-    * Loss: softmax with C = n_classes (default max label + 1), logistic when C = 2; mu = 2 l2
-      (l2 weighs ||w||^2, as in ``synthetic``). X is used as given: append a constant-1 column
-      for a bias.
+    The rows' blocks and clients are ``block_partition.block_cyclic_partition(y, None, n_blocks,
+    n_clients, seed, labels_per_block=..., client_order=...)`` (its docstring states the rule:
+    consecutive label sets from floor(m C/M), shared by neighbouring blocks when labels_per_block >
+    C/M; a shared label's rows split near-equally; clients fetched in sequence from a block ordered
+    by label (``"by_label"``) or shuffled (``"random"``); sizes about Normal(n_m/N, (n_m/(5N))^2)).
+    Rows whose label is in no block are left out. Pseudo-client m*N + i holds client i of block m,
+    its rows in fetch order.
 
-    All randomness from ``default_rng(seed)`` in this order: label splits (labels ascending),
-    within-block orders (blocks ascending), client sizes (blocks ascending). ``source`` (JSON-able)
-    describes where X, y come from and is recorded in the notes with the parameters; the problem
-    has no spec (nothing rebuilds it from parameters alone). Shapes: X (n, f), y (n,).
+    Loss: softmax with C = n_classes (default max label + 1), logistic when C = 2; mu = 2 l2
+    (l2 weighs ||w||^2, as in ``synthetic``). X is used as given: append a constant-1 column for a
+    bias. ``source`` (JSON-able) describes where X, y come from and is recorded in the notes with
+    the parameters; the problem has no spec (nothing rebuilds it from parameters alone).
+    Shapes: X (n, f), y (n,).
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
@@ -468,34 +429,13 @@ def label_block_partition(
     C = int(labels.max()) + 1 if n_classes is None else check_int("n_classes", n_classes, minimum=2)
     if C < 2 or labels.max() >= C:
         raise ProblemError(f"n_classes: need >= 2 classes covering every label, got {C} (max label {labels.max()})")
-    M = check_int("n_blocks", n_blocks, minimum=1)
-    per_block = check_int("labels_per_block", labels_per_block, minimum=1)
-    if per_block > C:
-        raise ProblemError(f"labels_per_block: at most n_classes = {C}, got {per_block}")
-    N = check_int("n_clients", n_clients, minimum=1)
-    seed = check_int("seed", seed, minimum=0)
     l2 = check_real("l2", l2, minimum=0.0, strict=True)
-    client_order = as_choice("client_order", client_order, _CLIENT_ORDERS)
-
-    rng = np.random.default_rng(seed)
-    block_labels = _block_labels(C, M, per_block)
-    share: list[dict[int, np.ndarray]] = [{} for _ in range(M)]  # block -> label -> row indices
-    for c in range(C):
-        owners = [m for m in range(M) if c in block_labels[m]]
-        if owners:
-            rows = rng.permutation(np.flatnonzero(labels == c))
-            for m, part in zip(owners, np.array_split(rows, len(owners))):
-                share[m][c] = part
-    block_rows = []
-    for m in range(M):
-        rows = np.concatenate([share[m][c] for c in block_labels[m]])
-        block_rows.append(rows if client_order == "by_label" else rng.permutation(rows))
-    parts = []
-    for m, rows in enumerate(block_rows):
-        if rows.size < N:
-            raise ProblemError(f"n_clients: block {m} has {rows.size} rows, fewer than n_clients = {N}")
-        bounds = np.concatenate(([0], np.cumsum(_client_sizes(rng, rows.size, N))))
-        parts.extend((X[rows[a:b]], y[rows[a:b]]) for a, b in zip(bounds[:-1], bounds[1:]))
+    seed = check_int("seed", seed, minimum=0)
+    partition = block_cyclic_partition(labels, None, n_blocks, n_clients, seed, labels_per_block=labels_per_block,
+                                       n_classes=C, client_order=client_order)
+    M, N, per_block = partition.n_blocks, partition.n_clients, len(partition.block_labels[0])
+    client_rows = [partition.client_rows(m, i) for m in range(M) for i in range(N)]  # pseudo-client m*N + i
+    parts = [(X[rows], y[rows]) for rows in client_rows]
     params = {
         "n_blocks": M,
         "labels_per_block": per_block,

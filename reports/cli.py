@@ -1,4 +1,4 @@
-"""The `fedbound` command line: verify, run, report, list, falsify, export, partition, bench. A thin shell over the
+"""The `fedbound` command line: verify, run, report, list, falsify, export, partition, data, bench. A thin shell over the
 Python API (``reports.verify.verify`` and ``rebuild_report``, ``reports.experiment_run.run_experiment``,
 ``proofs_check.select_claim``): it parses arguments, prints errors and sets the exit status.
 
@@ -71,6 +71,15 @@ _PARTITION_HELP = (
     "cifar-10-python.tar.gz are read from --data-dir/DATASET, $FEDBOUND_DATA/DATASET, the user cache folder, or "
     "(Fashion-MNIST) /usr/share/datasets/fashion-mnist, checked against the published MD5 digests. Exit status 0, "
     "2 on bad input (the message names the field or the file)."
+)
+_DATA_FETCH_HELP = (
+    "Download an image data set's files from their published source (mnist: PyTorch's mirror "
+    "ossci-datasets.s3.amazonaws.com/mnist, as yann.lecun.com no longer serves them; fashion-mnist: Zalando's "
+    "fashion-mnist.s3-website.eu-central-1.amazonaws.com; cifar10: www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz) "
+    "into DIR/NAME, by default $FEDBOUND_DATA/NAME or the user cache folder's NAME (where `fedbound partition` and "
+    "load_images look first). Each file streams into a temporary file and is moved into place only when its MD5 is "
+    "the published digest; a file already in place and verified is not downloaded again; nothing is resumed. Exit "
+    "status 0 when every file is in place and verified, 2 on an error (the message names the file and its URL)."
 )
 
 
@@ -206,11 +215,25 @@ def build_parser() -> argparse.ArgumentParser:
                            "arrays file is written too (default: $FEDBOUND_DATA or the user cache folder)")
     partition.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    data = sub.add_parser("data", help="image data sets: download them (fetch)")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    fetch = data_sub.add_parser("fetch", help="download an image data set from its published source, checked "
+                                "against the published MD5", description=_DATA_FETCH_HELP)
+    fetch.add_argument("name", metavar="NAME", choices=("mnist", "fashion-mnist", "cifar10"),
+                       help="mnist, fashion-mnist or cifar10 (the digits come with scikit-learn)")
+    fetch.add_argument("--data-dir", type=_path("--data-dir"), metavar="DIR",
+                       help="download into DIR/NAME (default: $FEDBOUND_DATA or the user cache folder)")
+    fetch.add_argument("--no-progress", action="store_true",
+                       help="draw no progress bar (none is drawn when stderr is not a terminal)")
+
     bench = sub.add_parser("bench", help="time the kernels against the NumPy reference, vectorised NumPy and JAX "
-                                         "peers, and the floor")
+                                         "peers, and the floor (the linear workloads and the CNN step)")
     bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
     bench.add_argument("--repeats", type=_positive_int("--repeats", minimum=3), default=5,
                        help="timing repeats after a warm-up (median; at least 3)")
+    bench.add_argument("--quick", action="store_true",
+                       help="keep it short: the CNN workload's runs at 100 steps instead of 500, and no 1-vs-2-process "
+                       "sweep timing")
     return parser
 
 
@@ -252,6 +275,8 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
         return _falsify(args)
     if args.command == "partition":
         return _partition(args)
+    if args.command == "data":
+        return _data_fetch(args)
     return _bench(args)
 
 
@@ -421,12 +446,22 @@ def _partition(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_fetch(args: argparse.Namespace) -> int:
+    from problems import fetch_dataset
+
+    fetched = fetch_dataset(args.name, args.data_dir, progress=not args.no_progress and sys.stderr.isatty())
+    for file in fetched:
+        print(file.describe())
+    print(f"{args.name}: {len(fetched)} file(s) in {fetched[0].path.parent}, verified")
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     import json
 
     from convergence.bench import format_bench, run_bench
 
-    report = run_bench(repeats=args.repeats)
+    report = run_bench(repeats=args.repeats, scaling=not args.quick, quick=args.quick)
     print(json.dumps(report, indent=2) if args.json else format_bench(report))
     return 0
 

@@ -104,7 +104,7 @@ TINY = Workload("T", "synthetic(1,1), 4 clients, batch 4, E = 2",
 
 def test_bench_report_has_peers_and_ratios_and_notes_missing_jax(monkeypatch):
     monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError: JAX absent
-    report = run_bench(repeats=3, workloads=(TINY,), mc_psgd=False, scaling=False)
+    report = run_bench(repeats=3, workloads=(TINY,), mc_psgd=False, scaling=False, cnn=False)
     json.dumps(report)
     (row,) = report["workloads"]
     assert row["numpy_peer_us_per_client_step"] > 0

@@ -1,0 +1,109 @@
+"""`fedbound bench`'s CNN workload (``convergence.bench_cnn``): the flop count against hand counts,
+the step's matrix products, the workload's Numba and NumPy steps agreeing, the JAX peer (or its
+note when jax is absent) and the CNN rows of the bench output."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from convergence.bench import format_bench, run_bench
+from convergence.bench_cnn import CNN_BATCH, MatrixProduct, jax_cnn_peer, step_products
+from problems.models import ConvNet, tutorial_cifar_net
+from problems.models.cnn import Conv2d, Dense, MaxPool2d, NetworkLayout, ReLU
+from reports.cli import build_parser
+
+
+def tiny_net() -> ConvNet:
+    """6x6x1 -> conv 1->2 3x3 (4x4x2) -> ReLU -> max-pool (2x2x2) -> dense 8->3."""
+    return ConvNet("tiny", NetworkLayout((6, 6, 1), (Conv2d(1, 2, 3), ReLU(), MaxPool2d(), Dense(8, 3))))
+
+
+def test_flops_per_image_match_hand_counts() -> None:
+    # tiny: conv 4*4*2 outputs x 9 inputs = 288 MACs, forward + weight gradient (first layer: no
+    # input gradient) = 2 passes; dense 8*3 = 24 MACs, 3 passes; 2 flops per MAC:
+    # 2 (2 * 288 + 3 * 24) = 1296
+    assert tiny_net().layout.flops_per_image() == 1296
+    # tutorial: conv1 28*28*6 x 75 = 352,800 MACs x 2 passes; conv2 10*10*16 x 150 = 240,000 x 3;
+    # fc 400*120 + 120*84 + 84*10 = 58,920 x 3: 2 (705,600 + 720,000 + 176,760) = 3,204,720 (~3.2 MFLOP)
+    assert tutorial_cifar_net().layout.flops_per_image() == 3_204_720
+
+
+def test_step_products_are_the_im2col_products_and_sum_to_the_flops() -> None:
+    products = step_products(tiny_net(), 3)
+    assert [(p.m, p.k, p.n) for p in products] == [
+        (48, 9, 2), (9, 48, 2),          # conv: (B*4*4, 3*3*1)(9, 2) forward, (9, 48)(48, 2) weight gradient
+        (3, 8, 3), (8, 3, 3), (3, 3, 8),  # dense: forward, weight gradient, input gradient
+    ]
+    assert sum(p.flops for p in products) == 3 * 1296
+    tutorial = step_products(tutorial_cifar_net(), CNN_BATCH)
+    assert sum(p.flops for p in tutorial) == CNN_BATCH * 3_204_720
+    assert max(tutorial, key=lambda p: p.flops) == MatrixProduct(1568, 75, 6, "layer 0 forward")
+
+
+def test_the_bench_has_the_cnn_rows_and_its_steps_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError: JAX absent
+    report = run_bench(repeats=3, workloads=(), mc_psgd=False, scaling=False, quick=True)
+    json.dumps(report)
+    row = report["cnn"]
+    assert row["network"] == "tutorial_cifar_net" and row["batch"] == 2 and row["steps"] == 100
+    for key in ("numba_float32_images_per_s", "numba_float64_images_per_s", "numpy_float32_images_per_s",
+                "numpy_float64_images_per_s", "product_gflops_at_shapes", "matmul_float32_gflops_1core"):
+        assert row[key] > 0, key
+    # the workload's NumPy steps reproduce the Numba kernel's parameters (float64), float32 stays close
+    assert row["numpy_rel_diff_float64"] <= 1e-10
+    assert 0 < row["float32_rel_diff"] < 1e-4
+    assert row["flops_per_image"] == 3_204_720
+    assert row["floor_images_per_s"] == pytest.approx(row["product_gflops_at_shapes"] * 1e9 / 3_204_720)
+    assert row["floor_large_product_images_per_s"] == pytest.approx(
+        row["matmul_float32_gflops_1core"] * 1e9 / 3_204_720)
+    assert row["jax_float32_images_per_s"] is None and "jax is not installed" in row["jax_note"]
+    text = format_bench(report)
+    assert "CNN workload: tutorial_cifar_net, batch 2" in text
+    for line in ("numba kernel", "numpy reference", "jax (jit, one thread)", "floor: 3,204,720 flops per image",
+                 "numpy vs numba float64", "note: jax is not installed: the JAX CNN peer is skipped"):
+        assert line in text, line
+
+
+def jax_peer_deviation() -> float | None:
+    """Relative max difference of the JAX peer's parameters to the float32 kernel's after 5 steps
+    on the tiny net (None when jax is not importable)."""
+    from problems.models.cnn.kernel import sgd_steps
+
+    net = tiny_net()
+    rng = np.random.default_rng(3)
+    images = rng.standard_normal((8, 6, 6, 1)).astype(np.float32)
+    labels = rng.integers(0, 3, 8)
+    params = net.init_params(1, np.float32)
+    peer = jax_cnn_peer(net, params, images, labels, 2, 0.1)
+    if peer is None:
+        return None
+    kernel = params.copy()
+    sgd_steps(net.layout.table, kernel, images, labels, 2, 0.1, 5, *net.workspace(2, np.float32))
+    assert not np.allclose(kernel, params)  # the steps moved
+    return float(np.max(np.abs(peer(5) - kernel)) / np.max(np.abs(kernel)))
+
+
+def test_the_jax_peer_matches_the_kernel_or_is_reported_missing() -> None:
+    if importlib.util.find_spec("jax") is None:
+        assert jax_peer_deviation() is None
+        return
+    # JAX starts threads; the suite's process pools fork later, so JAX runs in a child process
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.run([sys.executable, "-c", "from test_bench_cnn import jax_peer_deviation as d; print(d())"],
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert child.returncode == 0, child.stderr
+    assert float(child.stdout.strip().splitlines()[-1]) < 1e-5
+
+
+def test_bench_quick_is_an_option() -> None:
+    args = build_parser().parse_args(["bench", "--quick", "--repeats", "3"])
+    assert args.quick and args.repeats == 3
+    assert not build_parser().parse_args(["bench"]).quick
