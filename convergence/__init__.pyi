@@ -2,8 +2,9 @@
 (lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
 
 from .algorithms import (
-    ALGORITHM_NAMES, BlockCyclicExtras, BlockCyclicTrace, Communication, DivergenceError, FedAvgConfig,
-    FedAvgCyclicConfig, FedAvgExtras, FedAvgTrace, FedProxConfig, MCPSGDConfig, MMPSGDConfig, PARTICIPATION_SCHEMES,
+    ALGORITHM_NAMES, COMMON_METRICS, BlockCyclicExtras, BlockCyclicTrace, Communication, DivergenceError, FedAvgConfig,
+    FedAvgCyclicConfig, FedAvgExtras, FedAvgTrace, FedProxConfig, MCPSGDConfig, MetricUnavailable, MMPSGDConfig,
+    PARTICIPATION_SCHEMES,
     PRSGDConfig, RoundSample, RunConfig, RunResult, round_sample,
 )
 from .block_gaps import BlockCyclicGaps, block_cyclic_gaps

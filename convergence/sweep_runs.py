@@ -8,7 +8,7 @@ the engine, the tracking and tracing flags and the optimum it measures against, 
 hands back a finished pair instead of recomputing it, whichever seed list it came with; a traced
 request's per-step arrays travel and are stored like its records (``algorithms._base``, "Tracing").
 The exact optimum (w*, F*) of each problem is computed once, here in the parent, and shipped with
-its tasks; workers rebuild problems from their specs (cached per process) and return their engine's
+its tasks (a problem without one, a CNN's, ships None: ``run.objective_optimum``); workers rebuild problems from their specs (cached per process) and return their engine's
 ``SeedRun`` as arrays; the metrics are evaluated here from the recorded iterates
 (``run.run_result``), exactly as ``run`` does in one process.
 """
@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from problems import Optimum, ProblemSpec, exact_optimum
+from problems import Optimum, ProblemSpec
 
 from .algorithms import AlgorithmConfig, RunConfig, RunResult, algorithm_for
 from .config import ConfigError, config_digest
 from .resources import FLOAT_BYTES, check_run_memory, check_sweep_memory
-from .run import check_trace, run_result, run_seed
+from .run import check_trace, objective_optimum, run_result, run_seed
 from .sweep import SweepOptions, SweepTask, run_sweep
 
 __all__ = ["RunRequest", "execute", "seed_task"]
@@ -36,7 +36,7 @@ __all__ = ["RunRequest", "execute", "seed_task"]
 @dataclass(frozen=True)
 class RunRequest:
     """A run config to execute; the exact optimum of its algorithm's objective (None: computed once
-    by ``execute``), whether the engine tracks its per-step statistics and whether it keeps every
+    by ``execute``, or none for an objective without one), whether the engine tracks its per-step statistics and whether it keeps every
     local iterate (``trace``: the NumPy reference path only, so ``execute(..., engine="numpy")``)."""
 
     config: RunConfig
@@ -46,7 +46,8 @@ class RunRequest:
 
 
 def _seed_run(
-    problem_spec: ProblemSpec, algorithm: AlgorithmConfig, seed: int, w_star: np.ndarray, track: bool, trace: bool,
+    problem_spec: ProblemSpec, algorithm: AlgorithmConfig, seed: int, w_star: np.ndarray | None, track: bool,
+    trace: bool,
     engine: str,
 ) -> dict[str, np.ndarray]:
     """Worker body: one seed of one config, as the arrays of its engine's SeedRun."""
@@ -58,19 +59,19 @@ def _seed_run(
 
 
 def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequence[int] | None = None) -> SweepTask:
-    """The sweep task of one seed of a request whose optimum is known (``execute`` fills it in).
+    """The sweep task of one seed of a request whose optimum ``execute`` has filled in (None: its
+    objective has none).
 
     Its config is the run config restricted to ``seed`` plus the engine, the tracking and tracing
     flags, the seed, the record steps (for the store's table) of ``record_rounds`` (the run's plan
     resolves a config's empty record rounds against the problem; None: the config's own) and a
-    digest of w* (the divergence test and tracked radii are measured from it); its key is the
-    SHA-256 of that config's canonical JSON (16 hex digits, as ``RunConfig.run_id``).
+    digest of w* (the divergence test and tracked radii are measured from it; None without an
+    exact optimum, when they are measured from w0); its key is the SHA-256 of that config's
+    canonical JSON (16 hex digits, as ``RunConfig.run_id``).
     """
-    if request.optimum is None:
-        raise ConfigError("optimum: a sweep task measures from the exact optimum; the request has none")
     cfg = request.config
     alg = cfg.algorithm
-    w_star = np.ascontiguousarray(request.optimum.w_star, dtype=np.float64)
+    w_star = None if request.optimum is None else np.ascontiguousarray(request.optimum.w_star, dtype=np.float64)
     config_json: dict[str, Any] = {
         **cfg.with_seeds((seed,)).to_json(),
         "engine": engine,
@@ -79,7 +80,7 @@ def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequen
         "seed": seed,
         "record_steps": [int(r) * alg.steps_per_round
                          for r in (alg.record_rounds if record_rounds is None else record_rounds)],
-        "w_star_sha256": hashlib.sha256(w_star.tobytes()).hexdigest(),
+        "w_star_sha256": None if w_star is None else hashlib.sha256(w_star.tobytes()).hexdigest(),
     }
     key = config_digest(config_json)
     return SweepTask(key, _seed_run, (cfg.problem, alg, seed, w_star, request.track, request.trace, engine),
@@ -130,11 +131,12 @@ def _driver_floats(request: RunRequest, problem: Any, plan: Any, engine: str) ->
     alg = request.config.algorithm
     if request.trace:
         return algorithm_for(alg).memory_bytes(problem, alg, engine, True) // FLOAT_BYTES
-    return len(alg.seeds) * len(plan.record_rounds) * (request.optimum.w_star.size + 2)
+    return len(alg.seeds) * len(plan.record_rounds) * (algorithm_for(alg).objective(problem).dim + 2)
 
 
-def _plan(request: RunRequest, engine: str) -> tuple[Any, Any, Optimum]:
-    """A request's problem, its plan (checked against the problem) and its optimum; ConfigError
+def _plan(request: RunRequest, engine: str) -> tuple[Any, Any, Optimum | None]:
+    """A request's problem, its plan (checked against the problem) and its optimum (None for an
+    objective without one, ``run.objective_optimum``); ConfigError
     when its problem cannot be rebuilt in a worker, it traces with another engine than "numpy", or
     one seed of it cannot fit in memory."""
     if not isinstance(request, RunRequest):
@@ -150,5 +152,5 @@ def _plan(request: RunRequest, engine: str) -> tuple[Any, Any, Optimum]:
     one_seed = cfg.algorithm.with_seeds(cfg.algorithm.seeds[:1])
     check_run_memory(algorithm.memory_bytes(problem, one_seed, engine, request.trace), engine, objective.name,
                      request.trace)
-    optimum = exact_optimum(objective, crosscheck=False) if request.optimum is None else request.optimum
+    optimum = objective_optimum(objective, request.optimum)
     return problem, algorithm.plan(problem, cfg.algorithm, request.track, request.trace), optimum

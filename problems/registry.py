@@ -24,6 +24,7 @@ from typing import Any
 from ._base import FederatedProblem, ProblemError
 from .block_cyclic import BlockCyclicProblem
 from .families import find_family
+from .image_classification import ImageClassificationProblem
 from .spec import FamilySpec, ProblemSpec, ViewSpec
 
 __all__ = ["build_problem", "build_block_cyclic", "check_problem"]
@@ -33,8 +34,8 @@ _FINGERPRINTS: dict[ProblemSpec, str] = {}
 """spec -> fingerprint of the (combined) problem it builds (kept after the problem leaves the cache)."""
 
 
-def build_problem(spec: ProblemSpec | Mapping[str, Any]) -> FederatedProblem:
-    """The problem ``spec`` describes (cached per process).
+def build_problem(spec: ProblemSpec | Mapping[str, Any]) -> FederatedProblem | ImageClassificationProblem:
+    """The problem ``spec`` describes (cached per process; a CNN family builds an ImageClassificationProblem).
 
     For a block-cyclic family (or a nested view) this is ``BlockCyclicProblem.combined``.
     """
@@ -52,7 +53,9 @@ def build_block_cyclic(spec: ProblemSpec | Mapping[str, Any]) -> BlockCyclicProb
     return built
 
 
-def check_problem(problem: Any, spec: ProblemSpec | Mapping[str, Any] | None) -> FederatedProblem:
+def check_problem(
+    problem: Any, spec: ProblemSpec | Mapping[str, Any] | None
+) -> FederatedProblem | ImageClassificationProblem:
     """``problem`` if it is the problem ``spec`` describes; ProblemError naming ``problem`` otherwise.
 
     The problem must record the same spec, and its data must be those the spec builds, compared by
@@ -60,8 +63,9 @@ def check_problem(problem: Any, spec: ProblemSpec | Mapping[str, Any] | None) ->
     spec (built once if it never was). A problem without a spec (made directly, not by a family)
     matches only ``spec = None``, and nothing can be rebuilt to compare its data with.
     """
-    if not isinstance(problem, FederatedProblem):
-        raise ProblemError(f"problem: expected a FederatedProblem, got {type(problem).__name__}")
+    if not isinstance(problem, (FederatedProblem, ImageClassificationProblem)):
+        raise ProblemError(f"problem: expected a FederatedProblem or ImageClassificationProblem, "
+                           f"got {type(problem).__name__}")
     spec = None if spec is None else _as_spec(spec)
     if problem.spec != spec:
         recorded = None if problem.spec is None else problem.spec.canonical_json
@@ -88,7 +92,7 @@ def _fingerprint(spec: ProblemSpec) -> str:
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def _build(spec: ProblemSpec) -> FederatedProblem | BlockCyclicProblem:
+def _build(spec: ProblemSpec) -> FederatedProblem | BlockCyclicProblem | ImageClassificationProblem:
     """Build (once per process) the problem of a canonical spec."""
     built = _derive(spec) if isinstance(spec, ViewSpec) else _from_family(spec)
     _FINGERPRINTS[spec] = (built.combined if isinstance(built, BlockCyclicProblem) else built).fingerprint
@@ -109,7 +113,7 @@ def _derive(spec: ViewSpec) -> FederatedProblem | BlockCyclicProblem:
     return parent.block(spec.params["block"])
 
 
-def _from_family(spec: FamilySpec) -> FederatedProblem | BlockCyclicProblem:
+def _from_family(spec: FamilySpec) -> FederatedProblem | BlockCyclicProblem | ImageClassificationProblem:
     """The problem the family's builder makes from ``spec.params``, carrying ``spec``.
 
     A builder may return its problem without a spec (a user's builder need not know about specs):
@@ -121,12 +125,13 @@ def _from_family(spec: FamilySpec) -> FederatedProblem | BlockCyclicProblem:
         if built.spec is None:
             combined = dataclasses.replace(built.combined, spec=spec)
             built = BlockCyclicProblem(combined, built.n_blocks, built.n_clients, spec)
-    elif isinstance(built, FederatedProblem):
+    elif isinstance(built, (FederatedProblem, ImageClassificationProblem)):
         if built.spec is None:
             built = dataclasses.replace(built, spec=spec)
     else:
         raise ProblemError(
-            f"builder: {family.builder} returned a {type(built).__name__}, not a FederatedProblem or BlockCyclicProblem"
+            f"builder: {family.builder} returned a {type(built).__name__}, not a FederatedProblem, BlockCyclicProblem "
+            "or ImageClassificationProblem"
         )
     if built.spec != spec:
         recorded = built.spec.canonical_json if isinstance(built.spec, ProblemSpec) else repr(built.spec)

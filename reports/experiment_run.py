@@ -26,10 +26,11 @@ from typing import Any
 
 from convergence import RunConfig, RunRequest, Status, Verdict, execute
 from convergence.algorithms import algorithm_for
-from problems import build_problem
+from problems import FederatedProblem, build_problem
 from proofs_check.claim import ClaimResult, VerifySettings, claim_optimum
 
 from .experiment_algorithm import GridCell
+from .experiment_fields import ExperimentError
 from .experiment_file import Experiment
 from .experiment_names import ProblemValues
 from .experiment_verdicts import CellRuns, evaluate_check
@@ -72,6 +73,9 @@ def run_experiment(
     start = time.perf_counter()
     monitor.claim_started(experiment.name, experiment.description or experiment.source or "experiment")
     objective = build_problem(experiment.problem)
+    if not isinstance(objective, FederatedProblem):
+        raise ExperimentError(f"problem: {objective.name!r} has no exact optimum, so the gap and the distance that "
+                              "every check of an experiment reads are not available for it")
     optimum, optimum_note = claim_optimum(objective)
     problem = ProblemValues(objective, optimum)
     cells = experiment.grid.cells

@@ -1,6 +1,17 @@
 """Type stub of convergence.algorithms: its public API, loaded lazily by ``__init__.py``."""
 
-from ._base import ENGINES, Algorithm, AlgorithmConfig, DivergenceError, RunConfig, RunPlan, RunResult, SeedRun
+from ._base import (
+    COMMON_METRICS,
+    ENGINES,
+    Algorithm,
+    AlgorithmConfig,
+    DivergenceError,
+    MetricUnavailable,
+    RunConfig,
+    RunPlan,
+    RunResult,
+    SeedRun,
+)
 from .block_cyclic.engine import BlockCyclicExtras, Communication
 from .block_cyclic.trace import BlockCyclicTrace
 from .fedavg.config import FedAvgConfig

@@ -14,7 +14,13 @@ One ``RunConfig`` (problem spec + algorithm config) has one run id for every alg
 run returns one ``RunResult``: the common core (run id, seeds, record rounds and steps, the
 global model at each record point and its gap F(w) - F* and squared distance ||w - w*||^2 to the
 exact optimum of the problem's objective F) plus the engine's typed extras (per-block predictors,
-chain selections, tracked maxima). ``convergence.run`` (one config, in this process) and
+chain selections, tracked maxima).
+
+The exact optimum is optional. A problem without one (a CNN: non-convex, no closed form; see
+``convergence.run.objective_optimum``) runs with ``w_star = None``: its gap and distance are
+None ("not available", ``RunResult.metric`` says so by name), and the engines anchor what they
+measured from w* at the run's start w0 instead: the divergence test (``DivergenceError``) and the
+tracked radii. Every problem that has an optimum runs exactly as before. ``convergence.run`` (one config, in this process) and
 ``convergence.execute`` (many configs, any executor, a run store) are the one run path; a
 worker's per-seed result is the engine's ``SeedRun`` NamedTuple, stored as its arrays.
 
@@ -45,8 +51,8 @@ from ..config import ConfigError, config_digest
 from .local_steps import DIVERGENCE_FACTOR
 
 __all__ = [
-    "ENGINES", "NOT_TRACED", "Algorithm", "AlgorithmConfig", "DivergenceError", "RunConfig", "RunPlan", "RunResult",
-    "SeedRun",
+    "COMMON_METRICS", "ENGINES", "NOT_TRACED", "Algorithm", "AlgorithmConfig", "DivergenceError", "MetricUnavailable",
+    "RunConfig", "RunPlan", "RunResult", "SeedRun",
 ]
 
 ENGINES = ("numba", "numpy")
@@ -135,8 +141,10 @@ class Algorithm(Protocol[ConfigT, ProblemT, PlanT, SeedT, ExtrasT]):
         docstring; the caller has checked that the engine is "numpy")."""
         ...
 
-    def run_seed(self, problem: ProblemT, plan: PlanT, seed: int, w_star: np.ndarray, engine: str) -> SeedT:
-        """One seed from w0 = 0 (w_star anchors the divergence test); BLAS is single-threaded by the caller."""
+    def run_seed(self, problem: ProblemT, plan: PlanT, seed: int, w_star: np.ndarray | None, engine: str) -> SeedT:
+        """One seed from the engine's start w0 (0, the config's initial model, or the problem's
+        initialisation); ``w_star`` anchors the divergence test and the tracked radii, and without
+        an exact optimum (None) w0 anchors them. BLAS is single-threaded by the caller."""
         ...
 
     def extras(self, problem: ProblemT, plan: PlanT, seed_runs: Sequence[SeedT]) -> ExtrasT:
@@ -150,15 +158,34 @@ class Algorithm(Protocol[ConfigT, ProblemT, PlanT, SeedT, ExtrasT]):
         ...
 
 
-class DivergenceError(RuntimeError):
-    """A run whose iterates blew up; says at which seed, round and local steps."""
+COMMON_METRICS = {"gap": "F(w) - F*", "dist_sq": "||w - w*||^2"}
+"""The metrics of every RunResult measured from the exact optimum, by name."""
 
-    def __init__(self, run_id: str, seed: int, round_index: int, local_steps: int) -> None:
+
+class MetricUnavailable(ValueError):
+    """A metric measured from the exact optimum, asked of a run whose objective has none."""
+
+    def __init__(self, name: str, run_id: str) -> None:
+        super().__init__(f"{name}: not available for run {run_id}: {COMMON_METRICS[name]} needs an exact optimum "
+                         "and the problem has none (a non-convex model)")
+        self.name = name
+
+
+class DivergenceError(RuntimeError):
+    """A run whose iterates blew up; says at which seed, round and local steps.
+
+    The test (every engine, ``local_steps.DIVERGENCE_FACTOR``): the global model w is non-finite or
+    ||w - a||^2 > DIVERGENCE_FACTOR (1 + ||w0 - a||^2), with the anchor a = w* when the problem has
+    an exact optimum and a = w0 when it has none (then the reference scale is 1: ||w - w0||^2 > 1e30).
+    """
+
+    def __init__(self, run_id: str, seed: int, round_index: int, local_steps: int, anchored_at_w0: bool = False) -> None:
         first, last = round_index * local_steps + 1, (round_index + 1) * local_steps
+        test = (f"||w - w0||^2 exceeded {DIVERGENCE_FACTOR:g} (the problem has no exact optimum)" if anchored_at_w0
+                else f"||w - w*||^2 exceeded {DIVERGENCE_FACTOR:g} (1 + ||w0 - w*||^2)")
         super().__init__(
             f"run {run_id} diverged: seed {seed}, round {round_index + 1} (local steps {first}-{last}); "
-            f"||w - w*||^2 exceeded {DIVERGENCE_FACTOR:g} (1 + ||w0 - w*||^2) or became non-finite. "
-            "Lower the step size."
+            f"{test} or became non-finite. Lower the step size."
         )
         self.seed, self.round_index = seed, round_index
 
@@ -197,9 +224,11 @@ class RunResult(Generic[ExtrasT]):
     """One run config's results at its record points, for every seed. S seeds, P record points, d parameters.
 
     rounds (P,) the record rounds; steps (P,) = rounds * steps_per_round local steps; iterates
-    (S, P, d) the global model; gap (S, P) = max(F(w) - F*, 0) and dist_sq (S, P) = ||w - w*||^2
-    on the algorithm's objective (``Algorithm.objective``), from its exact optimum; ``extras`` the
-    algorithm's own results (typed, see its engine); ``seconds`` the compute time of all seeds.
+    (S, P, d) the global model (float64; a float32 run's iterates converted exactly); gap (S, P) =
+    max(F(w) - F*, 0) and dist_sq (S, P) = ||w - w*||^2 on the algorithm's objective
+    (``Algorithm.objective``), from its exact optimum, both None when the objective has none (a
+    CNN's; ``metric`` names what is missing); ``extras`` the algorithm's own results (typed, see
+    its engine); ``seconds`` the compute time of all seeds.
     """
 
     run_id: str
@@ -208,8 +237,8 @@ class RunResult(Generic[ExtrasT]):
     rounds: np.ndarray
     steps: np.ndarray
     iterates: np.ndarray
-    gap: np.ndarray
-    dist_sq: np.ndarray
+    gap: np.ndarray | None
+    dist_sq: np.ndarray | None
     extras: ExtrasT
     engine: str
     seconds: float
@@ -219,16 +248,32 @@ class RunResult(Generic[ExtrasT]):
         """The algorithm config that ran."""
         return self.config.algorithm
 
+    @property
+    def has_optimum(self) -> bool:
+        """Whether the objective had an exact optimum, so that gap and dist_sq are available."""
+        return self.gap is not None
+
+    def metric(self, name: str) -> np.ndarray:
+        """The common metric ``name`` ("gap" or "dist_sq"), (S, P); MetricUnavailable naming it
+        when the objective has no exact optimum, ConfigError naming ``metric`` for another name."""
+        if name not in COMMON_METRICS:
+            raise ConfigError(f"metric: unknown metric {name!r}; choose one of {sorted(COMMON_METRICS)}")
+        values = getattr(self, name)
+        if values is None:
+            raise MetricUnavailable(name, self.run_id)
+        return values
+
     def to_frame(self) -> Any:
         """A tidy pandas DataFrame: one row per seed, record point and metric, with columns
-        ``run_id``, ``seed``, ``step``, ``metric`` (``gap`` = F(w) - F*, ``dist_sq`` = ||w - w*||^2)
-        and ``value``. Needs pandas (``pip install 'fedbound[data]'``)."""
+        ``run_id``, ``seed``, ``step``, ``metric`` (``gap`` = F(w) - F*, ``dist_sq`` = ||w - w*||^2;
+        no rows for a run without an exact optimum) and ``value``. Needs pandas
+        (``pip install 'fedbound[data]'``)."""
         try:
             import pandas as pd
         except ImportError:
             raise ImportError("to_frame needs pandas: pip install 'fedbound[data]'") from None
         rows = [(self.run_id, seed, int(step), metric, float(values[s, p]))
-                for metric, values in (("gap", self.gap), ("dist_sq", self.dist_sq))
+                for metric, values in (("gap", self.gap), ("dist_sq", self.dist_sq)) if values is not None
                 for s, seed in enumerate(self.seeds) for p, step in enumerate(self.steps)]
         return pd.DataFrame(rows, columns=["run_id", "seed", "step", "metric", "value"])
 
@@ -240,6 +285,8 @@ class RunResult(Generic[ExtrasT]):
                 f"{html.escape(str(family))}, {int(self.rounds[-1])} rounds, {len(self.seeds)} seed(s), "
                 f"engine {self.engine}</p>")
         picked = sorted({0, len(self.steps) // 2, len(self.steps) - 1})
+        if not self.has_optimum:
+            return head + "<p>F(w) - F* and ||w - w*||²: not available (the problem has no exact optimum)</p>"
         rows = "".join(
             f"<tr><td>{int(self.steps[p])}</td><td>{np.mean(self.gap[:, p]):.4g}</td>"
             f"<td>{np.mean(self.dist_sq[:, p]):.4g}</td></tr>" for p in picked)

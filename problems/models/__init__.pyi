@@ -5,5 +5,5 @@ from .kernels import margin_loss_sum, margin_residuals, register_loss
 from .least_squares import LeastSquaresModel
 from .linear import CurvatureBounds, LinearModel
 from .logistic import LogisticModel
-from .registry import MODEL_NAMES, model_for
+from .registry import MODEL_NAMES, NETWORK_NAMES, model_for, network_for
 from .softmax import SoftmaxModel

@@ -210,8 +210,11 @@ class BlockCyclicEngine(ABC):
     def plan(self, problem: BlockCyclicProblem, config: Any, track: bool = False, trace: bool = False) -> Plan:
         """The algorithm's config as a kernel plan (``block_plan``), checked against the problem."""
 
-    def run_seed(self, problem: BlockCyclicProblem, plan: Plan, seed: int, w_star: np.ndarray, engine: str) -> SeedRecords:
+    def run_seed(
+        self, problem: BlockCyclicProblem, plan: Plan, seed: int, w_star: np.ndarray | None, engine: str
+    ) -> SeedRecords:
         w0 = np.zeros(problem.dim)
+        w_star = w0 if w_star is None else w_star  # without an exact optimum the run is anchored at w0
         if engine == "numpy":
             return block_cyclic_reference(problem, plan, seed, w0, w_star)
         return kernel_seed(problem, kernel_data(problem, plan), plan, seed, w0, w_star)

@@ -3,10 +3,18 @@
 the tracked maxima of Li et al.'s Assumption 3-4 quantities and, for a traced run, every local
 iterate of every seed (``trace.FedAvgTrace``).
 
+Two kinds of problem run through the same config: a FederatedProblem (the linear models; the
+kernel ``kernel``, the reference ``reference``, from w0 = 0 or the config's ``initial_model``) and
+a CNN's ImageClassificationProblem (the kernel ``network_kernel``, the reference
+``network_reference``, from the network's initialisation at the run seed,
+``ImageClassificationProblem.initial_model``, or the config's ``initial_model``; iterates in the
+problem's dtype, recorded as float64; no trace).
+
 With ``track`` both paths record, over every local iterate of every sampled client, max ||w - w*||^2
-(the radius of the region the iterates visit) and max ||g||^2 of the realised stochastic
-gradients (exactly, when gradients are exact); untracked runs report NaN. With ``trace`` (the
-reference path only) the seed keeps every local model and gradient (``trace``).
+(the radius of the region the iterates visit; measured from w0 when the problem has no exact
+optimum) and max ||g||^2 of the realised stochastic gradients (exactly, when gradients are
+exact); untracked runs report NaN. With ``trace`` (the reference path only) the seed keeps every
+local model and gradient (``trace``).
 """
 
 from __future__ import annotations
@@ -17,13 +25,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from problems import FederatedProblem, ProblemSpec, build_problem, check_problem
+from problems import FederatedProblem, ImageClassificationProblem, ProblemSpec, build_problem, check_problem
 
 from ...config import ConfigError
 from ...resources import FLOAT_BYTES
 from .._base import NOT_TRACED
 from .config import FedAvgConfig
 from .kernel import fedavg_kernel
+from .network_kernel import fedavg_network_kernel
+from .network_reference import fedavg_network_reference
 from .packing import pack_clients
 from .participation import check_participants_fit, kernel_participation
 from .reference import fedavg_reference
@@ -49,8 +59,9 @@ class FedAvgSeed(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class FedAvgExtras:
-    """max_radius_sq and max_grad_sq (S,): per seed, max ||w - w*||^2 over every local iterate and
-    max ||g||^2 over every realised stochastic gradient; NaN when the run was not tracked.
+    """max_radius_sq and max_grad_sq (S,): per seed, max ||w - w*||^2 (||w - w0||^2 on a problem
+    without an exact optimum) over every local iterate and max ||g||^2 over every realised
+    stochastic gradient; NaN when the run was not tracked.
     ``traces``: one FedAvgTrace per seed (in the order of the run's seeds) for a traced run, else None."""
 
     max_radius_sq: np.ndarray
@@ -68,35 +79,44 @@ class FedAvgPlan:
     trace: bool = False
 
 
+Problem = FederatedProblem | ImageClassificationProblem
+"""The problems FedAvg runs on: linear models, and CNNs."""
+
+
 class FedAvgEngine:
-    """FedAvg / local SGD (``FedAvgConfig``: full participation or a sampling scheme) on a FederatedProblem."""
+    """FedAvg / local SGD (``FedAvgConfig``: full participation or a sampling scheme) on a
+    FederatedProblem or a CNN's ImageClassificationProblem."""
 
     config_type = FedAvgConfig
     seed_type = FedAvgSeed
 
-    def build_problem(self, spec: ProblemSpec) -> FederatedProblem:
+    def build_problem(self, spec: ProblemSpec) -> Problem:
         return build_problem(spec)
 
-    def check_problem(self, problem: Any, spec: ProblemSpec | None) -> FederatedProblem:
+    def check_problem(self, problem: Any, spec: ProblemSpec | None) -> Problem:
         return check_problem(problem, spec)
 
-    def objective(self, problem: FederatedProblem) -> FederatedProblem:
+    def objective(self, problem: Problem) -> Problem:
         return problem
 
-    def plan(self, problem: FederatedProblem, config: FedAvgConfig, track: bool = False,
-             trace: bool = False) -> FedAvgPlan:
+    def plan(self, problem: Problem, config: FedAvgConfig, track: bool = False, trace: bool = False) -> FedAvgPlan:
         if config.initial_model and len(config.initial_model) != problem.dim:
             raise ConfigError(f"initial_model: has {len(config.initial_model)} entries, the problem "
                               f"{problem.name!r} has d = {problem.dim} parameters")
+        if trace and isinstance(problem, ImageClassificationProblem):
+            raise ConfigError(f"trace: a CNN run keeps no per-step trace ({problem.dim} parameters per local "
+                              "iterate; the lemma checks that read traces are about linear models); run it with trace=False")
         check_participants_fit(config.participation, config.participants, problem.n_clients)
         return FedAvgPlan(config, config.record_rounds, track, trace)
 
     def run_seed(
-        self, problem: FederatedProblem, plan: FedAvgPlan, seed: int, w_star: np.ndarray, engine: str
+        self, problem: Problem, plan: FedAvgPlan, seed: int, w_star: np.ndarray | None, engine: str
     ) -> FedAvgSeed:
+        if isinstance(problem, ImageClassificationProblem):
+            return self._network_seed(problem, plan, seed, engine)
         alg, track = plan.config, plan.track
         w0 = np.array(alg.initial_model, dtype=np.float64) if alg.initial_model else np.zeros(problem.dim)
-        w_star = np.ascontiguousarray(w_star, dtype=np.float64)
+        w_star = np.ascontiguousarray(w0 if w_star is None else w_star, dtype=np.float64)  # None: anchored at w0
         trace = FedAvgTraceArrays.allocate(alg.total_steps, problem.n_clients, problem.dim) if plan.trace else None
         if engine == "numpy":
             records, stats, diverged = fedavg_reference(problem, alg, seed, w0, w_star, track, trace)
@@ -116,7 +136,31 @@ class FedAvgEngine:
         return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64),
                           *(() if trace is None else trace))
 
-    def extras(self, problem: FederatedProblem, plan: FedAvgPlan, seed_runs: Sequence[FedAvgSeed]) -> FedAvgExtras:
+    def _network_seed(self, problem: ImageClassificationProblem, plan: FedAvgPlan, seed: int, engine: str) -> FedAvgSeed:
+        """One seed on a CNN problem, from the config's initial model or the network's
+        initialisation at ``seed``; divergence and radii anchored at w0 (no exact optimum)."""
+        alg, dtype = plan.config, problem.float_type
+        w0 = np.array(alg.initial_model, dtype=dtype) if alg.initial_model else problem.initial_model(seed)
+        anchor = w0.astype(np.float64)
+        if engine == "numpy":
+            records, stats, diverged = fedavg_network_reference(problem, alg, seed, w0, anchor, plan.track)
+        else:
+            records = np.zeros((len(alg.record_rounds), problem.dim))
+            stats = np.full(2, np.nan)
+            rows = alg.batch_size if alg.batch_size > 0 else int(problem.client_sizes.max())
+            batch_images = np.empty((max(alg.batch_size, 1), *problem.network.input_shape), dtype=dtype)
+            batch_labels = np.empty(max(alg.batch_size, 1), dtype=np.int64)
+            a, b = alg.step_size.params
+            diverged = fedavg_network_kernel(
+                problem.network.layout.table, problem.images, problem.labels, problem.offsets, problem.weights,
+                alg.step_size.code, a, b, alg.local_steps, alg.rounds, alg.batch_size, seed, alg.server_lr,
+                np.asarray(alg.record_rounds, dtype=np.int64), w0, anchor, plan.track, records, stats, batch_images,
+                batch_labels, *problem.network.workspace(rows, dtype),
+                *kernel_participation(alg.participation, alg.participants, problem),
+            )
+        return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64))
+
+    def extras(self, problem: Problem, plan: FedAvgPlan, seed_runs: Sequence[FedAvgSeed]) -> FedAvgExtras:
         traces = None if not plan.trace else tuple(
             FedAvgTrace.of(FedAvgTraceArrays(run.trace_local_models, run.trace_stochastic_gradients,
                                              run.trace_full_gradients), problem.weights, plan.config)
@@ -126,12 +170,19 @@ class FedAvgEngine:
         return FedAvgExtras(np.array([float(s.max_radius_sq) for s in seed_runs]),
                             np.array([float(s.max_grad_sq) for s in seed_runs]), traces)
 
-    def memory_bytes(self, problem: FederatedProblem, config: FedAvgConfig, engine: str, trace: bool = False) -> int:
+    def memory_bytes(self, problem: Problem, config: FedAvgConfig, engine: str, trace: bool = False) -> int:
         """Records S P (d + 2) floats, plus the work arrays: the padded client data of the
         reference path (N n_max (f + 2) and a minibatch N b (f + 2)), or the kernel's minibatch
         (b f) and, for exact least-squares steps, the Gram matrices (N f^2); a traced run adds per
-        seed its trace, (T+1) N d + 2 T N d floats and wbar_t, eta_t ((T+1) d + T)."""
+        seed its trace, (T+1) N d + 2 T N d floats and wbar_t, eta_t ((T+1) d + T). On a CNN
+        problem: records, the models W, W_k, the aggregate and the gradient (4 d), and the
+        network's activations and their gradients for the largest batch (2 b_max A, A the
+        layout's activation size; the reference's im2col copies are of the same order)."""
         S, P = len(config.seeds), len(config.record_rounds)
+        if isinstance(problem, ImageClassificationProblem):
+            rows = config.batch_size if config.batch_size > 0 else int(problem.client_sizes.max())
+            work = 4 * problem.dim + 2 * rows * problem.network.layout.activation_size
+            return FLOAT_BYTES * (S * P * (problem.dim + 2) + work)
         N, f, d, b = problem.n_clients, problem.n_features, problem.dim, config.batch_size
         records = S * P * (d + 2)
         if engine == "numpy":

@@ -50,16 +50,19 @@ class FedProxEngine(FedAvgEngine):
         if trace:
             raise ConfigError("trace: FedProx keeps no per-step trace (only FedAvg's and the block-cyclic "
                               "algorithms' traces have readers); run it with trace=False")
+        if not isinstance(problem, FederatedProblem):
+            raise ConfigError(f"problem: FedProx runs on linear models (a FederatedProblem); {problem.name!r} is a "
+                              f"{type(problem).__name__}")
         super().plan(problem, config.fedavg_config, track)  # FedAvg's checks of the config against the problem
         return FedProxPlan(config, track)
 
     def run_seed(
-        self, problem: FederatedProblem, plan: FedProxPlan, seed: int, w_star: np.ndarray, engine: str
+        self, problem: FederatedProblem, plan: FedProxPlan, seed: int, w_star: np.ndarray | None, engine: str
     ) -> FedAvgSeed:
         config = plan.config
         w0 = np.array(config.initial_model, dtype=np.float64) if config.initial_model else np.zeros(problem.dim)
         path = fedprox_reference if engine == "numpy" else fedprox_kernel
-        w_star = np.ascontiguousarray(w_star, dtype=np.float64)
+        w_star = np.ascontiguousarray(w0 if w_star is None else w_star, dtype=np.float64)  # None: anchored at w0
         records, stats, diverged = path(problem, config, seed, w0, w_star, plan.track)
         return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(diverged, dtype=np.int64))
 

@@ -1,0 +1,75 @@
+"""The local-step primitive of a CNN client in the Numba kernels: E SGD steps of one client on
+its network loss, the network's gradient taken from the model oracle
+(``problems.models.cnn.kernel.network_loss_grad``).
+
+Why the CNN has its own primitive rather than a branch of ``local_steps.data_gradient`` /
+``local_sgd.local_sgd_kernel``: those are specialised to linear models on support-restricted rows
+(margins, Gram steps, the off-support scalar, float64), and a network needs other arguments (its
+layout table, images, float32 buffers); a branch there would add arguments and dispatch to the
+linear step loop, which bench's W1/W2 time at tens of nanoseconds per step (``docs/architecture.md``,
+the note on reference counting in the step loop). What the two share is everything around the
+step: the minibatch streams and indices (``_rng.stream_key`` / ``sample_index``: the same rows for
+the same (seed, step, client) as the linear kernels), the step-size schedule
+(``schedules.step_size_at``), and in the round loops the sampling and aggregation of
+``fedavg.participation``.
+
+Every argument is a plain array or scalar (no tuple read in the step loop). Buffers, allocated once
+per run by the caller: ``batch_images`` (max(b, 1), H, W, C) and ``batch_labels`` (max(b, 1),) for
+the gathered minibatch, and the network's workspace (``ConvNet.workspace`` for the largest batch:
+b, or max n_k with exact gradients).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from problems.models.cnn.kernel import network_loss_grad
+
+from .._rng import sample_index, stream_key
+from ..schedules import step_size_at
+
+__all__ = ["network_client_steps"]
+
+
+@njit(cache=True)
+def network_client_steps(
+    table, images, labels, row_base, n_k, batch, key, k, N, t0, E, sched_code, sched_a, sched_b, step_scale, Wk,
+    anchor, track, batch_images, batch_labels, acts, dacts, pool_index, grad, maxima,
+):
+    """E local SGD steps of client k in place on its model Wk (d,), from global step t0:
+
+        Wk <- Wk - eta_t lambda_k g_k(Wk),   eta_t = step_size_at(sched_code, sched_a, sched_b, t, E), t = t0 + e,
+
+    g_k the mean cross-entropy gradient over the client's rows images[row_base : row_base + n_k]
+    (batch = 0) or over ``batch`` rows drawn uniformly with replacement from the stream
+    ``stream_key(key, t, k, N)``; lambda_k = ``step_scale``. The update is computed in float64 and
+    stored in Wk's dtype. With ``track``, maxima (2,) float64 <- [max(maxima[0], ||Wk - anchor||^2
+    after each step), max(maxima[1], lambda_k^2 ||g||^2 of each step's gradient)].
+    """
+    for e in range(E):
+        t = t0 + e
+        eta = step_size_at(sched_code, sched_a, sched_b, t, E) * step_scale
+        if batch == 0:
+            network_loss_grad(table, Wk, images[row_base:row_base + n_k], labels[row_base:row_base + n_k],
+                              acts, dacts, pool_index, grad)
+        else:
+            stream = stream_key(key, t, k, N)
+            for j in range(batch):
+                row = row_base + sample_index(stream, j, n_k)
+                batch_images[j] = images[row]
+                batch_labels[j] = labels[row]
+            network_loss_grad(table, Wk, batch_images[:batch], batch_labels[:batch], acts, dacts, pool_index, grad)
+        if track:
+            g_sq = 0.0
+            for q in range(Wk.size):
+                g_sq += np.float64(grad[q]) * np.float64(grad[q])
+            maxima[1] = max(maxima[1], step_scale * step_scale * g_sq)
+        for q in range(Wk.size):
+            Wk[q] = np.float64(Wk[q]) - eta * np.float64(grad[q])
+        if track:
+            rad = 0.0
+            for q in range(Wk.size):
+                diff = np.float64(Wk[q]) - anchor[q]
+                rad += diff * diff
+            maxima[0] = max(maxima[0], rad)
