@@ -22,6 +22,7 @@ from .image_data import (
     image_folders,
     load_images,
 )
+from .li_images import LI_DIGITS_PER_DEVICE, LI_IMAGE_DATASETS, LI_TABLE2_SAMPLES, li_images, resolve_li_dataset
 from .partition_recipe import RECIPES, PartitionRecipe
 from .partition_report import LI_SOFTMAX_L2, PartitionSummary, partition_problem, summarize_partition
 from .partitions import (

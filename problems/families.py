@@ -10,8 +10,14 @@ that the JSON of a spec, and every hash of it, does not depend on how a caller w
 
 Shipped families (``SHIPPED_FAMILIES``): ``li_counterexample`` (Li et al. 2020, Appendix C),
 ``random_quadratic``, ``identical_quadratic`` (Yu et al. 2019), ``synthetic`` (Li et al. 2020,
+<<<<<<< HEAD
+Appendix D.1), ``li_images`` (Li et al.'s two-labels-per-device MNIST recipe, App. D.1 / Table 2),
+the block-cyclic ``block_cyclic_quadratic`` and ``block_cyclic_softmax`` (Ding et al.
+2020, Sec. 2) and ``arrays`` (a user's arrays, ``problems.from_arrays``). ``register_family`` adds
+=======
 Appendix D.1), the block-cyclic ``block_cyclic_quadratic`` and ``block_cyclic_softmax`` (Ding et al.
 2020, Sec. 2), ``image_classification`` (a CNN on image data, issue 12) and ``arrays`` (a user's arrays, ``problems.from_arrays``). ``register_family`` adds
+>>>>>>> main
 a user's builder under a new name; the spec of such a family records the builder's import path,
 and ``find_family`` registers it from that path in a process that has not registered it yet
 (so a spec read from a store imports the module its builder lives in: open only your own stores).
@@ -46,6 +52,7 @@ SHIPPED_FAMILIES: Mapping[str, str] = types.MappingProxyType({
     "identical_quadratic": "problems.identical:identical_quadratic",
     "image_classification": "problems.image_classification:image_classification",
     "li_counterexample": "problems.counterexample:li_counterexample",
+    "li_images": "problems.li_images:li_images",
     "random_quadratic": "problems.quadratic:random_quadratic",
     "synthetic": "problems.synthetic:synthetic",
 })

@@ -57,6 +57,7 @@ __all__ = [
     "DEFAULT_MIN_SIZE",
     "dirichlet_partition",
     "iid_partition",
+    "largest_remainder_sizes",
     "lognormal_partition",
     "powerlaw_partition",
     "shard_partition",
@@ -146,7 +147,7 @@ def powerlaw_partition(
         raise ProblemError(f"shape: the Pareto shape must be > 0, got {shape!r}")
     min_size = _min_size(min_size, labels.size, N)
     weights = rng.pareto(shape, N) + 1.0  # numpy's pareto is the Lomax law; + 1: Pareto on w >= 1
-    return _cut(rng.permutation(labels.size), _sizes(weights, labels.size, min_size))
+    return _cut(rng.permutation(labels.size), largest_remainder_sizes(weights, labels.size, min_size))
 
 
 def lognormal_partition(
@@ -159,7 +160,7 @@ def lognormal_partition(
         raise ProblemError(f"sigma: the log-normal spread must be > 0, got {sigma!r}")
     min_size = _min_size(min_size, labels.size, N)
     weights = rng.lognormal(0.0, sigma, N)
-    return _cut(rng.permutation(labels.size), _sizes(weights, labels.size, min_size))
+    return _cut(rng.permutation(labels.size), largest_remainder_sizes(weights, labels.size, min_size))
 
 
 def _inputs(labels: Any, n_clients: Any, seed: Any) -> tuple[np.ndarray, int, np.random.Generator]:
@@ -198,8 +199,10 @@ def _dhondt(counts: np.ndarray, caps: np.ndarray, total: int) -> np.ndarray:
     return shards
 
 
-def _sizes(weights: np.ndarray, n: int, min_size: int) -> np.ndarray:
-    """min_size + the largest-remainder apportionment of n - N min_size rows to the weights; sums to n."""
+def largest_remainder_sizes(weights: np.ndarray, n: int, min_size: int) -> np.ndarray:
+    """Sizes (N,) int64 summing to ``n``: ``min_size`` each plus the largest-remainder apportionment
+    of the n - N min_size spare rows in proportion to ``weights`` (N,) > 0 (the caller checks
+    n >= N min_size)."""
     spare = n - weights.size * min_size
     share = weights / weights.sum() * spare
     sizes = np.floor(share).astype(np.int64)

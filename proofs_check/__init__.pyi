@@ -42,7 +42,16 @@ from .falsify_search import FalsifiableClaim, FalsifyResult, falsify, reproduce
 from .fedavg_lemma_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
 from .fedavg_lemmas import check_lemmas, collect, lemma_table
 from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
-from .li2020_constants import LiConstants, li_theorem1_B, li_theorem1_bound, li_theorem1_constants, li_theorem1_rate_bound
+from .li2020_constants import (
+    LiConstants,
+    li_sampling_C,
+    li_theorem1_B,
+    li_theorem1_bound,
+    li_theorem1_constants,
+    li_theorem1_rate_bound,
+    li_transform_factors,
+    li_transformed_constants,
+)
 from .minibatch_moments import gradient_variance
 from .parameters import (
     MODES,
@@ -72,6 +81,8 @@ from .plans import (
     DingSpeedupPlan,
     DingTheoremPlan,
     LemmasPlan,
+    Li2020SchemesPlan,
+    Li2020SamplingPlan,
     Li2020Thm1Plan,
     Li2020Thm4Plan,
     YuCorollary2Plan,

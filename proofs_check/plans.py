@@ -21,7 +21,8 @@ from .parameters import PlanError, parameter
 __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
-    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS",
+    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
+    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
 ]
 
 PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
@@ -35,6 +36,9 @@ true counterpart)."""
 RECURSION_SEEDS = 32
 """At least this many seeds for li2020.thm1's eq. 13 sub-check: its per-step noise is of the order of
 the slack; with 32 seeds the one-sided limits clear the bound at every step."""
+SAMPLING_SEEDS = 128
+"""At least this many seeds for li2020.thm2 / thm3: their gaps are noise-driven (the exponent is -1
+itself, not steeper), so the rate fit needs a narrow interval; 128 seeds give about +-0.03."""
 
 
 @dataclass(frozen=True)
@@ -173,3 +177,52 @@ class ConstantStepControlPlan:
     rounds: int = parameter(doc="rounds of the run (E = 5)", minimum=1)
     step: str = parameter("constant", "the step size: the constant 0.05, or Li's Theorem 1 schedule",
                           choices=CONTROL_STEPS)
+
+
+LI_IMAGE_DATA = ("auto", "mnist", "fashion-mnist", "digits")
+"""The image data of li2020.schemes (``problems.li_images``: "auto" is MNIST, else Fashion-MNIST, else the digits)."""
+
+
+@dataclass(frozen=True)
+class Li2020SchemesPlan:
+    """li2020.schemes: the rounds of the image (Fig. 1c/1d) and synthetic (Fig. 4) instances, the
+    original scheme's step grid, the image data and size, the seeds, the paper's hyper-parameters,
+    and the planted alternatives."""
+
+    image_rounds: int = parameter(doc="rounds on the balanced and unbalanced image instances (E = 20)", minimum=4)
+    synthetic_rounds: int = parameter(doc="rounds on synthetic(0,0) and synthetic(1,1) (E = 10)", minimum=4)
+    original_steps: tuple[float, ...] = parameter(doc="eta_0 grid of the original scheme, the best final loss kept "
+                                                      "(the paper tuned it in 0.1, 0.5, 0.9, 1.1)", above=0)
+    synthetic: bool = parameter(doc="also run the synthetic(0,0) and synthetic(1,1) instances of Fig. 4")
+    dataset: str = parameter("auto", "image data of the Fig. 1c/1d instances (auto: MNIST, else Fashion-MNIST, "
+                                     "else the bundled digits)", choices=LI_IMAGE_DATA)
+    image_samples: int = parameter(0, "rows of each image instance (0: the family's default, Table 2's count on "
+                                      "28x28 data, 16 per device on the digits)", minimum=0)
+    seeds: int = parameter(4, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
+                           from_settings="seeds")
+    participants: int = parameter(10, "K devices per round (Fig. 1c/1d, Fig. 4: K = 10)", minimum=1)
+    eta0: float = parameter(0.1, "eta_0 of the step eta_0 / (1 + round) of Schemes I, II and transformed II",
+                            above=0)
+    scheme_ii_stable: bool = parameter(False, "claim Scheme II more stable than Scheme I on unbalanced data")
+    original_faster: bool = parameter(False, "claim the original scheme reaches the target loss before Scheme I")
+    equality_data: str = parameter("balanced", "image data on which transformed Scheme II is claimed to equal "
+                                               "Scheme II", choices=("balanced", "unbalanced"))
+
+
+@dataclass(frozen=True)
+class Li2020SamplingPlan:
+    """li2020.thm2 and li2020.thm3 (``proofs_check.li2020_partial``; one plan, as both check eq. 6 on the
+    same two instances): the horizon, the seeds, K on the balanced (N = 10) and the unbalanced (N = 4)
+    instance, and the constants of eq. 6 and of the rate."""
+
+    horizon: float = parameter(doc="local steps T of every run, in units of Theorem 1's gamma = 12 of both instances (the "
+                                    "rate is fitted over the last two decades of gamma + T)", above=0)
+    participants: tuple[int, ...] = parameter(doc="K of the balanced instance (N = 10 clients)", minimum=1, maximum=10)
+    unbalanced_participants: tuple[int, ...] = parameter(doc="K of the unbalanced instance (N = 4 clients)", minimum=1,
+                                                         maximum=4)
+    seeds: int = parameter(SAMPLING_SEEDS, "seeds of every run (at least 128: the gap is noise-driven, its exponent -1 itself)",
+                           minimum=SAMPLING_SEEDS, from_settings="seeds")
+    bound_scale: float = parameter(1.0, "multiplies the bound of eq. 6", above=0)
+    C_scale: float = parameter(1.0, "multiplies C in eq. 6 (0: C dropped, Theorem 1's bound)", minimum=0)
+    claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
+

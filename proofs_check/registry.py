@@ -33,6 +33,8 @@ from .plans import (
     DingTheoremPlan,
     LemmasPlan,
     Li2020Thm1Plan,
+    Li2020SchemesPlan,
+    Li2020SamplingPlan,
     Li2020Thm4Plan,
     YuCorollary2Plan,
     YuTheorem1Plan,
@@ -63,6 +65,21 @@ _DING_THEOREM_VARIANTS = (
                    "gap on identical blocks (tightness about 1e-3)", {"bound_scale": 1e-5}),
 )
 """The planted variants shared by ding2020.thm1 and ding2020.thm2 (their evaluators take the same parameters)."""
+
+_LI_SAMPLING_PLAN = ModePlans(
+    quick=Li2020SamplingPlan(horizon=300.0, participants=(1, 5), unbalanced_participants=(1, 2)),
+    default=Li2020SamplingPlan(horizon=1000.0, participants=(1, 5), unbalanced_participants=(1, 2)),
+    full=Li2020SamplingPlan(horizon=3000.0, participants=(1, 2, 5, 10), unbalanced_participants=(1, 2, 3, 4)),
+)
+"""The plan shared by li2020.thm2 and li2020.thm3 (the same instances, one scheme each)."""
+_LI_SAMPLING_VARIANTS = (
+    PlantedVariant("C dropped", "eq. 6 without C (Theorem 1's bound under sampling): at K = 1 on the balanced "
+                   "instance the sampled client's noise alone exceeds it (gap/bound about 2)", {"C_scale": 0.0}),
+    PlantedVariant("bound x 0.01", "eq. 6 divided by 100 (tightness a few percent, so only a bound this much "
+                   "smaller is false)", {"bound_scale": 0.01}),
+    PlantedVariant("rate O(T^-2)", "claimed exponent -2 in gamma + T (measured about -1)", {"claimed_exponent": -2.0}),
+)
+"""The planted variants shared by li2020.thm2 and li2020.thm3."""
 
 _CLAIMS = (
     Claim(
@@ -109,6 +126,30 @@ _CLAIMS = (
             PlantedVariant("eq. 13 with B/2", "the one-step recursion with B halved (the first step uses 0.82 of "
                            "eta_t^2 B on the E = 1 instance)", {"recursion_B_scale": 0.5}),
         ),
+    ),
+    Claim(
+        "li2020.thm2", (LI2020,), "Theorem 2 (eq. 6), Sec. 3.3 and App. B",
+        "Assumptions 1-5 (Scheme I: K clients drawn with replacement by p_k, simple average), κ, γ, B as in "
+        "Theorem 1, η_t = 2/(μ(γ+t)) decayed per local iteration: E F(w_T) − F* ≤ κ/(γ+T−1) · (2(B+C)/μ + μγ/2 · "
+        "E‖w₁ − w*‖²), C = (4/K) E² G²; hence O(1/T), for every K.",
+        "the largest ratio mean gap / eq. 6 over T on the balanced instance at the first K of the grid, K = 1 (must "
+        "be ≤ 1; tightness per run and T in the evidence)",
+        "proofs_check.li2020_partial:evaluate_thm2",
+        plan=_LI_SAMPLING_PLAN,
+        variants=_LI_SAMPLING_VARIANTS,
+    ),
+    Claim(
+        "li2020.thm3", (LI2020,), "Theorem 3 and the transformation of Sec. 3.3, App. B",
+        "Assumptions 1-4 and 6 (Scheme II: K clients uniformly without replacement, w ← (N/K) Σ_{k∈S} p_k w_k, "
+        "balanced data p_k = 1/N), η_t = 2/(μ(γ+t)) per local iteration: eq. 6 with C = (N−K)/(N−1) · (4/K) E² G²; "
+        "on unbalanced data, transformed Scheme II (F̃_k = N p_k F_k, simple average) satisfies it with L, μ, σ_k, G "
+        "replaced by νL, ςμ, √ν σ_k, √ν G, ν = N max p_k, ς = N min p_k. Scheme II itself is not covered on "
+        "unbalanced data (its hypothesis is checked).",
+        "the largest ratio mean gap / eq. 6 over T on the balanced instance at the first K of the grid, K = 1 (must "
+        "be ≤ 1; tightness per run and T in the evidence)",
+        "proofs_check.li2020_partial:evaluate_thm3",
+        plan=_LI_SAMPLING_PLAN,
+        variants=_LI_SAMPLING_VARIANTS,
     ),
     Claim(
         "ding2020.thm1", (DING2020,), "Theorem 1 (MM-PSGD), explicit form from Lemmas 4-6",
@@ -250,6 +291,34 @@ _CLAIMS = (
             PlantedVariant("true counterpart: decaying step", "true counterpart: Li's step 2/(mu(gamma+t)) (Theorem 1), fitted in "
                            "gamma + T, same check: must PASS, so the control's FAIL is the constant step's doing",
                            {"step": "li"}, expected=Status.PASS),
+        ),
+    ),
+)
+
+_CLAIMS += (
+    Claim(
+        "li2020.schemes", (LI2020,), "Sec. 3.3, App. D.3 (Fig. 1c, 1d, Fig. 4)",
+        "FedAvg with K = 10 of N = 100 devices a round, step η₀/(1 + round) (the experiments' decay per round): "
+        "Scheme I (K draws by p_k with replacement, simple average) is stable and the best; Scheme II (uniform "
+        "without replacement, (N/K) Σ p_k w_k) is unstable on unbalanced data; transformed Scheme II (F̃_k = p_k N F_k, "
+        "simple average) is stable but slower than Scheme I, and equals Scheme II on balanced data; the original "
+        "scheme (McMahan: Σ_{k∉S} p_k w + Σ_{k∈S} p_k w_k) is slower than Scheme I even with its step tuned.",
+        "Scheme I's final loss minus the original scheme's on the balanced image instance, paired over seeds (claimed "
+        "< 0); every sub-check is a paired ordering over seeds at level 0.95",
+        "proofs_check.li2020_schemes:evaluate_schemes",
+        plan=ModePlans(
+            quick=Li2020SchemesPlan(image_rounds=30, synthetic_rounds=30, original_steps=(0.1,), synthetic=False),
+            default=Li2020SchemesPlan(image_rounds=60, synthetic_rounds=40, original_steps=(0.1, 0.5), synthetic=True),
+            full=Li2020SchemesPlan(image_rounds=200, synthetic_rounds=200, original_steps=(0.1, 0.5, 0.9, 1.1),
+                                   synthetic=True),
+        ),
+        variants=(
+            PlantedVariant("Scheme II stable", "Scheme II claimed more stable than Scheme I on unbalanced data (the "
+                           "paper's Fig. 1d and 4 show the opposite)", {"scheme_ii_stable": True}),
+            PlantedVariant("original faster", "the original scheme claimed to reach the target loss before Scheme I",
+                           {"original_faster": True}),
+            PlantedVariant("tII = II unbalanced", "transformed Scheme II claimed equal to Scheme II on unbalanced data "
+                           "(N p_k != 1 there)", {"equality_data": "unbalanced"}),
         ),
     ),
 )

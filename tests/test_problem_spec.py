@@ -64,8 +64,9 @@ def small_blocks():
 
 def test_golden_json_covers_every_shipped_family_but_arrays() -> None:
     shipped = {family.name for family in families() if family.shipped}
-    # arrays (test_from_arrays.py) and image_classification (test_cnn_problem.py) came after the dict-based specs
-    assert set(GOLDEN_DEFAULTS) == shipped - {"arrays", "image_classification"}
+    # arrays (test_from_arrays.py), image_classification (test_cnn_problem.py) and li_images
+    # (test_li_image_recipe.py) came after the dict-based specs
+    assert set(GOLDEN_DEFAULTS) == shipped - {"arrays", "image_classification", "li_images"}
 
 
 @pytest.mark.parametrize("family", sorted(GOLDEN_DEFAULTS))

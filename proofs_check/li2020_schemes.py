@@ -1,0 +1,261 @@
+"""li2020.schemes: Li et al.'s comparison of sampling and averaging schemes (Fig. 1c, 1d and Fig. 4).
+
+Source: Li, Huang, Yang, Wang, Zhang, ICLR 2020, Sec. 5 and App. D.3 ("Sampling and averaging
+schemes"; ``shared/papers/li2020_fedavg_noniid.txt``): on balanced MNIST "Schemes I and II achieve
+nearly the same performance, both better than the original scheme" and transformed Scheme II
+coincides with Scheme II; on unbalanced data "Scheme I performs the best. Scheme II suffers from
+some instability ... transformed Scheme II performs stably at the price of a lower convergence
+rate. Compared to Scheme I, the original scheme converges at a slower speed even if its learning
+rate is fine tuned"; Fig. 4 (synthetic(0,0), synthetic(1,1)): "Scheme I performs stably and the
+best ... The curve of the Scheme II fluctuates ... Transformed Scheme II has a lower convergence
+rate than Scheme I."
+
+Instances (FedAvg with ``participation`` = each scheme, K = ``plan.participants`` devices a round,
+w_0 = 0, **the paper's step decay per round**, eta_r = eta_0 / (1 + r), ``StepSize.per_round``):
+
+* Fig. 1c / 1d: ``problems.li_images`` balanced and unbalanced (N = 100, two labels per device,
+  softmax regression, lambda = 1e-4) on the plan's data set, E = 20, batch 64;
+* Fig. 4 (``plan.synthetic``): ``problems.synthetic`` (0, 0) and (1, 1) (power-law sizes), E = 10,
+  batch 24.
+
+Schemes I, II and transformed II use eta_0 = ``plan.eta0`` (0.1, the paper's); the original scheme
+each eta_0 of ``plan.original_steps`` and keeps, per instance, the one with the lowest mean final
+loss over the seeds (the paper tuned it in {0.1, 0.5, 0.9, 1.1}: the full plan). Choosing on the
+same seeds favours the original scheme, so "slower than Scheme I" is tested conservatively.
+
+Statistics, per instance, on the global loss F(w_r) after every round r = 0..R, S seeds; every
+scheme runs the same seeds (the same minibatch streams; the client samples are each scheme's own
+draw from the seed's participation key, so the pairing is by seed, as the paper "controls all
+randomness"). Each ordering is ``check_ordering``: a two-sided Student-t interval at level 0.95 of
+the paired per-seed differences, PASS when it lies above 0, FAIL when below 0.
+
+* final loss: Scheme I's F(w_R) below the other scheme's (on balanced data only against the
+  original scheme, and Scheme II below the original: the paper calls I and II "nearly the same");
+* instability U = sum_{r=0}^{R-1} max(F(w_{r+1}) - F(w_r), 0), the total rise of the loss curve
+  (0 for a monotone descent). "Scheme II unstable": U(II) > U(I); "transformed Scheme II stable":
+  U(transformed II) < U(II) (unbalanced instances);
+* speed: rounds to target r(eps) = the first round r with F(w_r) - F* <= eps (R + 1 when never),
+  eps = f + 0.1 (g_0 - f) with g_0 the initial gap and f the larger of the two schemes' mean
+  final gaps: 90% of the way down to a level both reach when they are equally fast. "Slower than Scheme I": r_X(eps) > r_I(eps), for transformed II (unbalanced
+  instances) and the original scheme (every instance);
+* transformed Scheme II = Scheme II on balanced data: with p_k = 1/N the transformation scales by
+  N p_k = 1 and both average simply, so max_{s, r} ||w_r^tII - w_r^II|| / max(||w_r^II||, 1e-300)
+  <= 1e-9 (``check_upper_bound``, deterministic): a check that FAILs on unbalanced data.
+
+Planted variants: ``scheme_ii_stable`` claims U(II) < U(I) on unbalanced data; ``original_faster``
+claims r_original(eps) < r_I(eps); ``equality_data="unbalanced"`` claims the equality on the
+unbalanced image instance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from convergence import (
+    FedAvgConfig, RunConfig, RunRequest, RunResult, StepSize, Verdict, check_ordering, check_upper_bound, execute,
+)
+from problems import FamilySpec, FederatedProblem, Optimum, build_problem, resolve_li_dataset
+
+from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
+from .plans import Li2020SchemesPlan
+from .plot_specs import Curve, CurvesPlot
+
+__all__ = ["evaluate_schemes", "SchemeInstance", "SCHEME_LABELS", "instability", "rounds_to_target",
+           "EQUALITY_TOLERANCE", "TARGET_PROGRESS"]
+
+SCHEME_LABELS = {"scheme_i": "Scheme I", "scheme_ii": "Scheme II", "transformed_scheme_ii": "transformed Scheme II",
+                 "original": "original scheme"}
+"""Participation option -> the paper's name of the scheme."""
+EQUALITY_TOLERANCE = 1e-9
+"""Largest relative distance between transformed Scheme II and Scheme II on balanced data (N p_k = 1
+up to rounding: 100 x 0.01 differs from 1 by an ulp)."""
+TARGET_PROGRESS = 0.9
+"""The target gap of the speed checks lies this fraction of the way from the initial gap down to the
+larger of the two schemes' mean final gaps (a level both reach when they are equally fast)."""
+_IMAGE_E, _IMAGE_BATCH = 20, 64  # Li et al. App. D.3: E = 20, K = 10, b = 64 (Fig. 1c, 1d)
+_SYNTHETIC_E, _SYNTHETIC_BATCH = 10, 24  # Fig. 4: b = 24, K = 10, E = 10
+_PAPER = {
+    "image balanced": "Fig. 1c: Schemes I and II nearly the same, both better than the original scheme; transformed "
+                      "Scheme II coincides with Scheme II.",
+    "image unbalanced": "Fig. 1d: Scheme I the best; Scheme II unstable; transformed Scheme II stable but slower; the "
+                        "original scheme slower than Scheme I.",
+    "synthetic(0,0)": "Fig. 4: Scheme I stable and the best, the original second; Scheme II fluctuates; transformed "
+                      "Scheme II converges more slowly than Scheme I.",
+}
+_PAPER["synthetic(1,1)"] = _PAPER["synthetic(0,0)"]
+
+
+@dataclass(frozen=True)
+class SchemeInstance:
+    """One instance of the comparison: its label, problem spec, E, batch size, rounds and balance."""
+
+    label: str
+    spec: FamilySpec
+    local_steps: int
+    batch_size: int
+    rounds: int
+    balanced: bool
+
+
+def instability(loss: np.ndarray) -> np.ndarray:
+    """U = sum_r max(F(w_{r+1}) - F(w_r), 0) per seed from losses (S, R + 1): the total rise (S,)."""
+    return np.maximum(np.diff(loss, axis=1), 0.0).sum(axis=1)
+
+
+def rounds_to_target(gap: np.ndarray, rounds: np.ndarray, target: float) -> np.ndarray:
+    """First round (S,) at which gap (S, P) at ``rounds`` (P,) is <= target; rounds[-1] + 1 where never."""
+    reached = gap <= target
+    first = np.where(reached.any(axis=1), rounds[np.argmax(reached, axis=1)], rounds[-1] + 1)
+    return first.astype(float)
+
+
+def _instances(plan: Li2020SchemesPlan) -> tuple[SchemeInstance, ...]:
+    """The image instances (and, with ``plan.synthetic``, Fig. 4's) of the plan."""
+    dataset = resolve_li_dataset(plan.dataset)
+    samples = None if plan.image_samples == 0 else plan.image_samples
+    out = [SchemeInstance(f"image {'balanced' if balanced else 'unbalanced'}",
+                          FamilySpec("li_images", {"dataset": dataset, "balanced": balanced, "n_samples": samples}),
+                          _IMAGE_E, _IMAGE_BATCH, plan.image_rounds, balanced) for balanced in (True, False)]
+    if plan.synthetic:
+        out += [SchemeInstance(f"synthetic({a:g},{a:g})", FamilySpec("synthetic", {"alpha": a, "beta": a}), _SYNTHETIC_E,
+                               _SYNTHETIC_BATCH, plan.synthetic_rounds, False) for a in (0.0, 1.0)]
+    return tuple(out)
+
+
+def _config(instance: SchemeInstance, scheme: str, eta0: float, plan: Li2020SchemesPlan) -> RunConfig:
+    return RunConfig(instance.spec, FedAvgConfig(
+        local_steps=instance.local_steps, rounds=instance.rounds, step_size=StepSize.per_round(eta0),
+        batch_size=instance.batch_size, record_rounds=tuple(range(instance.rounds + 1)),
+        seeds=tuple(range(plan.seeds)), participation=scheme, participants=plan.participants))
+
+
+def _speed_check(name: str, key: str, first: RunResult, second: RunResult, first_label: str,
+                 second_label: str) -> tuple[str, Verdict]:
+    """The check that ``second`` is slower than ``first``: r_first(eps) < r_second(eps), with eps the gap
+    TARGET_PROGRESS of the way from the initial gap to the larger of the two mean final gaps."""
+    level = max(first.gap[:, -1].mean(), second.gap[:, -1].mean())
+    target = level + (1.0 - TARGET_PROGRESS) * (first.gap[:, 0].mean() - level)
+    r_first = rounds_to_target(first.gap, first.rounds, target)
+    r_second = rounds_to_target(second.gap, second.rounds, target)
+    return name, check_ordering(key, r_first, r_second, notes=(
+        f"rounds to F(w) - F* <= {target:.4g} ({TARGET_PROGRESS:g} of the way from the initial gap to the larger mean "
+        f"final gap, {level:.4g}; {int(first.rounds[-1]) + 1} = never): {first_label} {r_first.mean():.1f}, {second_label} {r_second.mean():.1f} (means over seeds)."))
+
+
+def evaluate_schemes(settings: VerifySettings, plan: Li2020SchemesPlan) -> ClaimResult:
+    """Fig. 1c/1d and Fig. 4's comparison of schemes (module docstring) under ``plan``."""
+    instances = _instances(plan)
+    optima: dict[str, Optimum] = {}
+    certificates = []
+    for instance in instances:
+        optima[instance.label], text = claim_optimum(_problem(instance))
+        certificates.append(f"{instance.label}: {text}")
+    schemes = ("scheme_i", "scheme_ii", "transformed_scheme_ii")
+    requests, keys = [], []
+    for instance in instances:
+        for scheme in schemes:
+            requests.append(RunRequest(_config(instance, scheme, plan.eta0, plan), optima[instance.label]))
+            keys.append((instance.label, scheme, plan.eta0))
+        for eta0 in plan.original_steps:
+            requests.append(RunRequest(_config(instance, "original", eta0, plan), optima[instance.label]))
+            keys.append((instance.label, "original", eta0))
+    results = dict(zip(keys, execute(requests, settings.sweep_options(), description="Li et al. schemes")))
+    checks: list[tuple[str, Verdict]] = []
+    plots = []
+    tuned = []
+    for instance in instances:
+        label, F_star = instance.label, optima[instance.label].F_star
+        eta_best = min(plan.original_steps, key=lambda eta: results[(label, "original", eta)].gap[:, -1].mean())
+        tuned.append(f"{label}: eta_0 = {eta_best:g}")
+        run = {scheme: results[(label, scheme, plan.eta0)] for scheme in schemes}
+        run["original"] = results[(label, "original", eta_best)]
+        checks += _instance_checks(instance, run, plan)
+        plots.append(_plot(instance, run, F_star, eta_best, plan))
+    checks.append(_equality_check(instances, results, plan))
+    dataset = resolve_li_dataset(plan.dataset)
+    verdict = combine_checks("li2020.schemes", checks, notes=(
+        f"Image data: {dataset} ({_problem(instances[0]).notes}). Step eta_0 / (1 + round) (the experiments' decay "
+        f"per round), eta_0 = {plan.eta0:g} for Schemes I, II and transformed II; the original scheme's eta_0 tuned "
+        f"over {list(plan.original_steps)}: {', '.join(tuned)}. K = {plan.participants}, {plan.seeds} paired seeds. "
+        f"Headline: the first check. {' '.join(certificates)}"))
+    return ClaimResult(verdict, tuple(plots))
+
+
+def _problem(instance: SchemeInstance) -> FederatedProblem:
+    return build_problem(instance.spec)
+
+
+def _instance_checks(instance: SchemeInstance, run: dict[str, RunResult],
+                     plan: Li2020SchemesPlan) -> list[tuple[str, Verdict]]:
+    """The ordering checks of one instance (module docstring)."""
+    label, key = instance.label, instance.label.replace(" ", "-")
+    final = {scheme: result.gap[:, -1] for scheme, result in run.items()}
+    checks = []
+    rivals = ("original",) if instance.balanced else ("scheme_ii", "transformed_scheme_ii", "original")
+    for rival in rivals:
+        checks.append((f"{label}: Scheme I ends below the {SCHEME_LABELS[rival]}", check_ordering(
+            f"li2020.schemes/{key}/final-I<{rival}", final["scheme_i"], final[rival],
+            notes=f"final F(w_R) - F*: Scheme I {final['scheme_i'].mean():.4g}, {SCHEME_LABELS[rival]} "
+            f"{final[rival].mean():.4g} (means over seeds).")))
+    if instance.balanced:
+        checks.append((f"{label}: Scheme II ends below the original scheme", check_ordering(
+            f"li2020.schemes/{key}/final-II<original", final["scheme_ii"], final["original"],
+            notes=f"final F(w_R) - F*: Scheme II {final['scheme_ii'].mean():.4g}, original "
+            f"{final['original'].mean():.4g}.")))
+    else:
+        U = {scheme: instability(result.gap) for scheme, result in run.items()}  # F - F*: the same rises as F
+        stable, unstable = ("scheme_ii", "scheme_i") if plan.scheme_ii_stable else ("scheme_i", "scheme_ii")
+        checks.append((f"{label}: {SCHEME_LABELS[unstable]} less stable than {SCHEME_LABELS[stable]}", check_ordering(
+            f"li2020.schemes/{key}/U-{stable}<{unstable}", U[stable], U[unstable],
+            notes=f"instability U = total rise of the loss curve: Scheme I {U['scheme_i'].mean():.4g}, Scheme II "
+            f"{U['scheme_ii'].mean():.4g}, transformed II {U['transformed_scheme_ii'].mean():.4g}, original "
+            f"{U['original'].mean():.4g} (means over seeds).")))
+        checks.append((f"{label}: transformed Scheme II more stable than Scheme II", check_ordering(
+            f"li2020.schemes/{key}/U-tII<II", U["transformed_scheme_ii"], U["scheme_ii"],
+            notes=f"instability U: transformed II {U['transformed_scheme_ii'].mean():.4g}, Scheme II "
+            f"{U['scheme_ii'].mean():.4g}.")))
+        checks.append(_speed_check(f"{label}: transformed Scheme II slower than Scheme I", f"li2020.schemes/{key}/"
+                                   "speed-I<tII", run["scheme_i"], run["transformed_scheme_ii"], "Scheme I",
+                                   "transformed II"))
+    if plan.original_faster:
+        checks.append(_speed_check(f"{label}: the original scheme faster than Scheme I", f"li2020.schemes/{key}/"
+                                   "speed-original<I", run["original"], run["scheme_i"], "original", "Scheme I"))
+    else:
+        checks.append(_speed_check(f"{label}: the original scheme slower than Scheme I", f"li2020.schemes/{key}/"
+                                   "speed-I<original", run["scheme_i"], run["original"], "Scheme I", "original"))
+    return checks
+
+
+def _equality_check(instances: tuple[SchemeInstance, ...], results: dict[tuple[str, str, float], RunResult],
+                    plan: Li2020SchemesPlan) -> tuple[str, Verdict]:
+    """Transformed Scheme II = Scheme II on the plan's ``equality_data`` image instance (module docstring)."""
+    label = f"image {plan.equality_data}"
+    (instance,) = [i for i in instances if i.label == label]
+    plain = results[(label, "scheme_ii", plan.eta0)]
+    transformed = results[(label, "transformed_scheme_ii", plan.eta0)]
+    distance = np.linalg.norm(transformed.iterates - plain.iterates, axis=2)
+    relative = distance / np.maximum(np.linalg.norm(plain.iterates, axis=2), 1e-300)  # (S, P)
+    worst = relative.max(axis=0)[None, 1:]  # rounds 1..R (both start at w_0 = 0)
+    rounds = plain.rounds[1:].astype(float)
+    return (f"{label}: transformed Scheme II equals Scheme II", check_upper_bound(
+        f"li2020.schemes/{label.replace(' ', '-')}/tII=II", rounds, worst, np.full(rounds.size, EQUALITY_TOLERANCE),
+        deterministic=True, notes=f"largest relative distance between the two iterates over {plan.seeds} seeds and "
+        f"{instance.rounds} rounds: {worst.max():.3g} (tolerance {EQUALITY_TOLERANCE:g}; p_k = 1/N makes N p_k = 1)."))
+
+
+def _plot(instance: SchemeInstance, run: dict[str, RunResult], F_star: float, eta_best: float,
+          plan: Li2020SchemesPlan) -> CurvesPlot:
+    """Global loss F(w_r) vs round per scheme (mean over seeds), the paper's statement in the caption."""
+    curves = []
+    for scheme, result in run.items():
+        eta = eta_best if scheme == "original" else plan.eta0
+        curves.append(Curve(result.rounds.astype(float).tolist(), (result.gap.mean(axis=0) + F_star).tolist(),
+                            f"{SCHEME_LABELS[scheme]} (eta_0 = {eta:g})"))
+    name = instance.label.replace(" ", "_").replace("(", "").replace(")", "").replace(",", "_")
+    return CurvesPlot(
+        f"li2020_schemes_{name}", f"Sampling and averaging schemes: {instance.label}",
+        f"Global loss F(w) after each round, mean over {plan.seeds} seeds; E = {instance.local_steps}, K = "
+        f"{plan.participants}, batch {instance.batch_size}, eta_0 / (1 + round). The paper: {_PAPER[instance.label]}",
+        curves=tuple(curves), xlabel="round", ylabel=r"$F(w)$", logx=False, logy=False)

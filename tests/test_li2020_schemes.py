@@ -1,0 +1,96 @@
+"""li2020.schemes (Li et al. ICLR 2020, Fig. 1c, 1d, Fig. 4): the statistics on hand-made curves, and the
+claim on the quick plan over the bundled digits, with its planted variants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from convergence import Status
+from proofs_check import VerifySettings, get_claim
+from proofs_check.li2020_schemes import instability, rounds_to_target
+from proofs_check.plot_specs import CurvesPlot
+
+
+def test_instability_is_the_total_rise_of_the_loss_curve() -> None:
+    loss = np.array([[3.0, 2.0, 1.0, 0.5],    # monotone: 0
+                     [3.0, 2.0, 2.5, 1.0],    # one rise of 0.5
+                     [3.0, 3.5, 2.0, 2.25]])  # rises 0.5 and 0.25
+    np.testing.assert_allclose(instability(loss), [0.0, 0.5, 0.75])
+
+
+def test_rounds_to_target_is_the_first_round_at_or_below_it_and_one_past_the_end_when_never() -> None:
+    gap = np.array([[2.0, 1.0, 0.4, 0.3], [2.0, 1.5, 1.2, 0.5], [2.0, 0.4, 0.9, 0.2]])
+    rounds = np.array([0, 1, 2, 3])
+    np.testing.assert_array_equal(rounds_to_target(gap, rounds, 0.4), [2.0, 4.0, 1.0])
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> VerifySettings:
+    """Quick settings sharing one store, so the planted variants reuse the claim's runs."""
+    store = tmp_path_factory.mktemp("schemes") / "runs.sqlite"
+    return VerifySettings(quick=True, seeds=4, jobs=1, progress=False, store=str(store))
+
+
+@pytest.fixture(scope="module")
+def quick_result(settings: VerifySettings):
+    return get_claim("li2020.schemes").evaluate(settings, dataset="digits")
+
+
+def _check(result, text: str):
+    (check,) = [c for c in result.verdict.checks if c.name == text]
+    return check.verdict
+
+
+def test_quick_plan_on_the_digits_measures_what_the_paper_reports(quick_result) -> None:
+    verdict = quick_result.verdict
+    assert "Image data: digits" in verdict.notes and "eta_0 / (1 + round)" in verdict.notes
+    for name in ("image balanced: Scheme I ends below the original scheme",
+                 "image balanced: Scheme II ends below the original scheme",
+                 "image balanced: the original scheme slower than Scheme I",
+                 "image unbalanced: Scheme II less stable than Scheme I",
+                 "image unbalanced: transformed Scheme II more stable than Scheme II",
+                 "image unbalanced: the original scheme slower than Scheme I",
+                 "image balanced: transformed Scheme II equals Scheme II"):
+        assert _check(quick_result, name).status is Status.PASS, name
+    # on the digits (16 +- 8 rows per device) Scheme II's large steps sometimes end lower: not decided
+    assert _check(quick_result, "image unbalanced: Scheme I ends below the Scheme II").status is not Status.PASS
+    assert verdict.status is Status.INCONCLUSIVE
+    assert _check(quick_result, "image balanced: transformed Scheme II equals Scheme II").measured == 0.0
+    plots = quick_result.plots
+    assert [p.name for p in plots] == ["li2020_schemes_image_balanced", "li2020_schemes_image_unbalanced"]
+    assert all(isinstance(p, CurvesPlot) and len(p.curves) == 4 and "The paper: Fig. 1" in p.caption for p in plots)
+    assert all(len(c.x) == 31 for p in plots for c in p.curves)  # F(w) after every round 0..30
+
+
+@pytest.mark.parametrize("variant_name, failing", [
+    ("Scheme II stable", "image unbalanced: Scheme I less stable than Scheme II"),
+    ("original faster", "image balanced: the original scheme faster than Scheme I"),
+    ("tII = II unbalanced", "image unbalanced: transformed Scheme II equals Scheme II"),
+])
+def test_planted_variants_fail(settings: VerifySettings, quick_result, variant_name: str, failing: str) -> None:
+    claim = get_claim("li2020.schemes")
+    (variant,) = [v for v in claim.variants if v.name == variant_name]
+    result = claim.evaluate_variant(settings, variant, dataset="digits")
+    assert result.verdict.status is Status.FAIL and result.verdict.as_expected
+    assert _check(result, failing).status is Status.FAIL
+
+
+def test_bad_plan_values_are_named() -> None:
+    claim = get_claim("li2020.schemes")
+    with pytest.raises(ValueError, match="dataset"):
+        claim.check_params({"dataset": "cifar10"})
+    with pytest.raises(ValueError, match="seeds"):
+        claim.check_params({"seeds": 1})
+    with pytest.raises(ValueError, match="original_steps"):
+        claim.check_params({"original_steps": (0.0, 0.5)})
+
+
+def test_fedbound_list_shows_the_claim(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from reports.cli import main
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "li2020.schemes" in out and "original_steps" in out
