@@ -152,7 +152,8 @@ class SweepOptions:
 
     executor: "serial" (this process), "process" (a local pool of ``jobs`` workers) or "dask"
     (the workers of the ``dask.distributed`` cluster whose scheduler is at ``scheduler``); None
-    picks "dask" with a scheduler, else "serial" for jobs = 1 and "process" for more. store: each
+    picks "dask" with a scheduler, else "serial" for jobs = 1 and "process" for more ("process" runs a
+    sweep with one task to compute in this process: a pool of one adds only its start). store: each
     finished task is written to it at once, its compute time in the run's metadata; with
     ``use_cache``, tasks already stored are read back, not recomputed (unless the stored run fails
     its checksums or was stored for another config: then a CorruptRunWarning names the run and the
@@ -204,6 +205,8 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
         raise MissingRunError(store.path, pending[0].key, len(pending))
     if cached:
         logger.info("%s: %d of %d runs read from %s", description, len(cached), len(unique), store)
+    if executor == "process" and len(pending) == 1:
+        executor = "serial"  # a pool of one worker only adds a process start and the kernels' loading
     monitor = _monitor(options.progress)
     start = time.perf_counter()
     if monitor is not None:

@@ -10,14 +10,10 @@ that the JSON of a spec, and every hash of it, does not depend on how a caller w
 
 Shipped families (``SHIPPED_FAMILIES``): ``li_counterexample`` (Li et al. 2020, Appendix C),
 ``random_quadratic``, ``identical_quadratic`` (Yu et al. 2019), ``synthetic`` (Li et al. 2020,
-<<<<<<< HEAD
 Appendix D.1), ``li_images`` (Li et al.'s two-labels-per-device MNIST recipe, App. D.1 / Table 2),
-the block-cyclic ``block_cyclic_quadratic`` and ``block_cyclic_softmax`` (Ding et al.
-2020, Sec. 2) and ``arrays`` (a user's arrays, ``problems.from_arrays``). ``register_family`` adds
-=======
-Appendix D.1), the block-cyclic ``block_cyclic_quadratic`` and ``block_cyclic_softmax`` (Ding et al.
-2020, Sec. 2), ``image_classification`` (a CNN on image data, issue 12) and ``arrays`` (a user's arrays, ``problems.from_arrays``). ``register_family`` adds
->>>>>>> main
+the block-cyclic ``block_cyclic_quadratic`` and ``block_cyclic_softmax`` (Ding et al. 2020, Sec. 2),
+``image_classification`` (a CNN on image data, issue 12), ``block_cyclic_images`` (a CNN on Ding et
+al.'s Sec. 5 block-cyclic image data) and ``arrays`` (a user's arrays, ``problems.from_arrays``). ``register_family`` adds
 a user's builder under a new name; the spec of such a family records the builder's import path,
 and ``find_family`` registers it from that path in a process that has not registered it yet
 (so a spec read from a store imports the module its builder lives in: open only your own stores).
@@ -47,6 +43,7 @@ Scalar = Union[bool, int, float, str, None]
 
 SHIPPED_FAMILIES: Mapping[str, str] = types.MappingProxyType({
     "arrays": "problems.arrays:arrays_problem",
+    "block_cyclic_images": "problems.block_cyclic_images:block_cyclic_images",
     "block_cyclic_quadratic": "problems.block_cyclic:block_cyclic_quadratic",
     "block_cyclic_softmax": "problems.block_cyclic:block_cyclic_softmax",
     "identical_quadratic": "problems.identical:identical_quadratic",

@@ -48,7 +48,7 @@ from .validation import ProblemError, check_int
 if TYPE_CHECKING:
     from .models.cnn.network import ConvNet
 
-__all__ = ["CNN_DTYPES", "EVALUATION_CHUNK", "ImageClassificationProblem", "image_classification"]
+__all__ = ["CNN_DTYPES", "EVALUATION_CHUNK", "ImageClassificationProblem", "image_classification", "subsample_rows"]
 
 CNN_DTYPES = ("float32", "float64")
 """The precisions a CNN problem runs in (module docstring)."""
@@ -259,8 +259,8 @@ def image_classification(
         raise ProblemError(f"network: {network} takes {net.input_shape} images, the {dataset} images are "
                            f"{train.images.shape[1:]}")
     rng = np.random.default_rng([seed, 0x1A6E])  # the subsampling stream, apart from the partition's
-    train_rows = _subsample("n_train", n_train, train.n, rng)
-    test_rows = _subsample("n_test", n_test, test.n, rng)
+    train_rows = subsample_rows("n_train", n_train, train.n, rng)
+    test_rows = subsample_rows("n_test", n_test, test.n, rng)
     labels = train.labels[train_rows]
     client_of_row = partition.apply(labels)
     sizes = np.bincount(client_of_row, minlength=n_clients)
@@ -285,7 +285,7 @@ def image_classification(
     )
 
 
-def _subsample(field: str, count: int | None, available: int, rng: np.random.Generator) -> np.ndarray:
+def subsample_rows(field: str, count: int | None, available: int, rng: np.random.Generator) -> np.ndarray:
     """Sorted row indices: all ``available`` rows (count None) or the first ``count`` of a permutation."""
     if count is None:
         return np.arange(available)

@@ -7,7 +7,8 @@ block-cyclic family builds a ``BlockCyclicProblem``: ``build_block_cyclic(spec)`
 ``build_problem(spec)`` its combined problem (F over the M*N pseudo-clients), from one cache. A view
 spec derives its problem from the block-cyclic problem its ``of`` builds: ``"nested"``
 (``BlockCyclicProblem.nested``, block-cyclic), ``"shuffled"`` (``BlockCyclicProblem.shuffled``) and
-``"block"`` (``BlockCyclicProblem.block``), both federated problems. So runs on a view go through
+``"block"`` (``BlockCyclicProblem.block``), both federated problems; of a ``block_cyclic_images``
+problem only ``"shuffled"`` (``BlockCyclicImageProblem.shuffled``, a CNN problem). So runs on a view go through
 the sweep layer (which rebuilds problems from their spec in the worker) like runs on a family.
 
 Built problems are cached per process (``functools.lru_cache`` on the spec, which is hashable and
@@ -23,6 +24,7 @@ from typing import Any
 
 from ._base import FederatedProblem, ProblemError
 from .block_cyclic import BlockCyclicProblem
+from .block_cyclic_images import BlockCyclicImageProblem
 from .families import find_family
 from .image_classification import ImageClassificationProblem
 from .spec import FamilySpec, ProblemSpec, ViewSpec
@@ -30,6 +32,8 @@ from .spec import FamilySpec, ProblemSpec, ViewSpec
 __all__ = ["build_problem", "build_block_cyclic", "check_problem"]
 
 _CACHE_SIZE = 16  # built problems kept per process (the largest default, synthetic, is ~20 MB)
+BLOCK_CYCLIC = (BlockCyclicProblem, BlockCyclicImageProblem)
+"""The block-cyclic problems: linear models (``block_cyclic``) and CNNs (``block_cyclic_images``)."""
 _FINGERPRINTS: dict[ProblemSpec, str] = {}
 """spec -> fingerprint of the (combined) problem it builds (kept after the problem leaves the cache)."""
 
@@ -40,14 +44,15 @@ def build_problem(spec: ProblemSpec | Mapping[str, Any]) -> FederatedProblem | I
     For a block-cyclic family (or a nested view) this is ``BlockCyclicProblem.combined``.
     """
     built = _build(_as_spec(spec))
-    return built.combined if isinstance(built, BlockCyclicProblem) else built
+    return built.combined if isinstance(built, BLOCK_CYCLIC) else built
 
 
-def build_block_cyclic(spec: ProblemSpec | Mapping[str, Any]) -> BlockCyclicProblem:
-    """The BlockCyclicProblem of a block-cyclic family's or a nested view's ``spec`` (cached per process)."""
+def build_block_cyclic(spec: ProblemSpec | Mapping[str, Any]) -> BlockCyclicProblem | BlockCyclicImageProblem:
+    """The BlockCyclicProblem of a block-cyclic family's or a nested view's ``spec``, or the
+    BlockCyclicImageProblem of a ``block_cyclic_images`` spec (cached per process)."""
     spec = _as_spec(spec)
     built = _build(spec)
-    if not isinstance(built, BlockCyclicProblem):
+    if not isinstance(built, BLOCK_CYCLIC):
         field, name = ("view", spec.view) if isinstance(spec, ViewSpec) else ("family", spec.family)
         raise ProblemError(f"{field}: {name!r} is not a block-cyclic problem {field}")
     return built
@@ -92,16 +97,20 @@ def _fingerprint(spec: ProblemSpec) -> str:
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def _build(spec: ProblemSpec) -> FederatedProblem | BlockCyclicProblem | ImageClassificationProblem:
+def _build(spec: ProblemSpec) -> FederatedProblem | BlockCyclicProblem | ImageClassificationProblem | BlockCyclicImageProblem:
     """Build (once per process) the problem of a canonical spec."""
     built = _derive(spec) if isinstance(spec, ViewSpec) else _from_family(spec)
-    _FINGERPRINTS[spec] = (built.combined if isinstance(built, BlockCyclicProblem) else built).fingerprint
+    _FINGERPRINTS[spec] = (built.combined if isinstance(built, BLOCK_CYCLIC) else built).fingerprint
     return built
 
 
-def _derive(spec: ViewSpec) -> FederatedProblem | BlockCyclicProblem:
+def _derive(spec: ViewSpec) -> FederatedProblem | BlockCyclicProblem | ImageClassificationProblem:
     """The view ``spec`` of the block-cyclic problem ``spec.of`` builds."""
     parent = _build(spec.of)
+    if isinstance(parent, BlockCyclicImageProblem) and spec.view == "shuffled":
+        return parent.shuffled(spec.params["shuffle_seed"])
+    if isinstance(parent, BlockCyclicImageProblem):
+        raise ProblemError(f"view: a block_cyclic_images problem has only the shuffled view, got {spec.view!r}")
     if not isinstance(parent, BlockCyclicProblem):
         raise ProblemError(f"of: a {spec.view} view needs a block-cyclic problem, got {parent.name!r}")
     if spec.view == "nested":
@@ -113,7 +122,7 @@ def _derive(spec: ViewSpec) -> FederatedProblem | BlockCyclicProblem:
     return parent.block(spec.params["block"])
 
 
-def _from_family(spec: FamilySpec) -> FederatedProblem | BlockCyclicProblem | ImageClassificationProblem:
+def _from_family(spec: FamilySpec) -> FederatedProblem | BlockCyclicProblem | ImageClassificationProblem | BlockCyclicImageProblem:
     """The problem the family's builder makes from ``spec.params``, carrying ``spec``.
 
     A builder may return its problem without a spec (a user's builder need not know about specs):
@@ -125,13 +134,17 @@ def _from_family(spec: FamilySpec) -> FederatedProblem | BlockCyclicProblem | Im
         if built.spec is None:
             combined = dataclasses.replace(built.combined, spec=spec)
             built = BlockCyclicProblem(combined, built.n_blocks, built.n_clients, spec)
+    elif isinstance(built, BlockCyclicImageProblem):
+        if built.spec is None:
+            combined = dataclasses.replace(built.combined, spec=spec)
+            built = BlockCyclicImageProblem(combined, built.n_blocks, built.n_clients, built.partition, spec)
     elif isinstance(built, (FederatedProblem, ImageClassificationProblem)):
         if built.spec is None:
             built = dataclasses.replace(built, spec=spec)
     else:
         raise ProblemError(
-            f"builder: {family.builder} returned a {type(built).__name__}, not a FederatedProblem, BlockCyclicProblem "
-            "or ImageClassificationProblem"
+            f"builder: {family.builder} returned a {type(built).__name__}, not a FederatedProblem, BlockCyclicProblem, "
+            "ImageClassificationProblem or BlockCyclicImageProblem"
         )
     if built.spec != spec:
         recorded = built.spec.canonical_json if isinstance(built.spec, ProblemSpec) else repr(built.spec)

@@ -35,7 +35,7 @@ from .assumption_constants import (
 from .bgd_constants import bgd_pair
 from .claim import ClaimResult, VerifySettings, combine_checks
 from .default_problems import BATCH, DEFAULT_PROBLEMS
-from .minibatch_moments import gradient_variance
+from .minibatch_moments import all_client_terms, gradient_variance
 from .plans import PLANTABLE_CONSTANTS, ConstantsPlan
 from .regions import Ball
 
@@ -56,7 +56,8 @@ def _secant_curvatures(problem: FederatedProblem, centre: np.ndarray, radius: fl
     (mu_k-strong convexity and L_k-smoothness), so these are witnesses: mu_k <= min, L_k >= max. For
     least squares the gradient is affine, S_k is the Hessian and the witnesses equal mu_k and L_k exactly."""
     d, base = problem.dim, problem.local_gradients(centre)
-    columns = np.stack([problem.local_gradients(centre + e) - base for e in np.eye(d)], axis=2)  # (N, d, d)
+    grads, _ = all_client_terms(problem, centre + np.vstack([np.zeros(d), np.eye(d)]))  # (N, 1 + d, d), by BLAS
+    columns = np.swapaxes(grads[:, 1:] - grads[:, :1], 1, 2)  # (N, d, d): column j is S_k[:, j]
     top, bottom = np.empty(problem.n_clients), np.empty(problem.n_clients)
     for k in range(problem.n_clients):
         _, vectors = np.linalg.eigh(0.5 * (columns[k] + columns[k].T))

@@ -29,7 +29,7 @@ def _residuals(problem: FederatedProblem, X: np.ndarray, y: np.ndarray, W: np.nd
     """r_i at every point (the model's margin residuals): the per-sample data gradient is x_i (x) r_i;
     W (m, d) -> (m, n, C)."""
     m, f, C = W.shape[0], problem.n_features, problem.n_classes
-    Z = np.einsum("nf,mfc->mnc", X, W.reshape(m, f, C))
+    Z = np.matmul(X, W.reshape(m, f, C))  # z_i = W'x_i at every point, one BLAS product per point
     return problem.model.margin_residuals(Z, np.broadcast_to(y, Z.shape[:2]))
 
 
@@ -41,8 +41,8 @@ def client_terms(problem: FederatedProblem, k: int, W: np.ndarray) -> tuple[np.n
     chunk = max(1, _BLOCK // (X.shape[0] * problem.n_classes))
     for lo in range(0, W.shape[0], chunk):
         R = _residuals(problem, X, y, W[lo : lo + chunk])
-        mean_grad = np.einsum("nf,mnc->mfc", X, R).reshape(R.shape[0], -1) / X.shape[0]
-        second = np.einsum("n,mnc->m", sq_norms, R**2) / X.shape[0]
+        mean_grad = np.matmul(X.T, R).reshape(R.shape[0], -1) / X.shape[0]
+        second = np.sum(R**2, axis=2) @ sq_norms / X.shape[0]
         variances[lo : lo + chunk] = np.maximum(second - np.sum(mean_grad**2, axis=1), 0.0)
         grads[lo : lo + chunk] = mean_grad + problem.mu * W[lo : lo + chunk]
     return grads, variances

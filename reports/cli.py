@@ -118,8 +118,9 @@ def _add_sweep_options(parser: argparse.ArgumentParser, store_note: str) -> None
     --force-jobs, --no-progress, --store (``store_note`` says what a rerun does with it), --no-cache, --scheduler."""
     parser.add_argument("--out", type=_path("--out"), default="fedbound-report",
                         help="output directory (default: ./fedbound-report)")
-    parser.add_argument("--jobs", type=_positive_int("--jobs"), default=1,
-                        help="worker processes (default 1; capped at the CPU count unless --force-jobs)")
+    parser.add_argument("--jobs", type=_positive_int("--jobs"), default=None,
+                        help="worker processes (default: one per CPU core, here "
+                        f"{os.cpu_count() or 1}; capped at the CPU count unless --force-jobs)")
     parser.add_argument("--force-jobs", action="store_true", help="allow --jobs above the CPU count")
     parser.add_argument("--no-progress", action="store_true", help="print no progress (only the verdict table)")
     parser.add_argument("--store", type=_path("--store"), metavar="PATH",
@@ -132,7 +133,7 @@ def _checked_jobs(args: argparse.Namespace) -> int:
     """--jobs checked against the CPU count (unless --force-jobs) and --scheduler checked to answer."""
     from convergence import check_jobs, check_scheduler
 
-    jobs = check_jobs(args.jobs, force=args.force_jobs, name="--jobs")
+    jobs = check_jobs((os.cpu_count() or 1) if args.jobs is None else args.jobs, force=args.force_jobs, name="--jobs")
     if args.scheduler is not None:
         check_scheduler(args.scheduler, name="--scheduler")
     return jobs

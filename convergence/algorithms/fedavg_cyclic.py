@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from problems import BlockCyclicProblem
+from problems import BlockCyclicImageProblem, BlockCyclicProblem
 
 from .block_cyclic.engine import BlockCyclicEngine, CyclicSchedule, block_plan
 from .block_cyclic.kernel import MODE_MM, PREDICTOR_AVERAGE, Plan
@@ -32,7 +32,7 @@ class FedAvgCyclicEngine(BlockCyclicEngine):
 
     config_type = FedAvgCyclicConfig
 
-    def plan(self, problem: BlockCyclicProblem, config: FedAvgCyclicConfig, track: bool = False,
+    def plan(self, problem: BlockCyclicProblem | BlockCyclicImageProblem, config: FedAvgCyclicConfig, track: bool = False,
              trace: bool = False) -> Plan:
         R, E = config.total_rounds(problem.n_blocks), config.rounds_per_block
         record = config.record_rounds or tuple(range(E, R + 1, E))

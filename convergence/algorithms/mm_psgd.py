@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from problems import BlockCyclicProblem
+from problems import BlockCyclicImageProblem, BlockCyclicProblem
 
 from ..config import ConfigError
 from ..schedules import StepSize
@@ -50,7 +50,7 @@ class MMPSGDEngine(BlockCyclicEngine):
         """The step of the block-separate chain (none in MM-PSGD: gamma stands in, unused)."""
         return config.step_size
 
-    def plan(self, problem: BlockCyclicProblem, config: MMPSGDConfig, track: bool = False,
+    def plan(self, problem: BlockCyclicProblem | BlockCyclicImageProblem, config: MMPSGDConfig, track: bool = False,
              trace: bool = False) -> Plan:
         return block_plan(problem, self.mode, PREDICTORS[config.predictor], config.step_size,
                           self.block_step_size(config), config.local_steps, config.rounds_per_block,

@@ -13,7 +13,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from problems import BlockCyclicProblem, FederatedProblem, ProblemError, ProblemSpec, build_problem, check_real
+from problems import (
+    BlockCyclicImageProblem, BlockCyclicProblem, FederatedProblem, ImageClassificationProblem, ProblemError, ProblemSpec,
+    build_block_cyclic, build_problem, check_real,
+)
 
 from ..config import ConfigError, config_int, config_record_rounds, config_seeds
 from ..schedules import StepSize
@@ -79,16 +82,24 @@ class PRSGDConfig:
 
 
 class PRSGDEngine(BlockCyclicEngine):
-    """PR-SGD: the problem (uniform weights) wrapped as one block; tracking always on."""
+    """PR-SGD: the problem (uniform weights) wrapped as one block; tracking always on. On a CNN it
+    runs on a ``block_cyclic_images`` problem of one block (N clients with weights 1/N, scored on
+    the whole test set of its labels)."""
 
     config_type = PRSGDConfig
 
-    def build_problem(self, spec: ProblemSpec) -> BlockCyclicProblem:
-        return self.one_block(build_problem(spec))
+    def build_problem(self, spec: ProblemSpec) -> BlockCyclicProblem | BlockCyclicImageProblem:
+        problem = build_problem(spec)
+        if isinstance(problem, ImageClassificationProblem):
+            return self.check_problem(build_block_cyclic(spec), spec)
+        return self.one_block(problem)
 
-    def check_problem(self, problem: Any, spec: ProblemSpec | None) -> BlockCyclicProblem:
-        if isinstance(problem, BlockCyclicProblem) and problem.n_blocks == 1:
+    def check_problem(self, problem: Any, spec: ProblemSpec | None) -> BlockCyclicProblem | BlockCyclicImageProblem:
+        if isinstance(problem, (BlockCyclicProblem, BlockCyclicImageProblem)) and problem.n_blocks == 1:
             return super().check_problem(problem, spec)
+        if isinstance(problem, BlockCyclicImageProblem):
+            raise ProblemError(f"n_blocks: parallel restarted SGD runs on one block, the CNN problem {problem.name!r} "
+                               f"has {problem.n_blocks}")
         if not isinstance(problem, FederatedProblem):
             raise ProblemError(f"problem: expected a FederatedProblem, got {type(problem).__name__}")
         return super().check_problem(self.one_block(problem), spec)
@@ -101,7 +112,7 @@ class PRSGDEngine(BlockCyclicEngine):
             raise ProblemError("weights: parallel restarted SGD averages with weight 1/N; these weights are not uniform")
         return BlockCyclicProblem(problem, 1, N, problem.spec)
 
-    def plan(self, problem: BlockCyclicProblem, config: PRSGDConfig, track: bool = False, trace: bool = False) -> Plan:
+    def plan(self, problem: BlockCyclicProblem | BlockCyclicImageProblem, config: PRSGDConfig, track: bool = False, trace: bool = False) -> Plan:
         return block_plan(problem, MODE_MM, PREDICTOR_AVERAGE, config.step_size, config.step_size,
                           config.sync_interval, config.rounds, config.rounds, config.batch_size, config.participants,
                           config.record_rounds, True, trace)

@@ -5,7 +5,10 @@ mode flag, and one typed extras.
 Sources: Ding et al., arXiv 2002.07454, Algorithms 1-2, eq. 7-8, Sec. 5
 (``shared/papers/ding2020_block_cyclic.md``); the lecture note ``liu_lecture_fl_fedavg.md``
 (parallel restarted SGD, Theorem 1 of Yu, Yang, Zhu 2019). Problems are
-``problems.BlockCyclicProblem`` (N clients, M blocks). Schedule: C cycles x M blocks x E rounds x
+``problems.BlockCyclicProblem`` (N clients, M blocks), or a CNN's ``problems.BlockCyclicImageProblem``
+(the kernel ``network_kernel``, the reference ``network_reference``: the same algorithms with the
+network's step primitive, iterates in the problem's dtype, from the network's initialisation at
+the run seed; extras add each block's test accuracy). Schedule: C cycles x M blocks x E rounds x
 I local steps; round r (0-based) is in block m = (r // E) % M; T = C M E I local steps, R = C M E
 rounds. Each algorithm's module (``mm_psgd``, ``mc_psgd``, ``fedavg_cyclic``, ``pr_sgd``) holds
 its config and turns it into a ``Plan``; this module runs plans.
@@ -29,23 +32,34 @@ from typing import Any
 
 import numpy as np
 
-from problems import BlockCyclicProblem, FederatedProblem, ProblemError, ProblemSpec, build_block_cyclic, check_problem
+from problems import (
+    BlockCyclicImageProblem, BlockCyclicProblem, FederatedProblem, ImageClassificationProblem, ProblemError, ProblemSpec,
+    build_block_cyclic, check_problem,
+)
 
 from ...config import ConfigError, config_int, config_record_rounds, config_seeds
 from ...resources import FLOAT_BYTES
 from ...schedules import StepSize
 from .kernel import MODE_MC, MODE_MM, PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL, Plan, SeedRecords, kernel_data, kernel_seed
+from .network_kernel import block_cyclic_network_kernel
+from .network_reference import block_cyclic_network_reference
 from .reference import block_cyclic_reference
 from .trace import BlockCyclicTrace, BlockCyclicTraceArrays
 
 __all__ = [
-    "PREDICTORS", "BlockCyclicEngine", "BlockCyclicExtras", "Communication", "CyclicSchedule", "block_plan",
+    "BLOCK_CYCLIC_PROBLEMS", "PREDICTORS", "BlockCyclicEngine", "BlockCyclicExtras", "Communication", "CyclicSchedule", "block_plan",
     "check_step_and_batch", "participants_field",
 ]
 
 PREDICTORS = {"average": PREDICTOR_AVERAGE, "exponential": PREDICTOR_EXPONENTIAL}
 """The predictors of Ding et al.: the average of a block's global models (eq. 7) or Sec. 5's
 exponential average."""
+
+
+BLOCK_CYCLIC_PROBLEMS = (BlockCyclicProblem, BlockCyclicImageProblem)
+"""The problems the block-cyclic engine runs: linear models (the kernel ``kernel``, the reference
+``reference``) and CNNs (``network_kernel``, ``network_reference``)."""
+Problem = BlockCyclicProblem | BlockCyclicImageProblem
 
 
 def check_step_and_batch(config: Any) -> None:
@@ -113,7 +127,7 @@ class CyclicSchedule:
 
 
 def block_plan(
-    problem: BlockCyclicProblem,
+    problem: Problem,
     mode: int,
     predictor: int,
     gamma: StepSize,
@@ -127,8 +141,12 @@ def block_plan(
     track: bool,
     trace: bool = False,
 ) -> Plan:
-    """The kernel plan, checking the config against the problem (K <= N, record rounds <= R)."""
+    """The kernel plan, checking the config against the problem (K <= N, record rounds <= R; a CNN
+    run keeps no per-step trace)."""
     N = problem.n_clients
+    if trace and isinstance(problem, BlockCyclicImageProblem):
+        raise ConfigError(f"trace: a CNN run keeps no per-step trace ({problem.dim} parameters per local iterate; the "
+                          "lemma checks that read traces are about linear models); run it with trace=False")
     if participants is not None and participants > N:
         raise ConfigError(f"participants: K = {participants} exceeds the number of clients N = {N}")
     record = record_rounds or (rounds,)
@@ -182,10 +200,12 @@ class BlockCyclicExtras:
     max_norm_sq: np.ndarray | None
     communication: Communication
     traces: tuple[BlockCyclicTrace, ...] | None = None
+    block_accuracy: np.ndarray | None = None
 
 
 class BlockCyclicEngine(ABC):
-    """Runs block-cyclic plans on a BlockCyclicProblem; each algorithm's module subclasses it with
+    """Runs block-cyclic plans on a BlockCyclicProblem or a CNN's BlockCyclicImageProblem (dispatch
+    on the problem type, as FedAvg's engine does); each algorithm's module subclasses it with
     its config type and its ``plan``. ``has_predictors``: whether the algorithm keeps Ding et al.'s
     per-block predictors (MM-PSGD, MC-PSGD)."""
 
@@ -193,33 +213,72 @@ class BlockCyclicEngine(ABC):
     seed_type = SeedRecords
     has_predictors = False
 
-    def build_problem(self, spec: ProblemSpec) -> BlockCyclicProblem:
+    def build_problem(self, spec: ProblemSpec) -> Problem:
         return build_block_cyclic(spec)
 
-    def check_problem(self, problem: Any, spec: ProblemSpec | None) -> BlockCyclicProblem:
-        if not isinstance(problem, BlockCyclicProblem):
-            raise ProblemError(f"problem: expected a BlockCyclicProblem, got {type(problem).__name__}")
+    def check_problem(self, problem: Any, spec: ProblemSpec | None) -> Problem:
+        if not isinstance(problem, BLOCK_CYCLIC_PROBLEMS):
+            raise ProblemError(f"problem: expected a BlockCyclicProblem or BlockCyclicImageProblem, "
+                               f"got {type(problem).__name__}")
         check_problem(problem.combined, spec)
         return problem
 
-    def objective(self, problem: BlockCyclicProblem) -> FederatedProblem:
+    def objective(self, problem: Problem) -> FederatedProblem | ImageClassificationProblem:
         """F = (1/M) sum_m F_m, the combined problem (Ding et al. eq. 3)."""
         return problem.combined
 
     @abstractmethod
-    def plan(self, problem: BlockCyclicProblem, config: Any, track: bool = False, trace: bool = False) -> Plan:
+    def plan(self, problem: Problem, config: Any, track: bool = False, trace: bool = False) -> Plan:
         """The algorithm's config as a kernel plan (``block_plan``), checked against the problem."""
 
     def run_seed(
-        self, problem: BlockCyclicProblem, plan: Plan, seed: int, w_star: np.ndarray | None, engine: str
+        self, problem: Problem, plan: Plan, seed: int, w_star: np.ndarray | None, engine: str
     ) -> SeedRecords:
+        if isinstance(problem, BlockCyclicImageProblem):
+            return self._network_seed(problem, plan, seed, engine)
         w0 = np.zeros(problem.dim)
         w_star = w0 if w_star is None else w_star  # without an exact optimum the run is anchored at w0
         if engine == "numpy":
             return block_cyclic_reference(problem, plan, seed, w0, w_star)
         return kernel_seed(problem, kernel_data(problem, plan), plan, seed, w0, w_star)
 
-    def extras(self, problem: BlockCyclicProblem, plan: Plan, seed_runs: Sequence[SeedRecords]) -> BlockCyclicExtras:
+    @staticmethod
+    def _network_seed(problem: BlockCyclicImageProblem, plan: Plan, seed: int, engine: str) -> SeedRecords:
+        """One seed on a CNN problem from the network's initialisation at ``seed`` (no exact
+        optimum: divergence anchored at w0); iterates in the problem's dtype, records in float64."""
+        c = problem.combined
+        w0 = c.initial_model(seed)
+        if engine == "numpy":
+            return block_cyclic_network_reference(problem, plan, seed, w0)
+        M, d, P, mc = problem.n_blocks, c.dim, len(plan.record_rounds), plan.mode == MODE_MC
+        rec_global, rec_pred = np.zeros((P, d)), np.zeros((P, M, d))
+        rec_sep = np.zeros((P if mc else 0, M, d))
+        rec_sel = np.zeros((P if mc else 0, M), dtype=np.int64)
+        rec_track = np.zeros((P if plan.track else 0, 4))
+        rows = max(plan.batch, int(c.client_sizes.max()))  # exact steps, MC's losses and tracking read whole clients
+        batch_images = np.empty((max(plan.batch, 1), *c.network.input_shape), dtype=c.float_type)
+        batch_labels = np.empty(max(plan.batch, 1), dtype=np.int64)
+        diverged = block_cyclic_network_kernel(
+            plan.mode, plan.predictor, c.network.layout.table, c.images, c.labels, c.offsets, M, problem.n_clients,
+            plan.gamma.code, *map(float, plan.gamma.params), plan.eta.code, *map(float, plan.eta.params),
+            plan.local_steps, plan.rounds_per_block, plan.rounds, plan.batch, plan.participants, seed,
+            np.asarray(plan.record_rounds, dtype=np.int64), w0, plan.track, rec_global, rec_pred, rec_sep, rec_sel,
+            rec_track, batch_images, batch_labels, *c.network.workspace(rows, c.float_type),
+        )
+        return SeedRecords(rec_global, rec_pred, rec_sep, rec_sel, rec_track, int(diverged))
+
+    def block_accuracy(self, problem: BlockCyclicImageProblem, seed_runs: Sequence[SeedRecords]) -> np.ndarray:
+        """(S, P, M): block m's predictor (this algorithm's, or the global model for one without
+        predictors) scored on block m's test images at every record point of every seed."""
+        M = problem.n_blocks
+        out = np.empty((len(seed_runs), len(seed_runs[0].records) if seed_runs else 0, M))
+        for s, run in enumerate(seed_runs):
+            for p, model in enumerate(run.records):
+                models = run.predictors[p] if self.has_predictors else np.repeat(model[None], M, axis=0)
+                out[s, p] = problem.block_accuracy(models).per_block
+        return out
+
+    def extras(self, problem: Problem, plan: Plan, seed_runs: Sequence[SeedRecords]) -> BlockCyclicExtras:
         rounds = np.asarray(plan.record_rounds, dtype=np.int64)
         E, M = plan.rounds_per_block, problem.n_blocks
         completed = np.arange(plan.rounds)
@@ -250,10 +309,12 @@ class BlockCyclicEngine(ABC):
                     run.trace_local_gradients, run.trace_separate_local_models, run.trace_separate_models,
                     run.trace_chose_separate, run.trace_losses, run.trace_predictors), plan, M)
                 for run in seed_runs),
+            block_accuracy=(self.block_accuracy(problem, seed_runs) if isinstance(problem, BlockCyclicImageProblem)
+                            else None),
         )
 
     @staticmethod
-    def communication(plan: Plan, problem: BlockCyclicProblem) -> Communication:
+    def communication(plan: Plan, problem: Problem) -> Communication:
         """Totals of the module docstring's per-round counts."""
         R, K, d, E, M = plan.rounds, plan.participants, problem.dim, plan.rounds_per_block, problem.n_blocks
         if plan.mode == MODE_MM:
@@ -261,12 +322,23 @@ class BlockCyclicEngine(ABC):
         resets = sum(1 for r in range(R - 1) if (r // E) % M != ((r + 1) // E) % M)
         return Communication(R, 2 * R * K * d + resets * K * d, 2 * R * K * d, 2 * R * K)
 
-    def memory_bytes(self, problem: BlockCyclicProblem, config: Any, engine: str, trace: bool = False) -> int:
+    def memory_bytes(self, problem: Problem, config: Any, engine: str, trace: bool = False) -> int:
         """Records per seed: P (d + 2 M d + M + 4) floats (global model, predictors, separate
         models, selections, tracked metrics), with P at least one record; plus the data: the
         reference path's padded rows (M N n_max (f + 2)), or the kernel's copy of the rows (n f)
         and, for exact least-squares steps, the Gram matrices (M N f^2); a traced run adds per seed
-        its trace (``BlockCyclicTraceArrays.floats``, about (3 + 1_MC) (T+1) K d)."""
+        its trace (``BlockCyclicTraceArrays.floats``, about (3 + 1_MC) (T+1) K d). On a CNN problem:
+        the records, the 2 K local models and 2 M + 6 models of the kernel (predictors, w_bar_m,
+        averages, buffers), and the network's activations and their gradients for the largest
+        batch (2 b_max A, A the layout's activation size; the reference's im2col copies are of the
+        same order)."""
+        if isinstance(problem, BlockCyclicImageProblem):
+            c, M, d = problem.combined, problem.n_blocks, problem.dim
+            P = max(len(config.record_rounds), 1)
+            K = self.plan(problem, config).participants
+            rows = max(config.batch_size, int(c.client_sizes.max()))
+            work = (2 * K + 2 * M + 6) * d + 2 * rows * c.network.layout.activation_size
+            return FLOAT_BYTES * (len(config.seeds) * P * (d + 2 * M * d + M + 4) + work)
         c = problem.combined
         M, d, f = problem.n_blocks, c.dim, c.n_features
         P = max(len(config.record_rounds), 1)

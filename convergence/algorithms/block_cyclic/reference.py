@@ -5,7 +5,7 @@ the algorithms) from the same seed, with the same counter-based minibatches
 (``_rng.sample_indices_np``: 2b slots per stream in MC, the first b for the x chain) and the same
 participants (``_rng.participants_np``, the NumPy twin of the kernel's ``_rng.participants``). The K local
 models of a chain are one array (K, f, C); a local step is the einsums of ``fedavg.reference``
-on the block's padded client data; losses and the tracked gradient are computed from the rows
+on the block's padded client data (a full-batch gradient: ``PaddedClients.full_gradients``); losses and the tracked gradient are computed from the rows
 directly (no Gram matrices). Contract: agreement with the kernel to <= 1e-10 relative. A plan
 with ``trace`` also writes every local step and round into the seed's trace arrays
 (``trace.BlockCyclicTraceArrays``): the same loop, so a traced run's records are the untraced
@@ -34,12 +34,19 @@ def mean_losses(model: LinearModel, X: np.ndarray, y: np.ndarray, mask: np.ndarr
     return (model.margin_losses(X @ W, y) * mask).sum(axis=1)
 
 
-def chain_batch(data: PaddedClients, part: np.ndarray, idx: np.ndarray | None) -> tuple[np.ndarray, ...]:
-    """(X, y, row weights) of the participants' rows: all rows (1/n_k) or the minibatch idx (1/b)."""
-    if idx is None:
-        return data.X[part], data.y[part], data.mask[part]
+def chain_batch(data: PaddedClients, part: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(X, y, row weights 1/b) of the participants' minibatch rows idx (K, b)."""
     rows = part[:, None]
     return data.X[rows, idx], data.y[rows, idx], np.full(idx.shape, 1.0 / idx.shape[1])
+
+
+def _data_gradients(model: LinearModel, data: PaddedClients, part: np.ndarray, models: np.ndarray,
+                    idx: np.ndarray | None) -> np.ndarray:
+    """Data gradients of the participants ``part`` at their models (K, f, C): full-batch
+    (``PaddedClients.full_gradients``) or on the minibatch rows idx (K, b)."""
+    if idx is None:
+        return data.full_gradients(model, models, part)
+    return model.batched_gradients(models, *chain_batch(data, part, idx))
 
 
 def block_cyclic_reference(
@@ -96,21 +103,19 @@ def block_cyclic_reference(
             t = r * I + e
             idx = None if b == 0 else sample_indices_np(seed, t, data.sizes, 2 * b if mc else b)[part]
             if plan.track:
-                grads = model.batched_gradients(np.repeat(avg[None], N, axis=0), data.X, data.y, data.mask)
+                grads = data.full_gradients(model, np.repeat(avg[None], N, axis=0))
                 grad_sum += float(np.sum((grads.mean(axis=0) + mu * avg) ** 2))
-            X, y, wt = chain_batch(data, part, None if idx is None else idx[:, :b])
-            grad = model.batched_gradients(xs, X, y, wt) + mu * xs
+            grad = _data_gradients(model, data, part, xs, None if idx is None else idx[:, :b]) + mu * xs
             if trace is not None:
                 trace.local_models[t] = xs.reshape(K, d)
                 trace.stochastic_gradients[t] = grad.reshape(K, d)
                 trace.local_gradients[t] = grad.reshape(K, d) if idx is None else (
-                    model.batched_gradients(xs, *chain_batch(data, part, None)) + mu * xs).reshape(K, d)
+                    data.full_gradients(model, xs, part) + mu * xs).reshape(K, d)
                 if mc:
                     trace.separate_local_models[t] = ys.reshape(K, d)
             xs -= eta_x[t] * grad
             if mc:
-                X, y, wt = chain_batch(data, part, None if idx is None else idx[:, b:])
-                ys -= eta_y[t] * (model.batched_gradients(ys, X, y, wt) + mu * ys)
+                ys -= eta_y[t] * (_data_gradients(model, data, part, ys, None if idx is None else idx[:, b:]) + mu * ys)
             if plan.track:
                 avg = xs.mean(axis=0)
                 drift = np.sum((xs - avg) ** 2, axis=(1, 2))

@@ -3,8 +3,10 @@
 Computes the same trajectory as ``kernel.fedavg_kernel`` from the same seed (the same
 counter-based minibatches and the same client samples, ``participation.round_sample``), with
 dense arithmetic on all d coordinates and no support tricks: all N local models are one array
-(N, f, C) and each local step is a handful of einsums. It is the correctness reference for the
-kernel and the "NumPy vectorised over clients" baseline of ``fedbound bench``.
+(N, f, C) and each local step is a handful of einsums (a minibatch step) or two matrix products per
+client on its real rows (a full-batch gradient, ``PaddedClients.full_gradients``). It is the
+correctness reference for the kernel and the "NumPy vectorised over clients" baseline of
+``fedbound bench``.
 
 Under a sampling scheme the reference runs the local steps of every client, as Li et al.'s
 analysis does (App. B.1: all devices compute, the server uses the sampled ones), and aggregates
@@ -72,8 +74,10 @@ def fedavg_reference(
         for e in range(E):
             t = r * E + e
             idx = None if algorithm.batch_size == 0 else sample_indices_np(seed, t, data.sizes, algorithm.batch_size)
-            X, y, wt = data.batch(idx)
-            grad = problem.model.batched_gradients(local, X, y, wt) + mu * local
+            if idx is None:
+                grad = data.full_gradients(problem.model, local) + mu * local
+            else:
+                grad = problem.model.batched_gradients(local, *data.batch(idx)) + mu * local
             if mu_prox != 0.0:
                 grad += mu_prox * (local - W)
             if scheme == "transformed_scheme_ii":
@@ -82,7 +86,7 @@ def fedavg_reference(
                 trace.local_models[t] = local.reshape(N, -1)
                 trace.stochastic_gradients[t] = grad.reshape(N, -1)
                 trace.full_gradients[t] = grad.reshape(N, -1) if idx is None else (
-                    scales * (problem.model.batched_gradients(local, *data.batch(None)) + mu * local)).reshape(N, -1)
+                    scales * (data.full_gradients(problem.model, local) + mu * local)).reshape(N, -1)
             if track:
                 max_grad = max(max_grad, float(np.max(np.sum(grad**2, axis=(1, 2))[sampled])))
             local -= eta_all[t] * grad
