@@ -52,6 +52,7 @@ from .li2020_constants import (
     li_transform_factors,
     li_transformed_constants,
 )
+from .li2020_eq8 import Eq8Constants, eq8_optimal_E, eq8_rounds_shape
 from .minibatch_moments import gradient_variance
 from .parameters import (
     MODES,
@@ -82,6 +83,8 @@ from .plans import (
     DingSpeedupPlan,
     DingTheoremPlan,
     LemmasPlan,
+    Li2020Eq8Plan,
+    Li2020KEffectPlan,
     Li2020SchemesPlan,
     Li2020SamplingPlan,
     Li2020Thm1Plan,

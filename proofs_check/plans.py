@@ -22,7 +22,9 @@ __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
-    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS", "DingFig2Plan", "FIG2_DATASETS",
+    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
+    "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
+    "DingFig2Plan", "FIG2_DATASETS",
 ]
 
 PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
@@ -227,6 +229,66 @@ class Li2020SamplingPlan:
     claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
 
 
+LI_CHOICE_INSTANCES = ("synthetic(0,0)", "synthetic(1,1)")
+"""The instances li2020.eq8 and li2020.k-effect run on, by label (``proofs_check.li2020_choices.
+CHOICE_INSTANCES`` holds each one's problem family and batch size; a new instance is one label here
+and one entry there)."""
+EQ8_OPTIMUM_CLAIMS = ("interior", "smallest", "largest")
+"""Where li2020.eq8 says the rounds-minimising E* lies in the E grid: strictly inside it (eq. 8's
+U-shape), or at its smallest or its largest E (planted false variants: no optimum, monotone rounds)."""
+
+
+@dataclass(frozen=True)
+class Li2020Eq8Plan:
+    """li2020.eq8 (Fig. 1a): the E grid and rounds of the Scheme I runs, the instances' size and K,
+    the target, the seeds, and where the optimum E* is claimed to lie."""
+
+    E_grid: tuple[int, ...] = parameter(doc="local steps E of the sweep (at least 3 values: two ends and an "
+                                            "interior)", minimum=1)
+    rounds: int = parameter(doc="rounds of every run (a run that misses the target counts as rounds + 1: censored)",
+                            minimum=1)
+    n_clients: int = parameter(doc="clients N of every instance (the paper: 100)", minimum=2)
+    participants: int = parameter(doc="K clients drawn per round by Scheme I (Fig. 1a: K = 30 of N = 100)", minimum=1)
+    instance: str | None = parameter(doc="run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
+    eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 1a: 0.1)", above=0)
+    target_fraction: float = parameter(0.3, "the target accuracy: F(w) <= F* + target_fraction (F(w_0) - F*)",
+                                       above=0, maximum=1)
+    seeds: int = parameter(6, "seeds of every run (at least 6: the paired tests are Bonferroni-corrected over the "
+                              "interior candidates for E*)", minimum=6, from_settings="seeds")
+    claimed_optimum: str = parameter("interior", "where E* is claimed to lie in the grid",
+                                     choices=EQ8_OPTIMUM_CLAIMS)
+
+    def __post_init__(self) -> None:
+        if len(self.E_grid) < 3:
+            raise PlanError("E_grid", f"needs at least 3 values (two ends and an interior E), got {self.E_grid}")
+
+
+@dataclass(frozen=True)
+class Li2020KEffectPlan:
+    """li2020.k-effect (Fig. 1b, Fig. 3): the K grid and rounds of the Scheme I runs, the instances'
+    size, E, the final-loss window, the seeds, and the claimed dependence on K."""
+
+    K_grid: tuple[int, ...] = parameter(doc="clients K drawn per round by Scheme I (Fig. 3: 5 ... 100 of N = 100)",
+                                        minimum=1)
+    rounds: int = parameter(doc="rounds of every run", minimum=1)
+    n_clients: int = parameter(doc="clients N of every instance (the paper: 100)", minimum=2)
+    instance: str | None = parameter(doc="run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
+    E: int = parameter(5, "local steps per round (Fig. 3: 5)", minimum=1)
+    eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 3: 0.1)", above=0)
+    tail_rounds: int = parameter(10, "the final loss is the mean gap over the last tail_rounds rounds", minimum=1)
+    seeds: int = parameter(6, "seeds of every run (at least 6: the order check is paired over seeds and the "
+                              "largest and smallest K differ by a few percent)", minimum=6, from_settings="seeds")
+    tolerance: float = parameter(0.25, "weak effect: each gap(K)/gap(K_max) within a factor 1 + tolerance of "
+                                       "(K_max/K)^claimed_K_exponent", above=0)
+    claimed_K_exponent: float = parameter(0.0, "the claimed final gap is proportional to K^-claimed_K_exponent "
+                                               "(0: weak effect; 1: the iid linear speedup)")
+    larger_K_better: bool = parameter(True, "the claimed order: the largest K's final gap below the smallest K's")
+
+    def __post_init__(self) -> None:
+        if len(self.K_grid) < 2:
+            raise PlanError("K_grid", f"needs at least 2 values, got {self.K_grid}")
+        if self.tail_rounds > self.rounds:
+            raise PlanError("tail_rounds", f"{self.tail_rounds} exceeds rounds = {self.rounds}")
 
 FIG2_DATASETS = ("digits", "mnist", "fashion-mnist", "cifar10")
 """The data sets ding2020.fig2 can run on (``problems.image_data``; digits is bundled)."""

@@ -7,16 +7,27 @@ reference-counted tuple reads (``docs/architecture.md``, "The model oracle"). Wo
 batch of B: ``acts`` and ``dacts`` (B * layout.activation_size,) of the parameters' dtype and
 ``pool_index`` (B * layout.pool_index_size,) int8; ``grad`` has the parameters' length and dtype.
 The layer functions are those of ``conv2d``, ``max_pool``, ``relu``, ``dense``, ``cross_entropy``.
+
+The convolutions' scratch (``conv2d``: one buffer of the largest ``conv2d_planar_scratch_size``
+over the conv layers; per image, not per batch) is allocated once per call of ``network_forward``
+or ``network_loss_grad``, and once per call of ``sgd_steps`` for all its steps.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from .conv2d import conv2d_backward_input, conv2d_backward_params, conv2d_forward
+import numpy as np
+
+from .conv2d import (
+    conv2d_backward_input_planar,
+    conv2d_backward_params_planar,
+    conv2d_forward_planar,
+    conv2d_planar_scratch_size,
+)
 from .cross_entropy import cross_entropy
 from .dense import dense_backward_input, dense_backward_params, dense_forward
-from .layout import COL_OUT_ACT, COL_OUT_C, OP_CONV, OP_DENSE, OP_POOL, OP_RELU
+from .layout import COL_IN_C, COL_IN_H, COL_IN_W, COL_KERNEL, COL_OP, COL_OUT_ACT, COL_OUT_C, OP_CONV, OP_DENSE, OP_POOL, OP_RELU
 from .max_pool import max_pool_backward, max_pool_forward
 from .relu import relu_backward, relu_forward
 
@@ -24,9 +35,26 @@ __all__ = ["network_forward", "network_loss_grad", "sgd_steps"]
 
 
 @njit(cache=True)
+def _scratch(table, dtype_of):
+    """The convolutions' scratch for the conv layers of ``table``, of the dtype of ``dtype_of``."""
+    size = 0
+    for l in range(table.shape[0]):
+        if table[l, COL_OP] == OP_CONV:
+            h, w, c = table[l, COL_IN_H], table[l, COL_IN_W], table[l, COL_IN_C]
+            size = max(size, conv2d_planar_scratch_size(h, w, c, table[l, COL_KERNEL], table[l, COL_OUT_C]))
+    return np.empty(size, dtype=dtype_of.dtype)
+
+
+@njit(cache=True)
 def network_forward(table, params, images, acts, pool_index):
     """Run the layers on images (B, H, W, C): acts <- every activation; returns the logits (B, classes)
     as a view of ``acts``."""
+    return _forward(table, params, images, acts, pool_index, _scratch(table, acts))
+
+
+@njit(cache=True)
+def _forward(table, params, images, acts, pool_index, scratch):
+    """``network_forward`` with the convolutions' scratch given."""
     B = images.shape[0]
     n_in = images.shape[1] * images.shape[2] * images.shape[3]
     acts[: B * n_in].reshape(images.shape)[...] = images
@@ -36,10 +64,9 @@ def network_forward(table, params, images, acts, pool_index):
         y = acts[B * oa : B * (oa + oh * ow * oc)]
         if op == OP_CONV:
             nw = k * k * c * oc
-            conv2d_forward(
-                x.reshape((B, h, w, c)), params[p : p + nw].reshape((k, k, c, oc)), params[p + nw : p + nw + oc],
-                y.reshape((B, oh, ow, oc)),
-            )
+            x4 = x.reshape((B, h, w, c))
+            w4 = params[p : p + nw].reshape((k, k, c, oc))
+            conv2d_forward_planar(x4, w4, params[p + nw : p + nw + oc], y.reshape((B, oh, ow, oc)), scratch)
         elif op == OP_RELU:
             relu_forward(x, y)
         elif op == OP_POOL:
@@ -57,8 +84,14 @@ def network_forward(table, params, images, acts, pool_index):
 @njit(cache=True)
 def network_loss_grad(table, params, images, labels, acts, dacts, pool_index, grad):
     """The minibatch's mean cross-entropy (float64); grad <- its gradient in the flat layout."""
+    return _loss_grad(table, params, images, labels, acts, dacts, pool_index, grad, _scratch(table, acts))
+
+
+@njit(cache=True)
+def _loss_grad(table, params, images, labels, acts, dacts, pool_index, grad, scratch):
+    """``network_loss_grad`` with the convolutions' scratch given."""
     B = images.shape[0]
-    logits = network_forward(table, params, images, acts, pool_index)
+    logits = _forward(table, params, images, acts, pool_index, scratch)
     L = table.shape[0]
     classes = table[L - 1, COL_OUT_C]
     logits_at = B * table[L - 1, COL_OUT_ACT]
@@ -73,9 +106,12 @@ def network_loss_grad(table, params, images, labels, acts, dacts, pool_index, gr
             nw = k * k * c * oc
             x4 = x.reshape((B, h, w, c))
             g4 = g.reshape((B, oh, ow, oc))
-            conv2d_backward_params(x4, g4, grad[p : p + nw].reshape((k, k, c, oc)), grad[p + nw : p + nw + oc])
+            conv2d_backward_params_planar(
+                x4, g4, grad[p : p + nw].reshape((k, k, c, oc)), grad[p + nw : p + nw + oc], scratch
+            )
             if l > 0:
-                conv2d_backward_input(params[p : p + nw].reshape((k, k, c, oc)), g4, dx.reshape((B, h, w, c)))
+                w4 = params[p : p + nw].reshape((k, k, c, oc))
+                conv2d_backward_input_planar(w4, g4, dx.reshape((B, h, w, c)), scratch)
         elif op == OP_RELU:
             relu_backward(x, g, dx)
         elif op == OP_POOL:
@@ -96,11 +132,13 @@ def sgd_steps(table, params, images, labels, batch, lr, n_steps, acts, dacts, po
     """n_steps plain SGD steps theta <- theta - lr grad in place, step s on the minibatch of rows
     [(s b) mod n, (s b) mod n + b) of images (n, H, W, C) (n a multiple of b); returns the last loss."""
     n = images.shape[0]
+    scratch = _scratch(table, acts)
     loss = 0.0
     for s in range(n_steps):
         start = (s * batch) % n
-        loss = network_loss_grad(
-            table, params, images[start : start + batch], labels[start : start + batch], acts, dacts, pool_index, grad
+        loss = _loss_grad(
+            table, params, images[start : start + batch], labels[start : start + batch], acts, dacts, pool_index,
+            grad, scratch,
         )
         for i in range(params.size):
             params[i] -= lr * grad[i]

@@ -36,7 +36,12 @@ __all__ = [
     "OP_RELU",
     "OP_POOL",
     "OP_DENSE",
+    "COL_OP",
+    "COL_IN_H",
+    "COL_IN_W",
+    "COL_IN_C",
     "COL_OUT_C",
+    "COL_KERNEL",
     "COL_OUT_ACT",
 ]
 

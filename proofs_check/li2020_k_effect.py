@@ -1,0 +1,147 @@
+"""li2020.k-effect: under non-iid data the number K of sampled clients has a weak effect; a larger K
+is slightly better.
+
+Li, Huang, Yang, Wang, Zhang, "On the Convergence of FedAvg on Non-IID Data" (ICLR 2020), Sec. 3.4
+("Choice of K"), App. D.2 ("The impact of K", Fig. 1b, Fig. 3): Theorems 2-3 depend on K only
+through C = (4/K) E^2 G^2 (eq. 8's (1 + 1/K) E G^2), so FedAvg has no linear speedup in K on
+non-iid data; Fig. 3 (E = 5, eta_0 = 0.1, Scheme I, b = 24 on the synthetic data, K from 5 to 100
+of N = 100): "all the curves in each subfigure overlap a lot", the zoomed last rounds show "the
+curve of a large enough K is slightly better".
+
+Measured (runs of ``li2020_choices``): FedAvg with Scheme I for each K of the grid, E local steps,
+eta_0 / (1 + round), seeds 0..S-1; the final gap g_s(K) of seed s is the mean of F(w_r) - F* over
+the last ``tail_rounds`` rounds (the paper's zoom on the last rounds). Client minibatches are the
+same in every run of a seed (``li2020_choices``), so the comparisons are paired over seeds.
+
+Two sub-checks per instance:
+* order: the largest K's final gap is below the smallest K's, ``convergence.check_ordering`` on
+  the paired differences g_s(K_min) - g_s(K_max) (two-sided 95% Student-t interval: PASS when it
+  lies above 0, FAIL when below). A planted variant claims the opposite order.
+* weak effect: for every K, q_s(K) = (g_s(K) / g_s(K_max)) / (K_max / K)^a, the per-seed ratio to
+  the largest K over the claimed dependence g ∝ K^-a (a = 0: no dependence), lies within a factor
+  1 + tolerance of 1: ``check_upper_bound`` (E q <= 1 + tolerance) and ``check_lower_bound``
+  (E q >= 1 / (1 + tolerance)) over the K grid, Holm-corrected one-sided t-tests over seeds (FAIL
+  when either fails, PASS when both pass). The tolerance 0.25: Fig. 3's curves overlap to within a
+  few percent in their last rounds, while the iid linear speedup (a = 1) would put K = 5 a factor
+  20 above K = 100; 25% sits far from both, so the check separates "weak" from "strong" and allows
+  the slight advantage the paper reports. A planted variant claims a = 1 ("halving K doubles the
+  final gap").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from convergence import Status, Verdict, check_lower_bound, check_ordering, check_upper_bound, log_spaced_rounds
+
+from .claim import ClaimResult, VerifySettings, combine_checks
+from .li2020_choices import LossCurves, SchemeIRun, choice_instances, scheme_i_curves
+from .plans import Li2020KEffectPlan
+from .plot_specs import Curve, CurvesPlot
+
+__all__ = ["evaluate", "final_gaps", "check_weak_effect"]
+
+CLAIM_ID = "li2020.k-effect"
+
+
+PLOT_POINTS = 30
+"""Log-spaced record rounds of the loss curves (plus every round of the final window)."""
+
+
+def _record_rounds(plan: Li2020KEffectPlan) -> tuple[int, ...]:
+    """The initial point, about PLOT_POINTS log-spaced rounds and the last ``tail_rounds`` rounds."""
+    spaced = log_spaced_rounds(plan.rounds, PLOT_POINTS)
+    return tuple(sorted({0, *spaced, *range(plan.rounds - plan.tail_rounds + 1, plan.rounds + 1)}))
+
+
+def final_gaps(gap: np.ndarray, tail_rounds: int) -> np.ndarray:
+    """The mean of ``gap`` (..., P) over its last ``tail_rounds`` record points, shape (...) (the
+    claim records every one of its last tail_rounds rounds)."""
+    if not 1 <= tail_rounds <= gap.shape[-1]:
+        raise ValueError(f"tail_rounds: must be in [1, {gap.shape[-1]}], got {tail_rounds}")
+    return gap[..., -tail_rounds:].mean(axis=-1)
+
+
+def check_weak_effect(
+    claim_id: str, K_grid: tuple[int, ...], final: np.ndarray, tolerance: float, claimed_exponent: float = 0.0,
+) -> Verdict:
+    """"g(K) / g(K_max) = (K_max / K)^claimed_exponent within a factor 1 + tolerance" for every K, from
+    the final gaps ``final`` (n_K, S) paired over seeds (module docstring): check_upper_bound and
+    check_lower_bound on q_s(K), both over the K grid. measured = the largest |log E q(K)| / log(1 +
+    tolerance) (<= 1 inside the band), theoretical = 1; evidence: K, the mean ratios, the band and
+    both bound checks' verdicts."""
+    final = np.asarray(final, dtype=np.float64)
+    if final.shape[0] != len(K_grid) or final.ndim != 2 or np.any(final <= 0):
+        raise ValueError(f"final: expected positive final gaps of shape ({len(K_grid)}, S), got {final.shape}")
+    K = np.asarray(K_grid, dtype=np.float64)
+    top = int(np.argmax(K))
+    q = (final / final[top]) / (K[top] / K)[:, None] ** claimed_exponent  # (n_K, S)
+    factor = 1.0 + tolerance
+    claim = f"g(K) / g(K_max) = (K_max / K)^{claimed_exponent:g} within a factor {factor:g}"
+    upper = check_upper_bound(f"{claim_id}/upper", K, q.T, np.full(K.size, factor), notes=claim)
+    lower = check_lower_bound(f"{claim_id}/lower", K, q.T, np.full(K.size, 1 / factor), notes=claim)
+    statuses = {upper.status, lower.status}
+    status = Status.FAIL if Status.FAIL in statuses else (Status.PASS if statuses == {Status.PASS}
+                                                          else Status.INCONCLUSIVE)
+    mean = q.mean(axis=1)
+    measured = float(np.max(np.abs(np.log(mean))) / np.log(factor))
+    ratios = ", ".join(f"K = {k}: {m:.4g}" for k, m in zip(K_grid, mean))
+    notes = (f"{claim}; mean q(K) over {final.shape[1]} paired seeds: {ratios} (band [{1 / factor:.4g}, {factor:g}]). "
+             f"Upper side: {upper.status.value} ({upper.notes}). Lower side: {lower.status.value} ({lower.notes}).")
+    evidence = {"K": list(K_grid), "mean_q": mean.tolist(), "band": [1 / factor, factor],
+                "claimed_exponent": claimed_exponent, "upper": upper.to_json(), "lower": lower.to_json()}
+    return Verdict(claim_id, status, measured, 1.0, None, notes=notes, evidence=evidence)
+
+
+def _instance_checks(curves: LossCurves, plan: Li2020KEffectPlan) -> tuple[list[tuple[str, Verdict]], CurvesPlot]:
+    """The order and weak-effect checks and Fig. 3's plot on one instance's sweep."""
+    label = curves.instance.label
+    final = final_gaps(curves.gap, plan.tail_rounds)  # (n_K, S)
+    K = plan.K_grid
+    small, large = final[int(np.argmin(K))], final[int(np.argmax(K))]
+    better, worse = (large, small) if plan.larger_K_better else (small, large)
+    order_claim = (f"K = {max(K)} below K = {min(K)}" if plan.larger_K_better else f"K = {min(K)} below K = {max(K)}")
+    order = check_ordering(
+        f"{CLAIM_ID}/{label}/order", better, worse,
+        notes=f"{label}: final gap (mean of F(w_r) - F* over the last {plan.tail_rounds} rounds) of {order_claim}, "
+        "paired over seeds (the same client minibatches in every run of a seed)")
+    weak = check_weak_effect(f"{CLAIM_ID}/{label}/effect", K, final, plan.tolerance, plan.claimed_K_exponent)
+    mean_loss = curves.gap.mean(axis=1) + curves.F_star  # (n_K, R + 1)
+    rounds = tuple(float(r) for r in curves.rounds)
+    plot = CurvesPlot(
+        f"li2020_k_effect_{label.replace('(', '').replace(')', '').replace(',', '_')}",
+        f"Li et al. Fig. 1b / Fig. 3 on {label}: global loss vs round for each K",
+        f"F(w_r), mean over {final.shape[1]} seeds, FedAvg with Scheme I, E = {plan.E}, eta_0 = {plan.eta0:g} / (1 + "
+        f"round), b = {curves.instance.batch_size}, N = {curves.problem.n_clients}; F* = {curves.F_star:.4g}. The "
+        "paper: K has a weak effect, the curves overlap and a large enough K is slightly better. fedbound: order "
+        f"{order.status.value}, weak effect {weak.status.value} (mean final-gap ratios to K = {max(K)}: "
+        f"{', '.join(f'{k}: {m:.3g}' for k, m in zip(K, weak.evidence['mean_q']))}).",
+        curves=tuple(Curve(rounds, tuple(loss), f"K = {k}") for k, loss in zip(K, mean_loss)),
+        xlabel="round r", ylabel=r"global loss $F(w_r)$", logx=False, logy=True,
+    )
+    return [(f"order: {order_claim} ({label})", order), (f"weak effect ({label})", weak)], plot
+
+
+def evaluate(settings: VerifySettings, plan: Li2020KEffectPlan) -> ClaimResult:
+    """Both sub-checks on every instance of the plan (headline: the first instance's weak effect);
+    ``plan.claimed_K_exponent`` != 0 or ``plan.larger_K_better`` False plant false variants."""
+    runs = tuple(SchemeIRun(plan.E, K) for K in plan.K_grid)
+    checks, plots = [], []
+    for instance in choice_instances(plan.instance):
+        curves = scheme_i_curves(instance, plan.n_clients, runs, _record_rounds(plan), plan.eta0, plan.seeds,
+                                 settings, f"k-effect {instance.label}")
+        instance_checks, plot = _instance_checks(curves, plan)
+        checks += instance_checks
+        plots.append(plot)
+    planted = {name: value for name, value, default in (
+        ("claimed_K_exponent", plan.claimed_K_exponent, 0.0), ("larger_K_better", plan.larger_K_better, True))
+        if value != default}
+    planted_note = ("PLANTED FALSE VARIANT (" + ", ".join(f"{k} = {v}" for k, v in planted.items()) + "); "
+                    if planted else "")
+    verdict = combine_checks(
+        CLAIM_ID, checks, headline=checks[1][1],
+        notes=f"{planted_note}Headline: the largest |log mean q(K)| / log(1 + tolerance) on the first instance "
+        f"(<= 1: every K within a factor {1 + plan.tolerance:g} of the claimed dependence). Runs use the "
+        "experiments' per-round decay eta_0 / (1 + round).",
+    )
+    return ClaimResult(verdict, tuple(plots))

@@ -1,0 +1,94 @@
+"""li2020.k-effect (choice of K): the final-gap window, the weak-effect check (PASSes a flat
+dependence, FAILs a 1/K one and the reverse), and the claim on its quick instance with its planted
+variants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from convergence import Status
+from proofs_check import VerifySettings, get_claim
+from proofs_check.li2020_k_effect import check_weak_effect, final_gaps
+from proofs_check.plans import Li2020KEffectPlan
+
+K_GRID = (5, 10, 50, 100)
+
+
+def test_final_gap_is_the_mean_over_the_last_rounds() -> None:
+    gap = np.array([[4.0, 3.0, 2.0, 1.0], [1.0, 1.0, 1.0, 7.0]])
+    assert final_gaps(gap, 2).tolist() == [1.5, 4.0]
+    assert final_gaps(gap, 4).tolist() == [2.5, 2.5]
+    with pytest.raises(ValueError, match="^tail_rounds: "):
+        final_gaps(gap, 5)
+
+
+def _final(exponent: float, noise: float = 0.01, seeds: int = 6) -> np.ndarray:
+    """Final gaps (n_K, S) proportional to K^-exponent with a seed effect and small noise."""
+    rng = np.random.default_rng(0)
+    K = np.asarray(K_GRID, dtype=float)
+    base = 0.5 * (K / K[-1]) ** -exponent
+    return base[:, None] * (1 + rng.normal(0, 0.05, seeds))[None, :] * (1 + noise * rng.normal(0, 1, (K.size, seeds)))
+
+
+def test_weak_effect_passes_a_flat_dependence_and_fails_a_linear_speedup() -> None:
+    flat = _final(0.02)  # K = 5 about 6% above K = 100
+    assert check_weak_effect("t", K_GRID, flat, 0.25).status is Status.PASS
+    assert check_weak_effect("t", K_GRID, flat, 0.25, claimed_exponent=1.0).status is Status.FAIL
+    speedup = _final(1.0)  # the iid linear speedup: K = 5 twenty times above K = 100
+    verdict = check_weak_effect("t", K_GRID, speedup, 0.25)
+    assert verdict.status is Status.FAIL and verdict.measured > 10
+    assert check_weak_effect("t", K_GRID, speedup, 0.25, claimed_exponent=1.0).status is Status.PASS
+
+
+def test_weak_effect_fails_a_dependence_outside_the_band_on_either_side() -> None:
+    # smaller K clearly better (K = 5 at 0.5 of K = 100): below the band's lower edge 0.8
+    assert check_weak_effect("t", K_GRID, _final(-0.23), 0.25).status is Status.FAIL
+
+
+def test_weak_effect_is_inconclusive_on_the_band_edge() -> None:
+    rng = np.random.default_rng(3)
+    edge = np.vstack([0.5 * 1.25 * (1 + 0.2 * rng.normal(0, 1, 6)), np.full(6, 0.5)])
+    assert check_weak_effect("t", (5, 100), edge, 0.25).status is Status.INCONCLUSIVE
+
+
+def test_bad_inputs_are_named() -> None:
+    with pytest.raises(ValueError, match="^final: "):
+        check_weak_effect("t", K_GRID, np.zeros((4, 3)), 0.25)
+    with pytest.raises(ValueError, match="^final: "):
+        check_weak_effect("t", K_GRID, np.ones((3, 3)), 0.25)
+    with pytest.raises(ValueError, match="^K_grid: "):
+        Li2020KEffectPlan(K_grid=(5,), rounds=10, n_clients=20, instance=None)
+    with pytest.raises(ValueError, match="^tail_rounds: "):
+        Li2020KEffectPlan(K_grid=(5, 10), rounds=5, n_clients=20, instance=None)
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> VerifySettings:
+    store = tmp_path_factory.mktemp("k_effect") / "runs.sqlite"
+    return VerifySettings(quick=True, seeds=6, jobs=1, progress=False, store=str(store))
+
+
+def test_claim_passes_on_its_quick_instance(settings: VerifySettings) -> None:
+    result = get_claim("li2020.k-effect").evaluate(settings)
+    verdict = result.verdict
+    assert verdict.status is Status.PASS, verdict.notes
+    assert [c.verdict.status for c in verdict.checks] == [Status.PASS, Status.PASS]
+    assert 0 <= verdict.measured <= 1
+    (plot,) = result.plots
+    assert [c.label for c in plot.curves] == ["K = 2", "K = 20"] and "weak effect PASS" in plot.caption
+
+
+@pytest.mark.parametrize("name", ["smaller K better", "linear speedup in K"])
+def test_planted_variants_fail(settings: VerifySettings, name: str) -> None:
+    claim = get_claim("li2020.k-effect")
+    variant = next(v for v in claim.variants if v.name == name)
+    verdict = claim.evaluate_variant(settings, variant).verdict
+    assert verdict.status is Status.FAIL and verdict.as_expected, verdict.notes
+
+
+@pytest.mark.slow
+def test_default_plan_passes_on_both_instances() -> None:
+    verdict = get_claim("li2020.k-effect").evaluate(VerifySettings(seeds=4, progress=False)).verdict
+    assert verdict.status is Status.PASS, verdict.notes
+    assert len(verdict.checks) == 4
