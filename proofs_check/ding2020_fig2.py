@@ -10,7 +10,8 @@ clients, the plan's data set) and the schedule (C cycles, E rounds of I local st
 constant gamma, batch 2): MM-PSGD with the exponential predictor (Sec. 5), MC-PSGD with eta = gamma,
 FedAvg-cyclic (the global model, scored on every block), and FedAvg on ``shuffled(0)`` (the same
 images pooled and dealt to N clients at random) with C M E rounds of I steps. Every run is recorded
-at every round r = 0..C M E. The metric is the paper's: with acc_m(r) the accuracy of block m's
+at every block end r = 0, E, 2E, .., C M E (the plot) and at every round of the last cycle (the
+checks). The metric is the paper's: with acc_m(r) the accuracy of block m's
 model at round r on block m's test images (``BlockCyclicImageProblem.block_accuracy``),
 
     A(r) = (1/M) sum_m acc_m(r),     Abar = mean of A(r) over the last cycle's rounds r in (C-1) M E + 1 .. C M E,
@@ -71,15 +72,16 @@ SHUFFLE_SEED = 0
 
 @dataclass(frozen=True)
 class Fig2Curves:
-    """Per-block accuracies of a run at every round: ``per_block`` (S, R + 1, M), acc_m(r) for
-    seed s and round r = 0..R (R = C M E); ``cycle_rounds`` = M E, the rounds of one cycle."""
+    """Per-block accuracies of a run: ``per_block`` (S, P, M), acc_m(r) for seed s at the recorded
+    rounds ``rounds`` (P,), increasing, whose last ``cycle_rounds`` = M E are the last cycle's."""
 
     per_block: np.ndarray
+    rounds: np.ndarray
     cycle_rounds: int
 
     @property
     def average(self) -> np.ndarray:
-        """A(r) = (1/M) sum_m acc_m(r), shape (S, R + 1)."""
+        """A(r) = (1/M) sum_m acc_m(r) at the recorded rounds, shape (S, P)."""
         return self.per_block.mean(axis=2)
 
     @property
@@ -94,22 +96,30 @@ class Fig2Curves:
         return (last.max(axis=1) - last.min(axis=1)).mean(axis=1)
 
 
-def fig2_curves(per_block: np.ndarray, cycle_rounds: int) -> Fig2Curves:
-    """``Fig2Curves`` from per-block accuracies (S, R + 1, M) recorded at every round.
+def fig2_curves(per_block: np.ndarray, rounds: np.ndarray, cycle_rounds: int) -> Fig2Curves:
+    """``Fig2Curves`` from per-block accuracies (S, P, M) recorded at ``rounds`` (P,), which must
+    end with every round of the last cycle, R - M E + 1 .. R (R = rounds[-1], M E = ``cycle_rounds``).
 
     Raises:
-        ValueError: naming ``per_block`` (not 3-d, non-finite, outside [0, 1], fewer than
-            ``cycle_rounds`` + 1 rounds) or ``cycle_rounds`` (not a positive integer).
+        ValueError: naming ``cycle_rounds`` (not a positive integer), ``rounds`` (not increasing
+            integers, or without every round of the last cycle) or ``per_block`` (not (S, P, M),
+            non-finite, outside [0, 1]).
     """
     if isinstance(cycle_rounds, bool) or not isinstance(cycle_rounds, (int, np.integer)) or cycle_rounds < 1:
         raise ValueError(f"cycle_rounds: need a positive integer M E, got {cycle_rounds!r}")
+    rounds = np.asarray(rounds)
+    if rounds.ndim != 1 or rounds.dtype.kind not in "iu" or np.any(np.diff(rounds) <= 0):
+        raise ValueError(f"rounds: need increasing integer rounds, got {rounds!r}")
+    last = rounds[-cycle_rounds:] if rounds.size >= cycle_rounds else rounds
+    if rounds.size < cycle_rounds or not np.array_equal(last, np.arange(rounds[-1] - cycle_rounds + 1, rounds[-1] + 1)):
+        raise ValueError(f"rounds: must end with every round of the last cycle ({cycle_rounds} rounds), got {rounds!r}")
     per_block = np.asarray(per_block, dtype=float)
-    if per_block.ndim != 3 or per_block.shape[1] < cycle_rounds + 1:
-        raise ValueError(f"per_block: expected shape (seeds, rounds + 1 >= {cycle_rounds + 1}, blocks), "
+    if per_block.ndim != 3 or per_block.shape[1] != rounds.size:
+        raise ValueError(f"per_block: expected shape (seeds, {rounds.size} recorded rounds, blocks), "
                          f"got {per_block.shape}")
     if not np.all(np.isfinite(per_block)) or per_block.min() < 0 or per_block.max() > 1:
         raise ValueError("per_block: accuracies must be finite and in [0, 1]")
-    return Fig2Curves(per_block, int(cycle_rounds))
+    return Fig2Curves(per_block, rounds, int(cycle_rounds))
 
 
 def _problem(plan: DingFig2Plan) -> BlockCyclicImageProblem:
@@ -122,19 +132,21 @@ def _problem(plan: DingFig2Plan) -> BlockCyclicImageProblem:
 
 def _runs(settings: VerifySettings, plan: DingFig2Plan,
           problem: BlockCyclicImageProblem) -> tuple[RunResult, RunResult, RunResult, RunResult]:
-    """MM-PSGD, MC-PSGD, FedAvg-cyclic and FedAvg on shuffled data, recorded at every round."""
+    """MM-PSGD, MC-PSGD, FedAvg-cyclic and FedAvg on shuffled data, recorded at the block ends and at
+    every round of the last cycle."""
     rounds = plan.cycles * plan.n_blocks * plan.rounds_per_block
     gamma = StepSize.constant(plan.step_size)
     seeds = tuple(range(plan.seeds))
-    every_round = tuple(range(rounds + 1))
+    last_cycle = rounds - plan.n_blocks * plan.rounds_per_block
+    records = tuple(sorted(set(range(0, rounds + 1, plan.rounds_per_block)) | set(range(last_cycle + 1, rounds + 1))))
     schedule = dict(cycles=plan.cycles, rounds_per_block=plan.rounds_per_block, local_steps=plan.local_steps,
-                    step_size=gamma, batch_size=plan.batch_size, record_rounds=every_round, seeds=seeds)
+                    step_size=gamma, batch_size=plan.batch_size, record_rounds=records, seeds=seeds)
     shuffled = problem.shuffled(SHUFFLE_SEED)
     configs = [
         RunConfig(problem.spec, MMPSGDConfig(predictor="exponential", **schedule)),
         RunConfig(problem.spec, MCPSGDConfig(block_step_size=gamma, **schedule)),
         RunConfig(problem.spec, FedAvgCyclicConfig(**schedule)),
-        RunConfig(shuffled.spec, FedAvgConfig(plan.local_steps, rounds, gamma, plan.batch_size, 1.0, every_round,
+        RunConfig(shuffled.spec, FedAvgConfig(plan.local_steps, rounds, gamma, plan.batch_size, 1.0, records,
                                               seeds=seeds)),
     ]
     mm, mc, cyclic, fedavg = execute([RunRequest(config) for config in configs], settings.sweep_options(),
@@ -157,7 +169,7 @@ def evaluate_fig2(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
     problem = _problem(plan)
     mm, mc, cyclic, fedavg = _runs(settings, plan, problem)
     cycle_rounds = plan.n_blocks * plan.rounds_per_block
-    curves = {name: fig2_curves(per_block, cycle_rounds) for name, per_block in (
+    curves = {name: fig2_curves(per_block, mm.rounds, cycle_rounds) for name, per_block in (
         ("MM-PSGD predictors", mm.extras.block_accuracy), ("MC-PSGD predictors", mc.extras.block_accuracy),
         ("FedAvg on block-cyclic data", cyclic.extras.block_accuracy),
         ("FedAvg on shuffled data", _shuffled_per_block(problem, fedavg)))}
@@ -192,13 +204,15 @@ def evaluate_fig2(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
              f"(last cycle, means over seeds) {measured}.")
     verdict = combine_checks("ding2020.fig2", checks, headline=checks[0][1],
                              notes=f"{PAPER_FIG2} {scale} Headline: mean Abar difference MM-PSGD - FedAvg-cyclic.")
-    rounds = [float(r) for r in range(mm_c.average.shape[1])]
+    plotted = np.isin(mm.rounds, np.arange(0, mm.rounds[-1] + 1, plan.rounds_per_block))  # the block ends
+    rounds = mm.rounds[plotted].astype(float).tolist()
     plot = CurvesPlot(
         "ding2020_fig2", "Ding et al. Fig. 2: average block test accuracy vs round",
-        f"(1/M) sum_m acc_m(r), block m's model on block m's test images, mean over {plan.seeds} seeds, on "
+        f"(1/M) sum_m acc_m(r) at every block end, block m's model on block m's test images, mean over "
+        f"{plan.seeds} seeds, on "
         f"{plan.dataset} (M = {plan.n_blocks}, N = {plan.clients_per_block}, E = {plan.rounds_per_block}, "
         f"I = {plan.local_steps}).",
-        curves=tuple(Curve(rounds, c.average.mean(axis=0).tolist(), name) for name, c in curves.items()),
+        curves=tuple(Curve(rounds, c.average.mean(axis=0)[plotted].tolist(), name) for name, c in curves.items()),
         xlabel="round r", ylabel="average block test accuracy", logx=False, logy=False,
     )
     return ClaimResult(verdict, (plot,))

@@ -26,27 +26,35 @@ def statuses(verdict) -> dict[str, Status]:
 
 
 def test_the_metric_on_hand_made_accuracies() -> None:
-    # 1 seed, 2 cycles of M E = 2 rounds (5 records r = 0..4), M = 2 blocks
-    per_block = np.array([[[0.0, 0.0], [0.2, 0.4], [0.4, 0.2], [0.9, 0.1], [0.3, 0.7]]])
-    curves = fig2_curves(per_block, 2)
-    np.testing.assert_allclose(curves.average, [[0.0, 0.3, 0.3, 0.5, 0.5]])
-    np.testing.assert_allclose(curves.last_cycle_average, [0.5])  # rounds 3, 4
-    np.testing.assert_allclose(curves.oscillation, [(0.6 + 0.6) / 2])  # block ranges over rounds 3, 4
-    level = fig2_curves(np.full((2, 5, 3), 0.5), 2)
+    # 1 seed, M = 2 blocks, M E = 2 rounds per cycle, 3 cycles: recorded at the block ends 0, 1, 2, 3 and
+    # at every round 5, 6 of the last cycle (rounds 4 is a block end too, left out here)
+    rounds = np.array([0, 1, 2, 3, 5, 6])
+    per_block = np.array([[[0.0, 0.0], [0.2, 0.4], [0.4, 0.2], [0.5, 0.5], [0.9, 0.1], [0.3, 0.7]]])
+    curves = fig2_curves(per_block, rounds, 2)
+    np.testing.assert_allclose(curves.average, [[0.0, 0.3, 0.3, 0.5, 0.5, 0.5]])
+    np.testing.assert_allclose(curves.last_cycle_average, [0.5])  # rounds 5, 6
+    np.testing.assert_allclose(curves.oscillation, [(0.6 + 0.6) / 2])  # each block's range over rounds 5, 6
+    level = fig2_curves(np.full((2, 6, 3), 0.5), rounds, 2)
     np.testing.assert_array_equal(level.oscillation, [0.0, 0.0])
 
 
-@pytest.mark.parametrize("per_block,cycle_rounds,field", [
-    (np.zeros((2, 5)), 2, "per_block"),
-    (np.zeros((1, 2, 2)), 2, "per_block"),  # fewer than a cycle + 1 records
-    (np.full((1, 5, 2), 1.5), 2, "per_block"),
-    (np.full((1, 5, 2), np.nan), 2, "per_block"),
-    (np.zeros((1, 5, 2)), 0, "cycle_rounds"),
-    (np.zeros((1, 5, 2)), 2.0, "cycle_rounds"),
+ROUNDS = np.arange(5)
+
+
+@pytest.mark.parametrize("per_block,rounds,cycle_rounds,field", [
+    (np.zeros((1, 5, 2)), ROUNDS, 0, "cycle_rounds"),
+    (np.zeros((1, 5, 2)), ROUNDS, 2.0, "cycle_rounds"),
+    (np.zeros((1, 5, 2)), np.array([0, 2, 1, 3, 4]), 2, "rounds"),
+    (np.zeros((1, 5, 2)), ROUNDS.astype(float), 2, "rounds"),
+    (np.zeros((1, 4, 2)), np.array([0, 1, 2, 4]), 2, "rounds"),  # round 3 of the last cycle missing
+    (np.zeros((2, 5)), ROUNDS, 2, "per_block"),
+    (np.zeros((1, 4, 2)), ROUNDS, 2, "per_block"),
+    (np.full((1, 5, 2), 1.5), ROUNDS, 2, "per_block"),
+    (np.full((1, 5, 2), np.nan), ROUNDS, 2, "per_block"),
 ])
-def test_the_metric_names_bad_input(per_block, cycle_rounds, field) -> None:
+def test_the_metric_names_bad_input(per_block, rounds, cycle_rounds, field) -> None:
     with pytest.raises(ValueError, match=f"^{field}:"):
-        fig2_curves(per_block, cycle_rounds)
+        fig2_curves(per_block, rounds, cycle_rounds)
 
 
 def test_quick_claim_confirms_the_predictors_and_the_oscillation_but_not_shuffled_below(quick) -> None:
@@ -64,7 +72,7 @@ def test_quick_claim_confirms_the_predictors_and_the_oscillation_but_not_shuffle
     assert verdict.measured > 0 and verdict.interval[0] > 0  # headline: MM - FedAvg-cyclic
     assert "65%" in verdict.notes and "digits" in verdict.notes and "C = 4" in verdict.notes
     (plot,) = result.plots
-    assert len(plot.curves) == 4 and all(len(c.x) == 4 * 2 * 5 + 1 for c in plot.curves)
+    assert len(plot.curves) == 4 and all(c.x == tuple(range(0, 41, 5)) for c in plot.curves)  # block ends
 
 
 def test_planted_variant_fedavg_cyclic_beats_the_predictors_fails(quick) -> None:
