@@ -19,7 +19,7 @@ import numpy as np
 from problems import BlockCyclicImageProblem
 from problems.models.cnn.reference import loss_grad_np
 
-from ..._rng import GOLDEN, PARTICIPATION_SALT, mix64_np, participants_np
+from ..._rng import GOLDEN, mix64_np, participants_np
 from ..local_steps import DIVERGENCE_FACTOR
 from .kernel import MODE_MC, PREDICTOR_EXPONENTIAL, Plan, SeedRecords
 from .network_kernel import SEPARATE_CHAIN_SALT
@@ -53,7 +53,7 @@ def block_cyclic_network_reference(problem: BlockCyclicImageProblem, plan: Plan,
                                    w0: np.ndarray) -> SeedRecords:
     """Run one seed from w0 (d,) of the problem's dtype; the kernel's records (``SeedRecords``)."""
     c, M, N, K = problem.combined, problem.n_blocks, problem.n_clients, plan.participants
-    layout, sizes, offsets = c.network.layout, problem.block_sizes(), c.offsets
+    layout, sizes = c.network.layout, problem.block_sizes()
     I, E, b, d, mc = plan.local_steps, plan.rounds_per_block, plan.batch, c.dim, plan.mode == MODE_MC
     key_x, key_y = chain_keys_np(seed)
     steps = np.arange(plan.rounds * I)

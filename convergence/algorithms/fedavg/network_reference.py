@@ -39,7 +39,7 @@ def fedavg_network_reference(
     stats [max ||w - anchor||^2, max lambda_k^2 ||g||^2], diverged round or -1), as the kernel."""
     layout = problem.network.layout
     E, batch, p = algorithm.local_steps, algorithm.batch_size, problem.weights
-    sizes, offsets = problem.client_sizes, problem.offsets
+    sizes = problem.client_sizes
     eta_all = algorithm.step_size.at(np.arange(algorithm.total_steps), E)
     scales = local_step_scales(algorithm.participation, p)
     record = list(algorithm.record_rounds)

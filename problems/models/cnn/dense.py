@@ -50,7 +50,6 @@ def dense_backward_params(x, g, dw, db):
 def dense_backward_input(w, g, dx):
     """dx <- g w' (overwritten)."""
     B, DI = dx.shape
-    DO = g.shape[1]
     for n in range(B):
         gn = g[n]
         for i in range(DI):
