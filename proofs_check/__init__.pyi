@@ -78,6 +78,7 @@ from .partition_heterogeneity import (
 from .plans import (
     ConstantsPlan,
     ConstantStepControlPlan,
+    DingFig2Plan,
     DingOrderingPlan,
     DingSpeedupPlan,
     DingTheoremPlan,

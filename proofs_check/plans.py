@@ -24,6 +24,7 @@ __all__ = [
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
     "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
+    "DingFig2Plan", "FIG2_DATASETS",
 ]
 
 PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
@@ -288,3 +289,32 @@ class Li2020KEffectPlan:
             raise PlanError("K_grid", f"needs at least 2 values, got {self.K_grid}")
         if self.tail_rounds > self.rounds:
             raise PlanError("tail_rounds", f"{self.tail_rounds} exceeds rounds = {self.rounds}")
+
+FIG2_DATASETS = ("digits", "mnist", "fashion-mnist", "cifar10")
+"""The data sets ding2020.fig2 can run on (``problems.image_data``; digits is bundled)."""
+
+
+@dataclass(frozen=True)
+class DingFig2Plan:
+    """ding2020.fig2: Ding et al.'s Sec. 5 comparison (Fig. 2) on block-cyclic image data: the data
+    (data set, images used, M blocks of N clients, labels per block) and the schedule (C cycles, E
+    rounds per block, gamma) per mode; I, the batch, the seeds and the planted alternative."""
+
+    dataset: str = parameter(doc="the image data set (digits is bundled; the others from --data-dir)",
+                             choices=FIG2_DATASETS)
+    n_train: int = parameter(doc="training images used (0: all of the data set's)", minimum=0)
+    n_test: int = parameter(doc="test images used (0: all of the data set's)", minimum=0)
+    n_blocks: int = parameter(doc="label-based blocks M", minimum=2)
+    clients_per_block: int = parameter(doc="clients N of each block", minimum=1)
+    labels_per_block: int = parameter(doc="consecutive labels per block (more than 10/M: the label sets overlap)",
+                                      minimum=1, maximum=10)
+    cycles: int = parameter(doc="cycles C over the blocks (T = C M E I steps per client)", minimum=2)
+    rounds_per_block: int = parameter(doc="communication rounds E per block visit", minimum=1)
+    step_size: float = parameter(doc="constant step gamma = eta of every run", above=0)
+    local_steps: int = parameter(10, "local steps I per round (the paper's 10)", minimum=1)
+    batch_size: int = parameter(2, "minibatch size (the paper's 2)", minimum=1)
+    seeds: int = parameter(3, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
+                           from_settings="seeds")
+    claimed_winner: str = parameter("predictors", "who is claimed more accurate: the block predictors, or "
+                                    "FedAvg on block-cyclic data (a planted variant)",
+                                    choices=("predictors", "fedavg_cyclic"))

@@ -65,7 +65,10 @@ def test_full_verify_defaults_pass() -> None:
     # li2020.schemes is a reported finding, not a PASS: on the image recipe Scheme II's noisy, larger
     # effective steps often end below Scheme I and transformed Scheme II is not measurably slower
     # (INCONCLUSIVE on the digits and on Fashion-MNIST); its synthetic instances must still not FAIL.
-    findings = {"li2020.schemes": {Status.PASS, Status.INCONCLUSIVE}}
+    # ding2020.fig2 is one too: on the digits FedAvg on shuffled data beats the block predictors (the small net
+    # saturates them), so its "predictors above shuffled" sub-checks FAIL or tie while the others PASS
+    # (tests/test_ding2020_fig2.py asserts which).
+    findings = {"li2020.schemes": {Status.PASS, Status.INCONCLUSIVE}, "ding2020.fig2": {Status.FAIL}}
     settings = VerifySettings(seeds=4, progress=False)
     for claim in default_claims():
         verdict = claim.evaluate(settings).verdict
