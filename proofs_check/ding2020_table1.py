@@ -80,7 +80,7 @@ from .plans import DingTable1Plan
 from .plot_specs import Curve, CurvesPlot, RatePlot, RateSeries, ReferenceRate
 
 __all__ = ["evaluate_table1", "RoundsToTarget", "rounds_to_accuracy", "RoundsChecks", "check_rounds_fall",
-           "tests_per_algorithm",
+           "algorithm_test_count",
            "PAPER_TABLE1", "ALPHA"]
 
 CLAIM_ID = "ding2020.table1"
@@ -152,7 +152,7 @@ class RoundsChecks:
     uninformative: tuple[Uninformative, ...]
 
 
-def tests_per_algorithm(J: int) -> int:
+def algorithm_test_count(J: int) -> int:
     """The tests of one algorithm that can FAIL the claim on a grid of J values of I: (a) and the J - 1
     neighbour checks (b), or (a) alone when J = 2 (its pair is the only neighbours)."""
     return J if J > 2 else 1
@@ -162,11 +162,11 @@ def check_rounds_fall(claim_id: str, name: str, measured: RoundsToTarget, claime
                       n_tests: int | None = None, alpha: float = ALPHA) -> RoundsChecks:
     """Checks (a) and (b) of the module docstring on one algorithm's rounds, ``name`` naming it in
     the sub-checks; ``claimed`` "fall" (rounds non-increasing as I grows) or "rise" (non-decreasing);
-    every one-sided test at level alpha / ``n_tests`` (default: one algorithm's, ``tests_per_algorithm``)."""
+    every one-sided test at level alpha / ``n_tests`` (default: one algorithm's, ``algorithm_test_count``)."""
     if claimed not in ("fall", "rise"):
         raise ValueError(f"claimed: expected 'fall' or 'rise', got {claimed!r}")
     J, S = measured.rounds.shape
-    own = tests_per_algorithm(J)
+    own = algorithm_test_count(J)
     n_tests = own if n_tests is None else n_tests
     if isinstance(n_tests, bool) or not isinstance(n_tests, int) or n_tests < own:
         raise ValueError(f"n_tests: need an integer >= {own} (the algorithm's own tests), got {n_tests!r}")
@@ -260,7 +260,7 @@ def evaluate_table1(settings: VerifySettings, plan: DingTable1Plan) -> ClaimResu
     runs = _runs(settings, plan, problem)
     records = np.asarray(_record_rounds(plan), dtype=np.int64)
     grid = plan.local_steps_grid
-    n_tests = len(ALGORITHMS) * tests_per_algorithm(len(grid))
+    n_tests = len(ALGORITHMS) * algorithm_test_count(len(grid))
     measured: dict[str, RoundsToTarget] = {}
     checks: list[tuple[str, Verdict]] = []
     uninformative: list[Uninformative] = []
