@@ -33,7 +33,8 @@ so the target is a fraction f of the way to an accuracy every I's mean curve rea
 treats every I alike (a minimum over the grid), so it favours neither direction. f = 0.9 by
 default: the paper's 60% is (60 - 10)/(65 - 10) = 0.91 of the way from chance (10%) to its best
 accuracy (65%, Fig. 2). R_{I,s} is the first recorded round with A_{I,s}(r) >= target; a run that
-never reaches it is censored and counts as C M E + 1, a lower bound of its rounds.
+never reaches it is censored and counts as C M E + 1, a lower bound of its rounds. If no I improves
+on A0, the target is A0, every run meets it at round 0 and no difference can show (INCONCLUSIVE).
 
 Checks, per algorithm, on the grid I_1 < .. < I_J in the claimed direction (``claimed_direction``
 "fall": rounds non-increasing as I grows; the planted "rise" reverses the grid), each a paired

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from convergence import Status
-from proofs_check import VerifySettings, get_claim
+from proofs_check import VerifySettings, combine_checks, get_claim
 from proofs_check.ding2020_table1 import (
     ALPHA, RoundsToTarget, check_rounds_fall, rounds_to_accuracy, algorithm_test_count,
 )
@@ -144,6 +144,18 @@ def test_censored_rounds_decide_only_in_the_conservative_direction() -> None:
     most = measured([[101] * 4, [101] * 4, [101] * 4, [20, 22, 19, 21]], [[False] * 4] * 3 + [[True] * 4])
     found = check_rounds_fall("t", "MM-PSGD", most)
     assert statuses(found)[name] is Status.INCONCLUSIVE and "75% of the runs" in found.checks[0][1].notes
+
+
+def test_a_target_met_at_once_or_never_raised_cannot_pass() -> None:
+    # every run at the target from the first record (e.g. no I improved on the initial accuracy, so the target
+    # is not above it): the differences are all 0 and no fall can show, INCONCLUSIVE, never PASS
+    flat = np.full((4, 3, 5), 0.3)  # J = 4, S = 3, P = 5: no learning
+    found = rounds_to_accuracy(flat, np.arange(5), (5, 10, 15, 20), 0.9)
+    assert found.target == pytest.approx(0.3) and not found.rounds.any() and found.reached.all()
+    verdicts = check_rounds_fall("t", "MM-PSGD", found)
+    assert verdicts.checks[0][1].status is Status.INCONCLUSIVE and verdicts.checks[0][1].interval == (0.0, 0.0)
+    # the neighbours show no rise (PASS), but (a) keeps the combined claim INCONCLUSIVE
+    assert combine_checks("t", list(verdicts.checks)).status is Status.INCONCLUSIVE
 
 
 def test_the_rise_claim_reverses_the_grid() -> None:
