@@ -91,8 +91,7 @@ from .plans import DingTable1Plan
 from .plot_specs import Curve, CurvesPlot, RatePlot, RateSeries, ReferenceRate
 
 __all__ = ["evaluate_table1", "RoundsToTarget", "rounds_to_accuracy", "RoundsChecks", "check_rounds_fall",
-           "algorithm_test_count",
-           "PAPER_TABLE1", "ALPHA"]
+           "algorithm_test_count", "PAPER_TABLE1", "ALPHA"]
 
 CLAIM_ID = "ding2020.table1"
 ALPHA = 0.05
