@@ -81,6 +81,7 @@ from .plans import (
     DingFig2Plan,
     DingOrderingPlan,
     DingSpeedupPlan,
+    DingTable1Plan,
     DingTheoremPlan,
     LemmasPlan,
     Li2020Eq8Plan,

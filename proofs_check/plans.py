@@ -24,7 +24,7 @@ __all__ = [
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
     "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
-    "DingFig2Plan", "FIG2_DATASETS",
+    "DingFig2Plan", "FIG2_DATASETS", "DingTable1Plan", "TABLE1_DIRECTIONS",
 ]
 
 PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
@@ -318,3 +318,44 @@ class DingFig2Plan:
     claimed_winner: str = parameter("predictors", "who is claimed more accurate: the block predictors, or "
                                     "FedAvg on block-cyclic data (a planted variant)",
                                     choices=("predictors", "fedavg_cyclic"))
+
+
+TABLE1_DIRECTIONS = ("fall", "rise")
+"""How ding2020.table1's rounds to target are claimed to move as I grows: fall (Table 1), or rise (planted false)."""
+
+
+@dataclass(frozen=True)
+class DingTable1Plan:
+    """ding2020.table1: Ding et al.'s Table 1 (rounds to a target accuracy against I) on block-cyclic
+    image data: the data and the schedule as ding2020.fig2's (data set, images used, M blocks of N
+    clients, labels per block, C cycles, E rounds per block, gamma) and the I grid per mode, how often
+    the accuracy is recorded; the batch, the target rule, the seeds and the claimed direction."""
+
+    dataset: str = parameter(doc="the image data set (digits is bundled; the others from --data-dir)",
+                             choices=FIG2_DATASETS)
+    n_train: int = parameter(doc="training images used (0: all of the data set's)", minimum=0)
+    n_test: int = parameter(doc="test images used (0: all of the data set's)", minimum=0)
+    n_blocks: int = parameter(doc="label-based blocks M", minimum=2)
+    clients_per_block: int = parameter(doc="clients N of each block", minimum=1)
+    labels_per_block: int = parameter(doc="consecutive labels per block (more than 10/M: the label sets overlap)",
+                                      minimum=1, maximum=10)
+    cycles: int = parameter(doc="cycles C over the blocks (C M E rounds, the horizon of every run)", minimum=1)
+    rounds_per_block: int = parameter(doc="communication rounds E per block visit", minimum=1)
+    step_size: float = parameter(doc="constant step gamma = eta of every run", above=0)
+    local_steps_grid: tuple[int, ...] = parameter(doc="local steps I per round of the sweep (the paper: 5, 10, 15, "
+                                                      "20; at least 2 values)", minimum=1)
+    record_every: int = parameter(doc="rounds between two accuracy records (1: every round; the resolution of the "
+                                      "rounds to target)", minimum=1)
+    batch_size: int = parameter(2, "minibatch size (the paper's 2)", minimum=1)
+    target_fraction: float = parameter(0.9, "the target accuracy is this fraction of the way from the initial "
+                                            "accuracy to the best mean accuracy every I reaches (the paper's 60% is "
+                                            "0.91 of the way from chance, 10%, to its best, 65%)", above=0,
+                                       maximum=1)
+    seeds: int = parameter(4, "seeds of every run (at least 3: the checks are Bonferroni-corrected paired t-tests "
+                              "over seeds)", minimum=3, from_settings="seeds")
+    claimed_direction: str = parameter("fall", "how the rounds to target are claimed to move as I grows (rise: a "
+                                               "planted variant)", choices=TABLE1_DIRECTIONS)
+
+    def __post_init__(self) -> None:
+        if len(self.local_steps_grid) < 2:
+            raise PlanError("local_steps_grid", f"needs at least 2 values of I, got {self.local_steps_grid}")
