@@ -271,7 +271,7 @@ _CLAIMS = (
         plan=ModePlans(
             quick=DingFig5Plan(dataset="digits", n_train=400, n_test=200, clients_per_block=20, cycles=4,
                                step_size=0.1, n_blocks=5, labels_per_block=2, rounds_per_block=2, rates=(0.05, 0.2)),
-            default=DingFig5Plan(dataset="digits", n_train=0, n_test=0, clients_per_block=100, cycles=20,
+            default=DingFig5Plan(dataset="digits", n_train=0, n_test=0, clients_per_block=100, cycles=30,
                                  step_size=0.1, n_blocks=5, labels_per_block=2, rounds_per_block=2, rates=(0.05, 0.2)),
             full=DingFig5Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, clients_per_block=100, cycles=10,
                               step_size=0.05, n_blocks=5, labels_per_block=3, rounds_per_block=20,
