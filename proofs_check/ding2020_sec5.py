@@ -1,5 +1,5 @@
-"""What ding2020.fig4 and ding2020.fig5 share: the last-cycle accuracy of a block-cyclic run and the
-paired threshold check with its family-wise levels.
+"""What ding2020.fig4 and ding2020.fig5 share: the last-cycle accuracy of a block-cyclic run, the
+paired threshold check with its family-wise levels, and the report of a sweep (notes and plot).
 
 Source: Ding et al. 2020, Sec. 5 (``shared/papers/ding2020_block_cyclic.md``). Both claims sweep one
 setting (M at fixed M E; the participation rate K/N) and compare, per algorithm, the paper's metric at
@@ -29,14 +29,18 @@ A claim is a family of k sub-checks "E[v] > t" or "E[v] < t" on per-seed paired 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from convergence import RunResult, Status, Verdict, check_ordering
 
-from .ding2020_fig2 import fig2_curves
+from .ding2020_fig2 import NETWORK_OF_DATASET, fig2_curves
+from .plans import DingSec5Plan
+from .plot_specs import Curve, CurvesPlot
 
-__all__ = ["FAMILY_ALPHA", "last_cycle_rounds", "last_cycle_accuracy", "check_paired_threshold"]
+__all__ = ["FAMILY_ALPHA", "last_cycle_rounds", "last_cycle_accuracy", "check_paired_threshold", "sweep_notes",
+           "sweep_plot"]
 
 FAMILY_ALPHA = 0.05
 """Each claim's family-wise error rate for a false PASS plus a false FAIL (0.025 each; module docstring)."""
@@ -96,3 +100,27 @@ def check_paired_threshold(claim_id: str, values: np.ndarray, threshold: float, 
                 "bonferroni_confidence": corrected, "bonferroni_interval": [lo_k, hi_k], "family_size": family_size}
     return dataclasses.replace(passing, status=status, measured=float(v.mean()), theoretical=float(threshold),
                                interval=(lo, hi), notes=finding, evidence=evidence)
+
+
+def sweep_notes(plan: DingSec5Plan, setting: str, points: Sequence[str], accuracy: Mapping[str, np.ndarray]) -> str:
+    """fedbound's scale in a sweep's notes: the plan's data and training, ``setting`` (the blocks and
+    what is swept), and Abar per algorithm (``accuracy``: name -> (len(points), S)) at each of the
+    sweep's ``points``, means over seeds."""
+    table = "; ".join(f"{name}: " + ", ".join(f"{point} {a:.3f}" for point, a in zip(points, acc.mean(axis=1)))
+                      for name, acc in accuracy.items())
+    return (f"fedbound ({plan.dataset}; {NETWORK_OF_DATASET[plan.dataset]}, {plan.n_train or 'all'} training images, "
+            f"{setting}, C = {plan.cycles}, I = {plan.local_steps}, batch {plan.batch_size}, gamma = eta = "
+            f"{plan.step_size:g}, exponential predictor for MM-PSGD, {plan.seeds} seeds): Abar (last cycle, means "
+            f"over seeds) {table}.")
+
+
+def sweep_plot(name: str, title: str, caption: str, x: Sequence[float], accuracy: Mapping[str, np.ndarray],
+               xlabel: str, seeds: int) -> CurvesPlot:
+    """Abar against the swept setting ``x``, one curve per algorithm (``accuracy``: name -> (len(x), S)),
+    means over the ``seeds``; ``caption`` follows the metric's definition."""
+    return CurvesPlot(
+        name, title, f"Abar (mean over the last cycle's rounds of (1/M) sum_m acc_m(r)), mean over {seeds} seeds, "
+        f"{caption}",
+        curves=tuple(Curve(tuple(float(v) for v in x), tuple(acc.mean(axis=1)), label) for label, acc in accuracy.items()),
+        xlabel=xlabel, ylabel="last-cycle average block test accuracy", logx=False, logy=False,
+    )
