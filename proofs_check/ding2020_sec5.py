@@ -24,6 +24,10 @@ A claim is a family of k sub-checks "E[v] > t" or "E[v] < t" on per-seed paired 
   FAILs with probability at most k FAMILY_ALPHA / (2k) = 0.025.
 * INCONCLUSIVE otherwise: the interval is too wide for the margin (too few seeds, or a difference near
   the threshold), so "does not degrade" is never a mere non-rejection.
+
+The t intervals take the per-seed values as roughly normal (differences of means over hundreds of test
+images and M E rounds). At the 4 seeds of the default plans no distribution-free test could decide: a
+sign test's smallest one-sided p-value with 4 seeds is 1/16 > 0.025.
 """
 
 from __future__ import annotations
