@@ -79,6 +79,8 @@ from .plans import (
     ConstantsPlan,
     ConstantStepControlPlan,
     DingFig2Plan,
+    DingFig4Plan,
+    DingFig5Plan,
     DingOrderingPlan,
     DingSpeedupPlan,
     DingTable1Plan,

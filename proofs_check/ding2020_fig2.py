@@ -59,7 +59,8 @@ from .claim import ClaimResult, VerifySettings, combine_checks
 from .plans import DingFig2Plan
 from .plot_specs import Curve, CurvesPlot
 
-__all__ = ["evaluate_fig2", "Fig2Curves", "fig2_curves", "NETWORK_OF_DATASET", "PAPER_FIG2", "SHUFFLE_SEED"]
+__all__ = ["evaluate_fig2", "Fig2Curves", "fig2_curves", "NETWORK_OF_DATASET", "PAPER_FIG2", "SHUFFLE_SEED",
+           "sec5_problem", "single_model_per_block"]
 
 NETWORK_OF_DATASET = {"digits": "digits_net", "mnist": "lenet5", "fashion-mnist": "lenet5",
                       "cifar10": "tutorial_cifar_net"}
@@ -123,11 +124,14 @@ def fig2_curves(per_block: np.ndarray, rounds: np.ndarray, cycle_rounds: int) ->
     return Fig2Curves(per_block, rounds, int(cycle_rounds))
 
 
-def _problem(plan: DingFig2Plan) -> BlockCyclicImageProblem:
-    spec = problem_spec("block_cyclic_images", dataset=plan.dataset, network=NETWORK_OF_DATASET[plan.dataset],
-                        n_blocks=plan.n_blocks, clients_per_block=plan.clients_per_block,
-                        labels_per_block=plan.labels_per_block, n_train=plan.n_train or None,
-                        n_test=plan.n_test or None)
+def sec5_problem(dataset: str, n_blocks: int, clients_per_block: int, labels_per_block: int, n_train: int,
+                 n_test: int) -> BlockCyclicImageProblem:
+    """The ``block_cyclic_images`` problem of Sec. 5 on ``dataset`` with its network
+    (``NETWORK_OF_DATASET``): M = ``n_blocks`` blocks of ``labels_per_block`` labels, N =
+    ``clients_per_block`` clients each, the first ``n_train`` / ``n_test`` images (0: all)."""
+    spec = problem_spec("block_cyclic_images", dataset=dataset, network=NETWORK_OF_DATASET[dataset],
+                        n_blocks=n_blocks, clients_per_block=clients_per_block, labels_per_block=labels_per_block,
+                        n_train=n_train or None, n_test=n_test or None)
     return build_block_cyclic(spec)
 
 
@@ -155,8 +159,9 @@ def _runs(settings: VerifySettings, plan: DingFig2Plan,
     return mm, mc, cyclic, fedavg
 
 
-def _shuffled_per_block(problem: BlockCyclicImageProblem, result: RunResult) -> np.ndarray:
-    """acc_m of FedAvg's global model on each block's test images (S, P, M), as the paper scores it."""
+def single_model_per_block(problem: BlockCyclicImageProblem, result: RunResult) -> np.ndarray:
+    """acc_m of a single-model run's recorded iterates (FedAvg's global model) on each block's test
+    images of ``problem``, shape (S, P, M), as the paper scores FedAvg on shuffled data."""
     M = problem.n_blocks
     return np.array([[problem.block_accuracy(np.repeat(model[None, :], M, axis=0)).per_block for model in seed]
                      for seed in result.iterates])
@@ -167,13 +172,14 @@ def evaluate_fig2(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
 
     ``plan.claimed_winner`` "fedavg_cyclic" plants the false claim that FedAvg on block-cyclic data
     beats the predictors (the (a) checks with the roles swapped)."""
-    problem = _problem(plan)
+    problem = sec5_problem(plan.dataset, plan.n_blocks, plan.clients_per_block, plan.labels_per_block, plan.n_train,
+                           plan.n_test)
     mm, mc, cyclic, fedavg = _runs(settings, plan, problem)
     cycle_rounds = plan.n_blocks * plan.rounds_per_block
     curves = {name: fig2_curves(per_block, mm.rounds, cycle_rounds) for name, per_block in (
         ("MM-PSGD predictors", mm.extras.block_accuracy), ("MC-PSGD predictors", mc.extras.block_accuracy),
         ("FedAvg on block-cyclic data", cyclic.extras.block_accuracy),
-        ("FedAvg on shuffled data", _shuffled_per_block(problem, fedavg)))}
+        ("FedAvg on shuffled data", single_model_per_block(problem, fedavg)))}
     mm_c, mc_c, cyc_c, shu_c = curves.values()
     metric = ("Abar = mean over the last cycle's rounds of the average block test accuracy "
               "(1/M) sum_m acc_m(r), paired by seed")

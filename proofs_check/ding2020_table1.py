@@ -82,10 +82,10 @@ from convergence import (
     MCPSGDConfig, MMPSGDConfig, RunConfig, RunRequest, RunResult, StepSize, Status, Uninformative, Verdict,
     check_ordering, execute,
 )
-from problems import BlockCyclicImageProblem, build_block_cyclic, problem_spec
+from problems import BlockCyclicImageProblem
 
 from .claim import ClaimResult, VerifySettings, combine_checks
-from .ding2020_fig2 import NETWORK_OF_DATASET
+from .ding2020_fig2 import NETWORK_OF_DATASET, sec5_problem
 from .li2020_choices import rounds_to_target
 from .plans import DingTable1Plan
 from .plot_specs import Curve, CurvesPlot, RatePlot, RateSeries, ReferenceRate
@@ -223,14 +223,6 @@ def check_rounds_fall(claim_id: str, name: str, measured: RoundsToTarget, claime
     return RoundsChecks(tuple(checks), tuple(uninformative))
 
 
-def _problem(plan: DingTable1Plan) -> BlockCyclicImageProblem:
-    spec = problem_spec("block_cyclic_images", dataset=plan.dataset, network=NETWORK_OF_DATASET[plan.dataset],
-                        n_blocks=plan.n_blocks, clients_per_block=plan.clients_per_block,
-                        labels_per_block=plan.labels_per_block, n_train=plan.n_train or None,
-                        n_test=plan.n_test or None)
-    return build_block_cyclic(spec)
-
-
 def _record_rounds(plan: DingTable1Plan) -> tuple[int, ...]:
     """0, k, 2k, .. and the horizon C M E (k = record_every)."""
     horizon = plan.cycles * plan.n_blocks * plan.rounds_per_block
@@ -266,7 +258,8 @@ def _paper_text() -> str:
 def evaluate_table1(settings: VerifySettings, plan: DingTable1Plan) -> ClaimResult:
     """Table 1's checks (module docstring) on the plan's data, schedule and I grid; ``plan.claimed_direction``
     "rise" plants the false claim that the rounds to target rise with I."""
-    problem = _problem(plan)
+    problem = sec5_problem(plan.dataset, plan.n_blocks, plan.clients_per_block, plan.labels_per_block,
+                           plan.n_train, plan.n_test)
     runs = _runs(settings, plan, problem)
     records = np.asarray(_record_rounds(plan), dtype=np.int64)
     grid = plan.local_steps_grid

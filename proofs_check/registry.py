@@ -29,6 +29,8 @@ from .plans import (
     ConstantsPlan,
     ConstantStepControlPlan,
     DingFig2Plan,
+    DingFig4Plan,
+    DingFig5Plan,
     DingOrderingPlan,
     DingTable1Plan,
     DingSpeedupPlan,
@@ -257,6 +259,52 @@ _CLAIMS = (
         variants=(
             PlantedVariant("rounds rise with I", "the rounds to target claimed to rise as I grows (the opposite of "
                            "Table 1)", {"claimed_direction": "rise"}),
+        ),
+    ),
+    Claim(
+        "ding2020.fig4", (DING2020,), "Sec. 5 (Fig. 4)",
+        "At a fixed number of rounds per cycle M E, on block-cyclic image data (a CNN; Ding et al.'s label-based "
+        "blocks): FedAvg on block-cyclic data degrades as the number of blocks M grows, the MM-PSGD and MC-PSGD "
+        "predictors do not (paper, CIFAR-10, M E = 1000: FedAvg 61% at M = 2, 53-57% at M = 10; MM-PSGD 63% and "
+        "67%; MC-PSGD 64-65% regardless of M).",
+        "the mean over seeds of FedAvg-cyclic's last-cycle average block accuracy at the smallest M minus at the "
+        "largest (claimed > 0); the predictors' drops must lie below the margin 0.02",
+        "proofs_check.ding2020_fig4:evaluate_fig4",
+        plan=ModePlans(
+            quick=DingFig4Plan(dataset="digits", n_train=400, n_test=200, clients_per_block=5, cycles=4, step_size=0.1,
+                               blocks_grid=(2, 5), rounds_per_cycle=10, extra_labels=0),
+            default=DingFig4Plan(dataset="digits", n_train=0, n_test=0, clients_per_block=5, cycles=12, step_size=0.1,
+                                 blocks_grid=(2, 5), rounds_per_cycle=10, extra_labels=0),
+            full=DingFig4Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, clients_per_block=10, cycles=10,
+                              step_size=0.05, blocks_grid=(2, 5, 10), rounds_per_cycle=100, extra_labels=1),
+        ),
+        variants=(
+            PlantedVariant("the predictors degrade, FedAvg-cyclic not", "the MM-PSGD and MC-PSGD predictors claimed "
+                           "to lose accuracy as M grows and FedAvg on block-cyclic data claimed to keep it within the "
+                           "margin", {"claimed_degrading": "predictors"}),
+        ),
+    ),
+    Claim(
+        "ding2020.fig5", (DING2020,), "Sec. 5 (Fig. 5)",
+        "On block-cyclic image data (a CNN; Ding et al.'s label-based blocks), with K of each block's N clients "
+        "drawn uniformly each round: the accuracy of the MM-PSGD and MC-PSGD predictors is robust to the "
+        "participation rate K/N (paper, CIFAR-10, 5-20% of 1000 clients: MM-PSGD 60-61%, MC-PSGD 61-62%).",
+        "the mean over seeds of MM-PSGD's last-cycle average block accuracy at the highest rate minus at the lowest "
+        "(claimed < the margin 0.02; the same for MC-PSGD)",
+        "proofs_check.ding2020_fig5:evaluate_fig5",
+        plan=ModePlans(
+            quick=DingFig5Plan(dataset="digits", n_train=400, n_test=200, clients_per_block=20, cycles=4,
+                               step_size=0.1, n_blocks=5, labels_per_block=2, rounds_per_block=2, rates=(0.05, 0.2)),
+            default=DingFig5Plan(dataset="digits", n_train=0, n_test=0, clients_per_block=100, cycles=30,
+                                 step_size=0.1, n_blocks=5, labels_per_block=2, rounds_per_block=2, rates=(0.05, 0.2)),
+            full=DingFig5Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, clients_per_block=100, cycles=10,
+                              step_size=0.05, n_blocks=5, labels_per_block=3, rounds_per_block=20,
+                              rates=(0.05, 0.1, 0.15, 0.2)),
+        ),
+        variants=(
+            PlantedVariant("accuracy proportional to the rate", "the lowest rate's accuracy claimed at most its "
+                           "proportional share (rho_min/rho_max) of the highest rate's plus the margin",
+                           {"claimed": "proportional"}),
         ),
     ),
     Claim(

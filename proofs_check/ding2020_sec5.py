@@ -1,0 +1,130 @@
+"""What ding2020.fig4 and ding2020.fig5 share: the last-cycle accuracy of a block-cyclic run, the
+paired threshold check with its family-wise levels, and the report of a sweep (notes and plot).
+
+Source: Ding et al. 2020, Sec. 5 (``shared/papers/ding2020_block_cyclic.md``). Both claims sweep one
+setting (M at fixed M E; the participation rate K/N) and compare, per algorithm, the paper's metric at
+the two ends of the sweep. The metric is ding2020.fig2's (``fig2_curves``): with acc_m(r) block m's
+predictor (or a single model) on block m's test images at round r,
+
+    Abar = (1/(M E)) sum over the last cycle's rounds r of (1/M) sum_m acc_m(r),     one value per seed.
+
+The runs are recorded at every round of the last cycle and nowhere else (``last_cycle_rounds``).
+
+A claim is a family of k sub-checks "E[v] > t" or "E[v] < t" on per-seed paired values v_s
+(differences of Abar between the ends of the sweep, same seed, same data), each decided by
+``check_paired_threshold`` from Student-t intervals on S - 1 degrees of freedom
+(``convergence.check_ordering`` of v against the constant t):
+
+* PASS when the two-sided 1 - FAMILY_ALPHA interval of E v lies on the claimed side of t (a one-sided
+  test at level FAMILY_ALPHA / 2). The claim PASSes only when all k sub-checks do: an
+  intersection-union test, so a false claim PASSes with probability at most FAMILY_ALPHA / 2 = 0.025,
+  whatever the dependence between sub-checks, with no correction for k.
+* FAIL when the two-sided 1 - FAMILY_ALPHA / k interval lies wholly on the other side (one-sided
+  level FAMILY_ALPHA / (2k)). The claim FAILs when any sub-check does: by Bonferroni a true claim
+  FAILs with probability at most k FAMILY_ALPHA / (2k) = 0.025.
+* INCONCLUSIVE otherwise: the interval is too wide for the margin (too few seeds, or a difference near
+  the threshold), so "does not degrade" is never a mere non-rejection.
+
+The t intervals take the per-seed values as roughly normal (differences of means over hundreds of test
+images and M E rounds). At the 4 seeds of the default plans no distribution-free test could decide: a
+sign test's smallest one-sided p-value with 4 seeds is 1/16 > 0.025.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from convergence import RunResult, Status, Verdict, check_ordering
+
+from .ding2020_fig2 import NETWORK_OF_DATASET, fig2_curves
+from .plans import DingSec5Plan
+from .plot_specs import Curve, CurvesPlot
+
+__all__ = ["FAMILY_ALPHA", "last_cycle_rounds", "last_cycle_accuracy", "check_paired_threshold", "sweep_notes",
+           "sweep_plot"]
+
+FAMILY_ALPHA = 0.05
+"""Each claim's family-wise error rate for a false PASS plus a false FAIL (0.025 each; module docstring)."""
+
+
+def last_cycle_rounds(total_rounds: int, cycle_rounds: int) -> tuple[int, ...]:
+    """Every round of the last cycle, R - M E + 1 .. R (R = ``total_rounds``, M E = ``cycle_rounds``)."""
+    return tuple(range(total_rounds - cycle_rounds + 1, total_rounds + 1))
+
+
+def last_cycle_accuracy(per_block: np.ndarray, result: RunResult, cycle_rounds: int) -> np.ndarray:
+    """Abar per seed, shape (S,), from the per-block accuracies ``per_block`` (S, P, M) of ``result``
+    recorded at every round of its last cycle of ``cycle_rounds`` = M E rounds."""
+    return fig2_curves(per_block, result.rounds, cycle_rounds).last_cycle_average
+
+
+def check_paired_threshold(claim_id: str, values: np.ndarray, threshold: float, *, above: bool, family_size: int,
+                           what: str) -> Verdict:
+    """"E[v] > threshold" (``above``) or "E[v] < threshold" from per-seed values v (S,), as one of the
+    ``family_size`` = k sub-checks of a claim (module docstring: PASS on the 1 - FAMILY_ALPHA interval,
+    FAIL on the Bonferroni 1 - FAMILY_ALPHA / k interval). ``what`` names v in the notes.
+
+    measured = mean v, theoretical = threshold, interval = the 1 - FAMILY_ALPHA Student-t interval of
+    E v; evidence: v, the threshold, the side, both levels and the Bonferroni interval.
+
+    Raises:
+        ValueError: naming ``family_size`` (not a positive integer) or ``values`` (empty, non-finite,
+            through ``check_ordering``).
+    """
+    if isinstance(family_size, bool) or not isinstance(family_size, int) or family_size < 1:
+        raise ValueError(f"family_size: need a positive integer k, got {family_size!r}")
+    v = np.asarray(values, dtype=float).reshape(-1)
+    level = np.full(v.shape, float(threshold))
+    smaller, larger = (level, v) if above else (v, level)
+    confidence, corrected = 1 - FAMILY_ALPHA, 1 - FAMILY_ALPHA / family_size
+    passing = check_ordering(claim_id, smaller, larger, confidence=confidence)
+    failing = check_ordering(claim_id, smaller, larger, confidence=corrected)
+
+    def of_v(interval: tuple[float, float]) -> tuple[float, float]:
+        """The interval of E v from check_ordering's interval of E[larger - smaller]."""
+        lo, hi = interval
+        return (threshold + lo, threshold + hi) if above else (threshold - hi, threshold - lo)
+
+    (lo, hi), (lo_k, hi_k) = of_v(passing.interval), of_v(failing.interval)
+    side = ">" if above else "<"
+    summary = (f"{what}: mean {v.mean():.4g} over {v.size} paired seeds, {confidence:.0%} Student-t interval "
+               f"[{lo:.4g}, {hi:.4g}], Bonferroni ({family_size} sub-checks) {corrected:.2%} interval "
+               f"[{lo_k:.4g}, {hi_k:.4g}]; claimed {side} {threshold:.4g}")
+    if passing.status is Status.PASS:
+        status, finding = Status.PASS, f"{summary}: the {confidence:.0%} interval is {side} {threshold:.4g}, holds"
+    elif failing.status is Status.FAIL:
+        status, finding = Status.FAIL, f"{summary}: even the Bonferroni interval is on the other side, fails"
+    else:
+        reason = passing.notes if v.size < 2 else "the intervals straddle the threshold: the data cannot tell"
+        status, finding = Status.INCONCLUSIVE, f"{summary}: {reason}"
+    evidence = {"values": v.tolist(), "threshold": float(threshold), "above": above, "confidence": confidence,
+                "bonferroni_confidence": corrected, "bonferroni_interval": [lo_k, hi_k], "family_size": family_size}
+    return dataclasses.replace(passing, status=status, measured=float(v.mean()), theoretical=float(threshold),
+                               interval=(lo, hi), notes=finding, evidence=evidence)
+
+
+def sweep_notes(plan: DingSec5Plan, setting: str, points: Sequence[str], accuracy: Mapping[str, np.ndarray]) -> str:
+    """fedbound's scale in a sweep's notes: the plan's data and training, ``setting`` (the blocks and
+    what is swept), and Abar per algorithm (``accuracy``: name -> (len(points), S)) at each of the
+    sweep's ``points``, means over seeds."""
+    table = "; ".join(f"{name}: " + ", ".join(f"{point} {a:.3f}" for point, a in zip(points, acc.mean(axis=1)))
+                      for name, acc in accuracy.items())
+    return (f"fedbound ({plan.dataset}; {NETWORK_OF_DATASET[plan.dataset]}, {plan.n_train or 'all'} training images, "
+            f"{setting}, C = {plan.cycles}, I = {plan.local_steps}, batch {plan.batch_size}, gamma = eta = "
+            f"{plan.step_size:g}, exponential predictor for MM-PSGD, {plan.seeds} seeds): Abar (last cycle, means "
+            f"over seeds) {table}.")
+
+
+def sweep_plot(name: str, title: str, caption: str, x: Sequence[float], accuracy: Mapping[str, np.ndarray],
+               xlabel: str, seeds: int) -> CurvesPlot:
+    """Abar against the swept setting ``x``, one curve per algorithm (``accuracy``: name -> (len(x), S)),
+    means over the ``seeds``; ``caption`` follows the metric's definition."""
+    return CurvesPlot(
+        name, title, f"Abar (mean over the last cycle's rounds of (1/M) sum_m acc_m(r)), mean over {seeds} seeds, "
+        f"{caption}",
+        curves=tuple(Curve(tuple(float(v) for v in x), tuple(acc.mean(axis=1)), label) for label, acc in accuracy.items()),
+        xlabel=xlabel, ylabel="last-cycle average block test accuracy", logx=False, logy=False,
+    )
