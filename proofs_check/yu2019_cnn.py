@@ -75,7 +75,7 @@ from .trajectory_constants import minibatch_moments, power_smoothness, secant_sm
 from .yu2019 import RATE_TOLERANCE, yu_sync_interval, yu_theorem1_bound
 
 __all__ = ["FD_RADIUS", "POWER_ITERATIONS", "RECORD_POINTS", "RunConstants", "ScheduleL", "evaluate_cnn",
-           "initial_smoothness", "restoring_L", "round_up", "run_constants", "schedule_smoothness"]
+           "initial_smoothness", "rate_hypotheses", "restoring_L", "round_up", "run_constants", "schedule_smoothness"]
 
 DATASET, NETWORK = "digits", "digits_net"
 FD_RADIUS = 1e-2
@@ -173,6 +173,18 @@ def restoring_L(target: float, *, steps: float, s: float, K: int, N: int, G_sq: 
     return (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
 
 
+def rate_hypotheses(N: int, T: int, K: int, s: float, L: float) -> tuple[Hypothesis, ...]:
+    """Cor. 2's hypotheses on a run of T steps with N workers, sync interval K and step s, with L the
+    estimate along the run: K <= T^(1/4)/N^(3/4), and s <= 1/L (L a lower estimate, so "unmet" is
+    certain and "met" as far as the estimate can tell)."""
+    limit = T**0.25 / N**0.75
+    return (
+        Hypothesis(f"[N={N}, T={T}] K <= T^(1/4)/N^(3/4)", K <= limit + 1e-12, f"K = {K}, T^(1/4)/N^(3/4) = {limit:.4g}"),
+        Hypothesis(f"[N={N}, T={T}] s <= 1/L (L estimated along the run)", s * L <= 1.0,
+                   f"s = {s:.4g}, 1/L = {1 / L:.4g} (L = {L:.4g}, a lower estimate)"),
+    )
+
+
 @dataclass(frozen=True)
 class _Run:
     """One run of the sweep: N, the plan's horizon T_plan, the steps T = rounds K it ran, K, s."""
@@ -186,14 +198,7 @@ class _Run:
     constants: RunConstants
 
     def hypotheses(self) -> tuple[Hypothesis, ...]:
-        limit = self.T**0.25 / self.N**0.75
-        L = self.constants.L
-        return (
-            Hypothesis(f"[N={self.N}, T={self.T}] K <= T^(1/4)/N^(3/4)", self.K <= limit + 1e-12,
-                       f"K = {self.K}, T^(1/4)/N^(3/4) = {limit:.4g}"),
-            Hypothesis(f"[N={self.N}, T={self.T}] s <= 1/L (L estimated along the run)", self.s * L <= 1.0,
-                       f"s = {self.s:.4g}, 1/L = {1 / L:.4g} (L = {L:.4g}, a lower estimate)"),
-        )
+        return rate_hypotheses(self.N, self.T, self.K, self.s, self.constants.L)
 
     @property
     def final(self) -> np.ndarray:
