@@ -69,7 +69,7 @@ def test_full_verify_defaults_pass() -> None:
     # saturates them), so its "predictors above shuffled" sub-checks FAIL or tie while the others PASS
     # (tests/test_ding2020_fig2.py asserts which).
     # yu2019.cnn too: at the default N T the digits net barely leaves its initialisation under Cor. 2's step, so
-    # the average squared gradient norm stays flat (exponent about -0.05, far above -1/2) and its rate FAILs
+    # the average squared gradient norm stays flat (exponent about -0.05 to -0.09, far above -1/2) and its rate FAILs
     # (tests/test_yu2019_cnn.py asserts the quick plan's).
     findings = {"li2020.schemes": {Status.PASS, Status.INCONCLUSIVE}, "ding2020.fig2": {Status.FAIL},
                 "yu2019.cnn": {Status.FAIL}}
