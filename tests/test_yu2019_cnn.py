@@ -194,3 +194,15 @@ def test_the_quick_plan_fails_as_measured_and_reports_the_bound_as_uncounted_evi
     assert "ESTIMATE" in verdict.notes
     planted = claim.evaluate_variant(settings, claim.variants[0]).verdict
     assert planted.status is Status.FAIL and planted.as_expected
+
+
+@pytest.mark.slow
+def test_the_default_plan_fails_with_every_hypothesis_met_and_a_loose_estimated_bound():
+    """The default plan's finding (module docstring of proofs_check.yu2019_cnn): s <= 1/L holds along every
+    run as far as the estimates tell, the rates in N T FAIL (flat curves, exponents above -0.45), and
+    Theorem 1's bound with the estimated constants is far above the measured average (tightness < 0.1)."""
+    verdict = get_claim("yu2019.cnn").evaluate(VerifySettings(seeds=4, progress=False)).verdict
+    rates = [c.verdict for c in verdict.checks if c.name.startswith("rate in N T")]
+    assert verdict.status is Status.FAIL and len(rates) == 2
+    assert all(v.status is Status.FAIL and v.interval[0] > -0.45 and v.hypotheses_met for v in rates)
+    assert all(u.verdict.evidence["tightness"] < 0.1 for u in verdict.uninformative)
