@@ -10,7 +10,7 @@ from .constants import ProblemConstants, problem_constants
 from .counterexample import li_counterexample, li_counterexample_matrices
 from .data_fetch import FETCHABLE, SOURCES, FetchError, FetchedFile, RemoteFile, fetch_dataset
 from .families import Family, families, register_family
-from .identical import identical_quadratic
+from .identical import identical_images, identical_quadratic
 from .image_classification import CNN_DTYPES, ImageClassificationProblem, image_classification
 from .image_data import (
     BUNDLED,

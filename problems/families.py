@@ -9,9 +9,9 @@ the builder's own, each annotated ``bool``, ``int``, ``float`` or ``str`` (or on
 that the JSON of a spec, and every hash of it, does not depend on how a caller wrote the values.
 
 Shipped families (``SHIPPED_FAMILIES``): ``li_counterexample`` (Li et al. 2020, Appendix C),
-``random_quadratic``, ``identical_quadratic`` (Yu et al. 2019), ``synthetic`` (Li et al. 2020,
-Appendix D.1), ``li_images`` (Li et al.'s two-labels-per-device MNIST recipe, App. D.1 / Table 2),
-the block-cyclic ``block_cyclic_quadratic`` and ``block_cyclic_softmax`` (Ding et al. 2020, Sec. 2),
+``random_quadratic``, ``identical_quadratic`` and ``identical_images`` (Yu et al. 2019; the latter a
+CNN), ``synthetic`` (Li et al. 2020, Appendix D.1), ``li_images`` (Li et al.'s two-labels-per-device
+MNIST recipe, App. D.1 / Table 2), the block-cyclic ``block_cyclic_quadratic`` and ``block_cyclic_softmax`` (Ding et al. 2020, Sec. 2),
 ``image_classification`` (a CNN on image data, issue 12), ``block_cyclic_images`` (a CNN on Ding et
 al.'s Sec. 5 block-cyclic image data) and ``arrays`` (a user's arrays, ``problems.from_arrays``). ``register_family`` adds
 a user's builder under a new name; the spec of such a family records the builder's import path,
@@ -46,6 +46,7 @@ SHIPPED_FAMILIES: Mapping[str, str] = types.MappingProxyType({
     "block_cyclic_images": "problems.block_cyclic_images:block_cyclic_images",
     "block_cyclic_quadratic": "problems.block_cyclic:block_cyclic_quadratic",
     "block_cyclic_softmax": "problems.block_cyclic:block_cyclic_softmax",
+    "identical_images": "problems.identical:identical_images",
     "identical_quadratic": "problems.identical:identical_quadratic",
     "image_classification": "problems.image_classification:image_classification",
     "li_counterexample": "problems.counterexample:li_counterexample",

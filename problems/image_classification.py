@@ -164,6 +164,27 @@ class ImageClassificationProblem:
             images, labels = images[np.asarray(rows)], labels[np.asarray(rows)]
         return self.network.loss_and_gradient(self._params(theta), images, labels, engine)[1]
 
+    def gradient(self, theta: np.ndarray) -> np.ndarray:
+        """grad F(theta) = sum_k p_k grad F_k(theta), shape (d,), float64: the network run in float64
+        (parameters and images converted exactly) on chunks of at most ``EVALUATION_CHUNK`` images of
+        each client, each chunk's mean gradient weighted by p_k (its images) / n_k."""
+        params, out = np.asarray(self._params(theta), dtype=np.float64), np.zeros(self.dim)
+        for k in range(self.n_clients):
+            images, labels = self.client_data(k)
+            for lo in range(0, images.shape[0], EVALUATION_CHUNK):
+                chunk = slice(lo, lo + EVALUATION_CHUNK)
+                chunk_images = np.asarray(images[chunk], dtype=np.float64)
+                grad = self.network.loss_and_gradient(params, chunk_images, labels[chunk])[1]
+                out += (self.weights[k] * chunk_images.shape[0] / images.shape[0]) * grad
+        return out
+
+    def sample_gradients(self, theta: np.ndarray, k: int) -> np.ndarray:
+        """grad CE(net(theta; x_i), y_i) for every image i of client k, shape (n_k, d), float64 (the
+        network run in float64): client k's minibatch moments come from these (their mean is grad F_k)."""
+        images, labels = self.client_data(check_int("k", k, minimum=0, maximum=self.n_clients - 1))
+        params = np.asarray(self._params(theta), dtype=np.float64)
+        return self.network.sample_gradients(params, np.asarray(images, dtype=np.float64), labels)
+
     def sample_losses(self, theta: np.ndarray, images: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """CE(net(theta; x_i), y_i) (n,) in float64, the network run in float64 in chunks."""
         net, params = self.network, np.asarray(theta, dtype=np.float64)

@@ -92,6 +92,7 @@ from .plans import (
     Li2020SamplingPlan,
     Li2020Thm1Plan,
     Li2020Thm4Plan,
+    YuCNNPlan,
     YuCorollary2Plan,
     YuSweepPlan,
     YuTheorem1Plan,
@@ -99,3 +100,4 @@ from .plans import (
 from .regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
 from .run_moments import IterateMoments, iterate_moments
+from .trajectory_constants import minibatch_moments, power_smoothness, secant_smoothness

@@ -20,7 +20,7 @@ from .parameters import PlanError, parameter
 
 __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
-    "YuTheorem1Plan", "YuCorollary2Plan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
+    "YuTheorem1Plan", "YuCorollary2Plan", "YuCNNPlan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
     "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
@@ -126,6 +126,15 @@ class DingOrderingPlan:
     reverse_orders: bool = parameter(False, "claim the three orderings reversed")
 
 
+def check_cubed_horizons(field: str, clients: tuple[int, ...], horizons: tuple[int, ...]) -> None:
+    """PlanError naming ``field`` unless every N in ``clients`` has a horizon T >= N^3 in ``horizons``
+    (Yu's Corollary 2: K = 1 <= T^(1/4)/N^(3/4) needs it)."""
+    for N in clients:
+        if N**3 > max(horizons):
+            raise PlanError(field, f"N = {N} needs a horizon T >= N^3 = {N**3} (K = 1 <= T^(1/4)/N^(3/4)); "
+                            f"the largest in horizons is {max(horizons)}")
+
+
 @dataclass(frozen=True)
 class YuSweepPlan:
     """The PR-SGD sweep of yu2019.thm1 and yu2019.cor2: one run per N in ``clients`` and T in
@@ -136,10 +145,7 @@ class YuSweepPlan:
     seeds: int = parameter(4, "seeds of every run", minimum=1, from_settings="seeds")
 
     def __post_init__(self) -> None:
-        for N in self.clients:
-            if N**3 > max(self.horizons):
-                raise PlanError("clients", f"N = {N} needs a horizon T >= N^3 = {N**3} (K = 1 <= T^(1/4)/N^(3/4)); "
-                                f"the largest in horizons is {max(self.horizons)}")
+        check_cubed_horizons("clients", self.clients, self.horizons)
 
 
 @dataclass(frozen=True)
@@ -154,6 +160,26 @@ class YuCorollary2Plan(YuSweepPlan):
     """yu2019.cor2: the sweep and the claimed rate."""
 
     claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (and in N)")
+
+
+@dataclass(frozen=True)
+class YuCNNPlan:
+    """yu2019.cnn: PR-SGD on a CNN over identical image data: the N and T of the rate fits in N T, the
+    N of the linear-speedup fit at the largest T, the instance's size and batch, the seeds and the
+    claimed rate."""
+
+    clients: tuple[int, ...] = parameter(doc="workers N of the rate fits in N T", minimum=1)
+    horizons: tuple[int, ...] = parameter(doc="total steps T of the sweep (a run for each T >= N^3)", minimum=1)
+    speedup_clients: tuple[int, ...] = parameter(doc="workers N of the linear-speedup fit at the largest T (fewer "
+                                                     "than 3: no speedup check)", minimum=1)
+    n_train: int = parameter(64, "training images every client holds (the same ones: identical data)", minimum=1)
+    batch_size: int = parameter(4, "minibatch size b of every local step", minimum=1)
+    seeds: int = parameter(4, "seeds of every run (at least 2: intervals over seeds)", minimum=2, from_settings="seeds")
+    claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (and in N)")
+
+    def __post_init__(self) -> None:
+        check_cubed_horizons("clients", self.clients, self.horizons)
+        check_cubed_horizons("speedup_clients", self.speedup_clients, self.horizons)
 
 
 @dataclass(frozen=True)

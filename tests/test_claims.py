@@ -68,7 +68,11 @@ def test_full_verify_defaults_pass() -> None:
     # ding2020.fig2 is one too: on the digits FedAvg on shuffled data beats the block predictors (the small net
     # saturates them), so its "predictors above shuffled" sub-checks FAIL or tie while the others PASS
     # (tests/test_ding2020_fig2.py asserts which).
-    findings = {"li2020.schemes": {Status.PASS, Status.INCONCLUSIVE}, "ding2020.fig2": {Status.FAIL}}
+    # yu2019.cnn too: at the default N T the digits net barely leaves its initialisation under Cor. 2's step, so
+    # the average squared gradient norm stays flat (exponent about -0.05 to -0.09, far above -1/2) and its rate FAILs
+    # (tests/test_yu2019_cnn.py asserts the quick plan's).
+    findings = {"li2020.schemes": {Status.PASS, Status.INCONCLUSIVE}, "ding2020.fig2": {Status.FAIL},
+                "yu2019.cnn": {Status.FAIL}}
     settings = VerifySettings(seeds=4, progress=False)
     for claim in default_claims():
         verdict = claim.evaluate(settings).verdict

@@ -83,6 +83,19 @@ class ConvNet:
         loss = network_loss_grad(self.layout.table, params, images, labels, *work)
         return float(loss), work.grad
 
+    def sample_gradients(self, params: np.ndarray, images: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """The per-sample gradients grad CE(net(params; x_i), y_i), shape (B, n_params) in params'
+        dtype: one Numba call per image on one batch-1 workspace (their mean is
+        ``loss_and_gradient``'s gradient)."""
+        params, images = self._check(params, images, "numba")
+        labels = self._check_labels(labels, images.shape[0])
+        work = self.workspace(1, params.dtype)
+        out = np.empty((images.shape[0], self.n_params), dtype=params.dtype)
+        for i in range(images.shape[0]):
+            network_loss_grad(self.layout.table, params, images[i:i + 1], labels[i:i + 1], *work)
+            out[i] = work.grad
+        return out
+
     def loss(self, params: np.ndarray, images: np.ndarray, labels: np.ndarray, engine: str = "numba") -> float:
         """The minibatch's mean cross-entropy."""
         return self.loss_and_gradient(params, images, labels, engine)[0]
