@@ -51,7 +51,7 @@ import numpy as np
 from convergence import Status, Verdict, check_ordering
 
 from .claim import ClaimResult, VerifySettings, combine_checks
-from .li2020_choices import LossCurves, SchemeIRun, choice_instances, rounds_to_target, scheme_i_curves
+from .li2020_choices import LossCurves, SchemeIRun, choice_instances, image_note, rounds_to_target, scheme_i_curves
 from .li2020_constants import li_theorem1_constants
 from .plans import Li2020Eq8Plan
 from .plot_specs import Curve, CurvesPlot
@@ -199,19 +199,20 @@ def _instance_check(curves: LossCurves, plan: Li2020Eq8Plan) -> tuple[Verdict, C
     verdict = dataclasses.replace(verdict, theoretical=theory_star)
     target = curves.F_star + target_gap
     table = {
-        "instance": label, "N": curves.problem.n_clients, "K": plan.participants, "batch": curves.instance.batch_size,
-        "F*": curves.F_star, "target F": target, "measured E*": measured_star, "eq. 8 E*": theory_star,
+        "instance": label, "data": curves.problem.name, "N": curves.problem.n_clients, "K": plan.participants,
+        "batch": curves.instance.batch_size, "eta_0": curves.eta0, "F*": curves.F_star, "target F": target, "measured E*": measured_star, "eq. 8 E*": theory_star,
         "eq. 8 E* / measured E*": theory_star / measured_star, "scale c": fit.scale,
-        "relative residual of c h(E)": fit.relative_residual, "L": li.L, "mu": li.mu, "kappa": li.kappa,
+        "relative residual of c h(E)": fit.relative_residual,
+        "mean rounds to target": dict(zip(map(str, plan.E_grid), mean_rounds.tolist())), "L": li.L, "mu": li.mu, "kappa": li.kappa,
         "Gamma": li.Gamma, "sum_k p_k^2 sigma_k^2": constants.sum_p2_sigma2, "G^2": li.G_sq,
         "R = max ||w - w*||": radius, "G^2 method": li.G_method,
     }
     dense = np.geomspace(E[0], E[-1], 64)
     plot = CurvesPlot(
-        f"li2020_eq8_{label.replace('(', '').replace(')', '').replace(',', '_')}",
+        f"li2020_eq8_{curves.instance.slug}",
         f"Li et al. eq. 8 / Fig. 1a on {label}: rounds to F(w) <= {target:.4g} vs E",
-        f"Mean rounds over {rounds.shape[1]} seeds for FedAvg (Scheme I, K = {plan.participants}, eta_0 = {plan.eta0:g} "
-        f"/ (1 + round), b = {curves.instance.batch_size}, N = {curves.problem.n_clients}) to reach F* + "
+        f"{curves.problem.name}. Mean rounds over {rounds.shape[1]} seeds for FedAvg (Scheme I, K = {plan.participants}, "
+        f"eta_0 = {curves.eta0:g} / (1 + round), b = {curves.instance.batch_size}) to reach F* + "
         f"{plan.target_fraction:g} (F(w_0) - F*); measured E* = {measured_star}; eq. 8's shape scaled by least "
         f"squares (c = {fit.scale:.3g}, relative residual {fit.relative_residual:.2f}), its argmin E* = "
         f"{theory_star:.4g}. The paper: the required rounds first decrease and then increase in E. fedbound: "
@@ -232,16 +233,17 @@ def evaluate(settings: VerifySettings, plan: Li2020Eq8Plan) -> ClaimResult:
     E*_theory and scale fit in the evidence; ``plan.claimed_optimum`` other than "interior" plants a
     false variant."""
     runs = tuple(SchemeIRun(E, plan.participants) for E in plan.E_grid)
-    checks, plots, tables = [], [], []
-    for instance in choice_instances(plan.instance):
+    checks, plots, tables, data = [], [], [], ""
+    for instance in choice_instances(plan.instance, plan.dataset):
         curves = scheme_i_curves(instance, plan.n_clients, runs, tuple(range(plan.rounds + 1)), plan.eta0,
                                  plan.seeds, settings, f"eq8 {instance.label}")
         verdict, plot, table = _instance_check(curves, plan)
         checks.append((f"E* {plan.claimed_optimum} ({instance.label})", verdict))
         plots.append(plot)
         tables.append(table)
+        data += image_note(curves, plan.eta0)
     comparison = "; ".join(
-        f"{t['instance']}: measured E* = {t['measured E*']}, eq. 8's E* = {t['eq. 8 E*']:.4g} "
+        f"{t['instance']} ({t['data']}): measured E* = {t['measured E*']}, eq. 8's E* = {t['eq. 8 E*']:.4g} "
         f"(ratio {t['eq. 8 E* / measured E*']:.3g}), scaled shape's relative residual "
         f"{t['relative residual of c h(E)']:.2f}" for t in tables)
     planted = "" if plan.claimed_optimum == "interior" else (
@@ -252,6 +254,6 @@ def evaluate(settings: VerifySettings, plan: Li2020Eq8Plan) -> ClaimResult:
         "rounds to target), against eq. 8's E* with the instance's constants (theoretical). Sub-check per instance: "
         "E* lies where claimed, paired over seeds. Eq. 8 against the "
         f"measurement (evidence, not counted: a proportionality; G^2 and sigma_k^2 are upper estimates): {comparison}. "
-        "Runs use the experiments' per-round decay eta_0 / (1 + round), not Theorem 2's per-step schedule.",
+        f"Runs use the experiments' per-round decay eta_0 / (1 + round), not Theorem 2's per-step schedule.{data}",
     )
     return ClaimResult(verdict.with_evidence(eq8=tables), tuple(plots))

@@ -35,7 +35,7 @@ import numpy as np
 from convergence import Status, Verdict, check_lower_bound, check_ordering, check_upper_bound, log_spaced_rounds
 
 from .claim import ClaimResult, VerifySettings, combine_checks
-from .li2020_choices import LossCurves, SchemeIRun, choice_instances, scheme_i_curves
+from .li2020_choices import LossCurves, SchemeIRun, choice_instances, image_note, scheme_i_curves
 from .plans import Li2020KEffectPlan
 from .plot_specs import Curve, CurvesPlot
 
@@ -109,10 +109,10 @@ def _instance_checks(curves: LossCurves, plan: Li2020KEffectPlan) -> tuple[list[
     mean_loss = curves.gap.mean(axis=1) + curves.F_star  # (n_K, R + 1)
     rounds = tuple(float(r) for r in curves.rounds)
     plot = CurvesPlot(
-        f"li2020_k_effect_{label.replace('(', '').replace(')', '').replace(',', '_')}",
+        f"li2020_k_effect_{curves.instance.slug}",
         f"Li et al. Fig. 1b / Fig. 3 on {label}: global loss vs round for each K",
-        f"F(w_r), mean over {final.shape[1]} seeds, FedAvg with Scheme I, E = {plan.E}, eta_0 = {plan.eta0:g} / (1 + "
-        f"round), b = {curves.instance.batch_size}, N = {curves.problem.n_clients}; F* = {curves.F_star:.4g}. The "
+        f"{curves.problem.name}. F(w_r), mean over {final.shape[1]} seeds, FedAvg with Scheme I, E = {plan.E}, eta_0 = "
+        f"{curves.eta0:g} / (1 + round), b = {curves.instance.batch_size}; F* = {curves.F_star:.4g}. The "
         "paper: K has a weak effect, the curves overlap and a large enough K is slightly better. fedbound: order "
         f"{order.status.value}, weak effect {weak.status.value} (mean final-gap ratios to K = {max(K)}: "
         f"{', '.join(f'{k}: {m:.3g}' for k, m in zip(K, weak.evidence['mean_q']))}).",
@@ -126,13 +126,14 @@ def evaluate(settings: VerifySettings, plan: Li2020KEffectPlan) -> ClaimResult:
     """Both sub-checks on every instance of the plan (headline: the first instance's weak effect);
     ``plan.claimed_K_exponent`` != 0 or ``plan.larger_K_better`` False plant false variants."""
     runs = tuple(SchemeIRun(plan.E, K) for K in plan.K_grid)
-    checks, plots = [], []
-    for instance in choice_instances(plan.instance):
+    checks, plots, data = [], [], ""
+    for instance in choice_instances(plan.instance, plan.dataset):
         curves = scheme_i_curves(instance, plan.n_clients, runs, _record_rounds(plan), plan.eta0, plan.seeds,
                                  settings, f"k-effect {instance.label}")
         instance_checks, plot = _instance_checks(curves, plan)
         checks += instance_checks
         plots.append(plot)
+        data += image_note(curves, plan.eta0)
     planted = {name: value for name, value, default in (
         ("claimed_K_exponent", plan.claimed_K_exponent, 0.0), ("larger_K_better", plan.larger_K_better, True))
         if value != default}
@@ -142,6 +143,6 @@ def evaluate(settings: VerifySettings, plan: Li2020KEffectPlan) -> ClaimResult:
         CLAIM_ID, checks, headline=checks[1][1],
         notes=f"{planted_note}Headline: the largest |log mean q(K)| / log(1 + tolerance) on the first instance "
         f"(<= 1: every K within a factor {1 + plan.tolerance:g} of the claimed dependence). Runs use the "
-        "experiments' per-round decay eta_0 / (1 + round).",
+        f"experiments' per-round decay eta_0 / (1 + round).{data}",
     )
     return ClaimResult(verdict, tuple(plots))
