@@ -68,7 +68,9 @@ def test_full_verify_defaults_pass() -> None:
     # ding2020.fig2 is one too: on the digits FedAvg on shuffled data beats the block predictors (the small net
     # saturates them), so its "predictors above shuffled" sub-checks FAIL or tie while the others PASS
     # (tests/test_ding2020_fig2.py asserts which).
-    findings = {"li2020.schemes": {Status.PASS, Status.INCONCLUSIVE}, "ding2020.fig2": {Status.FAIL}}
+    findings = {"li2020.schemes": {Status.PASS, Status.INCONCLUSIVE}, "ding2020.fig2": {Status.FAIL},
+                # PASS on the digits; INCONCLUSIVE on Fashion-MNIST's image instance at 6 seeds (PASS at 16)
+                "li2020.eq8": {Status.PASS, Status.INCONCLUSIVE}}
     settings = VerifySettings(seeds=4, progress=False)
     for claim in default_claims():
         verdict = claim.evaluate(settings).verdict
