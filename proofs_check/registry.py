@@ -355,8 +355,8 @@ _LI_CHOICE_CLAIMS = (
         "li2020.eq8", (LI2020,), "Sec. 3.4 eq. 8 and App. D.2 (Fig. 1a)",
         "Rounds to an ε accuracy T_ε/E ∝ (1 + 1/K) E G² + (Σ p_k² σ_k² + LΓ + κG²)/E + G²: they first decrease, "
         "then increase in E, so an optimal E* = √((Σ p_k² σ_k² + LΓ + κG²)/((1 + 1/K) G²)) exists (Scheme I, "
-        "K = 30 of N = 100, η_t = η₀/(1 + round), η₀ = 0.1, b = 24 on synthetic(α, β), b = 64 on unbalanced MNIST; "
-        "the paper sees the trade-off on its unbalanced data sets, not on balanced MNIST).",
+        "K = 30 of N = 100, η_t = η₀/(1 + round), η₀ = 0.1, b = 24 on synthetic(α, β), b = 64 on unbalanced "
+        "MNIST; the paper sees the trade-off on its unbalanced data sets, not on balanced MNIST).",
         "the measured E* on the first instance (theoretical: eq. 8's E*): the grid value with the fewest mean "
         "rounds to F ≤ F* + "
         "0.3 (F(w₀) − F*); the check: E* strictly inside the grid, paired over seeds",
