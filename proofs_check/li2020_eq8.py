@@ -64,9 +64,9 @@ reports no trade-off there) measured on Fashion-MNIST: 36 / 23.5 / 16.7 / 12.3 /
 INCONCLUSIVE at 6 seeds.
 
 Cost (whole process, median of 3, machine at load 6-8 on 2 cores): the image instance alone on
-Fashion-MNIST takes 31.9 CPU s (77 s wall under that load; about 18 s on 2 quiet cores), of which
-the problem (loading and pooling the images) about 2 s, the exact optimum at N = 20 about 3 s and
-the E = 1000 runs 12.6 s (10 us a local step). The full plan on Fashion-MNIST (N = 100, Table 2's
+Fashion-MNIST takes 31.9 CPU s (77 s wall under that load; estimated ~18 s on 2 quiet cores), of
+which the problem (loading and pooling the images) about 2 s, the exact optimum at N = 20 about 3 s
+and the E = 1000 runs 12.6 s (1.26M local steps and 216 evaluations of F). The full plan on Fashion-MNIST (N = 100, Table 2's
 62,864 rows, K = 30, 8 values of E, 200 rounds, 6 seeds), not run: about 68M local steps at ~8.5
 us and 9,648 evaluations of F at ~44 ms, about 1,000 CPU s (~8.5 min on 2 cores) for the image
 instance alone, estimated from those per-step and per-row costs.
