@@ -103,8 +103,8 @@ class ChoiceInstance:
 
     @property
     def slug(self) -> str:
-        """The label as a file-name fragment (plot names)."""
-        return re.sub(r"[^A-Za-z0-9]+", "_", self.label).strip("_")
+        """The label as a file-name fragment (plot names): brackets dropped, commas and spaces "_"."""
+        return re.sub(r"[, ]", "_", re.sub(r"[()]", "", self.label))
 
 
 CHOICE_INSTANCES = {
