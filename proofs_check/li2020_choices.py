@@ -19,51 +19,109 @@ An instance is data (``ChoiceInstance``: a problem family, its parameters, the b
 plans name instances by label (``proofs_check.plans.LI_CHOICE_INSTANCES``), and the number of
 clients N is a plan parameter (the paper's N = 100 in ``--full``; fewer in the default and quick
 plans, whose exact optimum, a damped Newton solve on every row, must fit the budget).
+
+The image instance ("image unbalanced") is Li's MNIST recipe (``problems.li_images``: two labels
+per device, power-law sizes, b = 64) on the plan's ``dataset`` ("auto": MNIST if present, else
+Fashion-MNIST, else the bundled digits; resolved before any spec is made, so a run id never
+depends on the machine). Unbalanced because the paper sees eq. 8's trade-off "on unbalanced
+datasets in Figure 1a" and reports that it "does not appear in mnist balanced dataset". Its
+features are averages of pool x pool source pixels (4 x 4 on 28 x 28 images; on the digits, 2 x 2
+cells of the 8 x 8 grid, each cell itself the fraction of "on" pixels in a 4 x 4 block of a 32 x 32
+NIST bitmap, scikit-learn's description of the data), and the step is scaled to match: with P
+(f, m) the averaging matrix (each of the f features the mean of m / f of the m source pixels, P
+P^T = (f / m) I), a linear model W on the features is the pixel model V = W P, and one SGD step W
+<- W - s G_W, G_W = G_V P^T, moves V by -s G_V P^T P = -(s f / m) G_V Pi, Pi the projector onto
+pixel weights constant over each window. So the paper's eta_0 on pixels is s = eta_0 m / f on
+features (``ChoiceInstance.step_scale`` = m / f: 16 on pooled 28 x 28 images, 64 on the digits);
+the bias column's step is scaled alike (it has no pixel counterpart to match). The l2 weight stays
+Li's lambda = 1e-4 on W (on V it would be lambda f / m; it hardly moves the iterates in these
+horizons, but it sets mu, hence kappa in eq. 8's constants).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from convergence import FedAvgConfig, FedAvgExtras, RunConfig, RunRequest, RunResult, StepSize, execute
-from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, problem_spec
+from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, problem_spec, resolve_li_dataset
 
 from .claim import VerifySettings, claim_optimum
 
 __all__ = [
-    "ChoiceInstance", "CHOICE_INSTANCES", "choice_instances", "SchemeIRun", "LossCurves", "scheme_i_curves",
-    "rounds_to_target",
+    "ChoiceInstance", "CHOICE_INSTANCES", "IMAGE_SOURCE_PIXELS", "choice_instances", "SchemeIRun", "LossCurves",
+    "scheme_i_curves", "rounds_to_target", "image_note",
 ]
+
+IMAGE_SOURCE_PIXELS = {"mnist": 28 * 28, "fashion-mnist": 28 * 28, "digits": 32 * 32}
+"""Data set -> pixels of the source image behind an image instance's features (module docstring:
+the digits' 8 x 8 cells are 4 x 4 blocks of 32 x 32 bitmaps)."""
 
 
 @dataclass(frozen=True)
 class ChoiceInstance:
     """One problem of Li's App. D: ``family`` and its ``params`` (without ``n_clients``, which the
-    plan gives), and the minibatch size b the paper uses on it."""
+    plan gives), the minibatch size b the paper uses on it, and for an image instance the pixels m
+    of the source image behind its features (None: the features are the data, no step scaling;
+    set by ``with_dataset``)."""
 
     label: str
     family: str
     params: tuple[tuple[str, float | int | str | bool], ...]
     batch_size: int
+    source_pixels: int | None = None
+
+    @property
+    def is_image(self) -> bool:
+        """Whether this is Li's image recipe (its data set is the plan's)."""
+        return self.family == "li_images"
+
+    def with_dataset(self, dataset: str) -> ChoiceInstance:
+        """An image instance on ``dataset`` ("auto" resolved here, so specs and run ids name the data
+        used), with that data's source pixels; any other instance unchanged."""
+        if not self.is_image:
+            return self
+        name = resolve_li_dataset(dataset)
+        params = tuple((key, value) for key, value in self.params if key != "dataset") + (("dataset", name),)
+        return dataclasses.replace(self, params=params, source_pixels=IMAGE_SOURCE_PIXELS[name])
 
     def spec(self, n_clients: int) -> ProblemSpec:
         """The problem spec with N = ``n_clients`` clients."""
+        if self.is_image and self.source_pixels is None:
+            raise ValueError(f"{self.label}: an image instance needs its data set (ChoiceInstance.with_dataset)")
         return problem_spec(self.family, **dict(self.params), n_clients=n_clients)
+
+    def step_scale(self, problem: FederatedProblem) -> float:
+        """The factor m / f from the paper's eta_0 on source pixels to the step on ``problem``'s f
+        features (module docstring; the last column of X is the bias); 1 without source pixels."""
+        if self.source_pixels is None:
+            return 1.0
+        return self.source_pixels / (problem.X.shape[1] - 1)
+
+    @property
+    def slug(self) -> str:
+        """The label as a file-name fragment (plot names): brackets dropped, commas and spaces "_"."""
+        return re.sub(r"[, ]", "_", re.sub(r"[()]", "", self.label))
 
 
 CHOICE_INSTANCES = {
     "synthetic(0,0)": ChoiceInstance("synthetic(0,0)", "synthetic", (("alpha", 0.0), ("beta", 0.0), ("seed", 0)), 24),
     "synthetic(1,1)": ChoiceInstance("synthetic(1,1)", "synthetic", (("alpha", 1.0), ("beta", 1.0), ("seed", 0)), 24),
+    "image unbalanced": ChoiceInstance("image unbalanced", "li_images", (("balanced", False),), 64),
 }
-"""Label -> instance (App. D.1, Table 2: synthetic(alpha, beta), softmax, l2 = 1e-4, power-law-like
-sizes, b = 24), one per label of ``LI_CHOICE_INSTANCES``."""
+"""Label -> instance, one per label of ``LI_CHOICE_INSTANCES``: App. D.1, Table 2's synthetic(alpha,
+beta) (softmax, l2 = 1e-4, power-law-like sizes, b = 24) and the unbalanced MNIST recipe (b = 64;
+its data set given by ``choice_instances``)."""
 
 
-def choice_instances(label: str | None) -> tuple[ChoiceInstance, ...]:
-    """The instance named ``label``, or every instance when None."""
-    return tuple(CHOICE_INSTANCES.values()) if label is None else (CHOICE_INSTANCES[label],)
+def choice_instances(label: str | None, dataset: str) -> tuple[ChoiceInstance, ...]:
+    """The instance named ``label``, or every instance when None, an image instance on ``dataset``
+    (one of ``problems.LI_IMAGE_DATASETS``)."""
+    chosen = tuple(CHOICE_INSTANCES.values()) if label is None else (CHOICE_INSTANCES[label],)
+    return tuple(instance.with_dataset(dataset) for instance in chosen)
 
 
 @dataclass(frozen=True)
@@ -80,7 +138,8 @@ class LossCurves:
 
     ``rounds`` (P,) the record rounds (increasing, 0 = the initial point w_0); ``gap`` (n_runs, S, P):
     F(w_r) - F* per run (in the sweep's order), seed and record round;
-    ``F_star`` the exact optimum's value, ``initial_gap`` F(w_0) - F* (w_0 = 0); ``problem``,
+    ``F_star`` the exact optimum's value, ``initial_gap`` F(w_0) - F* (w_0 = 0); ``eta0`` the
+    step's eta_0 on the features (the plan's times ``ChoiceInstance.step_scale``); ``problem``,
     ``optimum`` and ``results`` (the runs' RunResults, tracked: their extras hold the largest
     ||w - w*||^2 and ||g||^2 over every local iterate) for the constants of eq. 8."""
 
@@ -90,6 +149,7 @@ class LossCurves:
     gap: np.ndarray
     F_star: float
     initial_gap: float
+    eta0: float
     problem: FederatedProblem
     optimum: Optimum
     optimum_note: str
@@ -100,23 +160,24 @@ def scheme_i_curves(
     instance: ChoiceInstance, n_clients: int, runs: tuple[SchemeIRun, ...], record_rounds: tuple[int, ...],
     eta0: float, seeds: int, settings: VerifySettings, description: str,
 ) -> LossCurves:
-    """Every run of ``runs`` on ``instance`` with N = ``n_clients``: FedAvg, Scheme I, eta_0 / (1 +
-    round), the instance's batch size, max(record_rounds) rounds recorded at ``record_rounds``
-    (increasing; each record costs a pass over the data per seed), seeds 0..seeds-1, tracked,
-    through ``settings``' executor and store."""
+    """Every run of ``runs`` on ``instance`` with N = ``n_clients``: FedAvg, Scheme I, eta / (1 +
+    round) with eta = ``eta0`` (the paper's, on source pixels for an image instance) times the
+    instance's step scale, the instance's batch size, max(record_rounds) rounds recorded at
+    ``record_rounds`` (increasing; each record costs a pass over the data per seed), seeds
+    0..seeds-1, tracked, through ``settings``' executor and store."""
     spec = instance.spec(n_clients)
     problem = build_problem(spec)
     optimum, note = claim_optimum(problem)
+    step = eta0 * instance.step_scale(problem)
     record, rounds = tuple(record_rounds), max(record_rounds)
-    configs = [FedAvgConfig(run.local_steps, rounds, StepSize.per_round(eta0), instance.batch_size, 1.0, record,
+    configs = [FedAvgConfig(run.local_steps, rounds, StepSize.per_round(step), instance.batch_size, 1.0, record,
                             tuple(range(seeds)), participation="scheme_i", participants=run.participants)
                for run in runs]
     results = execute([RunRequest(RunConfig(spec, config), optimum, track=True) for config in configs],
                       settings.sweep_options(), description=description)
     initial_gap = float(problem.objective(np.zeros(problem.dim)) - optimum.F_star)
     return LossCurves(instance, runs, np.asarray(record, dtype=np.int64), np.stack([result.gap for result in results]),
-                      float(optimum.F_star),
-                      initial_gap, problem, optimum, note, tuple(results))
+                      float(optimum.F_star), initial_gap, step, problem, optimum, note, tuple(results))
 
 
 def rounds_to_target(gap: np.ndarray, target_gap: float) -> tuple[np.ndarray, np.ndarray]:
@@ -130,3 +191,13 @@ def rounds_to_target(gap: np.ndarray, target_gap: float) -> tuple[np.ndarray, np
     reached = below.any(axis=-1)
     first = np.where(reached, np.argmax(below, axis=-1), gap.shape[-1])
     return first.astype(np.int64), reached
+
+
+def image_note(curves: LossCurves, eta0: float) -> str:
+    """The sentence a claim's notes give an image instance's sweep: the data it ran on and its step
+    (``eta0`` per source pixel, scaled to the features); empty for any other instance."""
+    if not curves.instance.is_image:
+        return ""
+    return (f" {curves.instance.label}: {curves.problem.notes} eta_0 = {eta0:g} per source pixel, "
+            f"{curves.eta0:g} on its features ({curves.instance.source_pixels} source pixels over "
+            f"{curves.problem.X.shape[1] - 1} features).")

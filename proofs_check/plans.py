@@ -209,7 +209,8 @@ class ConstantStepControlPlan:
 
 
 LI_IMAGE_DATA = ("auto", "mnist", "fashion-mnist", "digits")
-"""The image data of li2020.schemes (``problems.li_images``: "auto" is MNIST, else Fashion-MNIST, else the digits)."""
+"""The image data of li2020.schemes, li2020.eq8 and li2020.k-effect (``problems.li_images``: "auto" is MNIST, else
+Fashion-MNIST, else the digits)."""
 
 
 @dataclass(frozen=True)
@@ -256,10 +257,10 @@ class Li2020SamplingPlan:
     claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
 
 
-LI_CHOICE_INSTANCES = ("synthetic(0,0)", "synthetic(1,1)")
+LI_CHOICE_INSTANCES = ("synthetic(0,0)", "synthetic(1,1)", "image unbalanced")
 """The instances li2020.eq8 and li2020.k-effect run on, by label (``proofs_check.li2020_choices.
 CHOICE_INSTANCES`` holds each one's problem family and batch size; a new instance is one label here
-and one entry there)."""
+and one entry there). "image unbalanced" is Li's unbalanced MNIST recipe on the plan's ``dataset``."""
 EQ8_OPTIMUM_CLAIMS = ("interior", "smallest", "largest")
 """Where li2020.eq8 says the rounds-minimising E* lies in the E grid: strictly inside it (eq. 8's
 U-shape), or at its smallest or its largest E (planted false variants: no optimum, monotone rounds)."""
@@ -268,7 +269,7 @@ U-shape), or at its smallest or its largest E (planted false variants: no optimu
 @dataclass(frozen=True)
 class Li2020Eq8Plan:
     """li2020.eq8 (Fig. 1a): the E grid and rounds of the Scheme I runs, the instances' size and K,
-    the target, the seeds, and where the optimum E* is claimed to lie."""
+    the target, the seeds, the image data, and where the optimum E* is claimed to lie."""
 
     E_grid: tuple[int, ...] = parameter(doc="local steps E of the sweep (at least 3 values: two ends and an "
                                             "interior)", minimum=1)
@@ -277,7 +278,10 @@ class Li2020Eq8Plan:
     n_clients: int = parameter(doc="clients N of every instance (the paper: 100)", minimum=2)
     participants: int = parameter(doc="K clients drawn per round by Scheme I (Fig. 1a: K = 30 of N = 100)", minimum=1)
     instance: str | None = parameter(doc="run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
-    eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 1a: 0.1)", above=0)
+    eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 1a: 0.1; on the image "
+                                 "instance per source pixel, scaled to its pooled features)", above=0)
+    dataset: str = parameter("auto", "image data of the image instance (auto: MNIST, else Fashion-MNIST, else the "
+                                     "bundled digits)", choices=LI_IMAGE_DATA)
     target_fraction: float = parameter(0.3, "the target accuracy: F(w) <= F* + target_fraction (F(w_0) - F*)",
                                        above=0, maximum=1)
     seeds: int = parameter(6, "seeds of every run (at least 6: the paired tests are Bonferroni-corrected over the "
@@ -293,7 +297,7 @@ class Li2020Eq8Plan:
 @dataclass(frozen=True)
 class Li2020KEffectPlan:
     """li2020.k-effect (Fig. 1b, Fig. 3): the K grid and rounds of the Scheme I runs, the instances'
-    size, E, the final-loss window, the seeds, and the claimed dependence on K."""
+    size, E, the final-loss window, the seeds, the image data, and the claimed dependence on K."""
 
     K_grid: tuple[int, ...] = parameter(doc="clients K drawn per round by Scheme I (Fig. 3: 5 ... 100 of N = 100)",
                                         minimum=1)
@@ -301,7 +305,10 @@ class Li2020KEffectPlan:
     n_clients: int = parameter(doc="clients N of every instance (the paper: 100)", minimum=2)
     instance: str | None = parameter(doc="run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
     E: int = parameter(5, "local steps per round (Fig. 3: 5)", minimum=1)
-    eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 3: 0.1)", above=0)
+    eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 3: 0.1; on the image "
+                                 "instance per source pixel, scaled to its pooled features)", above=0)
+    dataset: str = parameter("auto", "image data of the image instance (auto: MNIST, else Fashion-MNIST, else the "
+                                     "bundled digits)", choices=LI_IMAGE_DATA)
     tail_rounds: int = parameter(10, "the final loss is the mean gap over the last tail_rounds rounds", minimum=1)
     seeds: int = parameter(6, "seeds of every run (at least 6: the order check is paired over seeds and the "
                               "largest and smallest K differ by a few percent)", minimum=6, from_settings="seeds")

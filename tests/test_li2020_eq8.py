@@ -1,6 +1,7 @@
 """li2020.eq8 (choice of E): eq. 8's shape and argmin by hand, rounds to target, the location check
-(it PASSes a U, FAILs a monotone curve, never PASSes a flat one), and the claim on its quick
-instance with its planted variants."""
+(it PASSes a U, FAILs a monotone curve, never PASSes a flat one), the image instance (its data set
+resolved, its step scale the pooling identity), and the claim on its quick instance and on the
+image instance over the digits, with its planted variants."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import numpy as np
 import pytest
 
 from convergence import Status
-from proofs_check import VerifySettings, get_claim
-from proofs_check.li2020_choices import CHOICE_INSTANCES, rounds_to_target
+from problems import build_problem, problem_spec, resolve_li_dataset
+from proofs_check import VerifySettings, get_claim, select_claim
+from proofs_check.li2020_choices import CHOICE_INSTANCES, IMAGE_SOURCE_PIXELS, choice_instances, rounds_to_target
 from proofs_check.li2020_eq8 import Eq8Constants, check_optimum_location, eq8_optimal_E, eq8_rounds_shape, fit_scale
 from proofs_check.plans import LI_CHOICE_INSTANCES, Li2020Eq8Plan
 
@@ -112,6 +114,56 @@ def test_every_plan_instance_has_a_problem() -> None:
     assert all(label == inst.label for label, inst in CHOICE_INSTANCES.items())
 
 
+def test_the_image_instance_names_its_resolved_data_set() -> None:
+    (auto,) = choice_instances("image unbalanced", "auto")
+    resolved = resolve_li_dataset("auto")
+    assert dict(auto.params) == {"balanced": False, "dataset": resolved}
+    assert auto.source_pixels == IMAGE_SOURCE_PIXELS[resolved] and auto.batch_size == 64  # App. D.2: b = 64
+    (digits,) = choice_instances("image unbalanced", "digits")
+    assert digits.spec(20).params["dataset"] == "digits"
+    synthetic = choice_instances(None, "digits")[:2]
+    assert synthetic == (CHOICE_INSTANCES["synthetic(0,0)"], CHOICE_INSTANCES["synthetic(1,1)"])
+    with pytest.raises(ValueError, match="needs its data set"):
+        CHOICE_INSTANCES["image unbalanced"].spec(20)  # "auto" would make the run id depend on the machine
+
+
+def _window_average(side: int, pool: int) -> np.ndarray:
+    """P (f, m): feature j = the mean of the pool x pool window j of a side x side image (row-major)."""
+    m, cells = side * side, side // pool
+    P = np.zeros((cells * cells, m))
+    for r in range(side):
+        for c in range(side):
+            P[(r // pool) * cells + c // pool, r * side + c] = 1.0 / pool**2
+    return P
+
+
+def test_step_scale_is_the_pooling_identity() -> None:
+    # The digits pooled 2 x 2 (f = 16 features) against the same rows at full 8 x 8 resolution (m = 64):
+    # the feature model W is the pixel model V = P' W (bias row shared), and one SGD step with s = eta m / f
+    # on W moves V by -eta Pi G_V, Pi = (m / f) P'P the projector onto window-constant pixel weights
+    # (li2020_choices' docstring). On the digits the instance scales by 1024 / 16 = 64: each 8 x 8 cell
+    # is itself a 4 x 4 block average of a 32 x 32 bitmap (1024 / 64 = 16 = 4 x 4).
+    coarse = build_problem(problem_spec("li_images", dataset="digits", balanced=False, n_clients=20))
+    fine = build_problem(problem_spec("li_images", dataset="digits", balanced=False, n_clients=20, pool=1))
+    P = _window_average(8, 2)
+    f, m = P.shape
+    np.testing.assert_allclose(coarse.X[:, :-1], fine.X[:, :-1] @ P.T, rtol=0, atol=1e-15)
+    Pi = (m / f) * P.T @ P
+    np.testing.assert_allclose(Pi @ Pi, Pi, atol=1e-15)
+    W = np.random.default_rng(0).normal(size=(f + 1, 10))
+    V = np.vstack([P.T @ W[:-1], W[-1:]])
+    rows = np.arange(0, coarse.X.shape[0], 7)
+    np.testing.assert_allclose(fine.sample_losses(V.ravel(), rows), coarse.sample_losses(W.ravel(), rows), rtol=1e-13)
+    G_W = coarse.sample_gradients(W.ravel(), rows).mean(axis=0).reshape(W.shape)
+    G_V = fine.sample_gradients(V.ravel(), rows).mean(axis=0).reshape(V.shape)
+    eta = 0.1
+    stepped = P.T @ (W[:-1] - eta * (m / f) * G_W[:-1])
+    np.testing.assert_allclose(stepped, V[:-1] - eta * Pi @ G_V[:-1], rtol=1e-12, atol=1e-14)
+    (digits,) = choice_instances("image unbalanced", "digits")
+    assert digits.step_scale(coarse) == 1024 / 16 == (m / f) * 16
+    assert CHOICE_INSTANCES["synthetic(0,0)"].step_scale(coarse) == 1.0
+
+
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> VerifySettings:
     store = tmp_path_factory.mktemp("eq8") / "runs.sqlite"
@@ -142,7 +194,29 @@ def test_planted_variants_fail(settings: VerifySettings, name: str) -> None:
 
 
 @pytest.mark.slow
-def test_default_plan_passes_on_both_instances() -> None:
+def test_the_image_instance_on_the_digits_has_an_interior_optimum(settings: VerifySettings) -> None:
+    # the default plan's image instance on the digits with the E grid's two ends and its E* = 200 (measured
+    # on the default grid: mean rounds 36 (censored) / 16.5 / 25.2 at E = 5 / 200 / 1000, eq. 8's E* = 94)
+    selection = select_claim("li2020.eq8[instance=image unbalanced,dataset=digits,E_grid=[5,200,1000],rounds=35,"
+                             "n_clients=20,participants=6]")
+    result = selection.evaluate(settings)
+    verdict = result.verdict
+    assert verdict.status is Status.PASS and verdict.measured == 200, verdict.notes
+    (table,) = verdict.evidence["eq8"]
+    assert table["data"].startswith("Li unbalanced digits N=20") and table["eta_0"] == pytest.approx(6.4, rel=1e-15)
+    assert table["batch"] == 64 and "on digits" in verdict.notes and "6.4 on its features" in verdict.notes
+    (plot,) = result.plots
+    assert plot.name == "li2020_eq8_image_unbalanced" and "Li unbalanced digits" in plot.caption
+
+
+@pytest.mark.slow
+def test_default_plan_passes_on_the_synthetic_instances() -> None:
+    # the image instance PASSes on the digits (CI's data); on Fashion-MNIST it is INCONCLUSIVE (E = 1000 needs
+    # 2.3 more rounds than E* = 200 on average over 6 seeds, not significant): a reported finding
     verdict = get_claim("li2020.eq8").evaluate(VerifySettings(seeds=4, progress=False)).verdict
-    assert verdict.status is Status.PASS, verdict.notes
-    assert len(verdict.checks) == 2
+    assert len(verdict.checks) == 3
+    *synthetic, image = verdict.checks
+    assert all(check.verdict.status is Status.PASS for check in synthetic), verdict.notes
+    digits = resolve_li_dataset("auto") == "digits"
+    allowed = {Status.PASS} if digits else {Status.PASS, Status.INCONCLUSIVE}
+    assert image.verdict.status in allowed, image.verdict.notes
