@@ -30,6 +30,7 @@ from problems import FederatedProblem, ImageClassificationProblem, ProblemSpec, 
 from ...config import ConfigError
 from ...resources import FLOAT_BYTES
 from .._base import NOT_TRACED
+from ..kernel_threads import kernel_thread_args
 from .config import FedAvgConfig
 from .kernel import fedavg_kernel
 from .network_kernel import fedavg_network_kernel
@@ -132,6 +133,7 @@ class FedAvgEngine:
                 packed.full_support, packed.gram, packed.uses_gram, packed.gram_rhs, alg.step_size.code, a, b,
                 alg.local_steps, alg.rounds, alg.batch_size, seed, alg.server_lr,
                 np.asarray(alg.record_rounds, dtype=np.int64), w0, w_star, track, records, stats, *scheme,
+                **kernel_thread_args(),
             )
         return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64),
                           *(() if trace is None else trace))

@@ -21,6 +21,7 @@ from problems import FederatedProblem
 
 from ..fedavg.packing import pack_clients
 from ..fedavg.participation import kernel_participation
+from ..kernel_threads import kernel_thread_args
 from ..local_sgd import local_sgd_kernel
 from .config import FedProxConfig
 
@@ -43,5 +44,6 @@ def fedprox_kernel(
         packed.full_support, packed.gram, packed.uses_gram, packed.gram_rhs, code, a, b, config.local_steps,
         config.rounds, config.batch_size, seed, config.server_lr, np.asarray(config.record_rounds, dtype=np.int64),
         w0, w_star, track, records, stats, *kernel_participation("full", None, problem), config.mu_prox,
+        **kernel_thread_args(),
     )
     return records, stats, int(diverged)
