@@ -17,11 +17,10 @@ minibatch of ``batch`` rows drawn uniformly with replacement by the counter-base
 ``_rng``, and lambda_k = N p_k under transformed Scheme II (F~_k = N p_k F_k), 1 otherwise. Then
 the server sets W <- W + s (W' - W), W' = b W + sum_k a_k W_k, s = ``server_lr`` (full
 participation and s = 1: the plain weighted average W <- sum_k p_k W_k). With mu_prox = 0 the prox
-term is never evaluated and every operation is FedAvg's (Li et al., ICLR 2020, Sec. 2), to the bit;
-left out (its default), mu_prox is a compile-time constant and Numba folds the prox branches away
-(FedAvg's specialisation). Full participation computes a_k = p_k, b = 0 and lambda_k = 1 and
-multiplies by lambda_k = 1.0 exactly, so its arithmetic is that of the kernel before schemes
-existed, bit for bit.
+term is never evaluated and every operation is FedAvg's (Li et al., ICLR 2020, Sec. 2), to the bit
+(FedAvg's call leaves mu_prox out, at its default 0). Full participation computes a_k = p_k, b = 0
+and lambda_k = 1 and multiplies by lambda_k = 1.0 exactly, so its arithmetic is that of the kernel
+before schemes existed, bit for bit.
 
 Parameters are stored row-major as (f, C): w[j*C + c] = W[j, c] (C = 1 except for softmax).
 Outside its feature support S_k a client's data gradient vanishes, so its local model there is
