@@ -13,7 +13,7 @@ every thread count, so the choice is about speed only:
   single run (a sweep of many seeds is better served by jobs).
 
 ``using_kernel_threads(n)`` sets the count for the kernels called inside it (and Numba's thread
-count), and ``kernel_threads()`` / ``kernel_thread_args()`` are what the engines read. With 1 the threaded path is never
+count), and ``kernel_threads()`` is what the engines read (``local_sgd.local_sgd_for_threads``). With 1 the threaded kernel is never
 compiled or loaded, so no OpenMP thread exists and later process pools fork safely.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["kernel_threads", "kernel_thread_args", "using_kernel_threads", "check_threads"]
+__all__ = ["kernel_threads", "using_kernel_threads", "check_threads"]
 
 _threads = 1
 
@@ -30,17 +30,6 @@ _threads = 1
 def kernel_threads() -> int:
     """The number of threads a kernel called now may use (1 unless inside ``using_kernel_threads``)."""
     return _threads
-
-
-def kernel_thread_args() -> dict[str, int]:
-    """The keyword arguments that run ``local_sgd.local_sgd_kernel`` over the current threads: none
-    when ``kernel_threads()`` is 1 (the serial specialisation), else ``threads`` = Numba's current
-    thread count (the kernel keeps one scratch row per thread id, and ids run below that count)."""
-    if _threads == 1:
-        return {}
-    from numba import get_num_threads
-
-    return {"threads": get_num_threads()}
 
 
 def check_threads(threads: int, name: str = "threads") -> int:

@@ -44,24 +44,21 @@ thread count.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
-from numba import get_thread_id, njit, prange
+from numba import get_num_threads, get_thread_id, njit, prange
 
 from .._rng import participation_key, seed_key, stream_key
 from ..schedules import step_size_at
 from .fedavg.participation import FULL, aggregation, draw_clients
+from .kernel_threads import kernel_threads
 from .local_steps import (
     DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale, prefetch_minibatch,
 )
 
-__all__ = ["local_sgd_kernel"]
-
-_PRANGE_ONLY = {"prange": True, "comprehension": False, "setitem": False, "reduction": False, "numpy": False,
-                "stencil": False, "fusion": False, "inplace_binop": False}
-"""Numba's parallel options: only the explicit prange over a round's clients runs in parallel (the
-threads > 1); no array expression is turned into a parallel loop, so the serial
-specialisation (``threads`` left out, the prange branch pruned) has no parallel region at all."""
-
+__all__ = ["local_sgd_kernel", "local_sgd_kernel_threaded", "local_sgd_for_threads"]
 
 @njit(cache=True)
 def _client_round(
@@ -136,8 +133,7 @@ def _client_round(
     client_stats[k, 1] = max_grad
 
 
-@njit(cache=True, parallel=_PRANGE_ONLY)
-def local_sgd_kernel(
+def _local_sgd(
     loss, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
     full_support, gram, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr,
     record_rounds, w0, w_star, track, records, stats, scheme, K, cdf, step_scales, mu_prox=0.0, threads=1,
@@ -149,9 +145,8 @@ def local_sgd_kernel(
     [max ||w - w*||^2, max ||g||^2] when ``track``. The scheme is ``fedavg.participation``'s
     ``KernelParticipation``: ``scheme`` its code, K the clients per round, ``cdf`` (N,) and
     ``step_scales`` (N,) lambda_k. ``mu_prox`` >= 0 is the proximal coefficient (0: FedAvg).
-    ``threads`` > 1: each round's clients run over Numba's threads, of which there must be exactly
-    ``threads`` (``kernel_threads.kernel_thread_args``); left out (1), the threaded branch is pruned
-    at compile time and the kernel has no parallel region. Returns -1, or the 0-based round at whose end the
+    ``threads`` > 1 (``local_sgd_kernel_threaded`` only): each round's clients run over Numba's
+    threads, of which there must be exactly ``threads`` (``local_sgd_for_threads``). Returns -1, or the 0-based round at whose end the
     model had diverged (non-finite, or DIVERGENCE_FACTOR).
     """
     N = weights.size
@@ -261,3 +256,28 @@ def local_sgd_kernel(
     stats[0] = max_rad
     stats[1] = max_grad
     return -1
+
+
+_PRANGE_ONLY = {"prange": True, "comprehension": False, "setitem": False, "reduction": False, "numpy": False,
+                "stencil": False, "fusion": False, "inplace_binop": False}
+"""Numba's parallel options of the threaded kernel: only the explicit prange over a round's
+clients runs in parallel; no array expression is turned into a parallel loop."""
+
+local_sgd_kernel = njit(cache=True)(_local_sgd)
+"""The serial kernel (``_local_sgd``; prange is range here): no parallel region, compiled once and
+cached, and safe in processes that fork."""
+
+local_sgd_kernel_threaded = njit(parallel=_PRANGE_ONLY)(_local_sgd)
+"""The threaded kernel: the same function compiled with Numba's parallel pipeline. Not cached:
+Numba's cache index is per function, so two cached compilations of one function would overwrite
+each other's entries; it compiles once per process that asks for threads (about as long as the
+serial kernel's first compilation)."""
+
+
+def local_sgd_for_threads() -> tuple[Callable[..., Any], dict[str, int]]:
+    """The kernel for the current ``kernel_threads()`` and the keyword arguments to add to its
+    call: (local_sgd_kernel, {}) for 1 thread, else (local_sgd_kernel_threaded, {"threads": Numba's
+    current thread count}) (its scratch has one row per thread id, and ids run below that count)."""
+    if kernel_threads() == 1:
+        return local_sgd_kernel, {}
+    return local_sgd_kernel_threaded, {"threads": get_num_threads()}
