@@ -34,6 +34,10 @@ W3: MC-PSGD on block-cyclic softmax data, 100 clients, M = 5, 60 x 10 (+ bias), 
 CNN: the tutorial CIFAR-10 net at batch 2, one local SGD step, in images per second per core
     (``bench_cnn``: Numba float32 / float64, NumPy reference, JAX peer, the floor; ``quick``
     shortens its runs).
+Thread scaling (W1, W2): one kernel run on 1 and on 2 threads (``kernel_thread_scaling``: the clients
+of each round over Numba's threads, bit-identical results), timed alternately, medians of
+``repeats`` after a warm-up; skipped where Numba has one thread. It runs after the sweep, whose
+process pool forks (a forked worker cannot use OpenMP threads its parent has started).
 Sweep scaling: 8 equal FedAvg runs (one config, 8 seeds, 5,000 rounds) executed with 1 and with 2
 worker processes, each the median of 3 executions after a warm-up (it runs first, before JAX's
 threads exist, since the process pool forks); the ratio of wall times (ideal 2 on 2 idle cores;
@@ -51,11 +55,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import config
 from threadpoolctl import threadpool_limits
 
 from problems import FederatedProblem, ProblemSpec, build_problem, problem_spec
 
-from .algorithms import FedAvgConfig, algorithm_for
+from .algorithms import FedAvgConfig, algorithm_for, using_kernel_threads
 from .algorithms.fedavg.packing import PackedClients, pack_clients
 from .bench_jax import jax_peer
 from .bench_peers import numpy_peer_fedavg, peer_inputs
@@ -63,7 +68,7 @@ from .run import run_seed
 from .schedules import StepSize
 
 __all__ = ["Workload", "WORKLOADS", "MIN_REPEATS", "run_bench", "format_bench", "machine_rates", "product_rate",
-           "sweep_scaling", "median_seconds", "matmul_gflops", "jax_one_thread"]
+           "sweep_scaling", "kernel_thread_scaling", "median_seconds", "matmul_gflops", "jax_one_thread"]
 
 MIN_REPEATS = 3
 """Fewest timings a median is taken over."""
@@ -181,6 +186,28 @@ def _time_engine(problem: FederatedProblem, workload: Workload, engine: str, rep
     return seconds / (rounds * workload.local_steps * problem.n_clients) * 1e6
 
 
+def kernel_thread_scaling(problem: FederatedProblem, workload: Workload, repeats: int,
+                          threads: int = 2) -> tuple[float, float]:
+    """Microseconds per client-step of one kernel run (seed 0) on 1 thread and on ``threads``
+    (``kernel_threads``: the clients of each round in parallel), each the median of ``repeats``
+    timings taken alternately (1, threads, 1, threads, ...) after a warm-up of each, so that a
+    drift in the machine's load moves both alike. The two runs' results are bit-identical."""
+    alg = workload.config(workload.rounds_numba)
+    fedavg = algorithm_for(alg)
+    plan = fedavg.plan(problem, alg, False)
+    w_star = np.zeros(problem.dim)
+    times: dict[int, list[float]] = {1: [], threads: []}
+    for repeat in range(repeats + 1):
+        for n in (1, threads):
+            with using_kernel_threads(n):
+                start = time.perf_counter()
+                run_seed(fedavg, problem, plan, 0, w_star, "numba")
+                if repeat > 0:  # the first round of timings is the warm-up (and compiles the threaded path)
+                    times[n].append(time.perf_counter() - start)
+    per_step = 1e6 / (workload.rounds_numba * workload.local_steps * problem.n_clients)
+    return float(np.median(times[1])) * per_step, float(np.median(times[threads])) * per_step
+
+
 def _kernel_model(problem: FederatedProblem, config: FedAvgConfig) -> np.ndarray:
     """The kernel's global model after config.rounds rounds (seed 0), shape (d,)."""
     fedavg = algorithm_for(config)
@@ -284,6 +311,9 @@ def run_bench(repeats: int = 5, workloads: Sequence[Workload] = WORKLOADS, mc_ps
         with threadpool_limits(limits=1):
             numba_us = _time_engine(problem, w, "numba", repeats)
             numpy_us = _time_engine(problem, w, "numpy", repeats)
+            threads = min(2, config.NUMBA_NUM_THREADS)
+            one_thread_us, two_threads_us = (kernel_thread_scaling(problem, w, repeats, threads) if threads == 2
+                                             else (None, None))
         peers = _time_peers(problem, w, repeats)
         results.append({
             "workload": w.name, "description": w.description, "numba_us_per_client_step": numba_us,
@@ -291,6 +321,8 @@ def run_bench(repeats: int = 5, workloads: Sequence[Workload] = WORKLOADS, mc_ps
             **peers,
             "numba_over_numpy_peer": _ratio(numba_us, peers["numpy_peer_us_per_client_step"]),
             "numba_over_jax": _ratio(numba_us, peers["jax_us_per_client_step"]),
+            "numba_1thread_us_per_client_step": one_thread_us, "numba_2threads_us_per_client_step": two_threads_us,
+            "thread_speedup": _ratio(one_thread_us, two_threads_us),
             "floor_us_per_client_step": floor_us, "numba_over_floor": numba_us / floor_us,
             "floor_large_product_us_per_client_step": large_floor_us,
             "flops_per_client_step": flops, "exp_calls_per_client_step": exps,
@@ -330,6 +362,7 @@ def _mc_psgd_result(rates: dict[str, float], repeats: int) -> dict[str, Any]:
         "numpy_peer_us_per_client_step": None, "numpy_peer_max_abs_diff": None,
         "jax_us_per_client_step": None, "jax_max_abs_diff": None,
         "numba_over_numpy_peer": None, "numba_over_jax": None,
+        "numba_1thread_us_per_client_step": None, "numba_2threads_us_per_client_step": None, "thread_speedup": None,
         "floor_us_per_client_step": floor_us, "numba_over_floor": mc_numba / floor_us,
         "floor_large_product_us_per_client_step": large_floor_us,
         "flops_per_client_step": flops, "exp_calls_per_client_step": exps,
@@ -372,6 +405,11 @@ def format_bench(report: dict[str, Any]) -> str:
     jax = report["jax"]
     if jax["note"] is not None:
         lines.append(f"note: {jax['note']}")
+    for r in report["workloads"]:
+        if r["thread_speedup"] is not None:
+            lines.append(f"  {r['workload']} kernel on 1 / 2 threads (one run, the clients of each round in parallel, "
+                         f"alternating medians): {r['numba_1thread_us_per_client_step']:.3f} / "
+                         f"{r['numba_2threads_us_per_client_step']:.3f} us: speed-up {r['thread_speedup']:.2f}x")
     sc = report.get("sweep_scaling")
     if sc is not None:
         lines.append(f"sweep of {sc['runs']} FedAvg runs ({sc['rounds']} rounds each), medians of {sc['repeats']} after "

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .algorithms.kernel_threads import check_threads, using_kernel_threads
 from .config import ConfigError
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 
@@ -160,8 +161,11 @@ class SweepOptions:
     store and the task is recomputed and stored again). A store opened read-only
     (``RunStore(..., readonly=True)``) is never written: a task it does not hold (or holds corrupt)
     raises MissingRunError (CorruptRunError) before anything runs. progress: True for a transient
-    progress bar, False for none, or a ``SweepMonitor`` to report to. Bad values raise ValueError
-    naming the field.
+    progress bar, False for none, or a ``SweepMonitor`` to report to. threads: how many threads
+    each kernel call may use (``algorithms.kernel_threads``: the clients of a round in parallel,
+    results bit-identical for any count); more than 1 only with the "serial" executor, since jobs
+    processes times threads would oversubscribe the cores and a forked worker cannot use its
+    parent's OpenMP threads. Bad values raise ValueError naming the field.
     """
 
     jobs: int = 1
@@ -170,11 +174,17 @@ class SweepOptions:
     store: RunStore | None = None
     use_cache: bool = True
     progress: bool | SweepMonitor = True
+    threads: int = 1
 
     def __post_init__(self) -> None:
         if isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1:
             raise ValueError(f"jobs: must be an integer >= 1, got {self.jobs!r}")
         object.__setattr__(self, "executor", _resolve_executor(self.executor, self.scheduler, self.jobs))
+        check_threads(self.threads)
+        if self.threads > 1 and self.executor != "serial":
+            raise ValueError(f"threads: {self.threads} threads per run need the serial executor (jobs = 1), not "
+                             f"{self.executor!r}: its workers run kernels single-threaded (jobs x threads would "
+                             "oversubscribe the cores, and forked workers cannot use OpenMP threads)")
         if self.store is not None and not isinstance(self.store, RunStore):
             raise ValueError(f"store: expected a RunStore or None, got {type(self.store).__name__}")
         if not isinstance(self.use_cache, bool):
@@ -223,7 +233,8 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
 
     try:
         if executor == "serial":
-            _run_serial(pending, finish)
+            with using_kernel_threads(options.threads):
+                _run_serial(pending, finish)
         elif executor == "process" and pending:
             _run_pool(pending, options.jobs, finish)
         elif executor == "dask" and pending:

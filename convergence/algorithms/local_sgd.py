@@ -17,11 +17,10 @@ minibatch of ``batch`` rows drawn uniformly with replacement by the counter-base
 ``_rng``, and lambda_k = N p_k under transformed Scheme II (F~_k = N p_k F_k), 1 otherwise. Then
 the server sets W <- W + s (W' - W), W' = b W + sum_k a_k W_k, s = ``server_lr`` (full
 participation and s = 1: the plain weighted average W <- sum_k p_k W_k). With mu_prox = 0 the prox
-term is never evaluated and every operation is FedAvg's (Li et al., ICLR 2020, Sec. 2), to the bit;
-left out (its default), mu_prox is a compile-time constant and Numba folds the prox branches away
-(FedAvg's specialisation). Full participation computes a_k = p_k, b = 0 and lambda_k = 1 and
-multiplies by lambda_k = 1.0 exactly, so its arithmetic is that of the kernel before schemes
-existed, bit for bit.
+term is never evaluated and every operation is FedAvg's (Li et al., ICLR 2020, Sec. 2), to the bit
+(FedAvg's call leaves mu_prox out, at its default 0). Full participation computes a_k = p_k, b = 0
+and lambda_k = 1 and multiplies by lambda_k = 1.0 exactly, so its arithmetic is that of the kernel
+before schemes existed, bit for bit.
 
 Parameters are stored row-major as (f, C): w[j*C + c] = W[j, c] (C = 1 except for softmax).
 Outside its feature support S_k a client's data gradient vanishes, so its local model there is
@@ -33,26 +32,111 @@ max ||w - w*||^2 (the radius of the region the iterates visit) and max ||g||^2 o
 stochastic gradients lambda_k grad h_k of the local objective (Assumption 4's quantity of Li et al.
 when mu_prox = 0, exactly, when gradients are exact; the scaled objective's G~ under transformed
 Scheme II).
+
+Clients run one after another, or with ``threads`` > 1 (``kernel_threads``) in parallel over
+Numba's threads (``prange`` over the round's clients): each client's local run reads only W and
+its own data and writes only its own slice of the local models, its scalar s_k and its own
+tracked maxima, with its thread's scratch (allocated once per call, one row per thread); the
+server's aggregation then runs serially in client order. Each client's arithmetic is the same
+sequence of operations either way and max is exact, so results are bit-identical for every
+thread count.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
-from numba import njit
+from numba import get_num_threads, get_thread_id, njit, prange
 
 from .._rng import participation_key, seed_key, stream_key
 from ..schedules import step_size_at
 from .fedavg.participation import FULL, aggregation, draw_clients
-from .local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale
+from .kernel_threads import kernel_threads
+from .local_steps import (
+    DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale, prefetch_minibatch,
+)
 
-__all__ = ["local_sgd_kernel"]
-
+__all__ = ["local_sgd_kernel", "local_sgd_kernel_threaded", "local_sgd_for_threads"]
 
 @njit(cache=True)
-def local_sgd_kernel(
+def _client_round(
+    k, r, loss, C, mu, targets, sample_offsets, support, support_offsets, rows, row_offsets, full_support, gram,
+    gram_offsets, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, batch, key, counts, step_scales, mu_prox,
+    W, w_star, w_sq, w_dot, star_sq, track, local, scale, client_stats, anchor, G, Xb, Z, idx,
+):
+    """Client k's E local steps of round r from the global model W (module docstring): writes its
+    support-restricted local model into ``local``, its off-support scalar into scale[k] and
+    [max ||w - w*||^2, max ||g||^2] over its iterates into client_stats[k] (zeros when not
+    ``track``). ``anchor``, ``G``, ``Xb``, ``Z`` and ``idx`` are this thread's scratch; w_sq and
+    w_dot are ||W||^2 and W.w* (0 when not ``track``), star_sq is ||w*||^2."""
+    N = counts.size
+    so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
+    lam = step_scales[k]
+    Wk = local[so * C:(so + m) * C]
+    off_sq, off_dot, off_star = w_sq, w_dot, star_sq
+    for jj in range(m):
+        j = support[so + jj]
+        for c in range(C):
+            v, vs = W[j * C + c], w_star[j * C + c]
+            Wk[jj * C + c] = v
+            anchor[jj * C + c] = v
+            off_sq -= v * v
+            off_dot -= v * vs
+            off_star -= vs * vs
+    if full_support[k]:
+        off_sq, off_dot, off_star = 0.0, 0.0, 0.0
+    s = 1.0
+    max_rad, max_grad = 0.0, 0.0
+    n_k = sample_offsets[k + 1] - sample_offsets[k]
+    for e in range(E):
+        t = r * E + e
+        eta = step_size_at(sched_code, sched_a, sched_b, t, E) * lam
+        stream = stream_key(key, t, k, N) if batch > 0 else np.uint64(0)
+        if batch > 0:  # the next step's rows: this client's, or the next client's first
+            k_next = k if e + 1 < E else k + 1
+            if k_next < N and counts[k_next] > 0:
+                prefetch_minibatch(rows, row_offsets[k_next], support_offsets[k_next + 1] - support_offsets[k_next],
+                                   sample_offsets[k_next + 1] - sample_offsets[k_next], batch,
+                                   stream_key(key, t + 1 if e + 1 < E else r * E, k_next, N))
+        if batch == 0 and uses_gram[k]:
+            gram_gradient(gram, gram_offsets[k], gram_rhs, so, m, Wk, G)
+        else:
+            data_gradient(loss, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
+                          stream, Wk, G, Xb, Z, idx)
+        if track:
+            g_sq = off_support_gradient_sq(s, mu, mu_prox, off_sq)
+            for q in range(m * C):
+                g = G[q] + mu * Wk[q]
+                if mu_prox != 0.0:
+                    g += mu_prox * (Wk[q] - anchor[q])
+                g_sq += g * g
+            max_grad = max(max_grad, lam * lam * g_sq)
+        if mu_prox == 0.0:
+            for q in range(m * C):
+                Wk[q] -= eta * (G[q] + mu * Wk[q])
+        else:
+            for q in range(m * C):
+                Wk[q] -= eta * (G[q] + mu * Wk[q] + mu_prox * (Wk[q] - anchor[q]))
+        s = off_support_scale(s, eta, mu, mu_prox)
+        if track:
+            rad = max(s * s * off_sq - 2.0 * s * off_dot + off_star, 0.0)
+            for jj in range(m):
+                j = support[so + jj]
+                for c in range(C):
+                    diff = Wk[jj * C + c] - w_star[j * C + c]
+                    rad += diff * diff
+            max_rad = max(max_rad, rad)
+    scale[k] = s
+    client_stats[k, 0] = max_rad
+    client_stats[k, 1] = max_grad
+
+
+def _local_sgd(
     loss, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
     full_support, gram, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr,
-    record_rounds, w0, w_star, track, records, stats, scheme, K, cdf, step_scales, mu_prox=0.0,
+    record_rounds, w0, w_star, track, records, stats, scheme, K, cdf, step_scales, mu_prox=0.0, threads=1,
 ):
     """Run one seed; write the global model at ``record_rounds`` into ``records`` (n_rec, d).
 
@@ -61,8 +145,9 @@ def local_sgd_kernel(
     [max ||w - w*||^2, max ||g||^2] when ``track``. The scheme is ``fedavg.participation``'s
     ``KernelParticipation``: ``scheme`` its code, K the clients per round, ``cdf`` (N,) and
     ``step_scales`` (N,) lambda_k. ``mu_prox`` >= 0 is the proximal coefficient (0: FedAvg).
-    Returns -1, or the 0-based round at whose end the model had diverged (non-finite, or
-    DIVERGENCE_FACTOR).
+    ``threads`` > 1 (``local_sgd_kernel_threaded`` only): each round's clients run over Numba's
+    threads, of which there must be exactly ``threads`` (``local_sgd_for_threads``). Returns -1, or the 0-based round at whose end the
+    model had diverged (non-finite, or DIVERGENCE_FACTOR).
     """
     N = weights.size
     d = n_features * C
@@ -71,16 +156,17 @@ def local_sgd_kernel(
         m_max = max(m_max, support_offsets[k + 1] - support_offsets[k])
     W = w0.copy()
     local = np.empty(support_offsets[N] * C)
-    anchor = np.empty(m_max * C)
     scale = np.ones(N)
+    client_stats = np.zeros((N, 2))
     n_max = batch
     if batch == 0:
         for k in range(N):
             n_max = max(n_max, sample_offsets[k + 1] - sample_offsets[k])
-    G = np.empty(m_max * C)
-    Xb = np.empty(max(batch, 1) * m_max)
-    Z = np.empty((n_max, C))
-    idx = np.empty(n_max, dtype=np.int64)
+    anchor = np.empty((threads, m_max * C))
+    G = np.empty((threads, m_max * C))
+    Xb = np.empty((threads, max(batch, 1) * m_max))
+    Z = np.empty((threads, n_max, C))
+    idx = np.empty((threads, n_max), dtype=np.int64)
     acc = np.empty(d)
     gram_offsets = np.zeros(N + 1, dtype=np.int64)  # packing stores a Gram block only for clients that use one
     for k in range(N):
@@ -115,59 +201,25 @@ def local_sgd_kernel(
         if r == 0 or scheme != FULL:  # full participation: the same sample every round
             draw_clients(scheme, pkey, r, K, cdf, hashes, drawn, counts)
             broadcast = aggregation(scheme, counts, weights, K, coefficients)
-        for k in range(N):
-            if counts[k] == 0:
-                continue
-            so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
-            lam = step_scales[k]
-            Wk = local[so * C:(so + m) * C]
-            off_sq, off_dot, off_star = w_sq, w_dot, star_sq
-            for jj in range(m):
-                j = support[so + jj]
-                for c in range(C):
-                    v, vs = W[j * C + c], w_star[j * C + c]
-                    Wk[jj * C + c] = v
-                    anchor[jj * C + c] = v
-                    off_sq -= v * v
-                    off_dot -= v * vs
-                    off_star -= vs * vs
-            if full_support[k]:
-                off_sq, off_dot, off_star = 0.0, 0.0, 0.0
-            s = 1.0
-            n_k = sample_offsets[k + 1] - sample_offsets[k]
-            for e in range(E):
-                t = r * E + e
-                eta = step_size_at(sched_code, sched_a, sched_b, t, E) * lam
-                stream = stream_key(key, t, k, N) if batch > 0 else np.uint64(0)
-                if batch == 0 and uses_gram[k]:
-                    gram_gradient(gram, gram_offsets[k], gram_rhs, so, m, Wk, G)
-                else:
-                    data_gradient(loss, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
-                                  stream, Wk, G, Xb, Z, idx)
-                if track:
-                    g_sq = off_support_gradient_sq(s, mu, mu_prox, off_sq)
-                    for q in range(m * C):
-                        g = G[q] + mu * Wk[q]
-                        if mu_prox != 0.0:
-                            g += mu_prox * (Wk[q] - anchor[q])
-                        g_sq += g * g
-                    max_grad = max(max_grad, lam * lam * g_sq)
-                if mu_prox == 0.0:
-                    for q in range(m * C):
-                        Wk[q] -= eta * (G[q] + mu * Wk[q])
-                else:
-                    for q in range(m * C):
-                        Wk[q] -= eta * (G[q] + mu * Wk[q] + mu_prox * (Wk[q] - anchor[q]))
-                s = off_support_scale(s, eta, mu, mu_prox)
-                if track:
-                    rad = max(s * s * off_sq - 2.0 * s * off_dot + off_star, 0.0)
-                    for jj in range(m):
-                        j = support[so + jj]
-                        for c in range(C):
-                            diff = Wk[jj * C + c] - w_star[j * C + c]
-                            rad += diff * diff
-                    max_rad = max(max_rad, rad)
-            scale[k] = s
+        if threads > 1:
+            for kk in prange(N):
+                if counts[kk] > 0:
+                    i = get_thread_id()
+                    _client_round(np.int64(kk), r, loss, C, mu, targets, sample_offsets, support, support_offsets,
+                                  rows, row_offsets, full_support, gram, gram_offsets, uses_gram, gram_rhs, sched_code,
+                                  sched_a, sched_b, E, batch, key, counts, step_scales, mu_prox, W, w_star, w_sq, w_dot,
+                                  star_sq, track, local, scale, client_stats, anchor[i], G[i], Xb[i], Z[i], idx[i])
+        else:
+            for k in range(N):
+                if counts[k] > 0:
+                    _client_round(k, r, loss, C, mu, targets, sample_offsets, support, support_offsets, rows,
+                                  row_offsets, full_support, gram, gram_offsets, uses_gram, gram_rhs, sched_code,
+                                  sched_a, sched_b, E, batch, key, counts, step_scales, mu_prox, W, w_star, w_sq, w_dot,
+                                  star_sq, track, local, scale, client_stats, anchor[0], G[0], Xb[0], Z[0], idx[0])
+        for k in range(N):  # max is exact: folding per-client maxima in client order is the serial max
+            if counts[k] > 0:
+                max_rad = max(max_rad, client_stats[k, 0])
+                max_grad = max(max_grad, client_stats[k, 1])
         # server: acc = b W + sum_k a_k w_k over the sampled clients, with w_k = s_k W off the support of k
         off_weight = broadcast
         for k in range(N):
@@ -204,3 +256,28 @@ def local_sgd_kernel(
     stats[0] = max_rad
     stats[1] = max_grad
     return -1
+
+
+_PRANGE_ONLY = {"prange": True, "comprehension": False, "setitem": False, "reduction": False, "numpy": False,
+                "stencil": False, "fusion": False, "inplace_binop": False}
+"""Numba's parallel options of the threaded kernel: only the explicit prange over a round's
+clients runs in parallel; no array expression is turned into a parallel loop."""
+
+local_sgd_kernel = njit(cache=True)(_local_sgd)
+"""The serial kernel (``_local_sgd``; prange is range here): no parallel region, compiled once and
+cached, and safe in processes that fork."""
+
+local_sgd_kernel_threaded = njit(parallel=_PRANGE_ONLY)(_local_sgd)
+"""The threaded kernel: the same function compiled with Numba's parallel pipeline. Not cached:
+Numba's cache index is per function, so two cached compilations of one function would overwrite
+each other's entries; it compiles once per process that asks for threads (about as long as the
+serial kernel's first compilation)."""
+
+
+def local_sgd_for_threads() -> tuple[Callable[..., Any], dict[str, int]]:
+    """The kernel for the current ``kernel_threads()`` and the keyword arguments to add to its
+    call: (local_sgd_kernel, {}) for 1 thread, else (local_sgd_kernel_threaded, {"threads": Numba's
+    current thread count}) (its scratch has one row per thread id, and ids run below that count)."""
+    if kernel_threads() == 1:
+        return local_sgd_kernel, {}
+    return local_sgd_kernel_threaded, {"threads": get_num_threads()}

@@ -19,6 +19,7 @@ from scipy.special import log_softmax, softmax
 
 from .kernels import register_loss
 from .linear import CurvatureBounds, LinearModel
+from .vector_exp import exp_inplace
 
 __all__ = ["SoftmaxModel", "SoftmaxLoss"]
 
@@ -81,22 +82,26 @@ class SoftmaxModel(LinearModel):
 
 
 def _residuals(loss, Z, targets, sample_base, idx, n_used, wt):
-    """Z[b] <- wt * dl/dz in place (``kernels.margin_residuals``)."""
+    """Z[b] <- wt * dl/dz in place (``kernels.margin_residuals``): the rows' maxima subtracted,
+    one vectorised exp over the whole block (``vector_exp``), then each row scaled by wt / its sum
+    and wt taken off its label's entry."""
     C = loss.n_classes
     for b in range(n_used):
-        yv = targets[sample_base + idx[b]]
         zmax = Z[b, 0]
         for c in range(1, C):
             if Z[b, c] > zmax:
                 zmax = Z[b, c]
+        for c in range(C):
+            Z[b, c] -= zmax
+    exp_inplace(Z[:n_used].reshape(-1), n_used * C)
+    for b in range(n_used):
         total = 0.0
         for c in range(C):
-            Z[b, c] = math.exp(Z[b, c] - zmax)
             total += Z[b, c]
         scale = wt / total
         for c in range(C):
             Z[b, c] *= scale
-        Z[b, int(yv)] -= wt
+        Z[b, int(targets[sample_base + idx[b]])] -= wt
 
 
 def _loss_sum(loss, Z, targets, sample_base, n):

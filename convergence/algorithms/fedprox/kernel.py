@@ -21,7 +21,7 @@ from problems import FederatedProblem
 
 from ..fedavg.packing import pack_clients
 from ..fedavg.participation import kernel_participation
-from ..local_sgd import local_sgd_kernel
+from ..local_sgd import local_sgd_for_threads
 from .config import FedProxConfig
 
 __all__ = ["fedprox_kernel"]
@@ -37,11 +37,13 @@ def fedprox_kernel(
     records = np.zeros((len(config.record_rounds), problem.dim))
     stats = np.full(2, np.nan)
     code, (a, b) = config.step_size.code, config.step_size.params
-    diverged = local_sgd_kernel(
+    kernel, threads = local_sgd_for_threads()
+    diverged = kernel(
         packed.loss, packed.n_classes, packed.n_features, packed.mu, packed.weights, packed.targets,
         packed.sample_offsets, packed.support, packed.support_offsets, packed.rows, packed.row_offsets,
         packed.full_support, packed.gram, packed.uses_gram, packed.gram_rhs, code, a, b, config.local_steps,
         config.rounds, config.batch_size, seed, config.server_lr, np.asarray(config.record_rounds, dtype=np.int64),
         w0, w_star, track, records, stats, *kernel_participation("full", None, problem), config.mu_prox,
+        **threads,
     )
     return records, stats, int(diverged)
