@@ -104,8 +104,10 @@ class ConvNet:
             return np.concatenate([np.argmax(forward_np(self.layout, params, images[lo:lo + EVALUATION_CHUNK])[0][-1],
                                              axis=1) for lo in range(0, images.shape[0], EVALUATION_CHUNK)]
                                   ).astype(np.int64)
-        work = self.workspace(min(images.shape[0], EVALUATION_CHUNK), params.dtype)
-        return network_predict(self.layout.table, params, images, work.acts, work.pool_index,
+        chunk = min(images.shape[0], EVALUATION_CHUNK)  # the kernel writes every buffer before reading it
+        acts = np.empty(chunk * self.layout.activation_size, dtype=params.dtype)
+        pool_index = np.empty(chunk * self.layout.pool_index_size, dtype=np.int8)
+        return network_predict(self.layout.table, params, images, acts, pool_index,
                                np.empty(images.shape[0], dtype=np.int64))
 
     def accuracy(self, params: np.ndarray, images: np.ndarray, labels: np.ndarray, engine: str = "numba") -> float:
