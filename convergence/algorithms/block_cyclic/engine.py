@@ -8,7 +8,7 @@ Sources: Ding et al., arXiv 2002.07454, Algorithms 1-2, eq. 7-8, Sec. 5
 ``problems.BlockCyclicProblem`` (N clients, M blocks), or a CNN's ``problems.BlockCyclicImageProblem``
 (the kernel ``network_kernel``, the reference ``network_reference``: the same algorithms with the
 network's step primitive, iterates in the problem's dtype, from the network's initialisation at
-the run seed; extras add each block's test accuracy). Schedule: C cycles x M blocks x E rounds x
+the run seed; extras add each block's test accuracy, scored in the run itself, so in a sweep's worker). Schedule: C cycles x M blocks x E rounds x
 I local steps; round r (0-based) is in block m = (r // E) % M; T = C M E I local steps, R = C M E
 rounds. Each algorithm's module (``mm_psgd``, ``mc_psgd``, ``fedavg_cyclic``, ``pr_sgd``) holds
 its config and turns it into a ``Plan``; this module runs plans.
@@ -186,7 +186,9 @@ class BlockCyclicExtras:
     running max of ||x_t^i||^2 over every local iterate of both chains (B^2 of Ding et al.
     Assumption 5 on the visited region); None when not tracked. ``communication`` totals the
     floats exchanged (module docstring). ``traces``: one BlockCyclicTrace per seed (in the order
-    of the run's seeds) for a traced run, else None.
+    of the run's seeds) for a traced run, else None. ``block_accuracy`` (S, P, M): on a CNN problem,
+    block m's predictor (the global model for FedAvg-cyclic and PR-SGD) scored on block m's test
+    images (``BlockCyclicImageProblem.block_accuracy``, Ding et al. Sec. 5), else None.
     """
 
     blocks: np.ndarray

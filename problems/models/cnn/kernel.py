@@ -1,4 +1,4 @@
-"""The Numba path of a whole network: forward, loss, backward and SGD steps over the layout table.
+"""The Numba path of a whole network: forward, predictions, loss, backward and SGD steps over the layout table.
 
 Everything here takes plain arrays as arguments (the layout's int64 table, the flat parameters,
 the images, labels and preallocated work buffers), never a Python object, so a caller's own
