@@ -54,6 +54,7 @@ __all__ = ["CNN_DTYPES", "ImageClassificationProblem", "image_classification", "
 CNN_DTYPES = ("float32", "float64")
 """The precisions a CNN problem runs in (module docstring)."""
 
+
 @dataclass(frozen=True, eq=False)
 class ImageClassificationProblem:
     """A federated CNN problem (module docstring): its name, the network's registry name, the

@@ -8,10 +8,10 @@ Sources: Ding et al., arXiv 2002.07454, Algorithms 1-2, eq. 7-8, Sec. 5
 ``problems.BlockCyclicProblem`` (N clients, M blocks), or a CNN's ``problems.BlockCyclicImageProblem``
 (the kernel ``network_kernel``, the reference ``network_reference``: the same algorithms with the
 network's step primitive, iterates in the problem's dtype, from the network's initialisation at
-the run seed; extras add each block's test accuracy, scored in the run itself, so in a sweep's worker). Schedule: C cycles x M blocks x E rounds x
-I local steps; round r (0-based) is in block m = (r // E) % M; T = C M E I local steps, R = C M E
-rounds. Each algorithm's module (``mm_psgd``, ``mc_psgd``, ``fedavg_cyclic``, ``pr_sgd``) holds
-its config and turns it into a ``Plan``; this module runs plans.
+the run seed; extras add each block's test accuracy, scored in the run itself, so in a sweep's
+worker). Schedule: C cycles x M blocks x E rounds x I local steps; round r (0-based) is in block
+m = (r // E) % M; T = C M E I local steps, R = C M E rounds. Each algorithm's module (``mm_psgd``,
+``mc_psgd``, ``fedavg_cyclic``, ``pr_sgd``) holds its config and turns it into a ``Plan``; this module runs plans.
 
 Partial participation (MM, MC, PR-SGD): each round a uniform K-subset of the N clients without
 replacement (counter-based, reproducible), averaged with weight 1/K.

@@ -1,4 +1,5 @@
-"""The Numba path of a whole network: forward, predictions, loss, backward and SGD steps over the layout table.
+"""The Numba path of a whole network: forward, predictions, loss, backward and SGD steps over the
+layout table.
 
 Everything here takes plain arrays as arguments (the layout's int64 table, the flat parameters,
 the images, labels and preallocated work buffers), never a Python object, so a caller's own
@@ -55,9 +56,10 @@ def network_forward(table, params, images, acts, pool_index):
 @njit(cache=True)
 def network_predict(table, params, images, acts, pool_index, classes):
     """classes[i] <- the predicted class of images[i] (n, H, W, C): the first largest logit (the
-    rule of ``np.argmax``: a tie goes to the smaller class, a NaN logit wins), computed in the parameters' dtype in
-    chunks of B = acts.size // layout.activation_size images (``acts`` and ``pool_index`` sized for
-    B as in the module docstring; one scratch for all chunks). classes (n,) int64."""
+    rule of ``np.argmax``: a tie goes to the smaller class, a NaN logit wins), computed in the
+    parameters' dtype in chunks of B = acts.size // layout.activation_size images (``acts`` and
+    ``pool_index`` sized for B as in the module docstring; one scratch for all chunks). classes (n,)
+    int64."""
     L = table.shape[0]
     n_classes = table[L - 1, COL_OUT_C]
     per_image = table[L - 1, COL_OUT_ACT] + n_classes
