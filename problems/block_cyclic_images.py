@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .block_partition import BlockAccuracy, BlockCyclicPartition, block_cyclic_partition, block_test_accuracy
-from .image_classification import CNN_DTYPES, EVALUATION_CHUNK, ImageClassificationProblem, subsample_rows
+from .image_classification import CNN_DTYPES, ImageClassificationProblem, subsample_rows
 from .models.registry import network_for
 from .spec import ProblemSpec, ViewSpec
 from .validation import ProblemError, check_int
@@ -123,10 +123,13 @@ class BlockCyclicImageProblem:
             spec=None if self.spec is None else ViewSpec("shuffled", {"shuffle_seed": seed}, self.spec),
         )
 
-    def block_accuracy(self, predictors: Sequence[np.ndarray] | np.ndarray) -> BlockAccuracy:
+    def block_accuracy(self, predictors: Sequence[np.ndarray] | np.ndarray, engine: str = "numba") -> BlockAccuracy:
         """Sec. 5's metric: block m's predictor (row m of ``predictors`` (M, d)) on block m's test
-        images, and the mean over blocks; the network evaluated in float64, in chunks of
-        ``EVALUATION_CHUNK`` images. A single-model method passes its model M times."""
+        images, and the mean over blocks. The network runs in float64 (the predictors and images
+        converted exactly), through ``ConvNet.predict``: engine "numba" (the Numba kernel) or "numpy"
+        (the reference); a predicted class is the first largest logit (ties go to the smaller class),
+        and acc_m = (correct predictions) / (block m's test images). A single-model method passes its
+        model M times."""
         predictors = np.asarray(predictors)
         if predictors.shape != (self.n_blocks, self.dim):
             raise ProblemError(f"predictors: expected shape ({self.n_blocks}, {self.dim}) (one per block), "
@@ -134,9 +137,7 @@ class BlockCyclicImageProblem:
         network = self.combined.network
 
         def predict(theta: np.ndarray, images: np.ndarray) -> np.ndarray:
-            params = np.asarray(theta, dtype=np.float64)
-            return np.concatenate([network.predict(params, np.asarray(images[lo:lo + EVALUATION_CHUNK], np.float64))
-                                   for lo in range(0, images.shape[0], EVALUATION_CHUNK)])
+            return network.predict(np.asarray(theta, dtype=np.float64), np.asarray(images, np.float64), engine)
 
         c = self.combined
         return block_test_accuracy(predict, list(predictors), c.test_images, c.test_labels, self.partition)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .models.cnn.layout import EVALUATION_CHUNK
 from .models.registry import network_for
 from .partition_recipe import PartitionRecipe
 from .spec import ProblemSpec
@@ -48,14 +49,10 @@ from .validation import ProblemError, check_int
 if TYPE_CHECKING:
     from .models.cnn.network import ConvNet
 
-__all__ = ["CNN_DTYPES", "EVALUATION_CHUNK", "ImageClassificationProblem", "image_classification", "subsample_rows"]
+__all__ = ["CNN_DTYPES", "ImageClassificationProblem", "image_classification", "subsample_rows"]
 
 CNN_DTYPES = ("float32", "float64")
 """The precisions a CNN problem runs in (module docstring)."""
-
-EVALUATION_CHUNK = 256
-"""Images per network call when F, the local objectives or accuracies are evaluated (bounds the
-activation buffers: 256 images of the tutorial net are ~32 MB in float64)."""
 
 
 @dataclass(frozen=True, eq=False)

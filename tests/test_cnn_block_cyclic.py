@@ -13,8 +13,11 @@ from convergence import (
     StepSize, execute, run,
 )
 from convergence._rng import sample_indices_np
+from convergence.algorithms import algorithm_for
+from convergence.algorithms.block_cyclic.kernel import SeedRecords
 from convergence.algorithms.block_cyclic.network_reference import chain_keys_np, chain_rows_np
 from convergence.sweep import SweepOptions
+from convergence.sweep_runs import seed_task
 from problems import (
     BlockCyclicImageProblem, ProblemError, ViewSpec, block_cyclic_images, build_block_cyclic, build_problem,
     check_problem, problem_spec,
@@ -80,9 +83,27 @@ def test_block_accuracy_is_each_blocks_predictor_on_its_test_images():
     accuracy = problem.block_accuracy(models)
     for m in range(2):
         rows = problem.partition.test_rows(m)
-        expected = np.mean(net.predict(models[m], c.test_images[rows]) == c.test_labels[rows])
+        expected = np.mean(net.predict(models[m], c.test_images[rows], "numpy") == c.test_labels[rows])
         assert accuracy.per_block[m] == expected and accuracy.test_sizes[m] == rows.size
     assert accuracy.mean == pytest.approx(np.mean(accuracy.per_block))
+    assert problem.block_accuracy(models, "numpy") == accuracy  # the Numba kernel's counts are the reference's
+
+
+def test_the_run_scores_its_records_and_a_stored_run_without_scores_is_refused():
+    """A seed's result (what a sweep's worker returns and the store keeps) carries its block accuracies
+    (P, M), scored in the run; extras refuse a seed stored without them (an older fedbound's) by name."""
+    spec = _spec("float32")
+    config = _config("mm_psgd", seeds=(1,))
+    task = seed_task(RunRequest(RunConfig(spec, config)), 1, "numba", RECORDS)
+    stored = task.fn(*task.args)
+    assert stored["block_accuracy"].shape == (len(RECORDS), 2)
+    engine, problem = algorithm_for(config), build_block_cyclic(spec)
+    plan = engine.plan(problem, config)
+    np.testing.assert_array_equal(engine.extras(problem, plan, [SeedRecords(**stored)]).block_accuracy[0],
+                                  stored["block_accuracy"])
+    older = SeedRecords(**{name: value for name, value in stored.items() if name != "block_accuracy"})
+    with pytest.raises(ConfigError, match="^block_accuracy: a seed of this CNN run has no per-block accuracies"):
+        engine.extras(problem, plan, [older])
 
 
 # ---------------------------------------------------------------------------- kernel vs reference

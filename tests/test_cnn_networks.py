@@ -11,7 +11,8 @@ import pytest
 from problems.models import ConvNet, digits_net, lenet5, tutorial_cifar_net
 from problems.models.cnn import Conv2d, Dense, MaxPool2d, NetworkLayout, ReLU, cnn_step_rate
 from problems.models.cnn.kernel import sgd_steps
-from problems.models.cnn.reference import sgd_steps_np
+from problems.models.cnn.layout import EVALUATION_CHUNK
+from problems.models.cnn.reference import forward_np, sgd_steps_np
 from problems.validation import ProblemError
 
 NETWORKS = [tutorial_cifar_net(), lenet5(), digits_net()]
@@ -134,6 +135,46 @@ def test_accuracy_and_predictions() -> None:
     assert predicted.dtype == np.int64 and predicted.shape == (20,)
     assert net.accuracy(params, images, predicted) == 1.0
     assert net.accuracy(params, images, (predicted + 1) % 10) == 0.0
+
+
+@pytest.mark.parametrize("net", NETWORKS, ids=IDS)
+def test_predictions_cross_chunks_and_match_the_reference(net: ConvNet) -> None:
+    """``predict`` runs the Numba kernel in chunks of EVALUATION_CHUNK (one workspace for all); on
+    EVALUATION_CHUNK + 7 images its classes equal the reference's argmax of the logits, image by
+    image, in float64, and one image alone gets the class it gets in the batch (chunking does not
+    change a prediction)."""
+    params = net.init_params(5, np.float64)
+    last = net.layout.parameter_blocks[-1]  # the logits' layer, centred (each class's weights sum to 0, no
+    weights = params[last.offset : last.offset + last.weight_size].reshape(last.weight_shape)  # bias) so that
+    weights -= weights.mean(axis=0)  # the relu features' common positive mean does not hand one class every image
+    params[last.offset + last.weight_size : last.offset + last.size] = 0.0
+    images, _ = batch(net, EVALUATION_CHUNK + 7, 6)
+    predicted = net.predict(params, images)
+    expected = np.argmax(forward_np(net.layout, params, images)[0][-1], axis=1)
+    assert np.array_equal(predicted, expected) and np.array_equal(net.predict(params, images, "numpy"), expected)
+    assert net.predict(params, images[-1:])[0] == predicted[-1]
+    assert len(set(predicted.tolist())) > 1  # the test images are not all given one class
+
+
+def test_ties_go_to_the_first_largest_logit_as_argmax() -> None:
+    """With every weight zero the logits are the last layer's bias b (hand derivation), so equal
+    largest entries are a tie: the first wins (np.argmax's rule), on both engines. A logit made NaN
+    (inf - inf in the last layer: its inputs are relu(b1) = 2, weights +-1e308) wins as in np.argmax."""
+    net = digits_net()
+    last = net.layout.parameter_blocks[-1]
+    hidden = net.layout.parameter_blocks[-2]
+    images, _ = batch(net, 4, 8)
+    params = np.zeros(net.n_params)
+    bias = params[last.offset + last.weight_size : last.offset + last.size]
+    bias[[2, 6]] = 1.0
+    for engine in ("numba", "numpy"):
+        assert net.predict(params, images, engine).tolist() == [2, 2, 2, 2]
+    params[hidden.offset + hidden.weight_size : hidden.offset + hidden.size] = 2.0
+    weights = params[last.offset : last.offset + last.weight_size].reshape(last.weight_shape)
+    weights[0, 4], weights[1, 4] = 1e308, -1e308
+    for engine in ("numba", "numpy"):
+        with np.errstate(over="ignore", invalid="ignore"):  # the reference warns of the planted overflow
+            assert net.predict(params, images, engine).tolist() == [4, 4, 4, 4]
 
 
 def test_bad_input_names_the_field() -> None:

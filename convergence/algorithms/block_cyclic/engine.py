@@ -8,10 +8,10 @@ Sources: Ding et al., arXiv 2002.07454, Algorithms 1-2, eq. 7-8, Sec. 5
 ``problems.BlockCyclicProblem`` (N clients, M blocks), or a CNN's ``problems.BlockCyclicImageProblem``
 (the kernel ``network_kernel``, the reference ``network_reference``: the same algorithms with the
 network's step primitive, iterates in the problem's dtype, from the network's initialisation at
-the run seed; extras add each block's test accuracy). Schedule: C cycles x M blocks x E rounds x
-I local steps; round r (0-based) is in block m = (r // E) % M; T = C M E I local steps, R = C M E
-rounds. Each algorithm's module (``mm_psgd``, ``mc_psgd``, ``fedavg_cyclic``, ``pr_sgd``) holds
-its config and turns it into a ``Plan``; this module runs plans.
+the run seed; extras add each block's test accuracy, scored in the run itself, so in a sweep's
+worker). Schedule: C cycles x M blocks x E rounds x I local steps; round r (0-based) is in block
+m = (r // E) % M; T = C M E I local steps, R = C M E rounds. Each algorithm's module (``mm_psgd``,
+``mc_psgd``, ``fedavg_cyclic``, ``pr_sgd``) holds its config and turns it into a ``Plan``; this module runs plans.
 
 Partial participation (MM, MC, PR-SGD): each round a uniform K-subset of the N clients without
 replacement (counter-based, reproducible), averaged with weight 1/K.
@@ -186,7 +186,9 @@ class BlockCyclicExtras:
     running max of ||x_t^i||^2 over every local iterate of both chains (B^2 of Ding et al.
     Assumption 5 on the visited region); None when not tracked. ``communication`` totals the
     floats exchanged (module docstring). ``traces``: one BlockCyclicTrace per seed (in the order
-    of the run's seeds) for a traced run, else None.
+    of the run's seeds) for a traced run, else None. ``block_accuracy`` (S, P, M): on a CNN problem,
+    block m's predictor (the global model for FedAvg-cyclic and PR-SGD) scored on block m's test
+    images (``BlockCyclicImageProblem.block_accuracy``, Ding et al. Sec. 5), else None.
     """
 
     blocks: np.ndarray
@@ -235,7 +237,7 @@ class BlockCyclicEngine(ABC):
         self, problem: Problem, plan: Plan, seed: int, w_star: np.ndarray | None, engine: str
     ) -> SeedRecords:
         if isinstance(problem, BlockCyclicImageProblem):
-            return self._network_seed(problem, plan, seed, engine)
+            return self._scored(problem, self._network_seed(problem, plan, seed, engine), engine)
         w0 = np.zeros(problem.dim)
         w_star = w0 if w_star is None else w_star  # without an exact optimum the run is anchored at w0
         if engine == "numpy":
@@ -267,16 +269,29 @@ class BlockCyclicEngine(ABC):
         )
         return SeedRecords(rec_global, rec_pred, rec_sep, rec_sel, rec_track, int(diverged))
 
-    def block_accuracy(self, problem: BlockCyclicImageProblem, seed_runs: Sequence[SeedRecords]) -> np.ndarray:
-        """(S, P, M): block m's predictor (this algorithm's, or the global model for one without
-        predictors) scored on block m's test images at every record point of every seed."""
-        M = problem.n_blocks
-        out = np.empty((len(seed_runs), len(seed_runs[0].records) if seed_runs else 0, M))
-        for s, run in enumerate(seed_runs):
-            for p, model in enumerate(run.records):
-                models = run.predictors[p] if self.has_predictors else np.repeat(model[None], M, axis=0)
-                out[s, p] = problem.block_accuracy(models).per_block
-        return out
+    def _scored(self, problem: BlockCyclicImageProblem, run: SeedRecords, engine: str) -> SeedRecords:
+        """``run`` with its block_accuracy (P, M): block m's predictor (this algorithm's, or the global
+        model for one without predictors) scored on block m's test images at every record point
+        (``BlockCyclicImageProblem.block_accuracy``, the network in float64 through the run's engine).
+        Scored here, in the run, so that a sweep's workers score their own runs; a diverged seed is
+        not scored (its run raises DivergenceError)."""
+        if run.diverged >= 0:
+            return run
+        M, d = problem.n_blocks, problem.dim
+        accuracy = np.array([problem.block_accuracy(run.predictors[p] if self.has_predictors
+                                                    else np.broadcast_to(model, (M, d)), engine).per_block
+                             for p, model in enumerate(run.records)]).reshape(-1, M)
+        return run._replace(block_accuracy=accuracy)
+
+    @staticmethod
+    def _block_accuracy(problem: BlockCyclicImageProblem, plan: Plan, seed_runs: Sequence[SeedRecords]) -> np.ndarray:
+        """The seeds' block accuracies stacked, (S, P, M); ConfigError naming ``block_accuracy`` for
+        a stored seed that has none (stored by a fedbound that scored after the run)."""
+        shape = (len(plan.record_rounds), problem.n_blocks)
+        if any(run.block_accuracy.shape != shape for run in seed_runs):
+            raise ConfigError(f"block_accuracy: a seed of this CNN run has no per-block accuracies {shape} (a run "
+                              "stored by an older fedbound); recompute it (fedbound verify --no-cache)")
+        return np.stack([run.block_accuracy for run in seed_runs])
 
     def extras(self, problem: Problem, plan: Plan, seed_runs: Sequence[SeedRecords]) -> BlockCyclicExtras:
         rounds = np.asarray(plan.record_rounds, dtype=np.int64)
@@ -309,8 +324,8 @@ class BlockCyclicEngine(ABC):
                     run.trace_local_gradients, run.trace_separate_local_models, run.trace_separate_models,
                     run.trace_chose_separate, run.trace_losses, run.trace_predictors), plan, M)
                 for run in seed_runs),
-            block_accuracy=(self.block_accuracy(problem, seed_runs) if isinstance(problem, BlockCyclicImageProblem)
-                            else None),
+            block_accuracy=(self._block_accuracy(problem, plan, seed_runs)
+                            if isinstance(problem, BlockCyclicImageProblem) else None),
         )
 
     @staticmethod

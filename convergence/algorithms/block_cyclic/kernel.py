@@ -67,10 +67,15 @@ __all__ = [
     "MODE_MC",
     "PREDICTOR_AVERAGE",
     "PREDICTOR_EXPONENTIAL",
+    "NOT_SCORED",
 ]
 
 MODE_MM, MODE_MC = 0, 1
 PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL = 0, 1
+NOT_SCORED = np.zeros((0, 0))
+"""``SeedRecords.block_accuracy`` of a seed without per-block accuracies (a linear problem, a diverged
+CNN run): empty, read-only."""
+NOT_SCORED.setflags(write=False)
 
 
 @njit(cache=True)
@@ -327,7 +332,9 @@ class SeedRecords(NamedTuple):
     """One seed's records (P record points): global (P, d), predictors (P, M, d), separate (P, M, d)
     and selected (P, M) for MC (else empty), track (P, 3) when tracked (else empty), and the
     0-based round after which the run diverged (-1 if it did not); the ``trace_*`` arrays are the
-    fields of ``trace.BlockCyclicTraceArrays`` for a traced reference run, ``NOT_TRACED`` otherwise."""
+    fields of ``trace.BlockCyclicTraceArrays`` for a traced reference run, ``NOT_TRACED`` otherwise;
+    ``block_accuracy`` (P, M) the per-block test accuracies of a CNN run that did not diverge, scored
+    in the run (``engine.BlockCyclicEngine.run_seed``), ``NOT_SCORED`` otherwise."""
 
     records: np.ndarray
     predictors: np.ndarray
@@ -344,6 +351,7 @@ class SeedRecords(NamedTuple):
     trace_chose_separate: np.ndarray = NOT_TRACED
     trace_losses: np.ndarray = NOT_TRACED
     trace_predictors: np.ndarray = NOT_TRACED
+    block_accuracy: np.ndarray = NOT_SCORED
 
 
 class KernelData(NamedTuple):

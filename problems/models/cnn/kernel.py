@@ -1,4 +1,5 @@
-"""The Numba path of a whole network: forward, loss, backward and SGD steps over the layout table.
+"""The Numba path of a whole network: forward, predictions, loss, backward and SGD steps over the
+layout table.
 
 Everything here takes plain arrays as arguments (the layout's int64 table, the flat parameters,
 the images, labels and preallocated work buffers), never a Python object, so a caller's own
@@ -31,7 +32,7 @@ from .layout import COL_IN_C, COL_IN_H, COL_IN_W, COL_KERNEL, COL_OP, COL_OUT_AC
 from .max_pool import max_pool_backward, max_pool_forward
 from .relu import relu_backward, relu_forward
 
-__all__ = ["network_forward", "network_loss_grad", "sgd_steps"]
+__all__ = ["network_forward", "network_loss_grad", "network_predict", "sgd_steps"]
 
 
 @njit(cache=True)
@@ -50,6 +51,32 @@ def network_forward(table, params, images, acts, pool_index):
     """Run the layers on images (B, H, W, C): acts <- every activation; returns the logits (B, classes)
     as a view of ``acts``."""
     return _forward(table, params, images, acts, pool_index, _scratch(table, acts))
+
+
+@njit(cache=True)
+def network_predict(table, params, images, acts, pool_index, classes):
+    """classes[i] <- the predicted class of images[i] (n, H, W, C): the first largest logit (the
+    rule of ``np.argmax``: a tie goes to the smaller class, a NaN logit wins), computed in the
+    parameters' dtype in chunks of B = acts.size // layout.activation_size images (``acts`` and
+    ``pool_index`` sized for B as in the module docstring; one scratch for all chunks). classes (n,)
+    int64."""
+    L = table.shape[0]
+    n_classes = table[L - 1, COL_OUT_C]
+    per_image = table[L - 1, COL_OUT_ACT] + n_classes
+    chunk = acts.size // per_image
+    scratch = _scratch(table, acts)
+    n = images.shape[0]
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        logits = _forward(table, params, images[lo:hi], acts, pool_index, scratch)
+        for i in range(hi - lo):
+            best, top = 0, logits[i, 0]
+            for j in range(1, n_classes):
+                v = logits[i, j]
+                if v > top or (v != v and top == top):  # np.argmax: the first NaN, else the first maximum
+                    best, top = j, v
+            classes[lo + i] = best
+    return classes
 
 
 @njit(cache=True)

@@ -30,6 +30,7 @@ from ...validation import ProblemError, check_int
 from .layers import Conv2d, Dense, Layer, MaxPool2d, ReLU
 
 __all__ = [
+    "EVALUATION_CHUNK",
     "NetworkLayout",
     "ParameterBlock",
     "OP_CONV",
@@ -44,6 +45,10 @@ __all__ = [
     "COL_KERNEL",
     "COL_OUT_ACT",
 ]
+
+EVALUATION_CHUNK = 256
+"""Images per network call when F, the local objectives or accuracies are evaluated (bounds the
+activation buffers: 256 images of the tutorial net are ~32 MB in float64)."""
 
 OP_CONV, OP_RELU, OP_POOL, OP_DENSE = 0, 1, 2, 3
 """Layer codes of the table's first column."""

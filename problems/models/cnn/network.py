@@ -18,8 +18,8 @@ import numpy as np
 
 from ...validation import ProblemError
 from .initialisation import default_init
-from .kernel import network_forward, network_loss_grad
-from .layout import NetworkLayout
+from .kernel import network_forward, network_loss_grad, network_predict
+from .layout import EVALUATION_CHUNK, NetworkLayout
 from .reference import forward_np, loss_grad_np
 
 __all__ = ["ConvNet", "CNNWorkspace", "ENGINES"]
@@ -109,8 +109,19 @@ class ConvNet:
         return network_forward(self.layout.table, params, images, work.acts, work.pool_index).copy()
 
     def predict(self, params: np.ndarray, images: np.ndarray, engine: str = "numba") -> np.ndarray:
-        """Predicted classes (B,) int64: the first largest logit."""
-        return np.argmax(self.logits(params, images, engine), axis=1).astype(np.int64)
+        """Predicted classes (B,) int64: the first largest logit (``np.argmax``'s rule: ties go to
+        the smaller class), in chunks of ``EVALUATION_CHUNK`` images: one Numba call
+        (``kernel.network_predict``) or ``np.argmax`` of the reference's logits per chunk."""
+        params, images = self._check(params, images, engine)
+        if engine == "numpy":
+            return np.concatenate([np.argmax(forward_np(self.layout, params, images[lo:lo + EVALUATION_CHUNK])[0][-1],
+                                             axis=1) for lo in range(0, images.shape[0], EVALUATION_CHUNK)]
+                                  ).astype(np.int64)
+        chunk = min(images.shape[0], EVALUATION_CHUNK)  # the kernel writes every buffer before reading it
+        acts = np.empty(chunk * self.layout.activation_size, dtype=params.dtype)
+        pool_index = np.empty(chunk * self.layout.pool_index_size, dtype=np.int8)
+        return network_predict(self.layout.table, params, images, acts, pool_index,
+                               np.empty(images.shape[0], dtype=np.int64))
 
     def accuracy(self, params: np.ndarray, images: np.ndarray, labels: np.ndarray, engine: str = "numba") -> float:
         """Share of the images whose predicted class is their label."""
