@@ -20,6 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 
@@ -303,3 +304,50 @@ def test_export_parquet_without_pyarrow_says_so(tmp_path: Path, monkeypatch: pyt
     with RunStore(tmp_path / "runs.sqlite") as store:
         with pytest.raises(StoreError, match=r"Parquet export needs pyarrow.*\.csv"):
             store.export_table(tmp_path / "runs.parquet")
+
+
+@numba.njit(cache=False)
+def _twice(x: float) -> float:
+    return 2.0 * x
+
+
+def _where_compiled(value: float) -> dict[str, np.ndarray]:
+    """A task that says which process ran it and whether ``_twice`` was compiled there before it ran."""
+    compiled = len(_twice.signatures) > 0
+    return {"pid": np.array(os.getpid()), "compiled": np.array(compiled), "value": np.array(_twice(value))}
+
+
+def test_a_pool_forks_after_the_driver_ran_one_task_of_each_new_warm_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiling once (``convergence.sweep``): the first task of each warm key the driver has not run yet
+    runs in the driver, before the pool forks; every other task runs in a worker that inherited the
+    dispatcher the driver compiled (so it compiles nothing); a key run once is not run in the driver again;
+    tasks without a key all go to the pool. The results are those of a serial sweep, in task order."""
+    from convergence import sweep
+
+    monkeypatch.setattr(sweep, "_WARM_KEYS", set())
+    assert not _twice.signatures  # nothing compiled in this process yet: each worker would compile its own
+    tasks = [SweepTask(f"k{i}", _where_compiled, (float(i),), {"i": i}, "twice") for i in range(6)]
+    options = SweepOptions(jobs=2, progress=False)
+    first = run_sweep(tasks, options)
+    driver = [key for key, result in first.items() if int(result["pid"]) == os.getpid()]
+    assert driver == ["k0"] and not first["k0"]["compiled"]  # the driver compiled it, on the first task
+    assert all(bool(first[f"k{i}"]["compiled"]) for i in range(1, 6))  # the workers inherited it
+    assert [float(r["value"]) for r in first.values()] == [2.0 * i for i in range(6)]
+    again = run_sweep([SweepTask(f"j{i}", _where_compiled, (float(i),), {"j": i}, "twice") for i in range(3)], options)
+    assert all(int(r["pid"]) != os.getpid() and bool(r["compiled"]) for r in again.values())
+    unkeyed = run_sweep([SweepTask(f"u{i}", _where_compiled, (float(i),), {"u": i}) for i in range(3)], options)
+    assert all(int(r["pid"]) != os.getpid() for r in unkeyed.values())
+
+
+def test_seed_tasks_of_one_algorithm_and_problem_kind_share_a_warm_key() -> None:
+    """The warm key of a run's tasks names its compiled code: equal for the seeds of one config and for
+    two configs of one algorithm on one kind of problem, different for another engine or for tracing."""
+    (minibatch, exact) = _requests()
+    problem = build_problem(minibatch.config.problem)
+    keys = {seed_task(request, seed, engine, problem=problem).warm_key
+            for request in (minibatch, exact) for seed in request.config.algorithm.seeds for engine in ("numba",)}
+    assert len(keys) == 2  # the minibatch request tracks, the exact one does not
+    untracked = RunRequest(minibatch.config, minibatch.optimum)
+    assert seed_task(untracked, 0, "numba", problem=problem).warm_key == seed_task(exact, 7, "numba", problem=problem).warm_key
+    assert seed_task(untracked, 0, "numpy", problem=problem).warm_key != seed_task(exact, 7, "numba", problem=problem).warm_key
+    assert seed_task(untracked, 0, "numba").warm_key is None  # no problem given: no hint
