@@ -13,8 +13,7 @@ that is interrupted (Ctrl-C, ``kill -9``, a lost node) resumes with no finished 
 repeated, and a repeated sweep reads everything back instead of computing it.
 
 Compiling once. A task may carry a ``warm_key``: tasks with equal keys run the same compiled code
-(for a run, ``sweep_runs.seed_task``: its algorithm, engine, kind of problem, float type and
-tracking flags). Before a local pool starts, the driver runs one pending task of each key that this
+(for a run, ``sweep_runs.seed_task``: its algorithm, engine, kind of problem and float type). Before a local pool starts, the driver runs one pending task of each key that this
 process has not run yet, and only then forks the workers (the pool always forks, where the platform
 can), so they inherit the Numba dispatchers the driver compiled, or loaded from the cache, instead
 of compiling (cold cache) or loading (warm cache) each kernel once per worker and per sweep. A

@@ -63,7 +63,7 @@ def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequen
     """The sweep task of one seed of a request whose optimum ``execute`` has filled in (None: its
     objective has none). With the built ``problem``, the task's warm key (``SweepTask.warm_key``)
     names the compiled code it runs: its algorithm, the engine, the problem's type and float type
-    (a CNN's float32 or float64) and the tracking and tracing flags.
+    (a CNN's float32 or float64).
 
     Its config is the run config restricted to ``seed`` plus the engine, the tracking and tracing
     flags, the seed, the record steps (for the store's table) of ``record_rounds`` (the run's plan
@@ -91,12 +91,13 @@ def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequen
                      config_json, warm_key)
 
 
-def _warm_key(request: RunRequest, engine: str, problem: Any) -> tuple[Any, ...]:
-    """What selects a run's compiled code: algorithm, engine, problem type, float type (the objective's
-    ``float_type``, a CNN's float32 or float64; float64 for linear models), tracking and tracing."""
+def _warm_key(request: RunRequest, engine: str, problem: Any) -> tuple[str, str, str, str]:
+    """What selects a run's compiled code: algorithm, engine, problem type and float type (the
+    objective's ``float_type``, a CNN's float32 or float64; float64 for linear models). Tracking is a
+    kernel argument, not a specialisation, and tracing runs on the reference path."""
     alg = request.config.algorithm
     float_type = getattr(algorithm_for(alg).objective(problem), "float_type", np.float64)
-    return alg.name, engine, type(problem).__name__, np.dtype(float_type).name, request.track, request.trace
+    return alg.name, engine, type(problem).__name__, np.dtype(float_type).name
 
 
 def execute(

@@ -340,14 +340,18 @@ def test_a_pool_forks_after_the_driver_ran_one_task_of_each_new_warm_key(monkeyp
 
 
 def test_seed_tasks_of_one_algorithm_and_problem_kind_share_a_warm_key() -> None:
-    """The warm key of a run's tasks names its compiled code: equal for the seeds of one config and for
-    two configs of one algorithm on one kind of problem, different for another engine or for tracing."""
+    """The warm key of a run's tasks names its compiled code: one key for every seed of two FedAvg configs
+    on one problem (one tracked, one not: tracking is a kernel argument), another for the reference engine,
+    another for a CNN problem in float32; none without the problem."""
     (minibatch, exact) = _requests()
     problem = build_problem(minibatch.config.problem)
-    keys = {seed_task(request, seed, engine, problem=problem).warm_key
-            for request in (minibatch, exact) for seed in request.config.algorithm.seeds for engine in ("numba",)}
-    assert len(keys) == 2  # the minibatch request tracks, the exact one does not
-    untracked = RunRequest(minibatch.config, minibatch.optimum)
-    assert seed_task(untracked, 0, "numba", problem=problem).warm_key == seed_task(exact, 7, "numba", problem=problem).warm_key
-    assert seed_task(untracked, 0, "numpy", problem=problem).warm_key != seed_task(exact, 7, "numba", problem=problem).warm_key
-    assert seed_task(untracked, 0, "numba").warm_key is None  # no problem given: no hint
+    keys = {seed_task(request, seed, "numba", problem=problem).warm_key
+            for request in (minibatch, exact) for seed in request.config.algorithm.seeds}
+    assert keys == {("fedavg", "numba", "FederatedProblem", "float64")}
+    assert seed_task(exact, 7, "numpy", problem=problem).warm_key == ("fedavg", "numpy", "FederatedProblem", "float64")
+    cnn_spec = problem_spec("image_classification", dataset="digits", network="digits_net", n_clients=2, n_train=40,
+                            n_test=20, seed=0)
+    cnn = RunRequest(RunConfig(cnn_spec, FedAvgConfig(2, 1, StepSize.constant(0.05), 2, seeds=(0,))))
+    assert seed_task(cnn, 0, "numba", problem=build_problem(cnn_spec)).warm_key == (
+        "fedavg", "numba", "ImageClassificationProblem", "float32")
+    assert seed_task(exact, 7, "numba").warm_key is None  # no problem given: no hint
