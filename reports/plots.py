@@ -50,7 +50,6 @@ __all__ = ["draw", "save_plot"]
 _DPI = 110
 _STYLE: dict[str, Any] = {
     "figure.figsize": (6.4, 4.4),
-    "figure.dpi": _DPI,  # layout, bounding box and PNG at one resolution: text is measured once, not per dpi
     "font.size": 11,
     "axes.titlesize": 12,
     "axes.labelsize": 11,
@@ -256,16 +255,9 @@ def _finish(
 
 
 def _save(fig: Figure, path: str | PathLike[str]) -> Path:
-    """Save the figure as PNG at ``path`` and as SVG beside it, both cropped to one tight bounding
-    box; return the PNG's path.
-
-    The box (the drawn artists' extent plus ``savefig.pad_inches``, as ``bbox_inches="tight"``
-    computes it) is measured once, on one draw that renders nothing, and given to both files:
-    ``bbox_inches="tight"`` would draw the figure once more per file only to measure it."""
+    """Save the figure as PNG at ``path`` and as SVG beside it; return the PNG's path."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.draw_without_rendering()  # places what is placed at draw time (a legend at loc="best")
-    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(matplotlib.rcParams["savefig.pad_inches"])
-    fig.savefig(out, dpi=_DPI, bbox_inches=box, format="png")
-    fig.savefig(out.with_suffix(".svg"), bbox_inches=box, format="svg")
+    fig.savefig(out, dpi=_DPI, bbox_inches="tight", format="png")
+    fig.savefig(out.with_suffix(".svg"), bbox_inches="tight", format="svg")
     return out

@@ -7,7 +7,6 @@ and one that PASSes although it is expected to FAIL (the alarm case).
 from __future__ import annotations
 
 import base64
-import io
 import json
 import math
 import re
@@ -189,38 +188,6 @@ def test_plots_write_png_even_with_non_positive_values(tmp_path: Path) -> None:
                           tmp_path / "curves.png"))
     _assert_png(save_plot(CurvesPlot("none", "nothing positive", "", (Curve(steps, -1 - steps, "negative"),), "round",
                                      "gap", logx=False, logy=True), tmp_path / "none.png"))
-
-
-def _png_size(data: bytes) -> tuple[int, int]:
-    """(width, height) in pixels from a PNG's IHDR chunk (bytes 16-24, big-endian)."""
-    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-
-
-def test_png_and_svg_are_cropped_to_the_box_a_tight_save_measures(tmp_path: Path, monkeypatch) -> None:
-    # the box is measured once and given to both files; it must be the one bbox_inches="tight" finds
-    # for the PNG (to the pixel), and the SVG must show the same box (its size in points, 72 per inch)
-    from matplotlib.figure import Figure
-
-    tight: list[tuple[int, int]] = []
-    savefig = Figure.savefig
-
-    def spy(fig: Figure, fname, **kwargs):
-        if kwargs.get("format") == "png":
-            buffer = io.BytesIO()
-            savefig(fig, buffer, dpi=kwargs["dpi"], bbox_inches="tight", format="png")
-            tight.append(_png_size(buffer.getvalue()))
-        return savefig(fig, fname, **kwargs)
-
-    monkeypatch.setattr(Figure, "savefig", spy)
-    series = RateSeries(T, 3.0 / T, 2.4 / T, 3.6 / T, "measured")
-    path = save_plot(RatePlot("rate", "rate", "", (series,), "T", "$\\|w - w^*\\|^2$", bound=5.0 / T,
-                              fit=FittedPowerLaw(-1.02, math.log(3.0), T[10:])), tmp_path / "rate.png")
-    width, height = _png_size(path.read_bytes())
-    assert len(tight) == 1 and abs(width - tight[0][0]) <= 1 and abs(height - tight[0][1]) <= 1
-    svg = path.with_suffix(".svg").read_text()
-    points = [float(re.search(f'{name}="([0-9.]+)pt"', svg).group(1)) for name in ("width", "height")]
-    for pixels, pt in zip((width, height), points):
-        assert abs(pixels / 110 - pt / 72) <= 1 / 110  # the same box in inches, up to the PNG's whole pixels
 
 
 @pytest.mark.parametrize(
