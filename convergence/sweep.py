@@ -11,6 +11,15 @@ and Dask share one code path: submit every task, take results ``as_completed``. 
 the driver process writes each finished task in its own transaction as it arrives, so a sweep
 that is interrupted (Ctrl-C, ``kill -9``, a lost node) resumes with no finished run lost or
 repeated, and a repeated sweep reads everything back instead of computing it.
+
+Compiling once. A task may carry a ``warm_key``: tasks with equal keys run the same compiled code
+(for a run, ``sweep_runs.seed_task``: its algorithm, engine, kind of problem and float type). Before a local pool starts, the driver runs one pending task of each key that this
+process has not run yet, and only then forks the workers (the pool always forks, where the platform
+can), so they inherit the Numba dispatchers the driver compiled, or loaded from the cache, instead
+of compiling (cold cache) or loading (warm cache) each kernel once per worker and per sweep. A
+key is a hint for speed only: a task whose kernels the driver did not compile is compiled by its
+worker, and a task computes the same numbers in the driver as in a worker (it is pure, BLAS on one
+thread). Dask workers are other processes on other machines and get no such start.
 """
 
 from __future__ import annotations
@@ -18,12 +27,13 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import multiprocessing
 import os
 import socket
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
 from dataclasses import dataclass
@@ -56,13 +66,19 @@ class SweepTask:
     """One unit of a sweep: ``fn(*args)`` returns the result stored under ``key``.
 
     ``fn`` must be a top-level (picklable) pure function returning a mapping of names to NumPy
-    arrays; ``config_json`` is what the key stands for, stored beside the result.
+    arrays; ``config_json`` is what the key stands for, stored beside the result. ``warm_key``: tasks
+    with equal keys run the same compiled code (module docstring, "Compiling once"); None: no hint.
     """
 
     key: str
     fn: Callable[..., Result]
     args: tuple
     config_json: dict[str, Any]
+    warm_key: Hashable | None = None
+
+
+_WARM_KEYS: set[Hashable] = set()
+"""The warm keys of the tasks this process has run (module docstring, "Compiling once")."""
 
 
 Finish = Callable[[SweepTask, Result, float], None]  # records one finished task: its result and seconds
@@ -236,7 +252,11 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
             with using_kernel_threads(options.threads):
                 _run_serial(pending, finish)
         elif executor == "process" and pending:
-            _run_pool(pending, options.jobs, finish)
+            rest = _warm_driver(pending, finish)
+            if len(rest) > 1:
+                _run_pool(rest, options.jobs, finish)
+            else:
+                _run_serial(rest, finish)
         elif executor == "dask" and pending:
             _run_dask(pending, options.scheduler, finish)
     finally:
@@ -300,13 +320,33 @@ def _call(fn: Callable[..., Result], args: tuple) -> tuple[Result, float]:
 
 
 def _run_serial(pending: list[SweepTask], finish: Finish) -> None:
-    """Run the tasks one after the other in this process."""
+    """Run the tasks one after the other in this process (their warm keys are then warm here)."""
     for task in pending:
         try:
             result, elapsed = _call(task.fn, task.args)
         except Exception as error:
             raise SweepError(task.key, error) from error
+        if task.warm_key is not None:
+            _WARM_KEYS.add(task.warm_key)
         finish(task, result, elapsed)
+
+
+def _warm_driver(pending: list[SweepTask], finish: Finish) -> list[SweepTask]:
+    """Run here, before a pool forks, the first pending task of each warm key this process has not
+    run yet (module docstring, "Compiling once"); return the other tasks, in their order."""
+    first: dict[Hashable, SweepTask] = {}
+    for task in pending:
+        if task.warm_key is not None and task.warm_key not in _WARM_KEYS:
+            first.setdefault(task.warm_key, task)
+    _run_serial(list(first.values()), finish)
+    ran = {task.key for task in first.values()}
+    return [task for task in pending if task.key not in ran]
+
+
+def _pool_context() -> Any:
+    """The pool's start method: fork where the platform has it, so that workers inherit the driver's
+    compiled kernels (module docstring); the platform's default elsewhere."""
+    return multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
 
 
 def _watch_parent(parent: int) -> None:
@@ -328,7 +368,8 @@ def _watch_parent(parent: int) -> None:
 def _run_pool(pending: list[SweepTask], jobs: int, finish: Finish) -> None:
     """Run the tasks on a local process pool of ``jobs`` workers (no more than there are tasks);
     the workers end by themselves if the driver is killed (``_watch_parent``)."""
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), initializer=_watch_parent, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=_pool_context(),
+                               initializer=_watch_parent, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(_call, task.fn, task.args): task for task in pending}
         stop = functools.partial(pool.shutdown, wait=True, cancel_futures=True)  # lets the running ones finish

@@ -58,9 +58,12 @@ def _seed_run(
     return {name: np.asarray(value) for name, value in seed_run._asdict().items()}
 
 
-def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequence[int] | None = None) -> SweepTask:
+def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequence[int] | None = None,
+              problem: Any = None) -> SweepTask:
     """The sweep task of one seed of a request whose optimum ``execute`` has filled in (None: its
-    objective has none).
+    objective has none). With the built ``problem``, the task's warm key (``SweepTask.warm_key``)
+    names the compiled code it runs: its algorithm, the engine, the problem's type and float type
+    (a CNN's float32 or float64).
 
     Its config is the run config restricted to ``seed`` plus the engine, the tracking and tracing
     flags, the seed, the record steps (for the store's table) of ``record_rounds`` (the run's plan
@@ -83,8 +86,18 @@ def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequen
         "w_star_sha256": None if w_star is None else hashlib.sha256(w_star.tobytes()).hexdigest(),
     }
     key = config_digest(config_json)
+    warm_key = None if problem is None else _warm_key(request, engine, problem)
     return SweepTask(key, _seed_run, (cfg.problem, alg, seed, w_star, request.track, request.trace, engine),
-                     config_json)
+                     config_json, warm_key)
+
+
+def _warm_key(request: RunRequest, engine: str, problem: Any) -> tuple[str, str, str, str]:
+    """What selects a run's compiled code: algorithm, engine, problem type and float type (the
+    objective's ``float_type``, a CNN's float32 or float64; float64 for linear models). Tracking is a
+    kernel argument, not a specialisation, and tracing runs on the reference path."""
+    alg = request.config.algorithm
+    float_type = getattr(algorithm_for(alg).objective(problem), "float_type", np.float64)
+    return alg.name, engine, type(problem).__name__, np.dtype(float_type).name
 
 
 def execute(
@@ -113,8 +126,8 @@ def execute(
         sum(len(req.config.algorithm.seeds) for req in requests),
         sum(_driver_floats(req, problem, plan, engine) for req, (problem, plan, _) in zip(requests, planned)),
     )
-    tasks = [[seed_task(req, seed, engine, plan.record_rounds) for seed in req.config.algorithm.seeds]
-             for req, (_, plan, _) in zip(requests, planned)]
+    tasks = [[seed_task(req, seed, engine, plan.record_rounds, problem) for seed in req.config.algorithm.seeds]
+             for req, (problem, plan, _) in zip(requests, planned)]
     results = run_sweep([task for request_tasks in tasks for task in request_tasks], options, description=description)
     out = []
     for req, (problem, plan, optimum), request_tasks in zip(requests, planned, tasks):

@@ -19,6 +19,7 @@ witness catches where the constant is exact (least squares).
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import eigh
 
 from convergence import Status, Verdict
 from problems import FederatedProblem, build_problem, exact_optimum, problem_constants
@@ -39,7 +40,7 @@ from .minibatch_moments import all_client_terms, gradient_variance
 from .plans import PLANTABLE_CONSTANTS, ConstantsPlan
 from .regions import Ball
 
-__all__ = ["evaluate_constants", "PLANTABLE_CONSTANTS", "PLANTED_SCALE", "WITNESS_TOLERANCE", "SAMPLES"]
+__all__ = ["evaluate_constants", "extreme_eigenvectors", "sign_fixed", "PLANTABLE_CONSTANTS", "PLANTED_SCALE", "WITNESS_TOLERANCE", "SAMPLES"]
 
 SAMPLES = 64
 """Random pairs of points of the ball at which the inequalities are checked."""
@@ -60,11 +61,27 @@ def _secant_curvatures(problem: FederatedProblem, centre: np.ndarray, radius: fl
     columns = np.swapaxes(grads[:, 1:] - grads[:, :1], 1, 2)  # (N, d, d): column j is S_k[:, j]
     top, bottom = np.empty(problem.n_clients), np.empty(problem.n_clients)
     for k in range(problem.n_clients):
-        _, vectors = np.linalg.eigh(0.5 * (columns[k] + columns[k].T))
-        for out, e in ((bottom, vectors[:, 0]), (top, vectors[:, -1])):
+        for out, e in zip((bottom, top), extreme_eigenvectors(0.5 * (columns[k] + columns[k].T))):
             v = centre + radius * e
             out[k] = float((problem.local_gradients(v)[k] - base[k]) @ (v - centre)) / (radius**2 * float(e @ e))
     return top, bottom
+
+
+def extreme_eigenvectors(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unit eigenvectors (d,) of the smallest and the largest eigenvalue of the symmetric A (d, d).
+
+    Only these two pairs are computed (LAPACK's syevr for an index range, ``scipy.linalg.eigh``
+    with ``subset_by_index``), not all d of a full decomposition: the secant witnesses use no other.
+    An eigenvector is determined up to its sign, which LAPACK leaves to the algorithm; here the
+    sign makes its largest-magnitude entry positive (``sign_fixed``), so the witness direction does
+    not depend on the driver (a secant curvature over a ball is not sign-free for a non-quadratic F_k)."""
+    d = A.shape[0]
+    return tuple(sign_fixed(eigh(A, subset_by_index=[i, i])[1][:, 0]) for i in (0, d - 1))  # type: ignore[return-value]
+
+
+def sign_fixed(e: np.ndarray) -> np.ndarray:
+    """``e`` (d,) or ``-e``, whichever has its largest-magnitude entry (the first, on a tie) positive."""
+    return e if e[np.argmax(np.abs(e))] >= 0 else -e
 
 
 def _constants(label: str, problem: FederatedProblem, rng: np.random.Generator,

@@ -20,6 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 
@@ -303,3 +304,54 @@ def test_export_parquet_without_pyarrow_says_so(tmp_path: Path, monkeypatch: pyt
     with RunStore(tmp_path / "runs.sqlite") as store:
         with pytest.raises(StoreError, match=r"Parquet export needs pyarrow.*\.csv"):
             store.export_table(tmp_path / "runs.parquet")
+
+
+@numba.njit(cache=False)
+def _twice(x: float) -> float:
+    return 2.0 * x
+
+
+def _where_compiled(value: float) -> dict[str, np.ndarray]:
+    """A task that says which process ran it and whether ``_twice`` was compiled there before it ran."""
+    compiled = len(_twice.signatures) > 0
+    return {"pid": np.array(os.getpid()), "compiled": np.array(compiled), "value": np.array(_twice(value))}
+
+
+def test_a_pool_forks_after_the_driver_ran_one_task_of_each_new_warm_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiling once (``convergence.sweep``): the first task of each warm key the driver has not run yet
+    runs in the driver, before the pool forks; every other task runs in a worker that inherited the
+    dispatcher the driver compiled (so it compiles nothing); a key run once is not run in the driver again;
+    tasks without a key all go to the pool. The results are those of a serial sweep, in task order."""
+    from convergence import sweep
+
+    monkeypatch.setattr(sweep, "_WARM_KEYS", set())
+    assert not _twice.signatures  # nothing compiled in this process yet: each worker would compile its own
+    tasks = [SweepTask(f"k{i}", _where_compiled, (float(i),), {"i": i}, "twice") for i in range(6)]
+    options = SweepOptions(jobs=2, progress=False)
+    first = run_sweep(tasks, options)
+    driver = [key for key, result in first.items() if int(result["pid"]) == os.getpid()]
+    assert driver == ["k0"] and not first["k0"]["compiled"]  # the driver compiled it, on the first task
+    assert all(bool(first[f"k{i}"]["compiled"]) for i in range(1, 6))  # the workers inherited it
+    assert [float(r["value"]) for r in first.values()] == [2.0 * i for i in range(6)]
+    again = run_sweep([SweepTask(f"j{i}", _where_compiled, (float(i),), {"j": i}, "twice") for i in range(3)], options)
+    assert all(int(r["pid"]) != os.getpid() and bool(r["compiled"]) for r in again.values())
+    unkeyed = run_sweep([SweepTask(f"u{i}", _where_compiled, (float(i),), {"u": i}) for i in range(3)], options)
+    assert all(int(r["pid"]) != os.getpid() for r in unkeyed.values())
+
+
+def test_seed_tasks_of_one_algorithm_and_problem_kind_share_a_warm_key() -> None:
+    """The warm key of a run's tasks names its compiled code: one key for every seed of two FedAvg configs
+    on one problem (one tracked, one not: tracking is a kernel argument), another for the reference engine,
+    another for a CNN problem in float32; none without the problem."""
+    (minibatch, exact) = _requests()
+    problem = build_problem(minibatch.config.problem)
+    keys = {seed_task(request, seed, "numba", problem=problem).warm_key
+            for request in (minibatch, exact) for seed in request.config.algorithm.seeds}
+    assert keys == {("fedavg", "numba", "FederatedProblem", "float64")}
+    assert seed_task(exact, 7, "numpy", problem=problem).warm_key == ("fedavg", "numpy", "FederatedProblem", "float64")
+    cnn_spec = problem_spec("image_classification", dataset="digits", network="digits_net", n_clients=2, n_train=40,
+                            n_test=20, seed=0)
+    cnn = RunRequest(RunConfig(cnn_spec, FedAvgConfig(2, 1, StepSize.constant(0.05), 2, seeds=(0,))))
+    assert seed_task(cnn, 0, "numba", problem=build_problem(cnn_spec)).warm_key == (
+        "fedavg", "numba", "ImageClassificationProblem", "float32")
+    assert seed_task(exact, 7, "numba").warm_key is None  # no problem given: no hint

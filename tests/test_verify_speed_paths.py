@@ -9,10 +9,13 @@
   per-sample definition of a full-batch step: one FedAvg round written out here by hand.
 * ``fedbound verify`` runs on every core by default (``--jobs`` defaults to the CPU count), and a
   process-pool sweep with a single task to compute runs it in this process.
+* Claim evaluation runs with BLAS on one thread (``Claim.evaluate``), so ``verdicts.json`` holds the same
+  numbers, bit for bit, whatever the job count and however many BLAS threads the caller allows.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -138,3 +141,40 @@ def test_a_pool_sweep_with_one_task_to_compute_runs_in_this_process() -> None:
     two = run_sweep([SweepTask(k, _pid, (), {"task": k}) for k in ("a", "b")],
                     SweepOptions(executor="process", jobs=2, progress=False))
     assert all(int(two[k]["pid"]) != os.getpid() for k in ("a", "b"))
+
+
+def _claim_numbers(out: Path) -> list[dict]:
+    """The claim cards of a report's verdicts.json (every verdict number, sub-check and grid), without the
+    metadata (times, paths, job count)."""
+    return json.loads((out / "verdicts.json").read_text())["claims"]
+
+
+def _verify_twice(tmp_path: Path, claims: list[str]) -> tuple[list[dict], list[dict]]:
+    """``verify --quick`` of ``claims`` with jobs = 1 under a caller allowing BLAS 2 threads, and with jobs = 2
+    under a caller allowing 1."""
+    from threadpoolctl import threadpool_limits
+
+    picked = [arg for claim in claims for arg in ("--claim", claim)]
+    cards = []
+    for jobs, threads in ((1, 2), (2, 1)):
+        out = tmp_path / f"jobs{jobs}"
+        with threadpool_limits(limits=threads, user_api="blas"):
+            assert main(["verify", "--quick", "--no-progress", "--jobs", str(jobs), "--force-jobs", "--out", str(out),
+                         *picked]) == 0
+        cards.append(_claim_numbers(out))
+    return cards[0], cards[1]
+
+
+def test_verdict_numbers_are_identical_for_one_and_two_jobs(tmp_path: Path) -> None:
+    """The claims whose analysis leans on BLAS (eigenvalues and exact optima of the constants table, Li's
+    eq. 13 replays and intervals, the lemma replays) give bit-identical verdicts.json numbers."""
+    one, two = _verify_twice(tmp_path, ["assumptions.constants", "li2020.thm4", "yu2019.thm1"])
+    assert [c["claim_id"] for c in one] == ["li2020.thm4", "yu2019.thm1", "assumptions.constants"]
+    assert one == two
+
+
+@pytest.mark.slow
+def test_every_quick_verdict_number_is_identical_for_one_and_two_jobs(tmp_path: Path) -> None:
+    """The whole ``verify --quick``: every claim's verdicts.json numbers, bit for bit (about two minutes)."""
+    one, two = _verify_twice(tmp_path, [])
+    assert len(one) == len(two) >= 17 and one == two
