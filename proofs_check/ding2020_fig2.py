@@ -128,7 +128,12 @@ def sec5_problem(dataset: str, n_blocks: int, clients_per_block: int, labels_per
                  n_test: int) -> BlockCyclicImageProblem:
     """The ``block_cyclic_images`` problem of Sec. 5 on ``dataset`` with its network
     (``NETWORK_OF_DATASET``): M = ``n_blocks`` blocks of ``labels_per_block`` labels, N =
-    ``clients_per_block`` clients each, the first ``n_train`` / ``n_test`` images (0: all)."""
+    ``clients_per_block`` clients each, the first ``n_train`` / ``n_test`` images (0: all). ``dataset``
+    is a data set's name: a plan's "auto" is resolved with the plan (``plans.Sec5DataPlans``), so
+    specs and run ids name the data set used."""
+    if dataset not in NETWORK_OF_DATASET:
+        raise ValueError(f"dataset: expected one of {', '.join(NETWORK_OF_DATASET)} (a plan's 'auto' is resolved "
+                         f"by resolve_plan), got {dataset!r}")
     spec = problem_spec("block_cyclic_images", dataset=dataset, network=NETWORK_OF_DATASET[dataset],
                         n_blocks=n_blocks, clients_per_block=clients_per_block, labels_per_block=labels_per_block,
                         n_train=n_train or None, n_test=n_test or None)
