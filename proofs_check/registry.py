@@ -268,7 +268,7 @@ _CLAIMS = (
                                 labels_per_block=3, cycles=10, rounds_per_block=20, step_size=0.05,
                                 local_steps_grid=(5, 10, 15, 20), record_every=2),
             by_data=Sec5DataPlans(*(DingTable1Plan(**scale, **_FIG2_DIGITS_BLOCKS, cycles=3, rounds_per_block=5,
-                                                   local_steps_grid=(5, 10, 15, 20), record_every=1)
+                                                   local_steps_grid=(5, 10, 15, 20), record_every=2)
                                     for scale in (_SEC5_LENET5, _SEC5_CIFAR10))),
         ),
         variants=(
