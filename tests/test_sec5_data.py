@@ -95,3 +95,15 @@ def test_digits_defaults_are_unchanged(data: Path, claim_id: str) -> None:
     variant = get_claim(claim_id).variants[0]  # a planted variant runs at its claim's scale, on its runs
     planted = get_claim(claim_id).plan_for(DEFAULT, variant.params)
     assert planted == dataclasses.replace(DIGITS_DEFAULTS[claim_id], **variant.params)
+
+
+def test_plans_per_data_set_are_checked_as_the_modes_plans() -> None:
+    from proofs_check.parameters import ModePlans
+    from proofs_check.plans import Sec5DataPlans
+
+    fig2, fig4 = DIGITS_DEFAULTS["ding2020.fig2"], DIGITS_DEFAULTS["ding2020.fig4"]
+    with pytest.raises(TypeError, match="^by_data: every plan must be a DingFig2Plan, got DingFig4Plan"):
+        ModePlans(default=fig2, by_data=Sec5DataPlans(lenet5=fig4, cifar10=fig2))
+    one_cycle = dataclasses.replace(fig2, cycles=1)  # below the field's minimum of 2
+    with pytest.raises(ValueError, match="^by_data plan: cycles:"):
+        ModePlans(default=fig2, by_data=Sec5DataPlans(lenet5=fig2, cifar10=one_cycle)).check("ding2020.fig2")
