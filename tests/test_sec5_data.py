@@ -61,7 +61,7 @@ def test_auto_is_resolved_with_the_plan_at_each_data_sets_scale(data: Path) -> N
                                                                                    dataset="digits", seeds=4)
     lines = describe_parameters(get_claim("ding2020.fig2").plan)
     assert lines[0].startswith("dataset = auto;")
-    assert "auto on mnist, fashion-mnist (LeNet-5): n_train = 3000, n_test = 500, cycles = 4, step_size = 0.05" in lines
+    assert "auto on mnist, fashion-mnist (LeNet-5): n_train = 1500, n_test = 300, cycles = 4, step_size = 0.05" in lines
 
 
 def test_run_ids_name_the_data_set_never_auto(data: Path) -> None:
