@@ -29,7 +29,7 @@ Data: the four Sec. 5 claims' default plans take ``dataset`` "auto", resolved wi
 spec is built (``plans.Sec5DataPlans``, ``problems.resolve_image_dataset``): CIFAR-10 with the paper's
 tutorial net if its archive is found, else Fashion-MNIST, else MNIST with LeNet-5, else the bundled
 digits with digits_net; on the digits the plans are those measured in each claim's docstring, on the
-others 3000 training and 500 test images drawn at random, each claim's blocks and schedule with fewer
+others 1500 training and 300 test images drawn at random, each claim's blocks and schedule with fewer
 cycles, gamma = 0.05 on 28x28 images (the full plans') and the paper's 0.01 on CIFAR-10. The notes and
 plots name the data set, the network and the scale.
 
