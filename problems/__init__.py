@@ -16,7 +16,8 @@ Public API (everything else is private):
 * a user's arrays: ``from_arrays(X, y, client_of_row, loss=..., l2=...)`` and ``data_folder()``;
 * image data, offline (``image_data``): ``load_images(name, split, data_dir)`` -> ``ImageDataset``
   (MNIST / Fashion-MNIST IDX files, CIFAR-10 python batches, checked against ``PUBLISHED_MD5``, or
-  scikit-learn's bundled 8x8 digits), ``available_image_datasets``, ``image_folders``;
+  scikit-learn's bundled 8x8 digits), ``available_image_datasets``, ``image_folders``,
+  ``resolve_image_dataset`` ("auto": the first data set of an order present here);
 * downloads (``data_fetch``): ``fetch_dataset(name, data_dir)`` (``SOURCES``: the published URLs and
   digests, ``FETCHABLE``) -> ``FetchedFile`` per file, ``FetchError``, ``RemoteFile``;
 * partitions (``partitions``): ``shard_partition``, ``dirichlet_partition``, ``powerlaw_partition``,

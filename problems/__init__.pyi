@@ -22,8 +22,9 @@ from .image_data import (
     available_image_datasets,
     image_folders,
     load_images,
+    resolve_image_dataset,
 )
-from .li_images import LI_DIGITS_PER_DEVICE, LI_IMAGE_DATASETS, LI_TABLE2_SAMPLES, li_images, resolve_li_dataset
+from .li_images import LI_AUTO_ORDER, LI_DIGITS_PER_DEVICE, LI_IMAGE_DATASETS, LI_TABLE2_SAMPLES, li_images, resolve_li_dataset
 from .partition_recipe import RECIPES, PartitionRecipe
 from .partition_report import LI_SOFTMAX_L2, PartitionSummary, partition_problem, summarize_partition
 from .partitions import (

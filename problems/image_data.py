@@ -21,6 +21,12 @@ or broken file there is an error naming it, never a silent fall-through): ``data
 ``problems.data_folder``, the convention of ``from_arrays``), and for Fashion-MNIST
 ``/usr/share/datasets/fashion-mnist``, where Debian's ``dataset-fashion-mnist`` package installs it.
 
+"auto" (``resolve_image_dataset``): a claim that runs on "the richest image data present" names an
+order of preference, e.g. Li et al.'s MNIST > Fashion-MNIST > digits or Ding et al.'s CIFAR-10 >
+Fashion-MNIST > MNIST > digits, and gets the first data set whose training files are found (the
+digits, bundled, always are). A claim resolves "auto" before it builds any spec, so a run id names
+the data set it ran on and never depends on the machine.
+
 Checksums (``PUBLISHED_MD5``): every gzipped file and the CIFAR archive is checked against the MD5
 digests published for it; a file whose digest matches none of them is an error naming the file.
 Sources: MNIST, the digests torchvision lists for the four ``.gz`` files (``torchvision/datasets/
@@ -59,6 +65,7 @@ __all__ = [
     "available_image_datasets",
     "image_folders",
     "load_images",
+    "resolve_image_dataset",
 ]
 
 IMAGE_DATASETS = ("digits", "mnist", "fashion-mnist", "cifar10")
@@ -169,6 +176,19 @@ def available_image_datasets(data_dir: str | os.PathLike[str] | None = None) -> 
         if folder is not None:
             found.append(AvailableDataset(name, str(folder)))
     return tuple(found)
+
+
+def resolve_image_dataset(dataset: str, order: tuple[str, ...],
+                          data_dir: str | os.PathLike[str] | None = None) -> str:
+    """The data set a claim runs on: ``dataset`` itself when it is one of ``order``, or for "auto" the
+    first of ``order`` present on this machine (``available_image_datasets``; ``order`` ends with the
+    bundled "digits", so "auto" always resolves). ProblemError naming ``dataset`` for any other value."""
+    if dataset != "auto" and dataset not in order:
+        raise ProblemError(f"dataset: expected one of auto, {', '.join(order)}, got {dataset!r}")
+    if dataset != "auto":
+        return dataset
+    found = {entry.name for entry in available_image_datasets(data_dir)}
+    return next(name for name in order if name in found)
 
 
 def load_images(

@@ -66,14 +66,16 @@ from __future__ import annotations
 import numpy as np
 
 from ._base import FederatedProblem, LossKind
-from .image_data import ImageDataset, available_image_datasets, load_images
+from .image_data import ImageDataset, load_images, resolve_image_dataset
 from .partitions import largest_remainder_sizes
 from .spec import FamilySpec
 from .validation import ProblemError, check_int, check_problem_size, check_real
 
-__all__ = ["LI_IMAGE_DATASETS", "LI_TABLE2_SAMPLES", "LI_DIGITS_PER_DEVICE", "li_images", "resolve_li_dataset"]
+__all__ = ["LI_AUTO_ORDER", "LI_IMAGE_DATASETS", "LI_TABLE2_SAMPLES", "LI_DIGITS_PER_DEVICE", "li_images", "resolve_li_dataset"]
 
-LI_IMAGE_DATASETS = ("auto", "mnist", "fashion-mnist", "digits")
+LI_AUTO_ORDER = ("mnist", "fashion-mnist", "digits")
+"""The data sets of ``li_images`` in the order "auto" prefers them (the paper's MNIST first)."""
+LI_IMAGE_DATASETS = ("auto", *LI_AUTO_ORDER)
 """The ``dataset`` values of ``li_images``; "auto" is the first of the other three found here."""
 LI_TABLE2_SAMPLES = {True: 54_200, False: 62_864}
 """Li et al. Table 2: training samples of MNIST balanced (True) and unbalanced (False), N = 100."""
@@ -85,13 +87,9 @@ _DEFAULT_POOL = {(28, 28): 4, (8, 8): 2}  # 28x28 -> 7x7, the digits' 8x8 -> 4x4
 
 def resolve_li_dataset(dataset: str = "auto", data_dir: str | None = None) -> str:
     """The data set ``li_images`` uses for ``dataset``: itself, or for "auto" the first of MNIST,
-    Fashion-MNIST (files found by ``image_data``'s discovery) and the bundled digits."""
-    if dataset not in LI_IMAGE_DATASETS:
-        raise ProblemError(f"dataset: expected one of {', '.join(LI_IMAGE_DATASETS)}, got {dataset!r}")
-    if dataset != "auto":
-        return dataset
-    found = {entry.name for entry in available_image_datasets(data_dir)}
-    return next(name for name in ("mnist", "fashion-mnist", "digits") if name in found or name == "digits")
+    Fashion-MNIST (files found by ``image_data``'s discovery) and the bundled digits
+    (``image_data.resolve_image_dataset`` with ``LI_AUTO_ORDER``)."""
+    return resolve_image_dataset(dataset, LI_AUTO_ORDER, data_dir)
 
 
 def li_images(

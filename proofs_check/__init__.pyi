@@ -56,6 +56,7 @@ from .li2020_eq8 import Eq8Constants, eq8_optimal_E, eq8_rounds_shape
 from .minibatch_moments import gradient_variance
 from .parameters import (
     MODES,
+    DataPlans,
     ModePlans,
     ParameterSpec,
     ParamValue,
@@ -96,6 +97,7 @@ from .plans import (
     YuCorollary2Plan,
     YuSweepPlan,
     YuTheorem1Plan,
+    Sec5DataPlans,
 )
 from .regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim

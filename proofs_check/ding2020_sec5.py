@@ -25,6 +25,19 @@ A claim is a family of k sub-checks "E[v] > t" or "E[v] < t" on per-seed paired 
 * INCONCLUSIVE otherwise: the interval is too wide for the margin (too few seeds, or a difference near
   the threshold), so "does not degrade" is never a mere non-rejection.
 
+Data: the four Sec. 5 claims' default plans take ``dataset`` "auto", resolved with the plan before any
+spec is built (``plans.Sec5DataPlans``, ``problems.resolve_image_dataset``): CIFAR-10 with the paper's
+tutorial net if its archive is found, else Fashion-MNIST, else MNIST with LeNet-5, else the bundled
+digits with digits_net; on the digits the plans are those measured in each claim's docstring, on the
+others 1500 training and 300 test images drawn at random, each claim's blocks and schedule with fewer
+cycles, gamma = 0.05 on 28x28 images (the full plans') and the paper's 0.01 on CIFAR-10. The notes and
+plots name the data set, the network and the scale. Measured on Fashion-MNIST (4 seeds): ding2020.fig2
+FAIL (the predictors below FedAvg on shuffled data), ding2020.table1, fig4 and fig5 INCONCLUSIVE (each
+docstring has the numbers); ``fedbound verify`` of the four, two jobs, warm Numba cache: 277 s wall,
+180 s user + 18 s system CPU under a load average of 6 falling to 4.5 on 2 cores (the digits defaults
+of the four: about 45 s CPU), so about 75-90 s more wall time than the digits on a quiet machine; the
+same verdicts, bit for bit, with one job.
+
 The t intervals take the per-seed values as roughly normal (differences of means over hundreds of test
 images and M E rounds). At the 4 seeds of the default plans no distribution-free test could decide: a
 sign test's smallest one-sided p-value with 4 seeds is 1/16 > 0.025.

@@ -12,8 +12,10 @@ takes its value from ``VerifySettings.seeds`` (``--seeds``), raised to the field
 
 ``ModePlans(quick=..., default=..., full=...)`` states the plan of each mode as data next to the
 claim (``proofs_check.registry``); ``ModePlans.select(mode)`` is the one place the mode chooses a
-plan, and ``resolve_plan`` then applies the settings and the parameters given by name, each
-checked: an unknown name, a wrong type or a value out of range is one ValueError that names the
+plan, and ``resolve_plan`` then applies the settings and the parameters given by name, and, for a
+claim whose plan depends on the data present (``ModePlans.by_data``, a ``DataPlans``: e.g. a
+``dataset`` "auto" with a scale per data set), swaps in the plan of the data found, each value
+given by name or by the settings kept; every value is checked: an unknown name, a wrong type or a value out of range is one ValueError that names the
 field and the claim. The same parameters make planted variants (``PlantedVariant.params``) and
 parameterised runs (``fedbound verify --claim 'li2020.thm1[E=10,seeds=16]'``); the verdict's id
 shows them, ``variant_id``.
@@ -35,13 +37,13 @@ import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Protocol, Union
 
 if TYPE_CHECKING:
     from .claim import VerifySettings
 
 __all__ = [
-    "ParamValue", "PlanError", "ParameterSpec", "ModePlans", "MODES", "parameter", "plan_parameters", "named_parameters",
+    "ParamValue", "PlanError", "ParameterSpec", "ModePlans", "DataPlans", "MODES", "parameter", "plan_parameters", "named_parameters",
     "resolve_plan", "describe_parameters", "parse_claim_text", "variant_id", "param_text",
 ]
 
@@ -234,15 +236,34 @@ def _kind(hint: Any) -> tuple[type | None, type | None, bool]:
     return None, None, False
 
 
+class DataPlans(Protocol):
+    """Plans that depend on the data present on this machine (``ModePlans.by_data``)."""
+
+    def resolve(self, plan: Any, given: frozenset[str]) -> Any:
+        """``plan`` with its data resolved (e.g. ``dataset`` "auto" -> the data set found and that data
+        set's plan), the fields named in ``given`` (set by name or by the settings) kept as in ``plan``."""
+        ...
+
+    def alternatives(self) -> tuple[Any, ...]:
+        """The plans ``resolve`` may swap in (checked with the modes' plans)."""
+        ...
+
+    def describe(self, default: Any) -> list[str]:
+        """Lines for ``fedbound list``: which plan runs on which data (as changes to the ``default`` plan)."""
+        ...
+
+
 @dataclass(frozen=True)
 class ModePlans:
     """A claim's plan in each mode: ``default``, and ``quick`` / ``full`` where their grids differ
-    (None: the default's). All three are instances of one plan class; every field value is checked
-    against its declaration when the registry is built."""
+    (None: the default's), and optionally ``by_data``, the plans swapped in for the data present
+    (``DataPlans``). All are instances of one plan class; every field value is checked against its
+    declaration when the registry is built."""
 
     default: Any
     quick: Any = None
     full: Any = None
+    by_data: DataPlans | None = None
 
     def __post_init__(self) -> None:
         plan_type = type(self.default)
@@ -251,6 +272,9 @@ class ModePlans:
             plan = getattr(self, mode)
             if plan is not None and type(plan) is not plan_type:
                 raise TypeError(f"{mode}: every mode's plan must be a {plan_type.__name__}, got {type(plan).__name__}")
+        for plan in () if self.by_data is None else self.by_data.alternatives():
+            if type(plan) is not plan_type:
+                raise TypeError(f"by_data: every plan must be a {plan_type.__name__}, got {type(plan).__name__}")
 
     @property
     def plan_type(self) -> type:
@@ -267,9 +291,11 @@ class ModePlans:
         return plan_parameters(self.plan_type)
 
     def check(self, claim_id: str) -> None:
-        """Every mode's plan checked against the declarations (ValueError naming the mode, field and claim)."""
-        for mode in MODES:
-            plan = getattr(self, mode)
+        """Every mode's plan (and ``by_data``'s) checked against the declarations (ValueError naming the
+        mode, field and claim)."""
+        named = [(mode, getattr(self, mode)) for mode in MODES]
+        named += [("by_data", plan) for plan in (() if self.by_data is None else self.by_data.alternatives())]
+        for mode, plan in named:
             if plan is None:
                 continue
             for spec in self.parameters():
@@ -282,7 +308,8 @@ class ModePlans:
 def resolve_plan(claim_id: str, plans: ModePlans, settings: VerifySettings,
                  params: Mapping[str, Any]) -> Any:
     """The plan a claim runs with: the plan of ``settings.mode``, its ``from_settings`` fields taken
-    from ``settings`` (raised to their minimum), then ``params`` by name, each checked.
+    from ``settings`` (raised to their minimum), then ``params`` by name, each checked, then the
+    data resolved by ``plans.by_data`` (keeping those values).
 
     ValueError naming the claim and the field: ``params: claim 'X' has no parameter 'n' (it takes
     ...)`` for an unknown name, ``n: claim 'X' needs ..., got ...`` for a wrong type or a value out
@@ -296,7 +323,8 @@ def resolve_plan(claim_id: str, plans: ModePlans, settings: VerifySettings,
             minimum = spec.minimum
             values[spec.name] = spec.check(claim_id, value if minimum is None else max(value, type(value)(minimum)))
     try:
-        return dataclasses.replace(plans.select(settings.mode), **values)
+        plan = dataclasses.replace(plans.select(settings.mode), **values)
+        return plan if plans.by_data is None else plans.by_data.resolve(plan, frozenset(values))
     except PlanError as exc:
         raise ValueError(f"{exc.field}: claim {claim_id!r}: {exc.problem}") from None
 
@@ -316,7 +344,7 @@ def describe_parameters(plans: ModePlans) -> list[str]:
             modes = "".join(f"; {mode}: {param_text(getattr(plans.select(mode), spec.name))}" for mode in ("quick", "full")
                             if getattr(plans.select(mode), spec.name) != getattr(default, spec.name))
         lines.append(f"{spec.name} = {value}{modes}  ({spec.doc})")
-    return lines
+    return lines + ([] if plans.by_data is None else plans.by_data.describe(default))
 
 
 def parse_claim_text(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:

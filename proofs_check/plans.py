@@ -14,6 +14,7 @@ numerical library (``fedbound list`` shows these parameters with their defaults)
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .parameters import PlanError, parameter
@@ -24,7 +25,7 @@ __all__ = [
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
     "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
-    "DingFig2Plan", "FIG2_DATASETS", "DingTable1Plan", "TABLE1_DIRECTIONS", "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan",
+    "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS", "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan",
     "FIG5_CLAIMS", "DingFig5Plan",
 ]
 
@@ -324,12 +325,16 @@ class Li2020KEffectPlan:
         if self.tail_rounds > self.rounds:
             raise PlanError("tail_rounds", f"{self.tail_rounds} exceeds rounds = {self.rounds}")
 
-FIG2_DATASETS = ("digits", "mnist", "fashion-mnist", "cifar10")
-"""The data sets ding2020.fig2 can run on (``problems.image_data``; digits is bundled)."""
+SEC5_AUTO_ORDER = ("cifar10", "fashion-mnist", "mnist", "digits")
+"""The data sets of Ding et al.'s Sec. 5 claims in the order "auto" prefers them: CIFAR-10, the paper's
+(the tutorial net), then the 28x28 sets with LeNet-5, Fashion-MNIST first (a small net does not
+saturate it, as it nearly does MNIST and the digits), then the bundled digits (digits_net), always present."""
+SEC5_DATASETS = ("auto", "digits", "mnist", "fashion-mnist", "cifar10")
+"""The ``dataset`` values of the Sec. 5 plans (``problems.image_data``; "auto": ``SEC5_AUTO_ORDER``)."""
 
 
 SEC5_CLASSES = 10
-"""The labels of every data set in FIG2_DATASETS (the digits, MNIST, Fashion-MNIST, CIFAR-10)."""
+"""The labels of every data set of SEC5_AUTO_ORDER (the digits, MNIST, Fashion-MNIST, CIFAR-10)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -338,8 +343,9 @@ class DingSec5Plan:
     and the training (C cycles, constant gamma = eta, batch, seeds); each claim adds its blocks, its
     local steps I (one value, or ding2020.table1's grid) and its statement."""
 
-    dataset: str = parameter(doc="the image data set (digits is bundled; the others from --data-dir)",
-                             choices=FIG2_DATASETS)
+    dataset: str = parameter(doc="the image data set (auto: CIFAR-10, else Fashion-MNIST, else MNIST, else the "
+                                 "bundled digits, as found by problems.image_data; the defaults shown are the "
+                                 "digits', the 'auto on' lines give the others')", choices=SEC5_DATASETS)
     n_train: int = parameter(doc="training images used (0: all of the data set's)", minimum=0)
     n_test: int = parameter(doc="test images used (0: all of the data set's)", minimum=0)
     clients_per_block: int = parameter(doc="clients N of each block", minimum=1)
@@ -348,6 +354,41 @@ class DingSec5Plan:
     batch_size: int = parameter(2, "minibatch size (the paper's 2)", minimum=1)
     seeds: int = parameter(4, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
                            from_settings="seeds")
+
+
+@dataclass(frozen=True)
+class Sec5DataPlans:
+    """A Sec. 5 claim's plan per data set that a ``dataset`` "auto" resolves to (``SEC5_AUTO_ORDER``,
+    ``problems.resolve_image_dataset``): the mode's own plan on the digits, ``lenet5`` on MNIST or
+    Fashion-MNIST, ``cifar10`` on CIFAR-10 (their own ``dataset`` "auto"). The data set is resolved
+    before any spec is built, so run ids name it; the evaluators never see "auto"."""
+
+    lenet5: DingSec5Plan
+    cifar10: DingSec5Plan
+
+    def resolve(self, plan: DingSec5Plan, given: frozenset[str]) -> DingSec5Plan:
+        """``plan`` itself unless its dataset is "auto"; else the plan of the data set found here
+        (``plan`` on the digits), its dataset that name, the fields in ``given`` as in ``plan``."""
+        if plan.dataset != "auto":
+            return plan
+        from problems import resolve_image_dataset
+
+        name = resolve_image_dataset("auto", SEC5_AUTO_ORDER)
+        base = {"digits": plan, "cifar10": self.cifar10}.get(name, self.lenet5)
+        kept = {field: getattr(plan, field) for field in given - {"dataset"}}
+        return dataclasses.replace(base, **kept, dataset=name)
+
+    def alternatives(self) -> tuple[DingSec5Plan, ...]:
+        return (self.lenet5, self.cifar10)
+
+    def describe(self, default: DingSec5Plan) -> list[str]:
+        """One line per alternative: its fields that differ from ``default`` (the digits' plan)."""
+        lines = []
+        for names, plan in (("mnist, fashion-mnist (LeNet-5)", self.lenet5), ("cifar10 (tutorial net)", self.cifar10)):
+            changed = [f"{f.name} = {getattr(plan, f.name)!r}" for f in dataclasses.fields(plan)
+                       if getattr(plan, f.name) != getattr(default, f.name)]
+            lines.append(f"auto on {names}: {', '.join(changed)}")
+        return lines
 
 
 def _local_steps_parameter() -> int:

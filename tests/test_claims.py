@@ -59,8 +59,14 @@ def test_negative_control_fails_as_expected() -> None:
 
 
 @pytest.mark.slow
-def test_full_verify_defaults_pass() -> None:
+def test_full_verify_defaults_pass(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import problems.image_data as image_data
     from proofs_check import default_claims
+
+    # as on CI: no image files but the bundled digits, so "auto" (li2020.schemes, the ding2020 Sec. 5 claims)
+    # runs on the digits, whose findings are the ones below, on every machine
+    monkeypatch.setenv("FEDBOUND_DATA", str(tmp_path))
+    monkeypatch.setattr(image_data, "DEBIAN_FASHION_MNIST", tmp_path / "debian")
 
     # li2020.schemes is a reported finding, not a PASS: on the image recipe Scheme II's noisy, larger
     # effective steps often end below Scheme I and transformed Scheme II is not measurably slower
