@@ -50,6 +50,20 @@ the paired per-seed differences, PASS when it lies above 0, FAIL when below 0.
 Planted variants: ``scheme_ii_stable`` claims U(II) < U(I) on unbalanced data; ``original_faster``
 claims r_original(eps) < r_I(eps); ``equality_data="unbalanced"`` claims the equality on the
 unbalanced image instance.
+
+Measured (default plan, 4 seeds, the step per source pixel; means over seeds): every synthetic check
+PASSes. Digits (x64): INCONCLUSIVE. Final gaps Scheme I 0.33 (balanced) / 0.32 (unbalanced) against
+the original's 0.78; on unbalanced data Scheme II ends at 1.12 (interval of I - II [-1.51, 3.12]),
+transformed II at 0.33; at this step Scheme I's curve rises too (U = 0.99 against Scheme II's 3.18 and
+transformed II's 0.99: both instability orderings undecided); transformed II needs 27.5 rounds to
+the target against Scheme I's 24.5 (interval [-0.4, 6.4]). Fashion-MNIST (x16): FAIL. The same
+picture (Scheme I 0.33, original 0.77, Scheme II 0.78 unbalanced; U: Scheme I 0.47, Scheme II 2.47
+PASS, transformed II 0.39), but transformed Scheme II reaches the target first, 22.5 rounds against
+Scheme I's 26.2 (difference -3.75 in [-7.0, -0.5]): "transformed II slower" FAILs. Before the step
+was scaled (eta_0 = 0.1 on the features: 1/64 and 1/16 of the paper's) the image curves barely left
+w_0 (final gaps 1.3-1.7 on the digits, 0.86-1.4 on Fashion-MNIST) and both data sets gave
+INCONCLUSIVE. Cost: the same runs as before the scaling; 86 s CPU on the digits (106 s before, that
+run compiling too) and 204 s on Fashion-MNIST (209 s before), machine at load ~12 on 2 cores.
 """
 
 from __future__ import annotations
