@@ -4,16 +4,53 @@ MD5 is what the publishers of MNIST (through torchvision's mirror list), Fashion
 print beside their files; it guards against truncated and corrupted downloads, not against
 tampering. ``read_checked(path, accepted)`` reads a file whole and, when ``accepted`` names digests,
 requires the MD5 of its bytes to be one of them; every failure is one ProblemError naming the file.
+``file_identity(path)`` names one version of a file (resolved path, size, modification time) for
+in-process caches of what was read from it; ``check_digests`` validates an ``accepted`` tuple.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from .validation import ProblemError
 
-__all__ = ["read_checked"]
+__all__ = ["FileIdentity", "check_digests", "file_identity", "read_checked"]
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """One version of a file: ``path`` as found, its ``resolved`` absolute path (symbolic links
+    followed), ``size`` in bytes and modification time ``mtime_ns`` (ns since the epoch). A file
+    rewritten in place gets another size or time (unless both are restored by hand)."""
+
+    path: Path
+    resolved: str
+    size: int
+    mtime_ns: int
+
+
+def file_identity(path: Path) -> FileIdentity:
+    """The identity of the file at ``path`` now; ProblemError naming the file when it cannot be read."""
+    path = Path(path)
+    try:
+        status = path.stat()
+        resolved = str(path.resolve(strict=True))
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    return FileIdentity(path, resolved, status.st_size, status.st_mtime_ns)
+
+
+def check_digests(accepted: tuple[str, ...]) -> tuple[str, ...]:
+    """``accepted`` as a tuple, every item an MD5 hex digest (32 lower-case hex digits); ProblemError
+    naming ``accepted`` otherwise (a bare string is refused, not split into characters)."""
+    if isinstance(accepted, str):
+        raise ProblemError(f"accepted: expected a tuple of MD5 digests, got the string {accepted!r}")
+    for md5 in accepted:
+        if not isinstance(md5, str) or len(md5) != 32 or any(c not in "0123456789abcdef" for c in md5):
+            raise ProblemError(f"accepted: expected MD5 digests of 32 lower-case hex digits, got {md5!r}")
+    return tuple(accepted)
 
 
 def read_checked(path: Path, accepted: tuple[str, ...] = ()) -> bytes:
@@ -23,15 +60,11 @@ def read_checked(path: Path, accepted: tuple[str, ...] = ()) -> bytes:
     the accepted ones (a truncated, partial or corrupt copy); ProblemError naming ``accepted`` when a
     digest is not 32 lower-case hex digits.
     """
-    if isinstance(accepted, str):
-        raise ProblemError(f"accepted: expected a tuple of MD5 digests, got the string {accepted!r}")
-    for md5 in accepted:
-        if not isinstance(md5, str) or len(md5) != 32 or any(c not in "0123456789abcdef" for c in md5):
-            raise ProblemError(f"accepted: expected MD5 digests of 32 lower-case hex digits, got {md5!r}")
+    accepted = check_digests(accepted)
     try:
         content = Path(path).read_bytes()
     except OSError as exc:
-        raise ProblemError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+        raise _unreadable(path, exc) from None
     if accepted:
         found = hashlib.md5(content).hexdigest()
         if found not in accepted:
@@ -40,3 +73,7 @@ def read_checked(path: Path, accepted: tuple[str, ...] = ()) -> bytes:
                 "(download it again)"
             )
     return content
+
+
+def _unreadable(path: Path, exc: OSError) -> ProblemError:
+    return ProblemError(f"{path}: cannot read the file ({exc.strerror or exc})")

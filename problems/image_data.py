@@ -37,10 +37,19 @@ page (https://www.cs.toronto.edu/~kriz/cifar.html). Nobody publishes digests of 
 IDX files: those are checked by their header and exact length only, and the dataset's
 ``verified`` says so. ``checksums=`` replaces the table (file name -> accepted digests), e.g. for
 files one made oneself.
+
+Cache: reading, checking and decoding a file-based split costs about 1-2 CPU s on (Fashion-)MNIST
+(the float64 images alone are 376 MB for the 60,000 training images), and a verify builds Li's image
+problems several times. The last ``_LOADS_KEPT`` (2: one data set's train and test split) loads are
+kept per process, keyed by each file's identity (``file_checksum.file_identity``: resolved path,
+size, modification time) and the digests it was checked against: a file replaced or rewritten
+since, or another ``checksums=``, reads the files again; a failed load is never kept. The
+datasets are immutable (read-only arrays), so callers share them.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,7 +59,7 @@ import numpy as np
 
 from .arrays import data_folder
 from .cifar import parse_cifar10
-from .file_checksum import read_checked
+from .file_checksum import FileIdentity, check_digests, file_identity, read_checked
 from .idx import parse_idx
 from .validation import ProblemError
 
@@ -84,6 +93,7 @@ _CIFAR_ARCHIVE = "cifar-10-python.tar.gz"
 _DIGITS_TEST_EVERY = 5  # row i of the digits is in "test" when i % 5 == 4
 _DIGITS_LEVELS = 16.0  # the digits' intensities are integers 0..16
 _BYTE_LEVELS = 255.0
+_LOADS_KEPT = 2  # loads cached per process: one data set's train and test split (li_images reads both)
 
 PUBLISHED_MD5: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "mnist": {  # torchvision/datasets/mnist.py, MNIST.resources
@@ -214,26 +224,34 @@ def load_images(
             "'digits'"
         )
     digests = PUBLISHED_MD5[name] if checksums is None else checksums
+    files = (folder / _CIFAR_ARCHIVE,) if name == "cifar10" else tuple(_idx_path(folder, b) for b in _IDX_FILES[split])
+    checked = tuple((check_digests(digests.get(path.name, ())), file_identity(path)) for path in files)
+    return _read_files(name, split, str(folder), checked)
+
+
+@functools.lru_cache(maxsize=_LOADS_KEPT)
+def _read_files(name: str, split: str, folder: str,
+                checked: tuple[tuple[tuple[str, ...], FileIdentity], ...]) -> ImageDataset:
+    """Split ``split`` of file-based data set ``name`` read from ``folder``'s files, each given with
+    its accepted digests and its identity when found (``load_images``' in-process cache: the
+    module docstring)."""
     if name == "cifar10":
-        path = folder / _CIFAR_ARCHIVE
-        accepted = digests.get(_CIFAR_ARCHIVE, ())
-        images, labels = parse_cifar10(read_checked(path, accepted), split, str(path))
-        how = _how(path, accepted, "no digest given, archive and batch structure checked")
-        return ImageDataset(name, split, images / _BYTE_LEVELS, labels, 10, str(folder), how)
+        ((accepted, file),) = checked
+        images, labels = parse_cifar10(read_checked(file.path, accepted), split, str(file.path))
+        how = _how(file.path, accepted, "no digest given, archive and batch structure checked")
+        return ImageDataset(name, split, images / _BYTE_LEVELS, labels, 10, folder, how)
     arrays, notes = [], []
-    for base in _IDX_FILES[split]:
-        path = _idx_path(folder, base)
-        accepted = digests.get(path.name, ())
-        arrays.append(parse_idx(read_checked(path, accepted), str(path)))
-        notes.append(_how(path, accepted, "no published digest, IDX header and length checked"))
+    for accepted, file in checked:
+        arrays.append(parse_idx(read_checked(file.path, accepted), str(file.path)))
+        notes.append(_how(file.path, accepted, "no published digest, IDX header and length checked"))
     images, labels = arrays
+    (_, image_file), (_, label_file) = checked
     if images.ndim != 3 or images.dtype != np.uint8:
-        raise ProblemError(f"{_idx_path(folder, _IDX_FILES[split][0])}: expected (n, H, W) unsigned bytes, "
-                           f"got {images.dtype} {images.shape}")
+        raise ProblemError(f"{image_file.path}: expected (n, H, W) unsigned bytes, got {images.dtype} {images.shape}")
     if labels.ndim != 1 or labels.shape[0] != images.shape[0] or labels.dtype.kind not in "iu" or labels.max() > 9:
-        raise ProblemError(f"{_idx_path(folder, _IDX_FILES[split][1])}: expected {images.shape[0]} labels in 0..9, "
+        raise ProblemError(f"{label_file.path}: expected {images.shape[0]} labels in 0..9, "
                            f"got {labels.dtype} {labels.shape}")
-    return ImageDataset(name, split, images[..., None] / _BYTE_LEVELS, labels.astype(np.int64), 10, str(folder),
+    return ImageDataset(name, split, images[..., None] / _BYTE_LEVELS, labels.astype(np.int64), 10, folder,
                         "; ".join(notes))
 
 

@@ -53,12 +53,27 @@ from .claim import VerifySettings, claim_optimum
 
 __all__ = [
     "ChoiceInstance", "CHOICE_INSTANCES", "IMAGE_SOURCE_PIXELS", "choice_instances", "SchemeIRun", "LossCurves",
-    "scheme_i_curves", "rounds_to_target", "image_note",
+    "scheme_i_curves", "rounds_to_target", "image_note", "source_step_scale", "step_note",
 ]
 
 IMAGE_SOURCE_PIXELS = {"mnist": 28 * 28, "fashion-mnist": 28 * 28, "digits": 32 * 32}
 """Data set -> pixels of the source image behind an image instance's features (module docstring:
 the digits' 8 x 8 cells are 4 x 4 blocks of 32 x 32 bitmaps)."""
+
+
+def source_step_scale(source_pixels: int | None, problem: FederatedProblem) -> float:
+    """The factor m / f from the paper's eta_0 on m = ``source_pixels`` source pixels to the step on
+    ``problem``'s f features (module docstring; the last column of X is the bias); 1 when
+    ``source_pixels`` is None (the features are the data)."""
+    if source_pixels is None:
+        return 1.0
+    return source_pixels / (problem.X.shape[1] - 1)
+
+
+def step_note(eta0: float, source_pixels: int, problem: FederatedProblem) -> str:
+    """How ``eta0`` per source pixel becomes the step on ``problem``'s features, in words."""
+    return (f"eta_0 = {eta0:g} per source pixel, {eta0 * source_step_scale(source_pixels, problem):g} on its features "
+            f"({source_pixels} source pixels over {problem.X.shape[1] - 1} features)")
 
 
 @dataclass(frozen=True)
@@ -95,11 +110,9 @@ class ChoiceInstance:
         return problem_spec(self.family, **dict(self.params), n_clients=n_clients)
 
     def step_scale(self, problem: FederatedProblem) -> float:
-        """The factor m / f from the paper's eta_0 on source pixels to the step on ``problem``'s f
-        features (module docstring; the last column of X is the bias); 1 without source pixels."""
-        if self.source_pixels is None:
-            return 1.0
-        return self.source_pixels / (problem.X.shape[1] - 1)
+        """``source_step_scale`` of this instance's source pixels on ``problem``: m / f, or 1
+        without source pixels."""
+        return source_step_scale(self.source_pixels, problem)
 
     @property
     def slug(self) -> str:
@@ -198,6 +211,4 @@ def image_note(curves: LossCurves, eta0: float) -> str:
     (``eta0`` per source pixel, scaled to the features); empty for any other instance."""
     if not curves.instance.is_image:
         return ""
-    return (f" {curves.instance.label}: {curves.problem.notes} eta_0 = {eta0:g} per source pixel, "
-            f"{curves.eta0:g} on its features ({curves.instance.source_pixels} source pixels over "
-            f"{curves.problem.X.shape[1] - 1} features).")
+    return f" {curves.instance.label}: {curves.problem.notes} {step_note(eta0, curves.instance.source_pixels, curves.problem)}."

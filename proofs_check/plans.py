@@ -223,7 +223,8 @@ class Li2020SchemesPlan:
     image_rounds: int = parameter(doc="rounds on the balanced and unbalanced image instances (E = 20)", minimum=4)
     synthetic_rounds: int = parameter(doc="rounds on synthetic(0,0) and synthetic(1,1) (E = 10)", minimum=4)
     original_steps: tuple[float, ...] = parameter(doc="eta_0 grid of the original scheme, the best final loss kept "
-                                                      "(the paper tuned it in 0.1, 0.5, 0.9, 1.1)", above=0)
+                                                      "(the paper tuned it in 0.1, 0.5, 0.9, 1.1; per source pixel on "
+                                                      "the image instances, like eta0)", above=0)
     synthetic: bool = parameter(doc="also run the synthetic(0,0) and synthetic(1,1) instances of Fig. 4")
     dataset: str = parameter("auto", "image data of the Fig. 1c/1d instances (auto: MNIST, else Fashion-MNIST, "
                                      "else the bundled digits)", choices=LI_IMAGE_DATA)
@@ -232,7 +233,8 @@ class Li2020SchemesPlan:
     seeds: int = parameter(4, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
                            from_settings="seeds")
     participants: int = parameter(10, "K devices per round (Fig. 1c/1d, Fig. 4: K = 10)", minimum=1)
-    eta0: float = parameter(0.1, "eta_0 of the step eta_0 / (1 + round) of Schemes I, II and transformed II",
+    eta0: float = parameter(0.1, "eta_0 of the step eta_0 / (1 + round) of Schemes I, II and transformed II (on the "
+                                 "image instances per source pixel: x m/f on their f pooled features of m pixels)",
                             above=0)
     scheme_ii_stable: bool = parameter(False, "claim Scheme II more stable than Scheme I on unbalanced data")
     original_faster: bool = parameter(False, "claim the original scheme reaches the target loss before Scheme I")

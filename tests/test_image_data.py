@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import os
 import pickle
 import struct
 import tarfile
@@ -137,6 +138,60 @@ def test_labels_that_do_not_match_the_images_are_named(tmp_path: Path) -> None:
     (folder / "t10k-labels-idx1-ubyte").write_bytes(idx_bytes(np.zeros(3, dtype=np.uint8)))
     with pytest.raises(ProblemError, match=r"t10k-labels-idx1-ubyte: expected 4 labels"):
         load_images("mnist", "test", tmp_path / "mine")
+
+
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every file load_images reads from now on, by name."""
+    reads: list[str] = []
+    read = image_data.read_checked
+
+    def counted(path: Path, accepted: tuple[str, ...] = ()) -> bytes:
+        reads.append(Path(path).name)
+        return read(path, accepted)
+
+    monkeypatch.setattr(image_data, "read_checked", counted)
+    return reads
+
+
+def test_an_unchanged_split_is_read_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = _counting_reads(monkeypatch)
+    _, _, digests = write_mnist(tmp_path / "mine" / "mnist", "test", 3)
+    first = load_images("mnist", "test", tmp_path / "mine", checksums=digests)
+    assert reads == ["t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
+    assert load_images("mnist", "test", tmp_path / "mine", checksums=digests) is first  # immutable: shared
+    assert len(reads) == 2
+    # the same files checked against other digests are read and checked again: a wrong one is refused
+    wrong = {name: ("0" * 32,) for name in digests}
+    with pytest.raises(ProblemError, match=r"t10k-images-idx3-ubyte\.gz: MD5 .* is not the published 0{32}"):
+        load_images("mnist", "test", tmp_path / "mine", checksums=wrong)
+
+
+def test_a_changed_file_is_read_again_not_served_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = _counting_reads(monkeypatch)
+    folder = tmp_path / "mine" / "mnist"
+    images, labels, _ = write_mnist(folder, "test", 3, gz=False)
+    path = folder / "t10k-images-idx3-ubyte"
+    before = load_images("mnist", "test", tmp_path / "mine")
+    np.testing.assert_array_equal(before.images[..., 0], images / 255.0)
+    stamp = path.stat().st_mtime_ns
+    # the same size, another modification time: rewritten in place, the new bytes are what load_images returns
+    path.write_bytes(idx_bytes(255 - images))
+    os.utime(path, ns=(stamp + 10**9, stamp + 10**9))
+    after = load_images("mnist", "test", tmp_path / "mine")
+    np.testing.assert_array_equal(after.images[..., 0], (255 - images) / 255.0)
+    np.testing.assert_array_equal(after.labels, labels)
+    assert reads.count("t10k-images-idx3-ubyte") == 2
+    # another size (a truncated copy) at the old time: found, not served from the cache
+    path.write_bytes(idx_bytes(images)[:-1])
+    os.utime(path, ns=(stamp, stamp))
+    with pytest.raises(ProblemError, match=r"t10k-images-idx3-ubyte: the IDX header gives shape \(3, 28, 28\)"):
+        load_images("mnist", "test", tmp_path / "mine")
+    # replaced by another file (a new path behind the same name)
+    path.unlink()
+    (folder / "elsewhere").write_bytes(idx_bytes(images))
+    path.symlink_to(folder / "elsewhere")
+    os.utime(folder / "elsewhere", ns=(stamp + 10**9, stamp + 10**9))  # even at the rewrite's size and time
+    np.testing.assert_array_equal(load_images("mnist", "test", tmp_path / "mine").images[..., 0], images / 255.0)
 
 
 def test_cifar_batches_load_in_channel_last_layout(tmp_path: Path) -> None:
