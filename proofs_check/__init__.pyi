@@ -102,4 +102,4 @@ from .plans import (
 from .regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
 from .run_moments import IterateMoments, iterate_moments
-from .trajectory_constants import minibatch_moments, power_smoothness, secant_smoothness
+from .trajectory_constants import power_smoothness, sample_minibatch_moments, secant_smoothness

@@ -15,7 +15,7 @@ largest value found, never a certificate):
   the iteration (exact for a quadratic: H v is then exact for any h).
 * G^2 >= E||g_b(x)||^2 and sigma^2 >= E||g_b(x) - grad f(x)||^2 for a minibatch gradient g_b of b
   rows drawn uniformly with replacement from n rows with per-sample gradients g_i(x):
-  ``minibatch_moments`` gives both exactly at x, Var = v / b and E||g_b||^2 = ||gbar||^2 + v / b with
+  ``sample_minibatch_moments`` gives both exactly at x, Var = v / b and E||g_b||^2 = ||gbar||^2 + v / b with
   v = (1/n) sum_i ||g_i - gbar||^2 and gbar = grad f (the identity ``minibatch_moments`` states for
   linear models, here from explicit per-sample gradients).
 """
@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["minibatch_moments", "power_smoothness", "secant_smoothness"]
+__all__ = ["sample_minibatch_moments", "power_smoothness", "secant_smoothness"]
 
 
 def secant_smoothness(points: np.ndarray, gradients: np.ndarray) -> float:
@@ -67,7 +67,7 @@ def power_smoothness(gradient: Callable[[np.ndarray], np.ndarray], x: np.ndarray
     return largest
 
 
-def minibatch_moments(sample_gradients: np.ndarray, batch_size: int) -> tuple[float, float]:
+def sample_minibatch_moments(sample_gradients: np.ndarray, batch_size: int) -> tuple[float, float]:
     """(E||g_b||^2, E||g_b - gbar||^2) of the mean gradient g_b of ``batch_size`` rows drawn uniformly
     with replacement from the n rows whose per-sample gradients are ``sample_gradients`` (n, d)
     (module docstring; exact, not sampled)."""

@@ -93,7 +93,7 @@ from problems import ImageClassificationProblem, ProblemSpec, build_problem, pro
 from .claim import ClaimResult, VerifySettings, combine_checks
 from .plans import YuCNNPlan
 from .plot_specs import rate_plot
-from .trajectory_constants import minibatch_moments, power_smoothness, secant_smoothness
+from .trajectory_constants import power_smoothness, sample_minibatch_moments, secant_smoothness
 from .yu2019 import RATE_TOLERANCE, yu_sync_interval, yu_theorem1_bound
 
 __all__ = ["FD_RADIUS", "POWER_ITERATIONS", "RECORD_POINTS", "RunConstants", "ScheduleL", "evaluate_cnn",
@@ -174,7 +174,7 @@ def run_constants(f: ImageClassificationProblem, iterates: np.ndarray, batch_siz
         hessian = max(hessian, power_smoothness(f.gradient, models[-1], iterations=POWER_ITERATIONS,
                                                 radius=FD_RADIUS, seed=s))
         for x in models:
-            second, variance = minibatch_moments(f.sample_gradients(x, 0), batch_size)
+            second, variance = sample_minibatch_moments(f.sample_gradients(x, 0), batch_size)
             G_sq, sigma_sq = max(G_sq, second), max(sigma_sq, variance)
         values.append([f.objective(x) for x in models])
     values = np.array(values)

@@ -159,3 +159,27 @@ def test_the_scan_finds_every_kind_of_private_import() -> None:
     assert scan("from ._base import FederatedProblem\nfrom .x import __version__\n", "problems.quadratic") == set()
     assert scan("import os\nfrom dataclasses import replace\nos._exit(0)\nreplace._x\nself._y = 1\n",
                 "proofs_check.regions") == set()
+
+
+def _lazy_exports(package: Path) -> dict[str, str]:
+    """The names a package's ``__init__.pyi`` stub exports, each with the submodule it comes from."""
+    exports: dict[str, str] = {}
+    for node in ast.parse((package / "__init__.pyi").read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            for alias in node.names:
+                exports[alias.asname or alias.name] = node.module
+    return exports
+
+
+def test_no_lazy_export_is_shadowed_by_a_submodule_of_the_same_name() -> None:
+    """A package's lazily exported name must not equal one of its submodules' names (unless it is that
+    module): importing the submodule anywhere binds the package attribute to the module, so
+    ``from pkg import name`` then returns the module instead of the function, depending on test order."""
+    clashes = []
+    for name in PACKAGES:
+        package = ROOT / name
+        submodules = {path.stem for path in package.glob("*.py")} | {
+            path.name for path in package.iterdir() if (path / "__init__.py").exists()}
+        clashes += [(name, export, source) for export, source in _lazy_exports(package).items()
+                    if export in submodules and export != source]
+    assert clashes == []

@@ -11,7 +11,7 @@ import pytest
 
 from convergence import PRSGDConfig, RunConfig, Status, StepSize, check_rate_exponent, run
 from problems import ProblemError, build_block_cyclic, build_problem, identical_images, problem_spec, random_quadratic
-from proofs_check import VerifySettings, get_claim, minibatch_moments, power_smoothness, secant_smoothness
+from proofs_check import VerifySettings, get_claim, power_smoothness, sample_minibatch_moments, secant_smoothness
 from proofs_check.minibatch_moments import gradient_variance
 from proofs_check.yu2019 import RATE_TOLERANCE, yu_theorem1_bound
 from proofs_check.yu2019_cnn import rate_hypotheses, restoring_L, round_up
@@ -121,18 +121,18 @@ def test_secants_are_lower_bounds_of_L_reached_along_the_top_eigenvector():
 
 def test_minibatch_moments_by_hand_and_against_the_linear_models_exact_variance():
     # two rows with gradients +-e1: mean 0, v = 1; b rows with replacement: E||g_b||^2 = Var = 1/b
-    assert minibatch_moments(np.array([[1.0, 0.0], [-1.0, 0.0]]), 2) == pytest.approx((0.5, 0.5))
+    assert sample_minibatch_moments(np.array([[1.0, 0.0], [-1.0, 0.0]]), 2) == pytest.approx((0.5, 0.5))
     # a least-squares client: per-sample gradients x_i (x_i'w - y_i); the variance is
     # minibatch_moments.gradient_variance's (1/b)(1/n) sum ||g_i - gbar||^2
     p = random_quadratic(n_clients=2, dim=4, samples_per_client=7, seed=2)
     w = np.random.default_rng(0).standard_normal(4)
     X, y = p.client_data(0)
     samples = X * (X @ w - y)[:, None]
-    second, variance = minibatch_moments(samples, 3)
+    second, variance = sample_minibatch_moments(samples, 3)
     assert variance == pytest.approx(gradient_variance(p, w, 3)[0], rel=1e-12)
     assert second == pytest.approx(np.sum(samples.mean(axis=0) ** 2) + variance, rel=1e-12)
     with pytest.raises(ValueError, match="^batch_size: "):
-        minibatch_moments(samples, 0)
+        sample_minibatch_moments(samples, 0)
 
 
 def test_restoring_L_is_the_root_of_theorem_1s_bound():
