@@ -31,8 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .block_partition import BlockAccuracy, BlockCyclicPartition, block_cyclic_partition, block_test_accuracy
-from .image_classification import CNN_DTYPES, ImageClassificationProblem, subsample_rows
-from .models.registry import network_for
+from .image_classification import ImageClassificationProblem, network_images
 from .spec import ProblemSpec, ViewSpec
 from .validation import ProblemError, check_int
 
@@ -163,22 +162,12 @@ def block_cyclic_images(
     ProblemError naming the field for bad input, a network whose input shape is not the data
     set's, or a block with fewer images than clients or without test images.
     """
-    from .image_data import load_images  # here: image_data imports arrays, which imports the problem registry
-
-    net = network_for(network)
-    if dtype not in CNN_DTYPES:
-        raise ProblemError(f"dtype: expected one of {', '.join(CNN_DTYPES)}, got {dtype!r}")
     M = check_int("n_blocks", n_blocks, minimum=1)
     N = check_int("clients_per_block", clients_per_block, minimum=1)
     k = check_int("labels_per_block", labels_per_block, minimum=1)
     seed = check_int("seed", seed, minimum=0)
-    train, test = load_images(dataset, "train"), load_images(dataset, "test")
-    if train.images.shape[1:] != net.input_shape:
-        raise ProblemError(f"network: {network} takes {net.input_shape} images, the {dataset} images are "
-                           f"{train.images.shape[1:]}")
-    rng = np.random.default_rng([seed, _SUBSAMPLE_STREAM])
-    train_rows = subsample_rows("n_train", n_train, train.n, rng)
-    test_rows = subsample_rows("n_test", n_test, test.n, rng)
+    data = network_images(dataset, network, dtype, n_train, n_test, np.random.default_rng([seed, _SUBSAMPLE_STREAM]))
+    net, train, test, train_rows, test_rows = data.net, data.train, data.test, data.train_rows, data.test_rows
     labels, test_labels = train.labels[train_rows], test.labels[test_rows]
     try:
         partition = block_cyclic_partition(labels, test_labels, M, N, seed, labels_per_block=k,

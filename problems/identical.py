@@ -16,10 +16,9 @@ import numpy as np
 from ._base import FederatedProblem, LossKind
 from .block_cyclic_images import BlockCyclicImageProblem
 from .block_partition import BlockCyclicPartition
-from .image_classification import CNN_DTYPES, ImageClassificationProblem, subsample_rows
-from .models.registry import network_for
+from .image_classification import ImageClassificationProblem, network_images
 from .spec import FamilySpec
-from .validation import ProblemError, check_int, check_memory, check_problem_size, check_real
+from .validation import check_int, check_memory, check_problem_size, check_real
 from .quadratic import random_quadratic
 
 __all__ = ["identical_images", "identical_quadratic"]
@@ -71,20 +70,10 @@ def identical_images(
     ``combined.images`` (N n, H, W, C), client k's rows k n .. (k + 1) n - 1. ProblemError naming
     the field for bad input or a network whose input shape is not the data set's.
     """
-    from .image_data import load_images  # here: image_data imports arrays, which imports the problem registry
-
-    net = network_for(network)
-    if dtype not in CNN_DTYPES:
-        raise ProblemError(f"dtype: expected one of {', '.join(CNN_DTYPES)}, got {dtype!r}")
     N = check_int("n_clients", n_clients, minimum=1)
     seed = check_int("seed", seed, minimum=0)
-    train, test = load_images(dataset, "train"), load_images(dataset, "test")
-    if train.images.shape[1:] != net.input_shape:
-        raise ProblemError(f"network: {network} takes {net.input_shape} images, the {dataset} images are "
-                           f"{train.images.shape[1:]}")
-    rng = np.random.default_rng([seed, _SUBSAMPLE_STREAM])
-    rows = subsample_rows("n_train", n_train, train.n, rng)
-    test_rows = subsample_rows("n_test", n_test, test.n, rng)
+    data = network_images(dataset, network, dtype, n_train, n_test, np.random.default_rng([seed, _SUBSAMPLE_STREAM]))
+    net, train, test, rows, test_rows = data.net, data.train, data.test, data.train_rows, data.test_rows
     n, labels = rows.size, train.labels[rows]
     check_memory("n_clients, n_train", N * n * int(np.prod(net.input_shape)) * np.dtype(dtype).itemsize,
                  f"{N} copies of {n} images")

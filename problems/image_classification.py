@@ -47,9 +47,11 @@ from .spec import ProblemSpec
 from .validation import ProblemError, check_int
 
 if TYPE_CHECKING:
+    from .image_data import ImageDataset
     from .models.cnn.network import ConvNet
 
-__all__ = ["CNN_DTYPES", "ImageClassificationProblem", "image_classification", "subsample_rows"]
+__all__ = ["CNN_DTYPES", "ImageClassificationProblem", "NetworkImages", "image_classification", "network_images",
+           "subsample_rows"]
 
 CNN_DTYPES = ("float32", "float64")
 """The precisions a CNN problem runs in (module docstring)."""
@@ -264,21 +266,12 @@ def image_classification(
     docstring). ProblemError naming the field for bad input, for a network whose input shape is
     not the data set's, or for a partition leaving a client without images.
     """
-    from .image_data import load_images  # here: image_data imports arrays, which imports the problem registry
-
-    net = network_for(network)
-    if dtype not in CNN_DTYPES:
-        raise ProblemError(f"dtype: expected one of {', '.join(CNN_DTYPES)}, got {dtype!r}")
     seed = check_int("seed", seed, minimum=0)
     partition = PartitionRecipe(recipe, n_clients, seed, alpha=alpha, shards_per_client=shards_per_client,
                                 shape=shape, sigma=sigma, min_size=min_size)
-    train, test = load_images(dataset, "train"), load_images(dataset, "test")
-    if train.images.shape[1:] != net.input_shape:
-        raise ProblemError(f"network: {network} takes {net.input_shape} images, the {dataset} images are "
-                           f"{train.images.shape[1:]}")
-    rng = np.random.default_rng([seed, 0x1A6E])  # the subsampling stream, apart from the partition's
-    train_rows = subsample_rows("n_train", n_train, train.n, rng)
-    test_rows = subsample_rows("n_test", n_test, test.n, rng)
+    # the subsampling stream, apart from the partition's
+    data = network_images(dataset, network, dtype, n_train, n_test, np.random.default_rng([seed, 0x1A6E]))
+    train, test, train_rows, test_rows = data.train, data.test, data.train_rows, data.test_rows
     labels = train.labels[train_rows]
     client_of_row = partition.apply(labels)
     sizes = np.bincount(client_of_row, minlength=n_clients)
@@ -301,6 +294,38 @@ def image_classification(
         dataset=(f"{train.describe()}: {rows.size} training and {test_rows.size} test images used; "
                  f"{train.verified}"),
     )
+
+
+@dataclass(frozen=True)
+class NetworkImages:
+    """A network, the training and test splits of the data set it runs on, and the rows of each a
+    problem keeps (sorted indices, ``subsample_rows``)."""
+
+    net: ConvNet
+    train: ImageDataset
+    test: ImageDataset
+    train_rows: np.ndarray
+    test_rows: np.ndarray
+
+
+def network_images(dataset: str, network: str, dtype: str, n_train: int | None, n_test: int | None,
+                   rng: np.random.Generator) -> NetworkImages:
+    """``network`` (``models.registry.network_for``) and data set ``dataset``'s splits
+    (``image_data.load_images``) with ``n_train`` / ``n_test`` rows of each drawn from ``rng`` in that
+    order (None: all). ProblemError naming the field for an unknown network, a ``dtype`` not in
+    CNN_DTYPES, a network whose input shape is not the images', or a count above the split's size."""
+    from .image_data import load_images  # here: image_data imports arrays, which imports the problem registry
+
+    net = network_for(network)
+    if dtype not in CNN_DTYPES:
+        raise ProblemError(f"dtype: expected one of {', '.join(CNN_DTYPES)}, got {dtype!r}")
+    train, test = load_images(dataset, "train"), load_images(dataset, "test")
+    if train.images.shape[1:] != net.input_shape:
+        raise ProblemError(f"network: {network} takes {net.input_shape} images, the {dataset} images are "
+                           f"{train.images.shape[1:]}")
+    train_rows = subsample_rows("n_train", n_train, train.n, rng)
+    test_rows = subsample_rows("n_test", n_test, test.n, rng)
+    return NetworkImages(net, train, test, train_rows, test_rows)
 
 
 def subsample_rows(field: str, count: int | None, available: int, rng: np.random.Generator) -> np.ndarray:
