@@ -6,11 +6,14 @@ Evaluated one claim after the other with each sweep on a pool of ``jobs`` worker
 kept only ~1.2 of 2 cores busy on average (354 s wall, 445 s CPU): every sweep also runs one task per
 kernel in the driver before its pool forks, and most sweeps have fewer tasks than that, or one.
 
-Here each claim is one task: a worker process evaluates it whole (its sweeps serially, in that
-worker: ``jobs = 1`` inside, so the processes never exceed ``jobs``), draws its figures and hands
-back its card and what its progress saw (``ProgressTally``). Claims are submitted longest first
-(``progress.typical_seconds``), so the long ones do not finish last alone (longest-processing-time
-order). The workers are forked (``convergence.local_process_pool``) and find the claims in a module
+Here each claim is one task: a worker process evaluates it whole (its sweeps on a pool of ``jobs``
+workers of its own, as before), draws its figures and hands back its card and what its progress
+saw (``ProgressTally``). So up to ``jobs`` claims and ``jobs * jobs`` sweep workers share the
+cores: the analysis of one claim overlaps the runs of another, and a claim whose sweep is long
+(ding2020.fig2's 16 CNN runs, li2020.thm1's four long seeds) still spreads it over ``jobs`` cores
+when it is the last one left (with the sweeps serial inside, that claim alone set the wall time).
+Claims are submitted longest first (``progress.typical_seconds``), so the long ones do not finish
+last alone (longest-processing-time order). The workers are forked (``convergence.local_process_pool``) and find the claims in a module
 global set before the fork, so a claim, its settings and the report code need not be picklable;
 only the cards come back pickled (a verdict's read-only mappings, ``types.MappingProxyType``, which
 pickle cannot take, travel as the dicts they wrap: ``_reduce_mapping_proxy``, registered with
@@ -97,7 +100,7 @@ def evaluate_claims(selections: Sequence[ClaimSelection], settings: VerifySettin
     if settings.store is not None and not settings.store_readonly:
         settings.run_store  # noqa: B018  (created here, once, before two workers could race to create it)
     settings.close()  # a SQLite connection must not cross a fork: each worker opens its own
-    _WORK = (selections, dataclasses.replace(settings, jobs=1, progress=False), progress, card)
+    _WORK = (selections, dataclasses.replace(settings, progress=False), progress, card)
     order = sorted(range(len(selections)), key=lambda i: -typical_seconds(selections[i].id))
     cards: dict[int, C] = {}
     try:
