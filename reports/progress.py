@@ -21,20 +21,32 @@ from typing import Any, TextIO
 __all__ = ["ProgressTally", "SweepRecord", "VerifyProgress", "TYPICAL_SECONDS", "typical_seconds"]
 
 TYPICAL_SECONDS: dict[str, float] = {
-    "li2020.thm4": 7.0,
-    "li2020.thm1": 27.3,
-    "ding2020.thm1": 9.3,
-    "ding2020.thm2": 1.1,
-    "ding2020.speedup": 3.9,
-    "ding2020.ordering": 0.4,
-    "yu2019.thm1": 3.5,
-    "yu2019.cor2": 0.5,
+    "li2020.thm4": 21.5,
+    "li2020.thm1": 99.0,
+    "li2020.thm2": 30.4,
+    "li2020.thm3": 17.9,
+    "ding2020.thm1": 71.8,
+    "ding2020.thm2": 10.1,
+    "ding2020.speedup": 16.3,
+    "ding2020.ordering": 5.5,
+    "ding2020.fig2": 238.3,
+    "ding2020.table1": 24.4,
+    "ding2020.fig4": 14.2,
+    "ding2020.fig5": 27.4,
+    "yu2019.thm1": 17.7,
+    "yu2019.cor2": 3.6,
+    "yu2019.cnn": 170.0,
     "assumptions.constants": 1.2,
     "lemmas": 20.1,
     "control.constant-step-rate": 0.7,
+    "li2020.schemes": 20.0,
+    "li2020.eq8": 20.0,
+    "li2020.k-effect": 20.0,
 }
-"""Seconds each claim took in a default ``fedbound verify`` from a fresh install (2 cores, kernels compiled on
-first use, later claims reusing the runs of earlier ones), measured 2026-11-23."""
+"""Seconds each claim took in a default ``fedbound verify`` from a fresh install with only the bundled digits (2
+cores under load, claims one after the other, kernels compiled on first use, later claims reusing the runs of
+earlier ones), measured 2026-11-23: the ETA's weights and the order in which ``reports.claim_pool`` starts claims
+(longest first)."""
 _UNKNOWN_CLAIM_SECONDS = 5.0
 
 
