@@ -21,32 +21,32 @@ from typing import Any, TextIO
 __all__ = ["ProgressTally", "SweepRecord", "VerifyProgress", "TYPICAL_SECONDS", "typical_seconds"]
 
 TYPICAL_SECONDS: dict[str, float] = {
-    "li2020.thm4": 21.5,
-    "li2020.thm1": 99.0,
-    "li2020.thm2": 30.4,
-    "li2020.thm3": 17.9,
-    "ding2020.thm1": 71.8,
-    "ding2020.thm2": 10.1,
-    "ding2020.speedup": 16.3,
-    "ding2020.ordering": 5.5,
-    "ding2020.fig2": 238.3,
-    "ding2020.table1": 24.4,
-    "ding2020.fig4": 14.2,
-    "ding2020.fig5": 27.4,
-    "yu2019.thm1": 17.7,
-    "yu2019.cor2": 3.6,
-    "yu2019.cnn": 170.0,
-    "assumptions.constants": 1.2,
-    "lemmas": 20.1,
-    "control.constant-step-rate": 0.7,
-    "li2020.schemes": 20.0,
-    "li2020.eq8": 20.0,
-    "li2020.k-effect": 20.0,
+    "li2020.thm4": 21.0,
+    "li2020.thm1": 56.3,
+    "li2020.thm2": 22.4,
+    "li2020.thm3": 14.9,
+    "ding2020.thm1": 23.2,
+    "ding2020.thm2": 2.8,
+    "ding2020.speedup": 4.6,
+    "ding2020.ordering": 1.5,
+    "ding2020.fig2": 71.5,
+    "ding2020.table1": 12.8,
+    "ding2020.fig4": 6.9,
+    "ding2020.fig5": 11.5,
+    "yu2019.thm1": 5.3,
+    "yu2019.cor2": 1.0,
+    "yu2019.cnn": 56.2,
+    "assumptions.constants": 1.3,
+    "lemmas": 11.0,
+    "control.constant-step-rate": 1.6,
+    "li2020.schemes": 53.6,
+    "li2020.eq8": 26.3,
+    "li2020.k-effect": 5.8,
 }
-"""Seconds each claim took in a default ``fedbound verify`` from a fresh install with only the bundled digits (2
-cores under load, claims one after the other, kernels compiled on first use, later claims reusing the runs of
-earlier ones), measured 2026-11-23: the ETA's weights and the order in which ``reports.claim_pool`` starts claims
-(longest first)."""
+"""CPU seconds (the process and its workers) each claim took in a default ``fedbound verify`` from a fresh install
+with only the bundled digits (2 cores, claims one after the other, kernels compiled on first use, later claims
+reusing the runs of earlier ones), measured 2026-11-23 (412.6 s in all): the ETA's weights and the order in which
+``reports.claim_pool`` starts the claims (longest first). CPU, not wall, seconds: the machine was shared and busy."""
 _UNKNOWN_CLAIM_SECONDS = 5.0
 
 
