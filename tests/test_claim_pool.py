@@ -3,15 +3,14 @@
 What must hold: the same verdicts, figures and grids as one claim after the other (a run is a pure
 function of its config and seed); each claim's card under its own id, in the order given; an error
 of a claim reaches the caller as the same kind of error with its message, even when the exception
-class cannot be pickled as it is; the progress counts the workers' sweeps. The verify-level test
-runs two cheap default claims (a few seconds of runs each) with --jobs 1 and 2 and compares
-``verdicts.json`` field by field and the PNG files byte by byte.
+class cannot be pickled as it is; the progress counts the workers' sweeps. That a whole verify gives
+the same report with --jobs 1 and 2 (verdicts.json numbers, figure files) is
+tests/test_verify_speed_paths.py's test.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import os
 import types
 from pathlib import Path
@@ -24,7 +23,6 @@ from proofs_check.claim import VerifySettings
 from proofs_check.registry import select_claim
 from reports.claim_pool import claims_side_by_side, evaluate_claims
 from reports.progress import SweepRecord, VerifyProgress
-from reports.verify import verify
 
 CHEAP = ["control.constant-step-rate", "ding2020.ordering", "yu2019.cor2"]
 
@@ -73,17 +71,3 @@ def test_an_error_in_a_worker_keeps_its_kind_and_message():
     progress = VerifyProgress(CHEAP, enabled=False)
     with pytest.raises(StoreError, match="run run-key-1 is not in the run store 'store.sqlite' \\(3 run"):
         evaluate_claims(selections, VerifySettings(jobs=2), progress, _failing_card)
-
-
-def test_verify_side_by_side_gives_the_serial_report(tmp_path: Path):
-    reports = {}
-    for jobs in (1, 2):
-        out = tmp_path / f"jobs{jobs}"
-        verify(CHEAP[:2], VerifySettings(jobs=jobs, progress=False, store=str(out / "runs.sqlite")), out)
-        reports[jobs] = json.loads((out / "verdicts.json").read_text())
-    serial, pooled = reports[1], reports[2]
-    statuses = {c["claim_id"]: c["status"] for c in serial["claims"]}
-    assert statuses == dict(zip(CHEAP[:2], ["FAIL", "PASS"]))  # the negative control FAILs, as expected
-    assert serial["claims"] == pooled["claims"]  # measured values, intervals, evidence, figures, grids: all equal
-    for figure in (f["png"] for c in serial["claims"] for f in c["figures"]):
-        assert (tmp_path / "jobs1" / figure).read_bytes() == (tmp_path / "jobs2" / figure).read_bytes()
