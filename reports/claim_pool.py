@@ -13,7 +13,9 @@ cores: the analysis of one claim overlaps the runs of another, and a claim whose
 (ding2020.fig2's 16 CNN runs, li2020.thm1's four long seeds) still spreads it over ``jobs`` cores
 when it is the last one left (with the sweeps serial inside, that claim alone set the wall time).
 Claims are submitted longest first (``progress.typical_seconds``), so the long ones do not finish
-last alone (longest-processing-time order). The workers are forked (``convergence.local_process_pool``) and find the claims in a module
+last alone (longest-processing-time order). Claims that build on one another form one task, evaluated
+in order in one worker (``CHAINS``): the later ones then read the earlier ones' runs from the store, or
+load their compiled kernels from Numba's cache, instead of computing them again at the same time. The workers are forked (``convergence.local_process_pool``) and find the claims in a module
 global set before the fork, so a claim, its settings and the report code need not be picklable;
 only the cards come back pickled (a verdict's read-only mappings, ``types.MappingProxyType``, which
 pickle cannot take, travel as the dicts they wrap: ``_reduce_mapping_proxy``, registered with
@@ -23,8 +25,9 @@ What stays the same: every claim sees the same plan, seeds and runs (a run is a 
 its config and seed, bit-identical on any executor), so verdicts, measured values and figures are
 the ones a serial verify gives. The run store is shared: each worker opens its own connection (the
 parent closes its connection before forking), and SQLite's WAL and busy timeout let two workers
-write in turn. Two claims that share runs may both compute one when they run at the same time (the
-store keeps one copy); the report's reused / computed counts then differ from a serial verify's.
+write in turn. Two claims that share runs and are not chained may both compute one when they run at
+the same time (the store keeps one copy); the report's reused / computed counts then differ from a
+serial verify's (ding2020.ordering reads 8 runs of ding2020.thm1 and thm2, 1 s of runs, not chained).
 
 The pool is used only where it helps and is sound: ``jobs`` > 1, no Dask scheduler (a cluster runs
 the sweeps), more than one claim, and a platform that forks. Otherwise the claims run here in order,
@@ -49,7 +52,7 @@ from proofs_check.registry import ClaimSelection
 
 from .progress import ProgressTally, VerifyProgress, typical_seconds
 
-__all__ = ["claims_side_by_side", "evaluate_claims"]
+__all__ = ["CHAINS", "claims_side_by_side", "evaluate_claims"]
 
 
 class _Card(Protocol):
@@ -60,6 +63,13 @@ class _Card(Protocol):
 C = TypeVar("C", bound=_Card)
 CardFunction = Callable[[ClaimSelection, VerifySettings, VerifyProgress], C]
 """Evaluates one claim into its card under the settings given, reporting to the progress given."""
+
+CHAINS: tuple[tuple[str, ...], ...] = (
+    ("ding2020.fig2", "yu2019.cnn"),  # the CNN block-cyclic kernels: ~50 s CPU of compilation on a cold cache
+    ("yu2019.thm1", "yu2019.cor2"),  # yu2019.cor2 reads yu2019.thm1's 48 runs from the store
+)
+"""Claims (registered ids) that one worker evaluates one after the other, in this order, when both are
+selected (module docstring)."""
 
 _WORK: tuple[Sequence[ClaimSelection], VerifySettings, VerifyProgress, Callable] | None = None
 """The claims of the pool that is running, its workers' settings, the parent's progress and the card
@@ -101,22 +111,40 @@ def evaluate_claims(selections: Sequence[ClaimSelection], settings: VerifySettin
         settings.run_store  # noqa: B018  (created here, once, before two workers could race to create it)
     settings.close()  # a SQLite connection must not cross a fork: each worker opens its own
     _WORK = (selections, dataclasses.replace(settings, progress=False), progress, card)
-    order = sorted(range(len(selections)), key=lambda i: -typical_seconds(selections[i].id))
+    tasks = sorted(_chained(selections), key=lambda task: -sum(typical_seconds(selections[i].id) for i in task))
     cards: dict[int, C] = {}
     try:
-        pool = local_process_pool(min(settings.jobs, len(selections)))
+        pool = local_process_pool(min(settings.jobs, len(tasks)))
         try:
-            futures = {pool.submit(_evaluate_in_worker, i): i for i in order}
+            futures = [pool.submit(_evaluate_in_worker, task) for task in tasks]
             for future in as_completed(futures):
-                i = futures[future]
-                cards[i], tally, seconds = future.result()
-                progress.absorb(tally)
-                progress.claim_finished(selections[i].id, cards[i].verdict.status.value, seconds)
+                for i, card_i, tally, seconds in future.result():
+                    cards[i] = card_i
+                    progress.absorb(tally)
+                    progress.claim_finished(selections[i].id, card_i.verdict.status.value, seconds)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # on an error, the running claims finish
     finally:
         _WORK = None
     return {selections[i].id: cards[i] for i in range(len(selections))}
+
+
+def _chained(selections: Sequence[ClaimSelection]) -> list[tuple[int, ...]]:
+    """The pool's tasks: indices of ``selections``, one claim each, except that the claims of a chain
+    (``CHAINS``, by registered id) form one task in the chain's order."""
+    link = {claim_id: (n, position) for n, chain in enumerate(CHAINS) for position, claim_id in enumerate(chain)}
+    tasks: list[list[int]] = []
+    open_chains: dict[int, list[int]] = {}
+    for i, selection in enumerate(selections):
+        chain = link.get(selection.claim.id) if not selection.params else None
+        if chain is None:
+            tasks.append([i])
+        elif chain[0] in open_chains:
+            open_chains[chain[0]].append(i)
+        else:
+            open_chains[chain[0]] = [i]
+            tasks.append(open_chains[chain[0]])
+    return [tuple(sorted(task, key=lambda i: link.get(selections[i].claim.id, (0, 0))[1])) for task in tasks]
 
 
 def _evaluate_here(selection: ClaimSelection, settings: VerifySettings, progress: VerifyProgress,
@@ -129,23 +157,27 @@ def _evaluate_here(selection: ClaimSelection, settings: VerifySettings, progress
     return result
 
 
-def _evaluate_in_worker(index: int) -> tuple[_Card, ProgressTally, float]:
-    """Worker body: claim ``index`` of ``_WORK`` evaluated whole, with a progress of its own; its card,
-    what the progress saw and the seconds it took. An error goes back as one the parent can unpickle."""
+def _evaluate_in_worker(task: tuple[int, ...]) -> list[tuple[int, _Card, ProgressTally, float]]:
+    """Worker body: the claims ``task`` indexes in ``_WORK``, one after the other, each evaluated whole
+    with a progress of its own; for each, its index, card, what its progress saw and the seconds it
+    took. An error goes back as one the parent can unpickle."""
     assert _WORK is not None, "claim_pool: a worker started without its claims"
     selections, settings, parent_progress, card = _WORK
-    selection = selections[index]
-    progress = parent_progress.for_worker([selection.id])
-    progress.claim_started(selection.id, selection.claim.citation)
-    start = time.perf_counter()
-    claim_settings = dataclasses.replace(settings, progress=progress)
-    try:
-        result = card(selection, claim_settings, progress)
-    except Exception as error:
-        raise _portable(error) from None
-    finally:
-        claim_settings.close()
-    return result, progress.tally(), time.perf_counter() - start
+    done = []
+    for index in task:
+        selection = selections[index]
+        progress = parent_progress.for_worker([selection.id])
+        progress.claim_started(selection.id, selection.claim.citation)
+        start = time.perf_counter()
+        claim_settings = dataclasses.replace(settings, progress=progress)
+        try:
+            result = card(selection, claim_settings, progress)
+        except Exception as error:
+            raise _portable(error) from None
+        finally:
+            claim_settings.close()
+        done.append((index, result, progress.tally(), time.perf_counter() - start))
+    return done
 
 
 def _portable(error: Exception) -> Exception:

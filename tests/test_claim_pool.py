@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 import types
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from convergence import MissingRunError, StoreError
 from convergence.verdict import Status
 from proofs_check.claim import VerifySettings
 from proofs_check.registry import select_claim
-from reports.claim_pool import claims_side_by_side, evaluate_claims
+from reports.claim_pool import CHAINS, claims_side_by_side, evaluate_claims
 from reports.progress import SweepRecord, VerifyProgress
 
 CHEAP = ["control.constant-step-rate", "ding2020.ordering", "yu2019.cor2"]
@@ -33,7 +34,8 @@ def _pid_card(selection, settings, progress):
     progress.run_finished()
     progress.sweep_finished("fake sweep", 2, 1, 0.0)
     return types.SimpleNamespace(verdict=types.SimpleNamespace(status=Status.PASS), pid=os.getpid(),
-                                 jobs=settings.jobs, proxy=types.MappingProxyType({"claim": selection.id}))
+                                 jobs=settings.jobs, proxy=types.MappingProxyType({"claim": selection.id}),
+                                 started=time.perf_counter())
 
 
 def _failing_card(selection, settings, progress):
@@ -71,3 +73,16 @@ def test_an_error_in_a_worker_keeps_its_kind_and_message():
     progress = VerifyProgress(CHEAP, enabled=False)
     with pytest.raises(StoreError, match="run run-key-1 is not in the run store 'store.sqlite' \\(3 run"):
         evaluate_claims(selections, VerifySettings(jobs=2), progress, _failing_card)
+
+
+def test_chained_claims_run_in_one_worker_in_the_chain_order():
+    """yu2019.cor2 reads yu2019.thm1's runs and yu2019.cnn loads ding2020.fig2's compiled CNN kernels: each
+    pair runs in one worker, in the chain's order, whatever the order they were selected in."""
+    assert ("ding2020.fig2", "yu2019.cnn") in CHAINS and ("yu2019.thm1", "yu2019.cor2") in CHAINS
+    ids = ["yu2019.cor2", "yu2019.cnn", "control.constant-step-rate", "ding2020.fig2", "yu2019.thm1"]
+    progress = VerifyProgress(ids, enabled=False)
+    cards = evaluate_claims([select_claim(cid) for cid in ids], VerifySettings(jobs=2), progress, _pid_card)
+    assert list(cards) == ids
+    for first, then in (("ding2020.fig2", "yu2019.cnn"), ("yu2019.thm1", "yu2019.cor2")):
+        assert cards[first].pid == cards[then].pid != os.getpid()
+        assert cards[first].started < cards[then].started
