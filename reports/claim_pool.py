@@ -90,7 +90,8 @@ ForkingPickler.register(types.MappingProxyType, _reduce_mapping_proxy)
 
 
 def claims_side_by_side(settings: VerifySettings, count: int) -> bool:
-    """Whether ``count`` claims under ``settings`` are evaluated in a pool of processes (module docstring)."""
+    """Whether ``count`` tasks (claims, or chains of them) under ``settings`` are evaluated in a pool of
+    processes (module docstring)."""
     return (settings.jobs > 1 and settings.scheduler is None and count > 1
             and "fork" in multiprocessing.get_all_start_methods())
 
@@ -102,7 +103,8 @@ def evaluate_claims(selections: Sequence[ClaimSelection], settings: VerifySettin
     (``claims_side_by_side``, module docstring). ``progress`` hears of each claim's start and end and
     counts every sweep. An error of a claim is raised here, after the claims already running finish;
     claims not yet started are not started."""
-    if not claims_side_by_side(settings, len(selections)):
+    tasks = sorted(_chained(selections), key=lambda task: -sum(typical_seconds(selections[i].id) for i in task))
+    if not claims_side_by_side(settings, len(tasks)):
         return {selection.id: _evaluate_here(selection, settings, progress, card) for selection in selections}
     from convergence import local_process_pool
 
@@ -111,7 +113,6 @@ def evaluate_claims(selections: Sequence[ClaimSelection], settings: VerifySettin
         settings.run_store  # noqa: B018  (created here, once, before two workers could race to create it)
     settings.close()  # a SQLite connection must not cross a fork: each worker opens its own
     _WORK = (selections, dataclasses.replace(settings, progress=False), progress, card)
-    tasks = sorted(_chained(selections), key=lambda task: -sum(typical_seconds(selections[i].id) for i in task))
     cards: dict[int, C] = {}
     try:
         pool = local_process_pool(min(settings.jobs, len(tasks)))
