@@ -17,7 +17,8 @@ from .run import run
 from .schedules import ScheduleError, StepSize
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoreError, StoredRun
 from .sweep import (
-    MissingRunError, SweepError, SweepMonitor, SweepOptions, SweepResults, SweepTask, check_scheduler, run_sweep,
+    MissingRunError, SweepError, SweepMonitor, SweepOptions, SweepResults, SweepTask, check_scheduler, local_process_pool,
+    run_sweep,
 )
 from .sweep_runs import RunRequest, execute
 from .verdict import Hypothesis, Status, SubCheck, Uninformative, Verdict

@@ -47,7 +47,7 @@ from .config import ConfigError
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 
 __all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT_S", "MissingRunError", "SweepError", "SweepMonitor", "SweepResults",
-           "SweepOptions", "SweepTask", "check_scheduler", "run_sweep"]
+           "SweepOptions", "SweepTask", "check_scheduler", "local_process_pool", "run_sweep"]
 
 EXECUTORS = ("serial", "process", "dask")
 
@@ -343,10 +343,14 @@ def _warm_driver(pending: list[SweepTask], finish: Finish) -> list[SweepTask]:
     return [task for task in pending if task.key not in ran]
 
 
-def _pool_context() -> Any:
-    """The pool's start method: fork where the platform has it, so that workers inherit the driver's
-    compiled kernels (module docstring); the platform's default elsewhere."""
-    return multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+def local_process_pool(workers: int) -> ProcessPoolExecutor:
+    """A local process pool of ``workers`` processes that forks where the platform can (the workers
+    inherit this process's compiled kernels and loaded modules, module docstring) and whose workers
+    end by themselves if this process is killed (``_watch_parent``). The sweeps' pool, and
+    ``fedbound verify``'s pool of claims (``reports.claim_pool``)."""
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_watch_parent,
+                               initargs=(os.getpid(),))
 
 
 def _watch_parent(parent: int) -> None:
@@ -368,8 +372,7 @@ def _watch_parent(parent: int) -> None:
 def _run_pool(pending: list[SweepTask], jobs: int, finish: Finish) -> None:
     """Run the tasks on a local process pool of ``jobs`` workers (no more than there are tasks);
     the workers end by themselves if the driver is killed (``_watch_parent``)."""
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=_pool_context(),
-                               initializer=_watch_parent, initargs=(os.getpid(),))
+    pool = local_process_pool(min(jobs, len(pending)))
     try:
         futures = {pool.submit(_call, task.fn, task.args): task for task in pending}
         stop = functools.partial(pool.shutdown, wait=True, cancel_futures=True)  # lets the running ones finish

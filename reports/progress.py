@@ -11,30 +11,61 @@ fast this run has gone so far.
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-__all__ = ["SweepRecord", "VerifyProgress", "TYPICAL_SECONDS"]
+__all__ = ["ProgressTally", "SweepRecord", "VerifyProgress", "TYPICAL_SECONDS", "typical_seconds"]
 
 TYPICAL_SECONDS: dict[str, float] = {
-    "li2020.thm4": 7.0,
-    "li2020.thm1": 27.3,
-    "ding2020.thm1": 9.3,
-    "ding2020.thm2": 1.1,
-    "ding2020.speedup": 3.9,
-    "ding2020.ordering": 0.4,
-    "yu2019.thm1": 3.5,
-    "yu2019.cor2": 0.5,
-    "assumptions.constants": 1.2,
-    "lemmas": 20.1,
-    "control.constant-step-rate": 0.7,
+    "li2020.thm4": 21.0,
+    "li2020.thm1": 56.3,
+    "li2020.thm2": 22.4,
+    "li2020.thm3": 14.9,
+    "ding2020.thm1": 23.2,
+    "ding2020.thm2": 2.8,
+    "ding2020.speedup": 4.6,
+    "ding2020.ordering": 1.5,
+    "ding2020.fig2": 71.5,
+    "ding2020.table1": 12.8,
+    "ding2020.fig4": 6.9,
+    "ding2020.fig5": 11.5,
+    "yu2019.thm1": 5.3,
+    "yu2019.cor2": 1.0,
+    "yu2019.cnn": 56.2,
+    "assumptions.constants": 1.3,
+    "lemmas": 11.0,
+    "control.constant-step-rate": 1.6,
+    "li2020.schemes": 53.6,
+    "li2020.eq8": 26.3,
+    "li2020.k-effect": 5.8,
 }
-"""Seconds each claim took in a default ``fedbound verify`` from a fresh install (2 cores, kernels compiled on
-first use, later claims reusing the runs of earlier ones), measured 2026-11-23."""
+"""CPU seconds (the process and its workers) each claim took in a default ``fedbound verify`` from a fresh install
+with only the bundled digits (2 cores, claims one after the other, kernels compiled on first use, later claims
+reusing the runs of earlier ones), measured 2026-11-23 (412.6 s in all): the ETA's weights and the order in which
+``reports.claim_pool`` starts the claims (longest first). CPU, not wall, seconds: the machine was shared and busy."""
 _UNKNOWN_CLAIM_SECONDS = 5.0
+
+
+def typical_seconds(claim_id: str) -> float:
+    """The typical cost of ``claim_id`` (``TYPICAL_SECONDS``; a claim run with parameters weighs as the claim,
+    an unknown one ``_UNKNOWN_CLAIM_SECONDS``): the ETA's weights and the order of ``reports.claim_pool``."""
+    return TYPICAL_SECONDS.get(claim_id.partition("[")[0], _UNKNOWN_CLAIM_SECONDS)
+
+
+@dataclass(frozen=True)
+class ProgressTally:
+    """What a ``VerifyProgress`` saw in a worker process of ``reports.claim_pool`` (picklable): the sweeps
+    by claim or variant id, the runs reused and computed, and the lines it printed into a stream that
+    does not reach the parent's (``text``; empty when they went to the parent's file at once)."""
+
+    sweeps: dict[str, list[SweepRecord]]
+    reused: int
+    computed: int
+    text: str
 
 
 @dataclass(frozen=True)
@@ -73,7 +104,7 @@ class VerifyProgress:
         self._stream = stream if stream is not None else sys.stderr
         self._enabled = enabled
         self._interactive = (sys.stdout.isatty() and self._stream.isatty()) if interactive is None else interactive
-        self._weights = {cid: TYPICAL_SECONDS.get(cid.partition("[")[0], _UNKNOWN_CLAIM_SECONDS) for cid in claim_ids}
+        self._weights = {cid: typical_seconds(cid) for cid in claim_ids}
         self._done_weight = 0.0
         self._claims_done = 0
         self._start = time.perf_counter()
@@ -112,6 +143,31 @@ class VerifyProgress:
         return (f"overall {self._claims_done}/{len(self._weights)} claims, {100 * fraction:.0f}% of the estimated "
                 f"work, {_clock(elapsed)} elapsed, ETA {_clock(eta)}")
 
+    # ---------------------------------------------------------------- claims in worker processes
+    def for_worker(self, claim_ids: Sequence[str]) -> VerifyProgress:
+        """A progress for ``claim_ids`` evaluated in a forked worker (``reports.claim_pool``): line by line,
+        never bars (two processes share the terminal), into this progress's stream when it is an open
+        file (the worker inherits it, so lines appear as they happen), else into a buffer that ``absorb``
+        copies into this stream when the claim is done."""
+        live = _is_os_file(self._stream)
+        return VerifyProgress(claim_ids, enabled=self._enabled, stream=self._stream if live else io.StringIO(),
+                              interactive=False)
+
+    def tally(self) -> ProgressTally:
+        """What this progress saw, to hand to the parent's ``absorb``."""
+        text = self._stream.getvalue() if isinstance(self._stream, io.StringIO) else ""
+        return ProgressTally(self.sweeps, self.reused, self.computed, text)
+
+    def absorb(self, tally: ProgressTally) -> None:
+        """Count in the sweeps and runs of a claim evaluated in a worker (and print its buffered lines)."""
+        for claim_id, records in tally.sweeps.items():
+            self.sweeps.setdefault(claim_id, []).extend(records)
+        self.reused += tally.reused
+        self.computed += tally.computed
+        if tally.text:
+            self._stream.write(tally.text)
+            self._stream.flush()
+
     # ---------------------------------------------------------------- SweepMonitor
     def sweep_started(self, description: str, configs: Sequence[Mapping[str, Any]], cached: int) -> None:
         self.reused += cached
@@ -139,6 +195,15 @@ class VerifyProgress:
     def _print(self, line: str) -> None:
         if self._enabled:
             print(line, file=self._stream, flush=True)
+
+
+def _is_os_file(stream: TextIO) -> bool:
+    """Whether ``stream`` writes to an operating-system file (which a forked process shares)."""
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.StringIO raises io.UnsupportedOperation (an OSError)
+        return False
+    return True
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:

@@ -36,11 +36,12 @@ checks and of li2020.thm1's eq. 13, and the assumption constants.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import shlex
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ from proofs_check.parameters import parse_claim_text
 from proofs_check.plot_specs import PlotSpec
 from proofs_check.registry import CLAIMS, ClaimSelection, select_claim
 
+from .claim_pool import evaluate_claims
 from .html_report import write_html
 from .markdown import write_markdown
 from .power import PowerRow
@@ -191,7 +193,7 @@ def _write_report(selections: Sequence[ClaimSelection], settings: VerifySettings
                   progress: VerifyProgress, power_ids: Collection[str], rebuilt_from: str | None = None) -> VerifyOutcome:
     """Resolve every plan, evaluate the selections (and the planted variants of those in ``power_ids``),
     merge with the report in ``out`` and write it."""
-    from .plots import draw
+    from .plots import draw  # matplotlib imported once here, before a pool of claims forks (its workers inherit it)
 
     for selection in selections:  # every plan checked before anything runs
         selection.claim.plan_for(settings, selection.params)
@@ -200,19 +202,8 @@ def _write_report(selections: Sequence[ClaimSelection], settings: VerifySettings
                 selection.claim.plan_for(settings, {**selection.params, **variant.params})
     kept = _kept_cards(out, [s.id for s in selections], settings)
     start = time.perf_counter()
-    cards: dict[str, _Card] = {}
-    for selection in selections:
-        progress.claim_started(selection.id, selection.claim.citation)
-        claim_start = time.perf_counter()
-        try:
-            result = selection.evaluate(settings)
-            rows = _power_rows(selection, result.verdict, settings, progress) if selection.id in power_ids else ()
-        except MissingRunError as exc:
-            raise StoreError(_missing_run(exc, selection.id, settings)) from None
-        figures = tuple(draw(_plot_for(spec, selection), selection.id, out) for spec in result.plots)
-        grid = tuple(record.summary() for record in progress.sweeps.get(selection.id, ()))
-        cards[selection.id] = _Card(result.verdict, figures, grid, rows)
-        progress.claim_finished(selection.id, result.verdict.status.value, time.perf_counter() - claim_start)
+    cards = evaluate_claims(selections, settings, progress,
+                            functools.partial(_claim_card, out=out, power_ids=frozenset(power_ids), draw=draw))
     ordered = _in_registry_order({**kept, **cards})
     meta = run_metadata(command, settings, time.perf_counter() - start, list(cards), progress.reused,
                         progress.computed, merged=sorted(kept), out=out,
@@ -232,6 +223,21 @@ def _write_report(selections: Sequence[ClaimSelection], settings: VerifySettings
     write_html(out / "index.html", verdicts, figures, meta, claims=report_claims, grids=grids, power=power_rows)
     return VerifyOutcome(tuple(verdicts), tuple(cards), tuple(figures), meta, out, tuple(power_rows),
                          tuple(row for card in cards.values() for row in card.power))
+
+
+def _claim_card(selection: ClaimSelection, settings: VerifySettings, progress: VerifyProgress, *, out: Path,
+                power_ids: frozenset[str], draw: Callable[[PlotSpec, str, Path], ReportFigure]) -> _Card:
+    """One claim evaluated (with its planted variants when it is in ``power_ids``), its figures drawn
+    into ``out`` with ``draw`` (``plots.draw``) and its grid read from ``progress``: its card
+    (``claim_pool.evaluate_claims`` calls it)."""
+    try:
+        result = selection.evaluate(settings)
+        rows = _power_rows(selection, result.verdict, settings, progress) if selection.id in power_ids else ()
+    except MissingRunError as exc:
+        raise StoreError(_missing_run(exc, selection.id, settings)) from None
+    figures = tuple(draw(_plot_for(spec, selection), selection.id, out) for spec in result.plots)
+    grid = tuple(record.summary() for record in progress.sweeps.get(selection.id, ()))
+    return _Card(result.verdict, figures, grid, rows)
 
 
 def _plot_for(spec: PlotSpec, selection: ClaimSelection) -> PlotSpec:

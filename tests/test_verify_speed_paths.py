@@ -10,7 +10,8 @@
 * ``fedbound verify`` runs on every core by default (``--jobs`` defaults to the CPU count), and a
   process-pool sweep with a single task to compute runs it in this process.
 * Claim evaluation runs with BLAS on one thread (``Claim.evaluate``), so ``verdicts.json`` holds the same
-  numbers, bit for bit, whatever the job count and however many BLAS threads the caller allows.
+  numbers, bit for bit, whatever the job count and however many BLAS threads the caller allows; with
+  jobs = 2 the claims run side by side (``reports.claim_pool``) and draw the same figure files.
 """
 
 from __future__ import annotations
@@ -162,6 +163,8 @@ def _verify_twice(tmp_path: Path, claims: list[str]) -> tuple[list[dict], list[d
             assert main(["verify", "--quick", "--no-progress", "--jobs", str(jobs), "--force-jobs", "--out", str(out),
                          *picked]) == 0
         cards.append(_claim_numbers(out))
+    for figure in (f["png"] for card in cards[0] for f in card["figures"]):  # claims side by side: the same figures
+        assert (tmp_path / "jobs1" / figure).read_bytes() == (tmp_path / "jobs2" / figure).read_bytes(), figure
     return cards[0], cards[1]
 
 
