@@ -34,7 +34,7 @@ W2's shapes (~40 GFLOP/s, OpenBLAS's small-matrix kernels) is near the core's pe
 be beaten; the exp term used np.exp alone until the kernels' own exp was timed beside it. Where the
 kernel's time above the floor goes on W2 (measured in-process, CPU time per client-step, ~3.7 us
 quiet): the two BLAS products ~1.5 us (the floor's rate), the softmax residuals ~0.65 us (0.35 us
-of it the exps), the row gathers ~0.4 us (~0.2 us of it cache misses), the sampler and prefetch
+of it the exps; ~0.22 us since vector_exp contracts to FMAs), the row gathers ~0.4 us (~0.2 us of it cache misses), the sampler and prefetch
 ~0.14 us, the update ~0.1 us, and ~12 us per client and round (~0.6 us per step at E = 20)
 independent of E: the client's first steps on rows not yet in cache, its model copied in and
 averaged out.
