@@ -31,13 +31,15 @@ counts no memory traffic, no softmax arithmetic beside the exps (max, shift, sum
 960 flops) and no sampler, so it is below what any implementation can reach. Checked on this
 machine (AMD EPYC, Zen 4: 16 double flops a cycle from two 256-bit FMA pipes): the product rate at
 W2's shapes (~40 GFLOP/s, OpenBLAS's small-matrix kernels) is near the core's peak, so that term cannot
-be beaten; the exp term used np.exp alone until the kernels' own exp was timed beside it. Where the
-kernel's time above the floor goes on W2 (measured in-process, CPU time per client-step, ~3.7 us
-quiet): the two BLAS products ~1.5 us (the floor's rate), the softmax residuals ~0.65 us (0.35 us
-of it the exps; ~0.22 us since vector_exp contracts to FMAs), the row gathers ~0.4 us (~0.2 us of it cache misses), the sampler and prefetch
-~0.14 us, the update ~0.1 us, and ~12 us per client and round (~0.6 us per step at E = 20)
-independent of E: the client's first steps on rows not yet in cache, its model copied in and
-averaged out.
+be beaten; the exp term used np.exp alone until the kernels' own exp was timed beside it. Where
+the kernel's time above the floor went on W2 (measured in-process, CPU time per client-step,
+~3.7 us on main at 4dc3b74): the two BLAS products ~1.5 us (the floor's rate), the softmax
+residuals ~0.65 us (0.35 us of it the exps, ~0.22 us since vector_exp contracts to FMAs), the row
+gathers ~0.4 us (~0.2 us of it cache misses; ~1.1 us with Numba's slice assignment, now a view
+loop), the sampler and prefetch ~0.14 us, the update ~0.1 us, ~0.12 us of run_seed's BLAS thread
+limit (now ~0.01 us, ``blas_threads``), and ~12 us per client and round (~0.6 us per step at
+E = 20) independent of E: the client's first steps on rows not yet in cache, its model copied in
+and averaged out.
 
 Workloads:
 W1: Li et al.'s counterexample (N = 5, p = 4, d = 21), exact gradients, E = 20;
