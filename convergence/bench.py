@@ -139,9 +139,10 @@ def matmul_gflops(repeats: int = 5, dtype: type = np.float64) -> float:
 
 def machine_rates(repeats: int = 5) -> dict[str, float]:
     """Single-core GFLOP/s of a 1000 x 1000 float64 matrix product, and ns per exp over a buffer
-    of 2^16 doubles in [-10, 0] (fits in cache; the range of softmax's shifted logits) of NumPy's vectorised ``np.exp`` writing into a preallocated
-    buffer (out=) and of the kernels' own ``vector_exp.exp_inplace`` (in place); the floor prices
-    an exp at the cheaper of the two (``exp_ns``): a floor may not charge more than the kernel pays."""
+    of 2^16 doubles in [-10, 0] (fits in cache; the range of softmax's shifted logits) of NumPy's
+    vectorised ``np.exp`` writing into a preallocated buffer (out=) and of the kernels' own
+    ``vector_exp.exp_inplace`` (in place); the floor prices an exp at the cheaper of the two
+    (``exp_ns``): a floor may not charge more than the kernel pays."""
     from problems.models.vector_exp import exp_inplace
 
     matmul = matmul_gflops(repeats)
