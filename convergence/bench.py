@@ -15,7 +15,8 @@ warm-up run (compilation excluded): microseconds per local client-step of
 - the kernel/peer ratios (below 1: the kernel is faster) and the floor
 
     floor = flops per client-step / (matrix-product rate at the workload's own shapes)
-            + exp calls per client-step * (cost of one exp in a vectorised np.exp, out= a buffer),
+            + exp calls per client-step * (cost of one exp: the cheaper of a vectorised np.exp,
+              out= a buffer, and the kernels' own vector_exp, over 2^16 cached doubles),
 
 where the flops count the support-restricted step (PackedClients.flops_per_step) and the rate is
 that of NumPy's batched matmul over the N clients of the step's products, (n, m) x (m, C) and
@@ -23,6 +24,22 @@ that of NumPy's batched matmul over the N clients of the step's products, (n, m)
 for exact least-squares steps. At tiny shapes (W1's 5 x 5 Gram products) that rate is NumPy's
 per-call overhead, not the core's, and the kernel runs below such a "floor"; so bench also prints
 the floor priced at the 1000^3 product's rate (``floor_large_product_us_per_client_step``).
+W2 per client-step: 60,390 flops (4 b m C = 58,560 in the two products, b = 24 rows, m = 61
+features with the bias, C = 10; 3 m C = 1,830 in the update), 240 exps, and 11,712 bytes of data
+rows read (b m 8, ``PackedClients.bytes_per_step``) at random from a 17 MB data set. The floor
+counts no memory traffic, no softmax arithmetic beside the exps (max, shift, sum, scale: 4 b C =
+960 flops) and no sampler, so it is below what any implementation can reach. Checked on this
+machine (AMD EPYC, Zen 4: 16 double flops a cycle from two 256-bit FMA pipes): the product rate at
+W2's shapes (~40 GFLOP/s, OpenBLAS's small-matrix kernels) is near the core's peak, so that term cannot
+be beaten; the exp term used np.exp alone until the kernels' own exp was timed beside it. Where
+the kernel's time above the floor went on W2 (measured in-process, CPU time per client-step,
+~3.7 us on main at 4dc3b74): the two BLAS products ~1.5 us (the floor's rate), the softmax
+residuals ~0.65 us (0.35 us of it the exps, ~0.22 us since vector_exp contracts to FMAs), the row
+gathers ~0.4 us (~0.2 us of it cache misses; ~1.1 us with Numba's slice assignment, now a view
+loop), the sampler and prefetch ~0.14 us, the update ~0.1 us, ~0.12 us of run_seed's BLAS thread
+limit (now ~0.01 us, ``blas_threads``), and ~12 us per client and round (~0.6 us per step at
+E = 20) independent of E: the client's first steps on rows not yet in cache, its model copied in
+and averaged out.
 
 Workloads:
 W1: Li et al.'s counterexample (N = 5, p = 4, d = 21), exact gradients, E = 20;
@@ -121,12 +138,21 @@ def matmul_gflops(repeats: int = 5, dtype: type = np.float64) -> float:
 
 
 def machine_rates(repeats: int = 5) -> dict[str, float]:
-    """Single-core GFLOP/s of a 1000 x 1000 float64 matrix product, and ns per exp of a vectorised
-    ``np.exp`` writing into a preallocated buffer (out=) of 2^16 doubles (fits in cache)."""
+    """Single-core GFLOP/s of a 1000 x 1000 float64 matrix product, and ns per exp over a buffer
+    of 2^16 doubles in [-10, 0] (fits in cache; the range of softmax's shifted logits) of NumPy's
+    vectorised ``np.exp`` writing into a preallocated buffer (out=) and of the kernels' own
+    ``vector_exp.exp_inplace`` (in place); the floor prices an exp at the cheaper of the two
+    (``exp_ns``): a floor may not charge more than the kernel pays."""
+    from problems.models.vector_exp import exp_inplace
+
     matmul = matmul_gflops(repeats)
-    x, out = np.random.default_rng(0).random(1 << 16), np.empty(1 << 16)
-    exp = median_seconds(lambda: np.exp(x, out=out), repeats, calls=100)
-    return {"matmul_gflops_1core": matmul, "exp_ns": exp / x.size * 1e9, "exp_buffer": x.size}
+    x, out = np.random.default_rng(0).uniform(-10.0, 0.0, 1 << 16), np.empty(1 << 16)
+    numpy_exp = median_seconds(lambda: np.exp(x, out=out), repeats, calls=100) / x.size * 1e9
+    work = x.copy()
+    exp_inplace(work, work.size)  # compiled (or loaded from the cache) before timing
+    kernel_exp = median_seconds(lambda: exp_inplace(work, work.size), repeats, calls=100) / x.size * 1e9
+    return {"matmul_gflops_1core": matmul, "exp_ns": min(numpy_exp, kernel_exp), "exp_numpy_ns": numpy_exp,
+            "exp_kernel_ns": kernel_exp, "exp_buffer": x.size}
 
 
 def jax_one_thread() -> None:
@@ -326,6 +352,7 @@ def run_bench(repeats: int = 5, workloads: Sequence[Workload] = WORKLOADS, mc_ps
             "floor_us_per_client_step": floor_us, "numba_over_floor": numba_us / floor_us,
             "floor_large_product_us_per_client_step": large_floor_us,
             "flops_per_client_step": flops, "exp_calls_per_client_step": exps,
+            "bytes_per_client_step": float(packed.bytes_per_step(w.batch_size).mean()),
             "product_gflops_at_shapes": rate, "product_shapes": shapes,
         })
     if mc_psgd:
@@ -366,6 +393,7 @@ def _mc_psgd_result(rates: dict[str, float], repeats: int) -> dict[str, Any]:
         "floor_us_per_client_step": floor_us, "numba_over_floor": mc_numba / floor_us,
         "floor_large_product_us_per_client_step": large_floor_us,
         "flops_per_client_step": flops, "exp_calls_per_client_step": exps,
+        "bytes_per_client_step": 2 * float(packed.bytes_per_step(24).mean()),
         "product_gflops_at_shapes": rate, "product_shapes": shapes,
     }
 
@@ -378,8 +406,9 @@ def format_bench(report: dict[str, Any]) -> str:
     """A fixed-width table of the bench report, with the floor's assumptions and the JAX note."""
     m = report["machine"]
     lines = [
-        f"machine: 1000^3 matmul {m['matmul_gflops_1core']:.1f} GFLOP/s on one core; exp {m['exp_ns']:.2f} ns "
-        f"(np.exp over {m['exp_buffer']} doubles, out= a preallocated buffer)",
+        f"machine: 1000^3 matmul {m['matmul_gflops_1core']:.1f} GFLOP/s on one core; exp {m['exp_ns']:.2f} ns, the "
+        f"cheaper over {m['exp_buffer']} doubles of np.exp (out= a preallocated buffer, {m['exp_numpy_ns']:.2f} ns) "
+        f"and the kernels' vector_exp ({m['exp_kernel_ns']:.2f} ns)",
         f"{'workload':<9}{'numba us':>10}{'numpy us':>10}{'peer us':>10}{'jax us':>10}{'numba/peer':>12}"
         f"{'numba/jax':>11}{'floor us':>10}{'numba/floor':>13}  description",
     ]
@@ -400,7 +429,8 @@ def format_bench(report: dict[str, Any]) -> str:
                           (("peer", "numpy_peer_max_abs_diff"), ("jax", "jax_max_abs_diff")) if r[key] is not None)
         lines.append(f"  {r['workload']}: {r['flops_per_client_step']:.0f} flops at {r['product_gflops_at_shapes']:.2f} "
                      f"GFLOP/s ({r['product_shapes']}), {r['exp_calls_per_client_step']:.0f} exps: "
-                     f"{r['floor_us_per_client_step']:.4f} us ({r['floor_large_product_us_per_client_step']:.4f} us)"
+                     f"{r['floor_us_per_client_step']:.4f} us ({r['floor_large_product_us_per_client_step']:.4f} us), "
+                     f"{r['bytes_per_client_step']:.0f} bytes of data read (not in the floor)"
                      + (f"; {diffs}" if diffs else ""))
     jax = report["jax"]
     if jax["note"] is not None:

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from problems import FederatedProblem, Optimum, check_optimum, exact_optimum
 
 from .algorithms import ENGINES, Algorithm, DivergenceError, RunConfig, RunResult, SeedRun, algorithm_for
+from .blas_threads import one_blas_thread
 from .config import ConfigError
 from .resources import check_run_memory
 
@@ -64,11 +64,12 @@ def run_seed(
     optimum, and the engine anchors its divergence test at the start w0).
 
     BLAS runs single-threaded here so that its reductions, and hence the trajectory, do not
-    depend on how many threads a process happens to have (bit-identical across executors).
+    depend on how many threads a process happens to have (bit-identical across executors);
+    ``blas_threads.one_blas_thread`` sets the limit at a dictionary lookup's cost.
     """
     if engine not in ENGINES:
         raise ConfigError(f"engine: unknown engine {engine!r}; choose one of {ENGINES}")
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         anchor = None if w_star is None else np.ascontiguousarray(w_star, dtype=np.float64)
         return algorithm.run_seed(problem, plan, seed, anchor, engine)
 

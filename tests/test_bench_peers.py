@@ -117,6 +117,9 @@ def test_bench_report_has_peers_and_ratios_and_notes_missing_jax(monkeypatch):
     assert row["floor_us_per_client_step"] == pytest.approx(
         row["flops_per_client_step"] / (row["product_gflops_at_shapes"] * 1e3)
         + row["exp_calls_per_client_step"] * report["machine"]["exp_ns"] * 1e-3)
+    machine = report["machine"]
+    assert machine["exp_ns"] == min(machine["exp_numpy_ns"], machine["exp_kernel_ns"])  # the cheaper exp
+    assert row["bytes_per_client_step"] == 8 * 4 * 61  # a minibatch of b = 4 rows of 60 features + bias, float64
     text = format_bench(report)
     assert "note: jax is not installed" in text
     assert "numba/peer" in text and "T " in text
@@ -134,6 +137,14 @@ def test_packing_allocates_no_gram_for_softmax_and_only_for_gram_clients(tmp_pat
     support = np.diff(mixed.support_offsets)
     assert mixed.uses_gram.tolist() == [False, True, False, True, False]
     assert mixed.gram.size == int(np.sum(support[mixed.uses_gram] ** 2))
+
+
+def test_bytes_per_step_counts_rows_or_gram_blocks(tmp_path):
+    mixed = pack_clients(_mixed_least_squares(tmp_path))
+    support, sizes = np.diff(mixed.support_offsets), np.diff(mixed.sample_offsets)
+    assert mixed.bytes_per_step(3).tolist() == (8 * 3 * support).tolist()  # 3 rows of |S_k| doubles
+    exact = np.where(mixed.uses_gram, 8 * support**2, 8 * sizes * support)  # Q_k, or all n_k rows
+    assert mixed.bytes_per_step(0).tolist() == exact.tolist()
 
 
 def test_kernel_with_compact_gram_matches_the_reference(tmp_path):

@@ -2,8 +2,12 @@
 
 Numba's ``math.exp`` is a scalar call into the C library (no SVML here), 240 calls of ~5 ns per
 softmax minibatch step of bench's W2; this loop has no call and no branch, so the loop vectoriser
-turns it into SIMD code (~1 ns per exp at 4 lanes), and it computes the same bits on every x86-64
-machine (no FMA contraction, no reassociation: the operations and their order are those written).
+turns it into SIMD code. Its one fast-math licence is FMA contraction (``fastmath={"contract"}``:
+a * b + c may round once; no reassociation, the operations and their order are those written):
+the 14-step Horner chain becomes 14 fused multiply-adds, 0.91 against 1.44 ns per exp unfused
+(CPU time over 2^16 doubles in [-10, 0], AMD Zen 4, 8 lanes), results within 1 ulp of the
+unfused ones and still within 1 ulp of NumPy's there. The bits are the same on every machine with
+FMA (every x86-64 since 2013); one without it computes the unfused form.
 
 For x in [-1080, 709.8] (outside it x is clamped first; NaN passes through):
 
@@ -53,7 +57,7 @@ def _bits_as_float64(typingctx, bits):
     return types.float64(types.int64), codegen
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def exp_inplace(x, n):
     """x[:n] <- exp(x[:n]) for a 1-D contiguous float64 array x (module docstring)."""
     for i in range(n):

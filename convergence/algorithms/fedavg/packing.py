@@ -85,6 +85,18 @@ class PackedClients:
             rows = np.where(self.uses_gram, 2 * support**2, rows)
         return rows + 3 * support * C
 
+    def bytes_per_step(self, batch_size: int) -> np.ndarray:
+        """Bytes of client data one local step reads per client, shape (N,): the rows it uses,
+        8 |S| bytes each (a minibatch of ``batch_size`` rows, or all n_k rows for exact gradients),
+        or the Gram block Q_k (8 |S|^2) for exact least-squares steps. The model and scratch are
+        not counted (they stay in cache)."""
+        support = np.diff(self.support_offsets)
+        samples = np.diff(self.sample_offsets) if batch_size == 0 else np.full(self.n_clients, batch_size)
+        data = 8 * samples * support
+        if batch_size == 0:
+            data = np.where(self.uses_gram, 8 * support**2, data)
+        return data
+
 
 def pack_clients(problem: FederatedProblem) -> PackedClients:
     """``problem`` packed for the kernels (module docstring), from the per-process cache.

@@ -1,0 +1,37 @@
+"""``convergence.blas_threads.one_blas_thread``: every loaded BLAS on one thread inside, the
+previous limits back outside, and libraries found again after new imports."""
+
+import sys
+
+import numpy
+import scipy.linalg
+from threadpoolctl import ThreadpoolController, threadpool_limits
+
+from convergence import blas_threads
+from convergence.blas_threads import one_blas_thread
+
+LOADED = (numpy.__name__, scipy.linalg.__name__)
+"""Imported for their BLAS libraries: NumPy's, and SciPy's, which the Numba kernels call."""
+
+
+def _blas_threads() -> set[int]:
+    return {lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()}
+
+
+def test_one_thread_inside_and_previous_limits_restored():
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert _blas_threads() == {2}
+        with one_blas_thread():
+            assert _blas_threads() == {1}
+        assert _blas_threads() == {2}
+
+
+def test_controller_cached_until_the_modules_change(monkeypatch):
+    with one_blas_thread():
+        first = blas_threads._controller
+    with one_blas_thread():
+        assert blas_threads._controller is first  # no new scan: the same (count, controller)
+    monkeypatch.setitem(sys.modules, "planted_new_extension", object())
+    with one_blas_thread():
+        assert blas_threads._controller is not first
+        assert blas_threads._controller[0] == len(sys.modules)
