@@ -28,6 +28,45 @@ average m / f pixels each is pixel SGD with the step divided by m / f): x16 on 4
 images (1.6 for eta_0 = 0.1), x64 on the digits (6.4; each of their 16 features covers 64 pixels of
 the 32 x 32 source bitmaps); the synthetic features are the data (no scaling).
 
+What the authors' code ran (github.com/lx10077/fedavgpy, commit 4001608, read for this claim; the
+run commands are not in it, only the names of the result folders the plot scripts read):
+
+* **Local steps: 10 E.** ``LrdWorker.local_train`` takes ``num_epoch * 10`` minibatch steps, each a
+  fresh shuffled batch of b rows of the device (``next(iter(loader))``: without replacement within a
+  batch, the whole device when it has fewer rows), and the paper's E is ``num_epoch``:
+  ``plot/plot_schemes.py`` reads ``..._lr0.1_ep10_bs24_a`` for Fig. 4 (text: E = 10, b = 24) and, in
+  lines commented out, ``..._wn30_..._ep20_bs64`` for Fig. 1c/1d (text: E = 20, K = 10; the names say
+  K = 30); ``plot/plot_K.py`` reads ``ep5`` (text: E = 5); ``plot/plot_E.py`` plots 10 x ``num_epoch``
+  as "Local steps (E)" (so Fig. 1a's E is in steps). App. D.3's E = 20 and 10 are thus 200 and 100
+  local SGD steps a round (about 20 passes over a device of 628 rows at b = 64). This claim runs E
+  steps by default (the text, and the cost of the default run) and 10 E with ``steps_per_E=10``; both
+  are measured below.
+* **Features and model.** The MNIST pickles of Fig. 1c/1d (``mnist_all_data_0_equal_niid``,
+  ``mnist_all_data_0_niid_unbalanced``: "0" = not image-shaped) hold the 784 pixels / 255 in [0, 1],
+  not standardised (``data/mnist/generate_equal.py``); the model is ``nn.Linear(784, 10)``, bias
+  included, under cross-entropy. Ours: the same [0, 1] pixels averaged over 4 x 4 windows plus a bias
+  column, the step x16 (``li2020_choices``). That rule keeps the dimensionless step eta
+  lambda_max(E[x x^T]) (the softmax loss is lambda_max / 2 smooth): measured on Fashion-MNIST's 70,000
+  images with the bias column, lambda_max = 111.2 on the pixels and 7.54 pooled, a ratio of 14.7
+  against the rule's 16, so eta lambda_max = 11.1 at eta_0 = 0.1 on the pixels and 12.1 at 1.6 on the
+  features (2 x 2 pooling: 3.95 against 4). Averaging is what makes the factor m / f; summing the
+  window would need f / m. The generator of the unbalanced set is not in the repository (its
+  ``generate_random_niid.py`` cuts each digit into 20 equal shares, two random digits a device, no
+  power law, and writes image-shaped, standardised data), so Table 2's power law is ours
+  (``problems.li_images``).
+* **Step decay.** ``inverse_prop_decay_learning_rate(round_i)`` runs after round i and sets eta_0 /
+  (i + 1), so round r >= 1 steps with eta_0 / r (rounds 0 and 1 both with eta_0); ours is the text's
+  eta_0 / (1 + r). Weight decay wd w is added to every parameter's gradient, bias included (as ours);
+  ``main.py``'s default wd is 1e-3, the text's lambda 1e-4 (ours). Gradients are clipped at norm 60,
+  which cannot bind on [0, 1] pixels: ||grad CE|| = ||p - e_y|| ||(x, 1)|| <= sqrt(2) sqrt(785) < 40.
+* **Schemes.** As ours: Scheme I draws K devices with replacement by p_k and averages with
+  multiplicities (a device drawn twice trains once); Schemes II, transformed II and the original draw
+  the same K devices uniformly without replacement (``np.random.seed(round)``: one draw per round for
+  every seed, where ours is per seed, shared by the three uniform schemes); Scheme II aggregates
+  (100 / K) sum_S p_k w_k, transformed II scales device k's step by N p_k and averages simply, the
+  original adds (1 - sum_S p_k) w_r. The curves are one seed's training cross-entropy without the l2
+  term over 200 rounds; ours are F(w_r) with it, means over seeds.
+
 Statistics, per instance, on the global loss F(w_r) after every round r = 0..R, S seeds; every
 scheme runs the same seeds (the same minibatch streams; the client samples are each scheme's own
 draw from the seed's participation key, so the pairing is by seed, as the paper "controls all
@@ -140,11 +179,13 @@ def _instances(plan: Li2020SchemesPlan) -> tuple[SchemeInstance, ...]:
     samples = None if plan.image_samples == 0 else plan.image_samples
     out = [SchemeInstance(f"image {'balanced' if balanced else 'unbalanced'}",
                           FamilySpec("li_images", {"dataset": dataset, "balanced": balanced, "n_samples": samples}),
-                          _IMAGE_E, _IMAGE_BATCH, plan.image_rounds, balanced, IMAGE_SOURCE_PIXELS[dataset])
+                          _IMAGE_E * plan.steps_per_E, _IMAGE_BATCH, plan.image_rounds, balanced,
+                          IMAGE_SOURCE_PIXELS[dataset])
            for balanced in (True, False)]
     if plan.synthetic:
-        out += [SchemeInstance(f"synthetic({a:g},{a:g})", FamilySpec("synthetic", {"alpha": a, "beta": a}), _SYNTHETIC_E,
-                               _SYNTHETIC_BATCH, plan.synthetic_rounds, False) for a in (0.0, 1.0)]
+        out += [SchemeInstance(f"synthetic({a:g},{a:g})", FamilySpec("synthetic", {"alpha": a, "beta": a}),
+                               _SYNTHETIC_E * plan.steps_per_E, _SYNTHETIC_BATCH, plan.synthetic_rounds, False)
+                for a in (0.0, 1.0)]
     return tuple(out)
 
 
@@ -207,7 +248,9 @@ def evaluate_schemes(settings: VerifySettings, plan: Li2020SchemesPlan) -> Claim
         f"{step_note(plan.eta0, image.source_pixels, _problem(image))}, every eta_0 of the image instances scaled "
         f"alike. Step eta_0 / (1 + round) (the experiments' decay per round), eta_0 = {plan.eta0:g} for Schemes I, II "
         f"and transformed II; the original scheme's eta_0 tuned over {list(plan.original_steps)}: {', '.join(tuned)}. "
-        f"K = {plan.participants}, {plan.seeds} paired seeds. Headline: the first check. {' '.join(certificates)}"))
+        f"K = {plan.participants}, {_IMAGE_E * plan.steps_per_E} local steps a round on the image instances and "
+        f"{_SYNTHETIC_E * plan.steps_per_E} on the synthetic ones (the paper's E = {_IMAGE_E} and {_SYNTHETIC_E} times "
+        f"steps_per_E = {plan.steps_per_E}), {plan.seeds} paired seeds. Headline: the first check. {' '.join(certificates)}"))
     return ClaimResult(verdict, tuple(plots))
 
 

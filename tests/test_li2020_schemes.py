@@ -70,6 +70,7 @@ def test_quick_plan_on_the_digits_measures_what_the_paper_reports(quick_result) 
     assert all(isinstance(p, CurvesPlot) and len(p.curves) == 4 and "The paper: Fig. 1" in p.caption for p in plots)
     assert all(len(c.x) == 31 for p in plots for c in p.curves)  # F(w) after every round 0..30
     assert all("x64 on the features" in p.caption for p in plots)
+    assert "20 local steps a round on the image instances" in verdict.notes  # App. D.3's E = 20 as the text reads
 
 
 def test_every_image_run_steps_eta0_times_source_pixels_over_features(settings: VerifySettings, quick_result) -> None:
@@ -80,6 +81,19 @@ def test_every_image_run_steps_eta0_times_source_pixels_over_features(settings: 
     image = [c for c in configs if c["problem"]["family"] == "li_images"]
     assert len(image) == 2 * 4 * settings.seeds  # two instances, four schemes, one run per seed
     assert {c["algorithm"]["step_size"]["eta0"] for c in image} == {0.1 * 1024 / 16}  # exact: x 2^6
+
+
+def test_steps_per_E_multiplies_the_papers_E_into_local_steps(tmp_path: Path) -> None:
+    # the authors' code takes 10 minibatch steps per unit of App. D.3's E (module docstring); steps_per_E = 2 on
+    # the quick plan's image instances (E = 20) gives 40 steps a round, in every run and in the notes
+    settings = VerifySettings(quick=True, seeds=2, jobs=1, progress=False, store=str(tmp_path / "runs.sqlite"))
+    result = get_claim("li2020.schemes").evaluate(settings, dataset="digits", image_rounds=4, steps_per_E=2)
+    with RunStore(settings.store, readonly=True) as store:
+        configs = [store.config(key) for key in store.keys()]
+    assert len(configs) == 2 * 4 * settings.seeds
+    assert {c["algorithm"]["local_steps"] for c in configs} == {40}
+    assert "40 local steps a round on the image instances" in result.verdict.notes
+    assert all("E = 40," in p.caption for p in result.plots)
 
 
 @pytest.mark.parametrize("variant_name, failing, params", [
@@ -104,6 +118,8 @@ def test_bad_plan_values_are_named() -> None:
         claim.check_params({"dataset": "cifar10"})
     with pytest.raises(ValueError, match="seeds"):
         claim.check_params({"seeds": 1})
+    with pytest.raises(ValueError, match="steps_per_E"):
+        claim.check_params({"steps_per_E": 0})
     with pytest.raises(ValueError, match="original_steps"):
         claim.check_params({"original_steps": (0.0, 0.5)})
 
