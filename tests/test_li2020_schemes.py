@@ -54,14 +54,15 @@ def test_quick_plan_on_the_digits_measures_what_the_paper_reports(quick_result) 
     for name in ("image balanced: Scheme I ends below the original scheme",
                  "image balanced: Scheme II ends below the original scheme",
                  "image balanced: the original scheme slower than Scheme I",
-                 "image unbalanced: transformed Scheme II more stable than Scheme II",
                  "image unbalanced: the original scheme slower than Scheme I",
                  "image balanced: transformed Scheme II equals Scheme II"):
         assert _check(quick_result, name).status is Status.PASS, name
-    # on the digits (16 +- 8 rows per device) at the faithful step Scheme I's loss curve rises too (U about
-    # 0.8 against Scheme II's 1.3 over 30 rounds) and Scheme II's noisy steps do not end measurably higher
-    for name in ("image unbalanced: Scheme I ends below the Scheme II",
-                 "image unbalanced: Scheme II less stable than Scheme I"):
+    # on the digits (16 +- 8 rows per device) at the faithful step and 200 local steps a round Scheme I's loss
+    # curve rises as much as Scheme II's (U 1.39 against 1.47 over 30 rounds; transformed II 1.08) and
+    # transformed II reaches the target with Scheme I (13.5 rounds each, means over 4 seeds)
+    for name in ("image unbalanced: Scheme II less stable than Scheme I",
+                 "image unbalanced: transformed Scheme II more stable than Scheme II",
+                 "image unbalanced: transformed Scheme II slower than Scheme I"):
         assert _check(quick_result, name).status is Status.INCONCLUSIVE, name
     assert verdict.status is Status.INCONCLUSIVE
     assert _check(quick_result, "image balanced: transformed Scheme II equals Scheme II").measured == 0.0
