@@ -91,19 +91,32 @@ Planted variants: ``scheme_ii_stable`` claims U(II) < U(I) on unbalanced data; `
 claims r_original(eps) < r_I(eps); ``equality_data="unbalanced"`` claims the equality on the
 unbalanced image instance.
 
-Measured (default plan, 4 seeds, the step per source pixel; means over seeds): every synthetic check
-PASSes. Digits (x64): INCONCLUSIVE. Final gaps Scheme I 0.33 (balanced) / 0.32 (unbalanced) against
-the original's 0.78; on unbalanced data Scheme II ends at 1.12 (interval of I - II [-1.51, 3.12]),
-transformed II at 0.33; at this step Scheme I's curve rises too (U = 0.99 against Scheme II's 3.18 and
-transformed II's 0.99: both instability orderings undecided); transformed II needs 27.5 rounds to
-the target against Scheme I's 24.5 (interval [-0.4, 6.4]). Fashion-MNIST (x16): FAIL. The same
-picture (Scheme I 0.33, original 0.77, Scheme II 0.78 unbalanced; U: Scheme I 0.47, Scheme II 2.47
-PASS, transformed II 0.39), but transformed Scheme II reaches the target first, 22.5 rounds against
-Scheme I's 26.2 (difference -3.75 in [-7.0, -0.5]): "transformed II slower" FAILs. Before the step
-was scaled (eta_0 = 0.1 on the features: 1/64 and 1/16 of the paper's) the image curves barely left
-w_0 (final gaps 1.3-1.7 on the digits, 0.86-1.4 on Fashion-MNIST) and both data sets gave
-INCONCLUSIVE. Cost: the same runs as before the scaling; 86 s CPU on the digits (106 s before, that
-run compiling too) and 204 s on Fashion-MNIST (209 s before), machine at load ~12 on 2 cores.
+Measured (default plan, 4 seeds, the step per source pixel, 10 E local steps a round; means over
+seeds; the "[a, b]" are the paired 95% intervals): every synthetic check PASSes (final gaps Scheme I
+0.54 / 0.82 on (0,0) / (1,1); U of Scheme II 2.35 / 4.25 against Scheme I's 6e-5 / 0.45; transformed
+II 32.2 / 29.0 rounds to the target against Scheme I's 9.2 / 10.8). Digits (x64): INCONCLUSIVE. Final
+gaps Scheme I 0.18 (balanced) / 0.17 (unbalanced) against the original's 0.61 / 0.62, which needs 45 /
+44 rounds to the target against Scheme I's 7.5 / 7.2 (PASS); on unbalanced data Scheme II ends at 0.75
+(I - II in [-0.91, 2.09]), transformed II at 0.19; Scheme I's curve rises too (U = 2.06 against Scheme
+II's 3.21 and transformed II's 1.63: both instability orderings undecided); transformed II needs 23.5
+rounds against Scheme I's 21.2 ([-1.9, 6.4]). Fashion-MNIST (x16): INCONCLUSIVE, the same picture
+(Scheme I 0.16 / 0.15, original 0.49 / 0.49, Scheme II 0.87 unbalanced; U: Scheme I 2.11, Scheme II
+4.12, difference in [-0.80, 4.83], transformed II 1.58; transformed II 16.2 rounds against Scheme I's
+17.2, [-5.3, 3.3]). Cost: 77 s CPU on the digits, 131 s on Fashion-MNIST (machine at load 6-7 on 2
+cores).
+
+With the text's reading (``steps_per_E=1``: 20 and 10 local steps a round, this claim's default
+before the code was read): synthetic PASS; digits INCONCLUSIVE (Scheme I 0.33 / 0.32, original 0.78,
+Scheme II 1.12 unbalanced; U: Scheme I 0.99, Scheme II 3.18, transformed II 0.99; transformed II 27.5
+rounds against Scheme I's 24.5, [-0.4, 6.4]); Fashion-MNIST FAIL: Scheme II less stable PASSes (U 2.47
+against 0.47) but transformed Scheme II reaches the target first, 22.5 rounds against Scheme I's 26.2
+([-7.0, -0.5]). Cost 81 s and 111 s CPU. ``--full`` (200 rounds, N = 100, the original scheme's eta_0
+tuned over 0.1..1.1: 1.1 kept everywhere), Fashion-MNIST, ``steps_per_E=1``: INCONCLUSIVE; on the
+unbalanced images Scheme II's U = 8.20 against Scheme I's 0.68 and transformed II's 0.57 (both PASS),
+Scheme I 0.23 against Scheme II 0.63 at the end ([-0.12, 0.91]), transformed II 41.2 rounds against
+Scheme I's 38.8 ([-0.8, 5.8]); 321 s CPU, 1.1 GB. Before the step was scaled per source pixel
+(eta_0 = 0.1 on the features: 1/64 and 1/16 of the paper's) the image curves barely left w_0 (final
+gaps 1.3-1.7 on the digits, 0.86-1.4 on Fashion-MNIST) and both data sets gave INCONCLUSIVE.
 """
 
 from __future__ import annotations

@@ -69,9 +69,10 @@ def test_full_verify_defaults_pass(tmp_path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(image_data, "DEBIAN_FASHION_MNIST", tmp_path / "debian")
 
     # li2020.schemes is a reported finding, not a PASS: on the image recipe at the paper's step per source
-    # pixel Scheme I's loss curve rises too and Scheme II does not end measurably higher (INCONCLUSIVE on the
-    # digits), and on Fashion-MNIST transformed Scheme II reaches the target before Scheme I (FAIL); its
-    # synthetic instances PASS every check (the module docstring gives the numbers).
+    # pixel and 200 local steps a round Scheme I's loss curve rises too, Scheme II does not end measurably
+    # higher and transformed Scheme II is not measurably slower (INCONCLUSIVE on the digits and on
+    # Fashion-MNIST; FAIL there with steps_per_E=1); its synthetic instances PASS every check (the module
+    # docstring gives the numbers).
     # ding2020.fig2 is one too: on the digits FedAvg on shuffled data beats the block predictors (the small net
     # saturates them), so its "predictors above shuffled" sub-checks FAIL or tie while the others PASS
     # (tests/test_ding2020_fig2.py asserts which).
