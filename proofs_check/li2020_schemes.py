@@ -103,15 +103,20 @@ rounds against Scheme I's 21.2 ([-1.9, 6.4]). Fashion-MNIST (x16): INCONCLUSIVE,
 (Scheme I 0.16 / 0.15, original 0.49 / 0.49, Scheme II 0.87 unbalanced; U: Scheme I 2.11, Scheme II
 4.12, difference in [-0.80, 4.83], transformed II 1.58; transformed II 16.2 rounds against Scheme I's
 17.2, [-5.3, 3.3]). Cost: 77 s CPU on the digits, 131 s on Fashion-MNIST (machine at load 6-7 on 2
-cores).
+cores). ``--full`` (200 rounds, N = 100, the original scheme's eta_0 tuned over 0.1..1.1: 1.1, the
+grid's end, kept everywhere), Fashion-MNIST: INCONCLUSIVE; every synthetic check PASSes but one
+(synthetic(0,0): Scheme I 0.296 against transformed II 0.306 at the end, [-0.002, 0.023]); on the
+unbalanced images Scheme II's U = 10.1 against Scheme I's 3.99 and transformed II's 2.93 (both
+undecided, [-3.0, 15.1] and [-2.4, 16.7]), Scheme I 0.089 against Scheme II 0.289 at the end
+([-0.04, 0.44]), transformed II 23.5 rounds against Scheme I's 29.8 ([-16.8, 4.3]); the original
+scheme slower everywhere (75 against 17 rounds). 497 s CPU, 1.1 GB.
 
 With the text's reading (``steps_per_E=1``: 20 and 10 local steps a round, this claim's default
 before the code was read): synthetic PASS; digits INCONCLUSIVE (Scheme I 0.33 / 0.32, original 0.78,
 Scheme II 1.12 unbalanced; U: Scheme I 0.99, Scheme II 3.18, transformed II 0.99; transformed II 27.5
 rounds against Scheme I's 24.5, [-0.4, 6.4]); Fashion-MNIST FAIL: Scheme II less stable PASSes (U 2.47
 against 0.47) but transformed Scheme II reaches the target first, 22.5 rounds against Scheme I's 26.2
-([-7.0, -0.5]). Cost 81 s and 111 s CPU. ``--full`` (200 rounds, N = 100, the original scheme's eta_0
-tuned over 0.1..1.1: 1.1 kept everywhere), Fashion-MNIST, ``steps_per_E=1``: INCONCLUSIVE; on the
+([-7.0, -0.5]). Cost 81 s and 111 s CPU. ``--full``, Fashion-MNIST, ``steps_per_E=1``: INCONCLUSIVE; on the
 unbalanced images Scheme II's U = 8.20 against Scheme I's 0.68 and transformed II's 0.57 (both PASS),
 Scheme I 0.23 against Scheme II 0.63 at the end ([-0.12, 0.91]), transformed II 41.2 rounds against
 Scheme I's 38.8 ([-0.8, 5.8]); 321 s CPU, 1.1 GB. Before the step was scaled per source pixel
