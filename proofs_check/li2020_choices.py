@@ -36,6 +36,18 @@ features (``ChoiceInstance.step_scale`` = m / f: 16 on pooled 28 x 28 images, 64
 the bias column's step is scaled alike (it has no pixel counterpart to match). The l2 weight stays
 Li's lambda = 1e-4 on W (on V it would be lambda f / m; it hardly moves the iterates in these
 horizons, but it sets mu, hence kappa in eq. 8's constants).
+
+The rule keeps the dimensionless step eta lambda_max(E[x x^T]) of the authors' code, which trains on
+the 784 pixels / 255 with a bias (github.com/lx10077/fedavgpy; ``li2020_schemes``' docstring lists
+what that code ran): measured on Fashion-MNIST with the bias column, lambda_max = 111.2 on the pixels
+and 7.54 on the 4 x 4 averages, a ratio of 14.7 against m / f = 16 (the rule is exact when images are
+constant over each window, P^T P = (f / m) Pi). It carries eta_0 across pooling, not across data
+sets: Fashion-MNIST has more ink than the paper's MNIST (mean pixel 0.286 against the 0.1307 the
+code's normalisation constant gives MNIST), so eta_0 = 0.1 is a larger dimensionless step on it, and
+on the digits x64 gives eta lambda_max = 6.4 x 3.47 = 22.2 (their source pixels are binary). The
+code's E counts ``num_epoch``, 10 minibatch steps
+each: Fig. 1a's axis is in steps (10 x ``num_epoch``, as our E grid), but App. D.2's "E = 5" of the K
+experiments ran 50 steps (``plot/plot_K.py`` reads ``ep5``), where li2020.k-effect runs 5.
 """
 
 from __future__ import annotations

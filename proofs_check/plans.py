@@ -233,6 +233,10 @@ class Li2020SchemesPlan:
     seeds: int = parameter(4, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
                            from_settings="seeds")
     participants: int = parameter(10, "K devices per round (Fig. 1c/1d, Fig. 4: K = 10)", minimum=1)
+    steps_per_E: int = parameter(10, "local SGD steps per unit of the paper's E (E = 20 on the image instances, 10 on "
+                                     "the synthetic ones): 10 as the authors' code ran the figures (fedavgpy's "
+                                     "LrdWorker takes 10 minibatch steps per 'epoch'), 1 as App. D.3's text reads",
+                                 minimum=1)
     eta0: float = parameter(0.1, "eta_0 of the step eta_0 / (1 + round) of Schemes I, II and transformed II (on the "
                                  "image instances per source pixel: x m/f on their f pooled features of m pixels)",
                             above=0)

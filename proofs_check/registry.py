@@ -440,7 +440,9 @@ _CLAIMS = (
 _CLAIMS += (
     Claim(
         "li2020.schemes", (LI2020,), "Sec. 3.3, App. D.3 (Fig. 1c, 1d, Fig. 4)",
-        "FedAvg with K = 10 of N = 100 devices a round, step η₀/(1 + round) (the experiments' decay per round): "
+        "FedAvg with K = 10 of N = 100 devices a round, 10 E local steps a round (E = 20 on MNIST, 10 on the synthetic "
+        "data; 10 minibatch steps per unit of E in the authors' code), step η₀/(1 + round) (the experiments' decay "
+        "per round): "
         "Scheme I (K draws by p_k with replacement, simple average) is stable and the best; Scheme II (uniform "
         "without replacement, (N/K) Σ p_k w_k) is unstable on unbalanced data; transformed Scheme II (F̃_k = p_k N F_k, "
         "simple average) is stable but slower than Scheme I, and equals Scheme II on balanced data; the original "

@@ -54,14 +54,15 @@ def test_quick_plan_on_the_digits_measures_what_the_paper_reports(quick_result) 
     for name in ("image balanced: Scheme I ends below the original scheme",
                  "image balanced: Scheme II ends below the original scheme",
                  "image balanced: the original scheme slower than Scheme I",
-                 "image unbalanced: transformed Scheme II more stable than Scheme II",
                  "image unbalanced: the original scheme slower than Scheme I",
                  "image balanced: transformed Scheme II equals Scheme II"):
         assert _check(quick_result, name).status is Status.PASS, name
-    # on the digits (16 +- 8 rows per device) at the faithful step Scheme I's loss curve rises too (U about
-    # 0.8 against Scheme II's 1.3 over 30 rounds) and Scheme II's noisy steps do not end measurably higher
-    for name in ("image unbalanced: Scheme I ends below the Scheme II",
-                 "image unbalanced: Scheme II less stable than Scheme I"):
+    # on the digits (16 +- 8 rows per device) at the faithful step and 200 local steps a round Scheme I's loss
+    # curve rises as much as Scheme II's (U 1.39 against 1.47 over 30 rounds; transformed II 1.08) and
+    # transformed II reaches the target with Scheme I (13.5 rounds each, means over 4 seeds)
+    for name in ("image unbalanced: Scheme II less stable than Scheme I",
+                 "image unbalanced: transformed Scheme II more stable than Scheme II",
+                 "image unbalanced: transformed Scheme II slower than Scheme I"):
         assert _check(quick_result, name).status is Status.INCONCLUSIVE, name
     assert verdict.status is Status.INCONCLUSIVE
     assert _check(quick_result, "image balanced: transformed Scheme II equals Scheme II").measured == 0.0
@@ -70,6 +71,8 @@ def test_quick_plan_on_the_digits_measures_what_the_paper_reports(quick_result) 
     assert all(isinstance(p, CurvesPlot) and len(p.curves) == 4 and "The paper: Fig. 1" in p.caption for p in plots)
     assert all(len(c.x) == 31 for p in plots for c in p.curves)  # F(w) after every round 0..30
     assert all("x64 on the features" in p.caption for p in plots)
+    # App. D.3's E = 20 as the authors' code ran it: 10 minibatch steps per unit of E
+    assert "200 local steps a round on the image instances" in verdict.notes
 
 
 def test_every_image_run_steps_eta0_times_source_pixels_over_features(settings: VerifySettings, quick_result) -> None:
@@ -80,6 +83,19 @@ def test_every_image_run_steps_eta0_times_source_pixels_over_features(settings: 
     image = [c for c in configs if c["problem"]["family"] == "li_images"]
     assert len(image) == 2 * 4 * settings.seeds  # two instances, four schemes, one run per seed
     assert {c["algorithm"]["step_size"]["eta0"] for c in image} == {0.1 * 1024 / 16}  # exact: x 2^6
+
+
+def test_steps_per_E_multiplies_the_papers_E_into_local_steps(tmp_path: Path) -> None:
+    # the authors' code takes 10 minibatch steps per unit of App. D.3's E (module docstring); steps_per_E = 2 on
+    # the quick plan's image instances (E = 20) gives 40 steps a round, in every run and in the notes
+    settings = VerifySettings(quick=True, seeds=2, jobs=1, progress=False, store=str(tmp_path / "runs.sqlite"))
+    result = get_claim("li2020.schemes").evaluate(settings, dataset="digits", image_rounds=4, steps_per_E=2)
+    with RunStore(settings.store, readonly=True) as store:
+        configs = [store.config(key) for key in store.keys()]
+    assert len(configs) == 2 * 4 * settings.seeds
+    assert {c["algorithm"]["local_steps"] for c in configs} == {40}
+    assert "40 local steps a round on the image instances" in result.verdict.notes
+    assert all("E = 40," in p.caption for p in result.plots)
 
 
 @pytest.mark.parametrize("variant_name, failing, params", [
@@ -104,6 +120,8 @@ def test_bad_plan_values_are_named() -> None:
         claim.check_params({"dataset": "cifar10"})
     with pytest.raises(ValueError, match="seeds"):
         claim.check_params({"seeds": 1})
+    with pytest.raises(ValueError, match="steps_per_E"):
+        claim.check_params({"steps_per_E": 0})
     with pytest.raises(ValueError, match="original_steps"):
         claim.check_params({"original_steps": (0.0, 0.5)})
 
