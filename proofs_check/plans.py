@@ -23,7 +23,7 @@ __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "YuCNNPlan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
-    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
+    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS", "IMAGE_SAMPLING_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
     "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS", "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan",
     "FIG5_CLAIMS", "DingFig5Plan",
@@ -43,6 +43,9 @@ the slack; with 32 seeds the one-sided limits clear the bound at every step."""
 SAMPLING_SEEDS = 128
 """At least this many seeds for li2020.thm2 / thm3: their gaps are noise-driven (the exponent is -1
 itself, not steeper), so the rate fit needs a narrow interval; 128 seeds give about +-0.03."""
+IMAGE_SAMPLING_SEEDS = 32
+"""Seeds of li2020.thm2 / thm3's image runs by default: on the digits their rate intervals over 32 seeds
+are about +-0.03 already (the image gap's noise is smaller relative to its mean than the synthetic one's)."""
 
 
 @dataclass(frozen=True)
@@ -245,19 +248,40 @@ class Li2020SchemesPlan:
 @dataclass(frozen=True)
 class Li2020SamplingPlan:
     """li2020.thm2 and li2020.thm3 (``proofs_check.li2020_partial``; one plan, as both check eq. 6 on the
-    same two instances): the horizon, the seeds, K on the balanced (N = 10) and the unbalanced (N = 4)
-    instance, and the constants of eq. 6 and of the rate."""
+    same instances): the horizon, the seeds, K on the balanced (N = 10) and the unbalanced (N = 4)
+    synthetic instance; the image instances' data, size, ridge, K, horizon and seeds; and the constants
+    of eq. 6 and of the rate."""
 
     horizon: float = parameter(doc="local steps T of every run, in units of Theorem 1's gamma = 12 of both instances (the "
                                     "rate is fitted over the last two decades of gamma + T)", above=0)
     participants: tuple[int, ...] = parameter(doc="K of the balanced instance (N = 10 clients)", minimum=1, maximum=10)
     unbalanced_participants: tuple[int, ...] = parameter(doc="K of the unbalanced instance (N = 4 clients)", minimum=1,
                                                          maximum=4)
+    image_horizon: float = parameter(doc="local steps T of every image run, in units of that run's own gamma (Theorem "
+                                         "1's, gamma~ for transformed Scheme II)", above=0)
+    image_clients: int = parameter(doc="devices N of the image instances (a multiple of 10; the paper: 100)", minimum=10)
+    image_samples: int = parameter(doc="rows of each image instance (0: the family's default, Table 2's per-device "
+                                       "count on 28x28 data, 16 per device on the digits)", minimum=0)
     seeds: int = parameter(SAMPLING_SEEDS, "seeds of every run (at least 128: the gap is noise-driven, its exponent -1 itself)",
                            minimum=SAMPLING_SEEDS, from_settings="seeds")
+    image_participants: int = parameter(2, "K of every image run", minimum=1)
+    image_seeds: int = parameter(IMAGE_SAMPLING_SEEDS, "seeds of every image run (at least 16: the rate interval over "
+                                 "seeds is about +-0.03 with 32)", minimum=16)
+    image_l2: float = parameter(1.0, "l2 weight lambda of the image instances (mu = 2 lambda; the paper's 1e-4 gives "
+                                     "gamma = 8 kappa of 1e5 steps and more, see li2020_partial)", above=0)
+    dataset: str = parameter("auto", "image data of the image instances (auto: MNIST, else Fashion-MNIST, else the "
+                                     "bundled digits)", choices=LI_IMAGE_DATA)
     bound_scale: float = parameter(1.0, "multiplies the bound of eq. 6", above=0)
     C_scale: float = parameter(1.0, "multiplies C in eq. 6 (0: C dropped, Theorem 1's bound)", minimum=0)
     claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
+
+    def __post_init__(self) -> None:
+        if self.image_clients % 10:
+            raise PlanError("image_clients", f"Li's recipe puts each of the 10 labels on 2N/10 devices, so N must be a "
+                                             f"multiple of 10; got {self.image_clients}")
+        if self.image_participants > self.image_clients:
+            raise PlanError("image_participants", f"K <= N = {self.image_clients} (Scheme II samples without "
+                                                  f"replacement); got {self.image_participants}")
 
 
 LI_CHOICE_INSTANCES = ("synthetic(0,0)", "synthetic(1,1)", "image unbalanced")
