@@ -89,7 +89,7 @@ this machine): a tutorial-net step measured 1,106 images/s beside LeNet-5's 1,84
 load), so about 1.7x the Fashion-MNIST time."""
 
 _LI_SAMPLING_PLAN = ModePlans(
-    quick=Li2020SamplingPlan(horizon=300.0, participants=(1, 5), unbalanced_participants=(1, 2), image_horizon=100.0,
+    quick=Li2020SamplingPlan(horizon=300.0, participants=(1, 5), unbalanced_participants=(1, 2), image_horizon=300.0,
                              image_clients=10, image_samples=1000, image_seeds=8),
     default=Li2020SamplingPlan(horizon=1000.0, participants=(1, 5), unbalanced_participants=(1, 2), image_horizon=300.0,
                                image_clients=10, image_samples=1000),

@@ -101,10 +101,11 @@ def test_plan_names_a_bad_participant_count():
         select_claim("li2020.thm2[participants=[1,11]]")
     with pytest.raises(ValueError, match="seeds"):
         select_claim("li2020.thm3[seeds=8]")
-    with pytest.raises(ValueError, match="image_clients"):
-        select_claim("li2020.thm2[image_clients=15]")
-    with pytest.raises(ValueError, match="image_participants"):
-        select_claim("li2020.thm3[image_participants=11]")
+    claim, settings = get_claim("li2020.thm2"), VerifySettings(progress=False)
+    with pytest.raises(ValueError, match="image_clients: claim 'li2020.thm2': .* multiple of 10"):
+        claim.plan_for(settings, {"image_clients": 15})
+    with pytest.raises(ValueError, match="image_participants: claim 'li2020.thm2': K <= N = 10"):
+        claim.plan_for(settings, {"image_participants": 11})
     with pytest.raises(ValueError, match="dataset"):
         select_claim("li2020.thm3[dataset=cifar10]")
     plan = Li2020SamplingPlan(horizon=1.0, participants=(1, 5), unbalanced_participants=(2,), image_horizon=1.0,
