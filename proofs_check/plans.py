@@ -23,7 +23,7 @@ __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "YuCNNPlan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
-    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS", "IMAGE_SAMPLING_SEEDS",
+    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
     "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS", "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan",
     "FIG5_CLAIMS", "DingFig5Plan",
@@ -43,10 +43,6 @@ the slack; with 32 seeds the one-sided limits clear the bound at every step."""
 SAMPLING_SEEDS = 128
 """At least this many seeds for li2020.thm2 / thm3: their gaps are noise-driven (the exponent is -1
 itself, not steeper), so the rate fit needs a narrow interval; 128 seeds give about +-0.03."""
-IMAGE_SAMPLING_SEEDS = 16
-"""Seeds of li2020.thm2 / thm3's image runs by default: their rate intervals are about +-0.035 over 32
-seeds on the digits and Fashion-MNIST, so about +-0.05 over 16, inside the 0.1 tolerance (each image seed
-costs about as much as 4 synthetic ones: 16 keep Fashion-MNIST within the default budget)."""
 
 
 @dataclass(frozen=True)
@@ -263,11 +259,11 @@ class Li2020SamplingPlan:
     image_clients: int = parameter(doc="devices N of the image instances (a multiple of 10; the paper: 100)", minimum=10)
     image_samples: int = parameter(doc="rows of each image instance (0: the family's default, Table 2's per-device "
                                        "count on 28x28 data, 16 per device on the digits)", minimum=0)
+    image_participants: int = parameter(doc="K of every image run", minimum=1)
+    image_seeds: int = parameter(doc="seeds of every image run (each costs about four synthetic ones; the rate interval "
+                                     "over 16 seeds is about +-0.05 on the digits and Fashion-MNIST)", minimum=8)
     seeds: int = parameter(SAMPLING_SEEDS, "seeds of every run (at least 128: the gap is noise-driven, its exponent -1 itself)",
                            minimum=SAMPLING_SEEDS, from_settings="seeds")
-    image_participants: int = parameter(2, "K of every image run", minimum=1)
-    image_seeds: int = parameter(IMAGE_SAMPLING_SEEDS, "seeds of every image run (at least 8; the rate interval over "
-                                 "seeds is about +-0.05 with 16)", minimum=8)
     image_l2: float = parameter(1.0, "l2 weight lambda of the image instances (mu = 2 lambda; the paper's 1e-4 gives "
                                      "gamma = 8 kappa of 1e5 steps and more, see li2020_partial)", above=0)
     dataset: str = parameter("auto", "image data of the image instances (auto: MNIST, else Fashion-MNIST, else the "

@@ -109,8 +109,8 @@ def test_plan_names_a_bad_participant_count():
     with pytest.raises(ValueError, match="dataset"):
         select_claim("li2020.thm3[dataset=cifar10]")
     plan = Li2020SamplingPlan(horizon=1.0, participants=(1, 5), unbalanced_participants=(2,), image_horizon=1.0,
-                              image_clients=10, image_samples=0)
-    assert (plan.seeds, plan.image_seeds, plan.image_l2, plan.dataset) == (128, 16, 1.0, "auto")
+                              image_clients=10, image_samples=0, image_participants=2, image_seeds=8)
+    assert (plan.seeds, plan.image_l2, plan.dataset) == (128, 1.0, "auto")
 
 
 @pytest.fixture(scope="module")
