@@ -276,6 +276,11 @@ class Li2020SamplingPlan:
         if self.image_clients % 10:
             raise PlanError("image_clients", f"Li's recipe puts each of the 10 labels on 2N/10 devices, so N must be a "
                                              f"multiple of 10; got {self.image_clients}")
+        if self.image_samples % (2 * self.image_clients):
+            raise PlanError("image_samples", f"the balanced image instance gives each of the N = {self.image_clients} "
+                                             f"devices two equal label shares, so the rows must be a multiple of 2N = "
+                                             f"{2 * self.image_clients} (or 0: the family's default); got "
+                                             f"{self.image_samples}")
         if self.image_participants > self.image_clients:
             raise PlanError("image_participants", f"K <= N = {self.image_clients} (Scheme II samples without "
                                                   f"replacement); got {self.image_participants}")

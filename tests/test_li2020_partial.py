@@ -106,6 +106,8 @@ def test_plan_names_a_bad_participant_count():
         claim.plan_for(settings, {"image_clients": 15})
     with pytest.raises(ValueError, match="image_participants: claim 'li2020.thm2': K <= N = 10"):
         claim.plan_for(settings, {"image_participants": 11})
+    with pytest.raises(ValueError, match="image_samples: claim 'li2020.thm2': .* multiple of 2N = 20"):
+        claim.plan_for(settings, {"image_samples": 1010})
     with pytest.raises(ValueError, match="dataset"):
         select_claim("li2020.thm3[dataset=cifar10]")
     plan = Li2020SamplingPlan(horizon=1.0, participants=(1, 5), unbalanced_participants=(2,), image_horizon=1.0,
