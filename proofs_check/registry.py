@@ -95,7 +95,7 @@ _LI_SAMPLING_PLAN = ModePlans(
                                image_clients=10, image_samples=1000, image_participants=2, image_seeds=16),
     full=Li2020SamplingPlan(horizon=3000.0, participants=(1, 2, 5, 10), unbalanced_participants=(1, 2, 3, 4),
                             image_horizon=300.0, image_clients=100, image_samples=0, image_participants=10,
-                            image_seeds=16),
+                            image_seeds=32),
 )
 """The plan shared by li2020.thm2 and li2020.thm3 (the same instances, one scheme each). The image instances
 run N = 10 devices of 100 rows each by default (the paper: N = 100, Table 2's 542 rows per device, the full
