@@ -249,19 +249,45 @@ class Li2020SchemesPlan:
 @dataclass(frozen=True)
 class Li2020SamplingPlan:
     """li2020.thm2 and li2020.thm3 (``proofs_check.li2020_partial``; one plan, as both check eq. 6 on the
-    same two instances): the horizon, the seeds, K on the balanced (N = 10) and the unbalanced (N = 4)
-    instance, and the constants of eq. 6 and of the rate."""
+    same instances): the horizon, the seeds, K on the balanced (N = 10) and the unbalanced (N = 4)
+    synthetic instance; the image instances' data, size, ridge, K, horizon and seeds; and the constants
+    of eq. 6 and of the rate."""
 
     horizon: float = parameter(doc="local steps T of every run, in units of Theorem 1's gamma = 12 of both instances (the "
                                     "rate is fitted over the last two decades of gamma + T)", above=0)
     participants: tuple[int, ...] = parameter(doc="K of the balanced instance (N = 10 clients)", minimum=1, maximum=10)
     unbalanced_participants: tuple[int, ...] = parameter(doc="K of the unbalanced instance (N = 4 clients)", minimum=1,
                                                          maximum=4)
+    image_horizon: float = parameter(doc="local steps T of every image run, in units of that run's own gamma (Theorem "
+                                         "1's, gamma~ for transformed Scheme II)", above=0)
+    image_clients: int = parameter(doc="devices N of the image instances (a multiple of 10; the paper: 100)", minimum=10)
+    image_samples: int = parameter(doc="rows of each image instance (0: the family's default, Table 2's per-device "
+                                       "count on 28x28 data, 16 per device on the digits)", minimum=0)
+    image_participants: int = parameter(doc="K of every image run", minimum=1)
+    image_seeds: int = parameter(doc="seeds of every image run (each costs about four synthetic ones; the rate interval "
+                                     "over 16 seeds is about +-0.05 on the digits and Fashion-MNIST)", minimum=8)
     seeds: int = parameter(SAMPLING_SEEDS, "seeds of every run (at least 128: the gap is noise-driven, its exponent -1 itself)",
                            minimum=SAMPLING_SEEDS, from_settings="seeds")
+    image_l2: float = parameter(1.0, "l2 weight lambda of the image instances (mu = 2 lambda; the paper's 1e-4 gives "
+                                     "gamma = 8 kappa of 1e5 steps and more, see li2020_partial)", above=0)
+    dataset: str = parameter("auto", "image data of the image instances (auto: MNIST, else Fashion-MNIST, else the "
+                                     "bundled digits)", choices=LI_IMAGE_DATA)
     bound_scale: float = parameter(1.0, "multiplies the bound of eq. 6", above=0)
     C_scale: float = parameter(1.0, "multiplies C in eq. 6 (0: C dropped, Theorem 1's bound)", minimum=0)
     claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
+
+    def __post_init__(self) -> None:
+        if self.image_clients % 10:
+            raise PlanError("image_clients", f"Li's recipe puts each of the 10 labels on 2N/10 devices, so N must be a "
+                                             f"multiple of 10; got {self.image_clients}")
+        if self.image_samples % (2 * self.image_clients):
+            raise PlanError("image_samples", f"the balanced image instance gives each of the N = {self.image_clients} "
+                                             f"devices two equal label shares, so the rows must be a multiple of 2N = "
+                                             f"{2 * self.image_clients} (or 0: the family's default); got "
+                                             f"{self.image_samples}")
+        if self.image_participants > self.image_clients:
+            raise PlanError("image_participants", f"K <= N = {self.image_clients} (Scheme II samples without "
+                                                  f"replacement); got {self.image_participants}")
 
 
 LI_CHOICE_INSTANCES = ("synthetic(0,0)", "synthetic(1,1)", "image unbalanced")
