@@ -36,6 +36,13 @@ costs about a minute per 2000 rows (see ``_cvx``). Use ``crosscheck=False`` ther
 Li's heterogeneity (ICLR 2020, Sec. 3.1, "Quantifying the degree of non-iid"): Gamma = F* - sum_k p_k F_k* >= 0, since
 F* = sum_k p_k F_k(w*) >= sum_k p_k F_k*.
 
+Local optima on demand (``local_optima=False``): a caller that measures gaps F(w) - F* only (no Gamma,
+no F_k*) skips the N per-client solves, which on Li's 100-device image recipe are 100 of the 101 Newton
+solves (~14 s of ~14.4 s per instance measured); w* and F* are the same bits either way (the F solve is the
+same computation). Such an Optimum has ``local_F_star = None``; ``heterogeneity_gamma`` refuses it, and a later
+``exact_optimum(problem)`` asking for the local optima solves them. The cvxpy cross-check covers every F_k,
+so it needs the local optima.
+
 Results are cached per process, keyed by a SHA-256 fingerprint of the problem's data.
 """
 
@@ -66,7 +73,8 @@ class OptimumError(RuntimeError):
 
 @dataclass(frozen=True, eq=False)
 class Optimum:
-    """w* (d,), F* = F(w*), F_k* (N,), how they were obtained, and the cross-check (or None).
+    """w* (d,), F* = F(w*), F_k* (N,) (None when only F was solved: ``exact_optimum(...,
+    local_optima=False)``), how they were obtained, and the cross-check (or None).
 
     ``grad_norm`` = ||grad F(w*)||; ``crosscheck`` holds the relative differences to cvxpy
     (``w_star``, ``F_star``, ``local_w_star`` and ``local_F_star`` maxima over clients) and the
@@ -75,7 +83,7 @@ class Optimum:
 
     w_star: np.ndarray
     F_star: float
-    local_F_star: np.ndarray
+    local_F_star: np.ndarray | None
     method: str
     crosscheck: dict[str, Any] | None
     grad_norm: float
@@ -195,16 +203,20 @@ def _shorten(messages: list[str], shown: int = 5) -> str:
     return "; ".join(messages[:shown]) + more
 
 
-def _solve_primary(problem: FederatedProblem) -> tuple[Optimum, list[_Solution]]:
-    """The primary solutions for F, F_1..F_N and the Optimum they give (without cross-check)."""
+def _solve_primary(problem: FederatedProblem, local_optima: bool) -> tuple[Optimum, list[_Solution]]:
+    """The primary solutions for F (and F_1..F_N when ``local_optima``) and the Optimum they give
+    (without cross-check)."""
     if not problem.model.quadratic and problem.mu <= 0:
         raise ProblemError(f"mu: the exact optimum of a {problem.loss.value} problem needs mu > 0 (got {problem.mu})")
     names = [f"{problem.name}: F"] + [f"{problem.name}: F_{k + 1}" for k in range(problem.n_clients)]
-    solutions = [_minimise(obj, name) for obj, name in zip(_objectives(problem), names, strict=True)]
+    objectives = _objectives(problem) if local_optima else [global_rows(problem)]
+    solutions = [_minimise(obj, name) for obj, name in zip(objectives, names[: len(objectives)], strict=True)]
     w_star = solutions[0].w
     w_star.setflags(write=False)
-    local_F_star = np.array([problem.local_objective(s.w, k) for k, s in enumerate(solutions[1:])])
-    local_F_star.setflags(write=False)
+    local_F_star = None
+    if local_optima:
+        local_F_star = np.array([problem.local_objective(s.w, k) for k, s in enumerate(solutions[1:])])
+        local_F_star.setflags(write=False)
     method = (
         "least squares: normal equations (Cholesky; minimum-norm lstsq when mu = 0)"
         if problem.model.quadratic
@@ -220,20 +232,25 @@ def _objectives(problem: FederatedProblem) -> list[RowObjective]:
     return [global_rows(problem)] + [local_rows(problem, k) for k in range(problem.n_clients)]
 
 
-def exact_optimum(problem: FederatedProblem, crosscheck: bool = True) -> Optimum:
-    """w*, F*, the F_k* and (optionally) their cvxpy cross-check for ``problem`` (module docstring).
+def exact_optimum(problem: FederatedProblem, crosscheck: bool = True, local_optima: bool = True) -> Optimum:
+    """w*, F*, the F_k* (unless ``local_optima`` is False) and (optionally) their cvxpy cross-check for
+    ``problem`` (module docstring).
 
     Cached per process: a second call with the same data returns the stored result (a stored
-    result without cross-check is cross-checked when ``crosscheck`` is requested). Raises
-    ProblemError (mu = 0 with a logistic / softmax loss) or OptimumError.
+    result without cross-check is cross-checked when ``crosscheck`` is requested; one without local
+    optima gets them when ``local_optima`` is requested). Raises ProblemError (mu = 0 with a
+    logistic / softmax loss; ``crosscheck`` without ``local_optima``) or OptimumError.
     """
+    if crosscheck and not local_optima:
+        raise ProblemError("local_optima: the cvxpy cross-check compares every F_k*, so crosscheck=True needs "
+                           "local_optima=True")
     key = problem.fingerprint
-    if key not in _CACHE:
+    if key not in _CACHE or (local_optima and _CACHE[key][0].local_F_star is None):
         # single-threaded BLAS: the Hessians here are small (d <= a few thousand), and measured on
         # the 100-client synthetic problem one thread is 2x faster than OpenBLAS's default (13 s vs
         # 26 s) and immune to oversubscription when other processes load the machine
         with threadpool_limits(limits=1, user_api="blas"):
-            _CACHE[key] = _solve_primary(problem)
+            _CACHE[key] = _solve_primary(problem, local_optima)
     optimum, solutions = _CACHE[key]
     if not crosscheck or optimum.crosscheck is not None:
         return optimum
@@ -273,6 +290,9 @@ def heterogeneity_gamma(problem: FederatedProblem, optimum: Optimum) -> float:
     H_k = X_k'X_k / n_k + mu I, which keeps full relative precision even when F* and the F_k* are
     huge and nearly equal (badly scaled targets).
     """
+    if optimum.local_F_star is None:
+        raise ProblemError("optimum: Gamma needs the local optima F_k*; this Optimum was solved with "
+                           "local_optima=False (call exact_optimum(problem) for them)")
     if problem.model.quadratic and problem.fingerprint in _CACHE:
         solutions = _CACHE[problem.fingerprint][1]
         terms = []

@@ -192,3 +192,34 @@ def test_gamma_keeps_precision_when_it_is_tiny_next_to_F() -> None:
                                [0.5, 0.5], 1.0)
     gamma = heterogeneity_gamma(problem, exact_optimum(problem, crosscheck=False))
     assert abs(gamma - h**2 / 4) <= 1e-4 * h**2 / 4
+
+
+_real_minimise = optimum_module._minimise
+"""The solver, wrapped by the test below to count solves."""
+
+
+def test_without_local_optima_same_global_bits_then_upgraded(monkeypatch) -> None:
+    """local_optima=False solves F only: w* and F* are the full solve's bits, F_k* is None, Gamma
+    refuses it by name, and a later full request solves the F_k* (the module docstring)."""
+    problem = classification_problem("softmax", seed=7)
+    monkeypatch.setattr(optimum_module, "_CACHE", {})
+    full = exact_optimum(problem, crosscheck=False)
+    monkeypatch.setattr(optimum_module, "_CACHE", {})
+    solved = []
+    monkeypatch.setattr(optimum_module, "_minimise", lambda obj, what: solved.append(what) or _real_minimise(obj, what))
+    partial = exact_optimum(problem, crosscheck=False, local_optima=False)
+    assert solved == [f"{problem.name}: F"]  # one solve, not N + 1
+    assert partial.local_F_star is None
+    assert np.array_equal(partial.w_star, full.w_star) and partial.F_star == full.F_star
+    with pytest.raises(ProblemError, match="optimum: Gamma needs the local optima"):
+        heterogeneity_gamma(problem, partial)
+    upgraded = exact_optimum(problem, crosscheck=False)
+    assert len(solved) == 1 + 1 + problem.n_clients  # the upgrade solved F and every F_k
+    assert np.array_equal(upgraded.local_F_star, full.local_F_star)
+    assert heterogeneity_gamma(problem, upgraded) == heterogeneity_gamma(problem, full)
+
+
+def test_crosscheck_needs_local_optima() -> None:
+    with pytest.raises(ProblemError, match="local_optima: the cvxpy cross-check"):
+        exact_optimum(classification_problem("logistic", seed=8), crosscheck=True, local_optima=False)
+
