@@ -66,7 +66,7 @@ def test_traced_records_are_the_untraced_records_bit_for_bit(name: str) -> None:
     assert len(traced.extras.traces) == len(traced.seeds)
     for s, trace in enumerate(traced.extras.traces):
         assert trace.local_models.shape[0] == trace.step_sizes.size + 1 == traced.steps[-1] + 1
-        assert not np.isnan(trace.local_models).any() and not np.isnan(trace.stochastic_gradients).any()
+        assert not np.isnan(trace.local_models).any() and not np.isnan(trace.stochastic_gradient_sq).any()
         # the global models the trace holds at the record rounds are the run's records, bit for bit
         np.testing.assert_array_equal(trace.global_models[traced.rounds], traced.iterates[s])
 
