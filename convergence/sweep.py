@@ -46,8 +46,9 @@ from .algorithms.kernel_threads import check_threads, using_kernel_threads
 from .config import ConfigError
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 
-__all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT_S", "MissingRunError", "SweepError", "SweepMonitor", "SweepResults",
-           "SweepOptions", "SweepTask", "check_scheduler", "local_process_pool", "run_sweep"]
+__all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT_S", "MissingRunError", "OutdatedRunError", "OutdatedRunWarning", "SweepError",
+           "SweepMonitor", "SweepResults", "SweepOptions", "SweepTask", "check_scheduler", "local_process_pool",
+           "run_sweep"]
 
 EXECUTORS = ("serial", "process", "dask")
 
@@ -68,6 +69,9 @@ class SweepTask:
     ``fn`` must be a top-level (picklable) pure function returning a mapping of names to NumPy
     arrays; ``config_json`` is what the key stands for, stored beside the result. ``warm_key``: tasks
     with equal keys run the same compiled code (module docstring, "Compiling once"); None: no hint.
+    ``result_names``: the names of the arrays ``fn`` returns (None: not checked); a stored run of
+    the key whose arrays have other names holds an older format of the result and is recomputed
+    (``run_sweep``).
     """
 
     key: str
@@ -75,6 +79,7 @@ class SweepTask:
     args: tuple
     config_json: dict[str, Any]
     warm_key: Hashable | None = None
+    result_names: frozenset[str] | None = None
 
 
 _WARM_KEYS: set[Hashable] = set()
@@ -136,6 +141,24 @@ class MissingRunError(StoreError):
         self.missing = missing
 
 
+class OutdatedRunError(StoreError):
+    """A read-only store holds a run of this sweep in an older format of its result (arrays named
+    otherwise than the task's ``result_names``); ``key`` names the first, ``path`` is the store."""
+
+    def __init__(self, path: os.PathLike[str], key: str, outdated: int, reason: str) -> None:
+        super().__init__(f"run store {str(path)!r}: run {key} is stored in an older format ({reason}; {outdated} "
+                         "run(s) of this sweep are); a read-only store is never written: recompute them into a "
+                         "writable store (fedbound verify --store)")
+        self.path = path
+        self.key = key
+        self.outdated = outdated
+
+
+class OutdatedRunWarning(UserWarning):
+    """Runs stored in an older format of their result are being recomputed (the message names the
+    store, how many and the first run with its array names)."""
+
+
 class SweepResults(dict[str, Result]):
     """Results by task key, in task order, with the compute time of each and which came from the store.
 
@@ -174,7 +197,9 @@ class SweepOptions:
     finished task is written to it at once, its compute time in the run's metadata; with
     ``use_cache``, tasks already stored are read back, not recomputed (unless the stored run fails
     its checksums or was stored for another config: then a CorruptRunWarning names the run and the
-    store and the task is recomputed and stored again). A store opened read-only
+    store and the task is recomputed and stored again; or when it was stored in an older format of
+    its result, other array names than the task's ``result_names``: one OutdatedRunWarning says how
+    many and they are recomputed, or, read-only, OutdatedRunError). A store opened read-only
     (``RunStore(..., readonly=True)``) is never written: a task it does not hold (or holds corrupt)
     raises MissingRunError (CorruptRunError) before anything runs. progress: True for a transient
     progress bar, False for none, or a ``SweepMonitor`` to report to. threads: how many threads
@@ -220,11 +245,16 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
     results: dict[str, Result] = {}
     seconds: dict[str, float] = {}
     if store is not None and use_cache:
+        outdated: list[tuple[SweepTask, StoredRun]] = []
         for task in unique:
             stored = _stored_run(store, task)
-            if stored is not None:
+            if stored is not None and task.result_names is not None and set(stored.result) != task.result_names:
+                outdated.append((task, stored))
+            elif stored is not None:
                 results[task.key] = stored.result
                 seconds[task.key] = float(stored.meta.get("seconds", 0.0))
+        if outdated:
+            _outdated(store, outdated)
     cached = frozenset(results)
     pending = [task for task in unique if task.key not in results]
     if pending and store is not None and store.readonly:
@@ -288,6 +318,20 @@ def _stored_run(store: RunStore, task: SweepTask) -> StoredRun | None:
                       "config of this run; recomputing it", CorruptRunWarning, stacklevel=3)
         return None
     return stored
+
+
+def _outdated(store: RunStore, outdated: list[tuple[SweepTask, StoredRun]]) -> None:
+    """Say that the ``outdated`` runs (stored with other array names than their tasks return) are
+    recomputed, in one OutdatedRunWarning; OutdatedRunError on a read-only store."""
+    task, stored = outdated[0]
+    assert task.result_names is not None  # only such tasks are checked
+    reason = (f"arrays {sorted(set(stored.result) - task.result_names)} are not in this fedbound's result, "
+              f"{sorted(task.result_names - set(stored.result))} missing")
+    if store.readonly:
+        raise OutdatedRunError(store.path, task.key, len(outdated), reason)
+    warnings.warn(f"run store {str(store.path)!r}: {len(outdated)} run(s) are stored in an older format of their "
+                  f"result (run {task.key}: {reason}); recomputing them, and they replace the stored ones",
+                  OutdatedRunWarning, stacklevel=3)
 
 
 def _as_json(config: Mapping[str, Any]) -> Any:

@@ -70,7 +70,9 @@ def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequen
     resolves a config's empty record rounds against the problem; None: the config's own) and a
     digest of w* (the divergence test and tracked radii are measured from it; None without an
     exact optimum, when they are measured from w0); its key is the SHA-256 of that config's
-    canonical JSON (16 hex digits, as ``RunConfig.run_id``).
+    canonical JSON (16 hex digits, as ``RunConfig.run_id``); its ``result_names`` are the fields of
+    its engine's SeedRun, so a run stored with other arrays (an older format, e.g. a FedAvg trace
+    that kept the (T, N, d) gradients) is recomputed.
     """
     cfg = request.config
     alg = cfg.algorithm
@@ -88,7 +90,7 @@ def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequen
     key = config_digest(config_json)
     warm_key = None if problem is None else _warm_key(request, engine, problem)
     return SweepTask(key, _seed_run, (cfg.problem, alg, seed, w_star, request.track, request.trace, engine),
-                     config_json, warm_key)
+                     config_json, warm_key, frozenset(algorithm_for(alg).seed_type._fields))
 
 
 def _warm_key(request: RunRequest, engine: str, problem: Any) -> tuple[str, str, str, str]:

@@ -143,8 +143,8 @@ def collect(
     traces = result.extras.traces
     T = config.total_steps
     local = np.stack([trace.local_models[:T] for trace in traces])
-    full = np.stack([trace.full_gradients for trace in traces])
-    moments = iterate_moments(problem, local, config.batch_size, full_gradients=full,
+    grad_sq = np.stack([trace.full_gradient_sq for trace in traces])
+    moments = iterate_moments(problem, local, config.batch_size, full_gradient_sq=grad_sq,
                               exact=config.batch_size == 0)
     return LemmaData(problem, config, optimum, traces, smoothness(problem), strong_convexity(problem),
                      heterogeneity(problem, optimum), moments)
@@ -174,7 +174,7 @@ def li_lemma1(data: LemmaData, scale: float = 1.0) -> Verdict:
     T = eta.size
     local = data.stack("local_models")[:, :T]
     average = data.stack("averages")[:, :T]
-    gbar = np.einsum("k,stkd->std", p, data.stack("full_gradients"))
+    gbar = data.stack("mean_full_gradients")
     V = np.einsum("k,stk->st", p**2, data.moments.variance)
     dist = np.sum((average - data.optimum.w_star) ** 2, axis=2)
     lhs = np.sum((average - eta[None, :, None] * gbar - data.optimum.w_star) ** 2, axis=2) + eta**2 * V
@@ -199,8 +199,7 @@ def li_lemma2(data: LemmaData, factor: float = 1.0) -> Verdict:
     """Li et al. (2020) Lemma 2, E||g_t - gbar_t||^2 <= factor sum_k p_k^2 sigma_k^2 (realised gradients;
     factor = 1 in the paper, another value is a planted variant)."""
     p = data.problem.weights
-    noise = data.stack("stochastic_gradients") - data.stack("full_gradients")
-    lhs = np.sum(np.einsum("k,stkd->std", p, noise) ** 2, axis=2)
+    lhs = np.sum(data.stack("mean_noise") ** 2, axis=2)
     rhs = factor * li_lemma2_bound(p, data.sigma_sq)
     expected = data.moments.expected_variance @ p**2  # (T,) E V_t, the LHS's expectation for independent clients
     sharp = int(np.argmax(expected))

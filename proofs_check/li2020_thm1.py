@@ -263,14 +263,14 @@ def recursion_terms(
     eta = traces[0].step_sizes
     local = np.stack([trace.local_models for trace in traces])  # (S, T+1, N, d)
     average = np.stack([trace.averages for trace in traces])[:, :T]
-    gbar = np.einsum("k,stkd->std", p, np.stack([trace.full_gradients for trace in traces]))
+    gbar = np.stack([trace.mean_full_gradients for trace in traces])
     variance = np.einsum("k,stk->st", p**2, gradient_variance(problem, local[:, :T], traces[0].batch_size))
     current = np.sum((average - w_star) ** 2, axis=2)
     following = np.sum((average - eta[None, :, None] * gbar - w_star) ** 2, axis=2) + eta**2 * variance
     return RecursionTerms(
         np.arange(first_step, first_step + T), eta, current, following,
         float(np.max(np.linalg.norm(local - w_star, axis=-1))),
-        float(np.max(np.sum(np.stack([trace.stochastic_gradients for trace in traces]) ** 2, axis=-1))),
+        float(np.max(np.stack([trace.stochastic_gradient_sq for trace in traces]))),
     )
 
 

@@ -115,31 +115,32 @@ def iterate_moments(
     local_models: np.ndarray,
     batch_size: int,
     *,
-    full_gradients: np.ndarray | None = None,
+    full_gradient_sq: np.ndarray | None = None,
     exact: bool = False,
 ) -> IterateMoments:
     """``IterateMoments`` of S realisations of a run: ``local_models`` (S, T, N, d) holds w_t^k, client
-    k's own iterate before local step t; ``full_gradients`` (S, T, N, d), grad F_k(w_t^k), when the
-    run recorded them (else computed). ``exact`` says the realisations are the expectation itself
+    k's own iterate before local step t; ``full_gradient_sq`` (S, T, N), ||grad F_k(w_t^k)||^2, when
+    the run recorded it (``FedAvgTrace.full_gradient_sq``; else computed). ``exact`` says the realisations are the expectation itself
     (a deterministic run: exact gradients and every client in every round)."""
     b = as_batch_size(batch_size)
     W = np.asarray(local_models, dtype=np.float64)
     N, d = problem.n_clients, problem.dim
     if W.ndim != 4 or W.shape[2:] != (N, d) or W.shape[0] == 0 or W.shape[1] == 0:
         raise ValueError(f"local_models: expected shape (S, T, {N}, {d}) with S, T >= 1, got {W.shape}")
-    if full_gradients is None:
+    if full_gradient_sq is None:
         flat = W.reshape(-1, N, d)
         grads = np.stack([client_terms(problem, k, flat[:, k])[0] for k in range(N)], axis=1).reshape(W.shape)
+        grad_sq = np.sum(grads**2, axis=3)
     else:
-        grads = np.asarray(full_gradients, dtype=np.float64)
-        if grads.shape != W.shape:
-            raise ValueError(f"full_gradients: expected shape {W.shape} matching local_models, got {grads.shape}")
+        grad_sq = np.asarray(full_gradient_sq, dtype=np.float64)
+        if grad_sq.shape != W.shape[:3]:
+            raise ValueError(f"full_gradient_sq: expected shape {W.shape[:3]} matching local_models, got {grad_sq.shape}")
     S = W.shape[0]
     how = ("exact (deterministic run)" if exact else
            f"mean over {S} seed(s) of the exact moments given each seed's iterates (an estimate of E over the run)")
     method = (f"Li et al. Assumptions 3-4 at client k's own iterates w_t^k, batch {b or 'exact'}: "
               f"sigma_k^2 = max_t E var_k(w_t^k), G^2 = max_(t,k) E||g_k(w_t^k)||^2, E {how}")
-    return IterateMoments(np.sum(grads**2, axis=3), gradient_variance(problem, W, b), bool(exact), method)
+    return IterateMoments(grad_sq, gradient_variance(problem, W, b), bool(exact), method)
 
 
 

@@ -40,7 +40,7 @@ def test_exact_expectations_match_monte_carlo() -> None:
         samples["spread"].append(np.einsum("k,tk->t", p, np.sum((local - trace.averages[:-1, None]) ** 2, axis=2)))
         samples["dist"].append(np.sum((trace.averages[:-1] - w_star) ** 2, axis=1))
         samples["variance"].append(gradient_variance(problem, local, 2))
-        samples["grad_sq"].append(np.sum(trace.full_gradients**2, axis=2))
+        samples["grad_sq"].append(trace.full_gradient_sq)
         samples["gap"].append(np.array([problem.objective(w) for w in trace.global_models[1:]]) - problem.objective(w_star))
     for name, values in samples.items():
         values = np.asarray(values)

@@ -57,14 +57,18 @@ def test_trace_records_every_local_step() -> None:
     alg = FedAvgConfig(3, 2, StepSize.constant(0.1), 2, 1.0, (2,), (5,))
     (trace,) = run(RunConfig(problem.spec, alg), engine="numpy", trace=True).extras.traces
     T, N, d = alg.total_steps, problem.n_clients, problem.dim
-    assert trace.local_models.shape == (T + 1, N, d) and trace.stochastic_gradients.shape == (T, N, d)
+    p = problem.weights
+    assert trace.local_models.shape == (T + 1, N, d) and trace.mean_noise.shape == (T, d)
+    assert trace.full_gradient_sq.shape == trace.stochastic_gradient_sq.shape == (T, N)
     for t in range(T):
+        full = np.array([problem.local_gradient(trace.local_models[t, k], k) for k in range(N)])  # (N, d)
+        np.testing.assert_allclose(trace.mean_full_gradients[t], p @ full)
+        np.testing.assert_allclose(trace.full_gradient_sq[t], np.sum(full**2, axis=1))
         if (t + 1) % alg.local_steps:  # inside a round: w_{t+1}^k = w_t^k - eta_t g_{t,k}
-            np.testing.assert_allclose(
-                trace.local_models[t + 1], trace.local_models[t] - trace.step_sizes[t] * trace.stochastic_gradients[t]
-            )
-        for k in range(N):
-            np.testing.assert_allclose(trace.full_gradients[t, k], problem.local_gradient(trace.local_models[t, k], k))
+            g = (trace.local_models[t] - trace.local_models[t + 1]) / trace.step_sizes[t]
+            np.testing.assert_allclose(trace.stochastic_gradient_sq[t], np.sum(g**2, axis=1))
+            np.testing.assert_allclose(trace.mean_noise[t], p @ (g - full), atol=1e-12)
+            assert np.abs(trace.mean_noise[t]).max() > 1e-6  # minibatch noise, not zero
     np.testing.assert_allclose(trace.averages, np.einsum("k,tkd->td", problem.weights, trace.local_models))
     # at a synchronisation step every client holds the global model
     assert np.ptp(trace.local_models[alg.local_steps], axis=0).max() == 0.0

@@ -27,6 +27,8 @@ from convergence import (
     run,
 )
 from convergence.algorithms import algorithm_for
+from convergence.algorithms.fedavg.trace import FedAvgTraceArrays
+from convergence.sweep import OutdatedRunError, OutdatedRunWarning
 from convergence.sweep_runs import seed_task
 from problems import build_block_cyclic, build_problem, exact_optimum, problem_spec
 
@@ -66,7 +68,8 @@ def test_traced_records_are_the_untraced_records_bit_for_bit(name: str) -> None:
     assert len(traced.extras.traces) == len(traced.seeds)
     for s, trace in enumerate(traced.extras.traces):
         assert trace.local_models.shape[0] == trace.step_sizes.size + 1 == traced.steps[-1] + 1
-        assert not np.isnan(trace.local_models).any() and not np.isnan(trace.stochastic_gradients).any()
+        for field, value in vars(trace).items():  # every step was reached: no NaN left from the allocation
+            assert not (isinstance(value, np.ndarray) and np.isnan(value).any()), field
         # the global models the trace holds at the record rounds are the run's records, bit for bit
         np.testing.assert_array_equal(trace.global_models[traced.rounds], traced.iterates[s])
 
@@ -104,6 +107,68 @@ def test_traces_go_through_execute_the_store_and_a_process_pool(tmp_path: Path) 
     assert seed_task(request, 1, "numpy").config_json["trace"] is True
 
 
+def test_the_fedavg_trace_reductions_are_their_definitions_on_the_full_gradients() -> None:
+    # S seeds of T steps, N clients, d parameters of random gradients: written step by step, the
+    # reductions equal their definitions evaluated at once on the stacked (S, T, N, d) arrays, bit
+    # for bit (what the lemma checks and eq. 13 computed when the trace kept the full gradients)
+    S, T, N, d = 3, 5, 4, 7
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(N))
+    local, stochastic, full = (rng.normal(size=(S, T, N, d)) for _ in range(3))
+    traces = [FedAvgTraceArrays.allocate(T, N, d) for _ in range(S)]
+    for s, trace in enumerate(traces):
+        for t in range(T):
+            trace.write_step(t, local[s, t], stochastic[s, t], full[s, t], p)
+    stacked = {name: np.stack([getattr(trace, name) for trace in traces]) for name in FedAvgTraceArrays._fields}
+    np.testing.assert_array_equal(stacked["local_models"][:, :T], local)
+    assert np.isnan(stacked["local_models"][:, T]).all()  # row T is the final global model, written by the run
+    gbar = np.zeros((S, T, d))
+    noise = np.zeros((S, T, d))
+    for k in range(N):  # sum_k p_k (...), k in order
+        gbar += p[k] * full[:, :, k]
+        noise += p[k] * (stochastic[:, :, k] - full[:, :, k])
+    np.testing.assert_allclose(stacked["mean_full_gradients"], gbar, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(stacked["mean_noise"], noise, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(stacked["full_gradient_sq"], (full**2).sum(axis=3), rtol=1e-14)
+    np.testing.assert_allclose(stacked["stochastic_gradient_sq"], (stochastic**2).sum(axis=3), rtol=1e-14)
+    # bit for bit what the readers computed from the stacked full arrays before
+    np.testing.assert_array_equal(stacked["mean_full_gradients"], np.einsum("k,stkd->std", p, full))
+    np.testing.assert_array_equal(stacked["mean_noise"], np.einsum("k,stkd->std", p, stochastic - full))
+    np.testing.assert_array_equal(stacked["full_gradient_sq"], np.sum(full**2, axis=3))
+    np.testing.assert_array_equal(stacked["stochastic_gradient_sq"], np.sum(stochastic**2, axis=3))
+
+
+def test_a_run_stored_in_an_older_format_is_recomputed(tmp_path: Path) -> None:
+    # a FedAvg trace stored by an older fedbound kept the (T, N, d) gradients under other names: a
+    # sweep recomputes it (one warning naming the arrays) and stores it in this format; a
+    # read-only store refuses it by name
+    request = RunRequest(RUNS["fedavg"], exact_optimum(build_problem(FEDERATED), crosscheck=False), trace=True)
+    task = seed_task(request, RUNS["fedavg"].algorithm.seeds[0], "numpy")
+    path = tmp_path / "runs.sqlite"
+    with RunStore(path) as store:
+        (fresh,) = execute([request], SweepOptions(store=store, progress=False), engine="numpy")
+        stored = store.load(task.key)
+        assert stored is not None and set(stored.result) == task.result_names
+        T, N, d = stored.result["trace_local_models"].shape
+        old = {name: value for name, value in stored.result.items() if not name.startswith("trace_") or
+               name == "trace_local_models"}
+        old.update(trace_stochastic_gradients=np.zeros((T - 1, N, d)), trace_full_gradients=np.zeros((T - 1, N, d)))
+        store.put(task.key, stored.config, old, stored.meta)
+    with RunStore(path, readonly=True) as store:
+        with pytest.raises(OutdatedRunError, match=rf"run {task.key} is stored in an older format \(arrays "
+                                                   r"\['trace_full_gradients', 'trace_stochastic_gradients'\] are not"):
+            execute([request], SweepOptions(store=store, progress=False), engine="numpy")
+    with RunStore(path) as store:
+        with pytest.warns(OutdatedRunWarning, match=r"1 run\(s\) are stored in an older format .*recomputing them"):
+            (again,) = execute([request], SweepOptions(store=store, progress=False), engine="numpy")
+        restored = store.load(task.key)
+    assert restored is not None and set(restored.result) == task.result_names
+    for mine, theirs in zip(again.extras.traces, fresh.extras.traces):
+        for field, value in vars(theirs).items():
+            if isinstance(value, np.ndarray):
+                np.testing.assert_array_equal(getattr(mine, field), value, err_msg=field)
+
+
 def test_the_exported_table_leaves_the_traces_out(tmp_path: Path) -> None:
     request = RunRequest(RUNS["fedavg"], trace=True)
     with RunStore(tmp_path / "runs.sqlite") as store:
@@ -124,13 +189,13 @@ def test_traces_are_read_only() -> None:
 
 
 def test_a_trace_that_cannot_fit_is_refused_before_the_run() -> None:
-    # d = 3, N = 3: each local step keeps 3 N d = 27 floats per seed; 10^10 steps are 2 TB
+    # d = 3, N = 3: each local step keeps N d + 2 d + 2 N = 21 floats per seed; 10^10 steps are 2 TB
     huge = FedAvgConfig(1, 10**10, STEP, 1, record_rounds=(1,))
     problem = build_problem(FEDERATED)
     fedavg = algorithm_for(huge)
     plain, traced = (fedavg.memory_bytes(problem, huge, "numpy", trace) for trace in (False, True))
     T, N, d = huge.total_steps, problem.n_clients, problem.dim
-    assert traced - plain == 8 * ((T + 1) * N * d + 2 * T * N * d + (T + 1) * d + T)
+    assert traced - plain == 8 * ((T + 1) * N * d + 2 * T * d + 2 * T * N + (T + 1) * d + T)
     with pytest.raises(ConfigError, match="trace"):
         run(RunConfig(FEDERATED, huge), engine="numpy", trace=True)
     with pytest.raises(ConfigError, match="trace"):

@@ -14,7 +14,7 @@ With ``track`` both paths record, over every local iterate of every sampled clie
 (the radius of the region the iterates visit; measured from w0 when the problem has no exact
 optimum) and max ||g||^2 of the realised stochastic gradients (exactly, when gradients are
 exact); untracked runs report NaN. With ``trace`` (the reference path only) the seed keeps every
-local model and gradient (``trace``).
+local model and the reductions of every step's gradients that the lemma checks read (``trace``).
 """
 
 from __future__ import annotations
@@ -53,8 +53,10 @@ class FedAvgSeed(NamedTuple):
     max_grad_sq: np.ndarray
     diverged: np.ndarray
     trace_local_models: np.ndarray = NOT_TRACED
-    trace_stochastic_gradients: np.ndarray = NOT_TRACED
-    trace_full_gradients: np.ndarray = NOT_TRACED
+    trace_mean_full_gradients: np.ndarray = NOT_TRACED
+    trace_full_gradient_sq: np.ndarray = NOT_TRACED
+    trace_stochastic_gradient_sq: np.ndarray = NOT_TRACED
+    trace_mean_noise: np.ndarray = NOT_TRACED
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,8 +166,9 @@ class FedAvgEngine:
 
     def extras(self, problem: Problem, plan: FedAvgPlan, seed_runs: Sequence[FedAvgSeed]) -> FedAvgExtras:
         traces = None if not plan.trace else tuple(
-            FedAvgTrace.of(FedAvgTraceArrays(run.trace_local_models, run.trace_stochastic_gradients,
-                                             run.trace_full_gradients), problem.weights, plan.config)
+            FedAvgTrace.of(FedAvgTraceArrays(run.trace_local_models, run.trace_mean_full_gradients,
+                                             run.trace_full_gradient_sq, run.trace_stochastic_gradient_sq,
+                                             run.trace_mean_noise), problem.weights, plan.config)
             for run in seed_runs)
         if not plan.track:
             return FedAvgExtras(np.full(len(seed_runs), np.nan), np.full(len(seed_runs), np.nan), traces)
@@ -176,7 +179,7 @@ class FedAvgEngine:
         """Records S P (d + 2) floats, plus the work arrays: the padded client data of the
         reference path (N n_max (f + 2) and a minibatch N b (f + 2)), or the kernel's minibatch
         (b f) and, for exact least-squares steps, the Gram matrices (N f^2); a traced run adds per
-        seed its trace, (T+1) N d + 2 T N d floats and wbar_t, eta_t ((T+1) d + T). On a CNN
+        seed its trace, (T+1) N d + 2 T d + 2 T N floats and wbar_t, eta_t ((T+1) d + T). On a CNN
         problem: records, the models W, W_k, the aggregate and the gradient (4 d), and the
         network's activations and their gradients for the largest batch (2 b_max A, A the
         layout's activation size; the reference's im2col copies are of the same order)."""
@@ -192,7 +195,7 @@ class FedAvgEngine:
         else:
             work = max(b, 1) * f + (N * f * f if problem.model.quadratic and b == 0 else 0)
         T = config.total_steps
-        traces = S * ((T + 1) * N * d + 2 * T * N * d + (T + 1) * d + T) if trace else 0
+        traces = S * ((T + 1) * N * d + 2 * T * d + 2 * T * N + (T + 1) * d + T) if trace else 0
         return FLOAT_BYTES * (records + work + traces)
 
 

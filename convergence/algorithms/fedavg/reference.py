@@ -15,7 +15,7 @@ sampled clients' models, and so the global models, are the kernel's, which compu
 sampled clients. The tracked maxima are taken over the sampled clients, as in the kernel.
 
 Given ``trace`` arrays (``trace.FedAvgTraceArrays``) it also writes every local model before each
-step and that step's stochastic and full gradients into them: the same loop, so a traced run's
+step and the reductions of that step's stochastic and full gradients into them: the same loop, so a traced run's
 records are the untraced run's bit for bit. Under a sampling scheme the trace holds every
 client's local steps, sampled or not (Li's v_t^k of App. B.1), and at a synchronisation step the
 broadcast global model.
@@ -83,10 +83,8 @@ def fedavg_reference(
             if scheme == "transformed_scheme_ii":
                 grad *= scales
             if trace is not None:
-                trace.local_models[t] = local.reshape(N, -1)
-                trace.stochastic_gradients[t] = grad.reshape(N, -1)
-                trace.full_gradients[t] = grad.reshape(N, -1) if idx is None else (
-                    scales * (data.full_gradients(problem.model, local) + mu * local)).reshape(N, -1)
+                full = grad if idx is None else scales * (data.full_gradients(problem.model, local) + mu * local)
+                trace.write_step(t, local.reshape(N, -1), grad.reshape(N, -1), full.reshape(N, -1), p)
             if track:
                 max_grad = max(max_grad, float(np.max(np.sum(grad**2, axis=(1, 2))[sampled])))
             local -= eta_all[t] * grad

@@ -38,20 +38,45 @@ __all__ = ["FedAvgTrace", "FedAvgTraceArrays"]
 
 class FedAvgTraceArrays(NamedTuple):
     """What a traced reference run writes (T = rounds E, N clients, d parameters), the seed's
-    ``trace_*`` arrays: ``local_models`` (T+1, N, d) w_t^k (row T: the final global model),
-    ``stochastic_gradients`` (T, N, d) g_{t,k} and ``full_gradients`` (T, N, d) grad F_k(w_t^k)
-    (both with the mu w term). Allocated NaN-filled, so a run that diverges early leaves NaN,
-    never stale memory, in the steps it did not reach."""
+    ``trace_*`` arrays: ``local_models`` (T+1, N, d) w_t^k (row T: the final global model) and four
+    reductions of the step's gradients, written by ``write_step`` (which defines them): ``mean_full_gradients``
+    (T, d) gbar_t, ``full_gradient_sq`` (T, N) ||grad F_k(w_t^k)||^2, ``stochastic_gradient_sq``
+    (T, N) ||g_{t,k}||^2 and ``mean_noise`` (T, d) g_t - gbar_t. The (T, N, d) gradients themselves
+    are not kept: no reader needs more of them than these reductions, and they would triple the
+    trace. Allocated NaN-filled, so a run that diverges early leaves NaN, never stale memory, in
+    the steps it did not reach."""
 
     local_models: np.ndarray
-    stochastic_gradients: np.ndarray
-    full_gradients: np.ndarray
+    mean_full_gradients: np.ndarray
+    full_gradient_sq: np.ndarray
+    stochastic_gradient_sq: np.ndarray
+    mean_noise: np.ndarray
 
     @classmethod
     def allocate(cls, total_steps: int, n_clients: int, dim: int) -> FedAvgTraceArrays:
         """NaN-filled arrays of the shapes above."""
         T, N, d = total_steps, n_clients, dim
-        return cls(np.full((T + 1, N, d), np.nan), np.full((T, N, d), np.nan), np.full((T, N, d), np.nan))
+        return cls(np.full((T + 1, N, d), np.nan), np.full((T, d), np.nan), np.full((T, N), np.nan),
+                   np.full((T, N), np.nan), np.full((T, d), np.nan))
+
+    def write_step(self, t: int, local: np.ndarray, stochastic: np.ndarray, full: np.ndarray,
+                   weights: np.ndarray) -> None:
+        """Write local step t from the clients' models ``local`` w_t^k, their stochastic gradients
+        ``stochastic`` g_{t,k} and full gradients ``full`` grad F_k(w_t^k) (each (N, d), float64) and
+        the weights p (N,):
+
+            mean_full_gradients[t]    = gbar_t = sum_k p_k grad F_k(w_t^k)             (d,)
+            full_gradient_sq[t, k]    = ||grad F_k(w_t^k)||^2                          (N,)
+            stochastic_gradient_sq[t, k] = ||g_{t,k}||^2                               (N,)
+            mean_noise[t]             = g_t - gbar_t = sum_k p_k (g_{t,k} - grad F_k(w_t^k))  (d,)
+
+        (the squared norms summed over the last axis, the p-weighted sums by ``np.einsum`` over k:
+        the same bits as the same operations on the stacked (S, T, N, d) arrays)."""
+        self.local_models[t] = local
+        self.mean_full_gradients[t] = np.einsum("k,kd->d", weights, full)
+        self.full_gradient_sq[t] = np.sum(full**2, axis=1)
+        self.stochastic_gradient_sq[t] = np.sum(stochastic**2, axis=1)
+        self.mean_noise[t] = np.einsum("k,kd->d", weights, stochastic - full)
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,18 +84,22 @@ class FedAvgTrace:
     """Every local iterate of one FedAvg seed (module docstring); T = rounds * E, N clients, d parameters.
 
     Shapes: ``local_models`` (T+1, N, d) the w_t^k of the module docstring; ``averages`` (T+1, d)
-    wbar_t = sum_k p_k w_t^k; ``stochastic_gradients`` (T, N, d) the g_{t,k} used at step t
-    (minibatch of ``batch_size`` rows drawn with replacement, or exact when batch_size = 0, with
-    the mu w term); ``full_gradients`` (T, N, d) grad F_k(w_t^k); ``step_sizes`` (T,) eta_t. Every
-    array is read-only.
+    wbar_t = sum_k p_k w_t^k; the reductions of each step's gradients (``FedAvgTraceArrays.write_step``
+    defines them; g_{t,k} is the minibatch gradient of ``batch_size`` rows drawn with replacement,
+    or the exact one when batch_size = 0, with the mu w term): ``mean_full_gradients`` (T, d) gbar_t
+    = sum_k p_k grad F_k(w_t^k), ``full_gradient_sq`` (T, N) ||grad F_k(w_t^k)||^2,
+    ``stochastic_gradient_sq`` (T, N) ||g_{t,k}||^2, ``mean_noise`` (T, d) g_t - gbar_t; and
+    ``step_sizes`` (T,) eta_t. Every array is read-only.
     """
 
     local_steps: int
     batch_size: int
     local_models: np.ndarray
     averages: np.ndarray
-    stochastic_gradients: np.ndarray
-    full_gradients: np.ndarray
+    mean_full_gradients: np.ndarray
+    full_gradient_sq: np.ndarray
+    stochastic_gradient_sq: np.ndarray
+    mean_noise: np.ndarray
     step_sizes: np.ndarray
 
     @classmethod
@@ -79,10 +108,9 @@ class FedAvgTrace:
         E = config.local_steps
         averages = np.tensordot(weights, arrays.local_models, axes=([0], [1]))
         step_sizes = config.step_size.at(np.arange(config.total_steps), E)
-        trace = cls(E, config.batch_size, arrays.local_models, averages, arrays.stochastic_gradients,
-                    arrays.full_gradients, step_sizes)
-        for array in (trace.local_models, trace.averages, trace.stochastic_gradients, trace.full_gradients,
-                      trace.step_sizes):
+        trace = cls(E, config.batch_size, arrays.local_models, averages, arrays.mean_full_gradients,
+                    arrays.full_gradient_sq, arrays.stochastic_gradient_sq, arrays.mean_noise, step_sizes)
+        for array in (*arrays, trace.averages, trace.step_sizes):
             array.setflags(write=False)
         return trace
 
