@@ -55,7 +55,7 @@ from ..schedules import step_size_at
 from .fedavg.participation import FULL, aggregation, draw_clients
 from .kernel_threads import kernel_threads
 from .local_steps import (
-    DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale,
+    DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale, prefetch_minibatch,
 )
 
 __all__ = ["local_sgd_kernel", "local_sgd_kernel_threaded", "local_sgd_for_threads"]
@@ -99,6 +99,12 @@ def _client_round(
         t = r * E + e
         eta = step_size_at(sched_code, sched_a, sched_b, t, E) * lam
         stream = stream_key(key, t, k, N) if batch > 0 else np.uint64(0)
+        if batch > 0:  # the next step's rows: this client's, or the next client's first
+            k_next = k if e + 1 < E else k + 1
+            if k_next < N and counts[k_next] > 0:
+                prefetch_minibatch(rows, row_offsets[k_next], support_offsets[k_next + 1] - support_offsets[k_next],
+                                   sample_offsets[k_next + 1] - sample_offsets[k_next], batch,
+                                   stream_key(key, t + 1 if e + 1 < E else r * E, k_next, N))
         if batch == 0 and uses_gram[k]:
             gram_gradient(gram, gram_offsets[k], gram_rhs, so, m, Wk, G)
         else:
