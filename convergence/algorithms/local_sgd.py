@@ -75,18 +75,23 @@ def _client_round(
     so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
     lam = step_scales[k]
     Wk = local[so * C:(so + m) * C]
-    off_sq, off_dot, off_star = w_sq, w_dot, star_sq
-    for jj in range(m):
-        j = support[so + jj]
-        for c in range(C):
-            v, vs = W[j * C + c], w_star[j * C + c]
-            Wk[jj * C + c] = v
-            anchor[jj * C + c] = v
-            off_sq -= v * v
-            off_dot -= v * vs
-            off_star -= vs * vs
-    if full_support[k]:
-        off_sq, off_dot, off_star = 0.0, 0.0, 0.0
+    off_sq, off_dot, off_star = 0.0, 0.0, 0.0
+    if full_support[k]:  # the support is 0..n_features-1 in order: W's block as it is
+        for q in range(m * C):
+            Wk[q] = W[q]
+    else:
+        off_sq, off_dot, off_star = w_sq, w_dot, star_sq
+        for jj in range(m):
+            j = support[so + jj]
+            for c in range(C):
+                v, vs = W[j * C + c], w_star[j * C + c]
+                Wk[jj * C + c] = v
+                off_sq -= v * v
+                off_dot -= v * vs
+                off_star -= vs * vs
+    if mu_prox != 0.0:  # the prox term's anchor; FedAvg never reads it
+        for q in range(m * C):
+            anchor[q] = Wk[q]
     s = 1.0
     max_rad, max_grad = 0.0, 0.0
     n_k = sample_offsets[k + 1] - sample_offsets[k]
@@ -232,14 +237,15 @@ def _local_sgd(
                 continue
             so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
             p, s = coefficients[k], scale[k]
+            if full_support[k]:  # the support is 0..n_features-1 in order
+                for q in range(m * C):
+                    acc[q] += p * local[so * C + q]
+                continue
             for jj in range(m):
                 j = support[so + jj]
                 for c in range(C):
                     q = j * C + c
-                    if full_support[k]:
-                        acc[q] += p * local[(so + jj) * C + c]
-                    else:
-                        acc[q] += p * (local[(so + jj) * C + c] - s * W[q])
+                    acc[q] += p * (local[(so + jj) * C + c] - s * W[q])
         dist = 0.0
         for q in range(d):
             if server_lr == 1.0:
