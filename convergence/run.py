@@ -20,10 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from problems import FederatedProblem, Optimum, check_optimum, exact_optimum
+from problems import FederatedProblem, Optimum, check_optimum, exact_optimum, one_blas_thread
 
 from .algorithms import ENGINES, Algorithm, DivergenceError, RunConfig, RunResult, SeedRun, algorithm_for
-from .blas_threads import one_blas_thread
 from .config import ConfigError
 from .resources import check_run_memory
 
@@ -65,7 +64,7 @@ def run_seed(
 
     BLAS runs single-threaded here so that its reductions, and hence the trajectory, do not
     depend on how many threads a process happens to have (bit-identical across executors);
-    ``blas_threads.one_blas_thread`` sets the limit at a dictionary lookup's cost.
+    ``problems.one_blas_thread`` sets the limit at a dictionary lookup's cost.
     """
     if engine not in ENGINES:
         raise ConfigError(f"engine: unknown engine {engine!r}; choose one of {ENGINES}")

@@ -28,6 +28,8 @@ Public API (everything else is private):
 * constants: ``ProblemConstants``, ``problem_constants``;
 * optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``, ``check_optimum``;
 * the registry's ``check_problem(problem, spec)`` (does a problem belong to a spec?);
+* BLAS on one thread around a call, through one cached controller (every layer's kernels and
+  dense algebra): ``one_blas_thread``;
 * validation shared by every layer: ``check_int``, ``check_ints``, ``check_real``, ``check_memory``, ``check_problem_size``,
   ``available_memory``, ``format_bytes``, ``MEMORY_FRACTION``.
 """

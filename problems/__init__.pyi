@@ -3,6 +3,7 @@
 
 from ._base import FederatedProblem, LossKind, ProblemError
 from .arrays import data_folder, from_arrays
+from .blas_threads import one_blas_thread
 from .block_partition import BlockAccuracy, BlockCyclicPartition, block_cyclic_partition, block_test_accuracy
 from .block_cyclic_images import BlockCyclicImageProblem, block_cyclic_images
 from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax, label_block_partition

@@ -53,10 +53,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 from scipy.linalg import lstsq, solve
 
 from ._base import FederatedProblem, ProblemError
+from .blas_threads import one_blas_thread
 from ._cvx import cvxpy_minimise
 from ._newton import newton_minimise
 from ._rows import RowObjective, global_rows, local_rows
@@ -249,7 +249,7 @@ def exact_optimum(problem: FederatedProblem, crosscheck: bool = True, local_opti
         # single-threaded BLAS: the Hessians here are small (d <= a few thousand), and measured on
         # the 100-client synthetic problem one thread is 2x faster than OpenBLAS's default (13 s vs
         # 26 s) and immune to oversubscription when other processes load the machine
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             _CACHE[key] = _solve_primary(problem, local_optima)
     optimum, solutions = _CACHE[key]
     if not crosscheck or optimum.crosscheck is not None:

@@ -238,15 +238,15 @@ class Claim:
         parameter). With params the verdict's id is ``variant_id(self.id, params)``, e.g.
         ``yu2019.thm1[bound_scale=0.25]``, ``li2020.thm1[E=10,seeds=16]``.
 
-        The evaluator runs with BLAS on one thread (``threadpoolctl``; the kernels already run so,
+        The evaluator runs with BLAS on one thread (``problems.one_blas_thread``; the kernels already run so,
         ``convergence.run_seed``): its reductions then do not depend on the machine's core count, so
         the analysis (fits, intervals, eigenvalues, exact optima) is bit-identical across machines and
         job counts, and it is faster on a shared machine, where a second BLAS thread mostly waits
         (measured on 2 cores at load 8: a 610 x 610 ``eigh`` 0.27-0.35 s on one thread, 1.1-4.2 s on
         two; the 62,864 x 50 by 50 x 10 product of a softmax objective 26-39 ms against 76-140 ms)."""
-        from threadpoolctl import threadpool_limits  # here: listing claims imports no numerical library
+        from problems import one_blas_thread  # here: listing claims imports no numerical library
 
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             result = self._evaluator()(settings, self.plan_for(settings, params))
         if not params:
             return result

@@ -1,4 +1,4 @@
-"""``convergence.blas_threads.one_blas_thread``: every loaded BLAS on one thread inside, the
+"""``problems.blas_threads.one_blas_thread``: every loaded BLAS on one thread inside, the
 previous limits back outside, and libraries found again after new imports."""
 
 import sys
@@ -7,8 +7,8 @@ import numpy
 import scipy.linalg
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
-from convergence import blas_threads
-from convergence.blas_threads import one_blas_thread
+from problems import blas_threads
+from problems.blas_threads import one_blas_thread
 
 LOADED = (numpy.__name__, scipy.linalg.__name__)
 """Imported for their BLAS libraries: NumPy's, and SciPy's, which the Numba kernels call."""

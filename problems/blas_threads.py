@@ -1,11 +1,14 @@
-"""BLAS limited to one thread around a kernel call, at the cost of a dictionary lookup.
+"""BLAS limited to one thread around a call, at the cost of a dictionary lookup.
 
 ``threadpool_limits(limits=1, user_api="blas")`` finds the loaded BLAS libraries anew on every
 call (it walks the process's shared objects: ~4 ms, measured on bench's W2, whose 10-round run
-takes ~75 ms: 5% of it, and more for the short runs of a sweep). ``one_blas_thread`` keeps one
-``ThreadpoolController`` and finds the libraries again only when the number of imported modules
-has changed since (a new BLAS arrives with the import of the extension that links it), so every
-library a kernel can call is limited, as before, for ~0.02 ms a call.
+takes ~75 ms: 5% of it, and more for the short runs of a sweep; 2.36 ms a call in a verify
+worker). ``one_blas_thread`` keeps one ``ThreadpoolController`` and finds the libraries again
+only when the number of imported modules has changed since (a new BLAS arrives with the import
+of the extension that links it), so every library a call can reach is limited, as before, for
+~0.02 ms a call. Its users: every kernel call (``convergence.run_seed``), the exact optima
+(``optimum.exact_optimum``) and every claim's evaluator (``proofs_check.Claim.evaluate``). It
+lives in the first layer so that all three share the one controller.
 """
 
 from __future__ import annotations
