@@ -24,6 +24,7 @@ from problems import FederatedProblem, Optimum, check_optimum, exact_optimum, on
 
 from .algorithms import ENGINES, Algorithm, DivergenceError, RunConfig, RunResult, SeedRun, algorithm_for
 from .config import ConfigError
+from .record_values import record_values
 from .resources import check_run_memory
 
 __all__ = ["check_trace", "objective_optimum", "run", "run_result", "run_seed"]
@@ -119,8 +120,8 @@ def run_result(
 ) -> RunResult:
     """The RunResult of per-seed runs (in the order of ``config.algorithm.seeds``): DivergenceError
     for the first that diverged; the gap max(F(w) - F*, 0) and ||w - w*||^2 of the recorded
-    global models (S, P, d) on the algorithm's objective (None without an exact optimum); the
-    engine's extras."""
+    global models (S, P, d) on the algorithm's objective (None without an exact optimum; F at the
+    records memoised per process, ``record_values``); the engine's extras."""
     algorithm = algorithm_for(config.algorithm)
     seeds = config.algorithm.seeds
     for seed, seed_run in zip(seeds, seed_runs):
@@ -130,8 +131,7 @@ def run_result(
     iterates = np.stack([np.asarray(seed_run.records) for seed_run in seed_runs])
     gap = dist_sq = None
     if optimum is not None:
-        objective = algorithm.objective(problem)
-        values = np.array([[objective.objective(w) for w in seed_iterates] for seed_iterates in iterates])
+        values = record_values(algorithm.objective(problem), iterates)
         gap = np.maximum(values - optimum.F_star, 0.0)
         dist_sq = np.sum((iterates - optimum.w_star) ** 2, axis=2)
     rounds = np.asarray(plan.record_rounds, dtype=np.int64)
