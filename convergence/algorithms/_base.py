@@ -147,6 +147,11 @@ class Algorithm(Protocol[ConfigT, ProblemT, PlanT, SeedT, ExtrasT]):
         an exact optimum (None) w0 anchors them. BLAS is single-threaded by the caller."""
         ...
 
+    def stored(self, problem: ProblemT, seed_run: SeedT) -> SeedT:
+        """``seed_run`` as a sweep keeps it (what its worker returns and the run store holds): the
+        arrays a claim reads from a sweep's results; an engine may empty the others (same names)."""
+        ...
+
     def extras(self, problem: ProblemT, plan: PlanT, seed_runs: Sequence[SeedT]) -> ExtrasT:
         """The algorithm's typed extras, stacked over seeds (shapes in the extras' docstring), with
         one read-only trace per seed when the plan traces."""
