@@ -22,7 +22,9 @@ None ("not available", ``RunResult.metric`` says so by name), and the engines an
 measured from w* at the run's start w0 instead: the divergence test (``DivergenceError``) and the
 tracked radii. Every problem that has an optimum runs exactly as before. ``convergence.run`` (one config, in this process) and
 ``convergence.execute`` (many configs, any executor, a run store) are the one run path; a
-worker's per-seed result is the engine's ``SeedRun`` NamedTuple, stored as its arrays.
+worker's per-seed result is the engine's ``SeedRun`` NamedTuple as the engine's ``stored`` keeps it
+(the same names; arrays no claim reads from a sweep may be emptied, e.g. a CNN block-cyclic seed's
+models, whose per-block accuracies are kept), stored as its arrays.
 
 Tracing. A run planned with ``trace=True`` keeps every local iterate: the NumPy reference path
 (only it: the Numba kernels keep records) writes the per-step arrays (every local model, the
