@@ -257,9 +257,9 @@ def test_runs_are_bit_identical_across_repeats_and_executors():
     np.testing.assert_array_equal(run(config).extras.predictors, once.extras.predictors)
     (serial,) = execute([RunRequest(config)], SweepOptions(jobs=1, progress=False))
     (pooled,) = execute([RunRequest(config)], SweepOptions(jobs=2, progress=False))
-    for result in (serial, pooled):
+    for result in (serial, pooled):  # a sweep keeps the predictors' accuracies, not the predictors
         np.testing.assert_array_equal(result.iterates, once.iterates)
-        np.testing.assert_array_equal(result.extras.predictors, once.extras.predictors)
+        np.testing.assert_array_equal(result.extras.selected_separate, once.extras.selected_separate)
         np.testing.assert_array_equal(result.extras.block_accuracy, once.extras.block_accuracy)
     assert not np.array_equal(once.iterates[0], once.iterates[1])
 
