@@ -50,11 +50,12 @@ def _seed_run(
     trace: bool,
     engine: str,
 ) -> dict[str, np.ndarray]:
-    """Worker body: one seed of one config, as the arrays of its engine's SeedRun."""
+    """Worker body: one seed of one config, as the arrays of its engine's SeedRun as a sweep keeps it
+    (``Algorithm.stored``)."""
     engine_of = algorithm_for(algorithm)
     problem = engine_of.build_problem(problem_spec)
     plan = engine_of.plan(problem, algorithm, track, trace)
-    seed_run = run_seed(engine_of, problem, plan, seed, w_star, engine)
+    seed_run = engine_of.stored(problem, run_seed(engine_of, problem, plan, seed, w_star, engine))
     return {name: np.asarray(value) for name, value in seed_run._asdict().items()}
 
 

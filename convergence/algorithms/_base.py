@@ -22,7 +22,9 @@ None ("not available", ``RunResult.metric`` says so by name), and the engines an
 measured from w* at the run's start w0 instead: the divergence test (``DivergenceError``) and the
 tracked radii. Every problem that has an optimum runs exactly as before. ``convergence.run`` (one config, in this process) and
 ``convergence.execute`` (many configs, any executor, a run store) are the one run path; a
-worker's per-seed result is the engine's ``SeedRun`` NamedTuple, stored as its arrays.
+worker's per-seed result is the engine's ``SeedRun`` NamedTuple as the engine's ``stored`` keeps it
+(the same names; arrays no claim reads from a sweep may be emptied, e.g. a CNN block-cyclic seed's
+models, whose per-block accuracies are kept), stored as its arrays.
 
 Tracing. A run planned with ``trace=True`` keeps every local iterate: the NumPy reference path
 (only it: the Numba kernels keep records) writes the per-step arrays (every local model, the
@@ -145,6 +147,11 @@ class Algorithm(Protocol[ConfigT, ProblemT, PlanT, SeedT, ExtrasT]):
         """One seed from the engine's start w0 (0, the config's initial model, or the problem's
         initialisation); ``w_star`` anchors the divergence test and the tracked radii, and without
         an exact optimum (None) w0 anchors them. BLAS is single-threaded by the caller."""
+        ...
+
+    def stored(self, problem: ProblemT, seed_run: SeedT) -> SeedT:
+        """``seed_run`` as a sweep keeps it (what its worker returns and the run store holds): the
+        arrays a claim reads from a sweep's results; an engine may empty the others (same names)."""
         ...
 
     def extras(self, problem: ProblemT, plan: PlanT, seed_runs: Sequence[SeedT]) -> ExtrasT:

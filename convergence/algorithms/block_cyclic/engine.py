@@ -56,6 +56,12 @@ PREDICTORS = {"average": PREDICTOR_AVERAGE, "exponential": PREDICTOR_EXPONENTIAL
 exponential average."""
 
 
+NOT_STORED = np.zeros((0, 0))
+"""The predictors and separate models of a CNN seed as a sweep keeps it (``BlockCyclicEngine.stored``):
+empty, read-only."""
+NOT_STORED.setflags(write=False)
+
+
 BLOCK_CYCLIC_PROBLEMS = (BlockCyclicProblem, BlockCyclicImageProblem)
 """The problems the block-cyclic engine runs: linear models (the kernel ``kernel``, the reference
 ``reference``) and CNNs (``network_kernel``, ``network_reference``)."""
@@ -178,8 +184,10 @@ class BlockCyclicExtras:
 
     blocks (P,) block of the last completed round (-1 at round 0); block_rounds (P, M) rounds of
     each block completed by then; predictors (S, P, M, d) the x~_m (MM) or u~_m (MC), None for
-    FedAvg-cyclic and PR-SGD; separate_models (S, P, M, d) the w_bar_m and selected_separate
-    (S, P, M) the rounds of block m in which y_bar was selected (MC only, else None). Tracked runs
+    FedAvg-cyclic and PR-SGD; separate_models (S, P, M, d) the w_bar_m (MC only, else None); both
+    None for a CNN run from a sweep (``execute``), which keeps their ``block_accuracy`` instead
+    (``BlockCyclicEngine.stored``); selected_separate (S, P, M) the rounds of block m in which y_bar
+    was selected (MC only, else None). Tracked runs
     (PR-SGD, or ``track=True``): grad_sq_mean (S, P) = (1/t) sum_{tau=1}^{t} ||grad F_m(x_bar_{tau-1})||^2
     at t = steps (NaN at t = 0; F_m = f for one block), max_mean_drift and max_drift (S, P) =
     running maxima over steps of mean_i / max_i ||x_bar_t - x_t^i||^2, and max_norm_sq (S, P) =
@@ -283,6 +291,15 @@ class BlockCyclicEngine(ABC):
                              for p, model in enumerate(run.records)]).reshape(-1, M)
         return run._replace(block_accuracy=accuracy)
 
+    def stored(self, problem: Problem, seed_run: SeedRecords) -> SeedRecords:
+        """A sweep keeps a linear problem's seed whole; of a CNN problem's seed it keeps the records,
+        selections, tracked metrics and the per-block accuracies scored in the run (``_scored``), and
+        empties the predictors and separate models (P M d floats each per seed; the claims on CNNs
+        read their accuracies only), so ``execute``'s extras of a CNN run have them as None."""
+        if not isinstance(problem, BlockCyclicImageProblem):
+            return seed_run
+        return seed_run._replace(predictors=NOT_STORED, separate=NOT_STORED)
+
     @staticmethod
     def _block_accuracy(problem: BlockCyclicImageProblem, plan: Plan, seed_runs: Sequence[SeedRecords]) -> np.ndarray:
         """The seeds' block accuracies stacked, (S, P, M); ConfigError naming ``block_accuracy`` for
@@ -307,11 +324,12 @@ class BlockCyclicEngine(ABC):
         with np.errstate(invalid="ignore", divide="ignore"):
             grad_sq_mean = None if track is None else np.where(steps > 0, track[:, :, 0] / steps, np.nan)
         mc = plan.mode == MODE_MC
+        models = all(np.asarray(run.predictors).size for run in seed_runs)  # none in a CNN seed a sweep kept
         return BlockCyclicExtras(
             blocks=np.where(rounds > 0, ((rounds - 1) // E) % M, -1),
             block_rounds=block_rounds,
-            predictors=stack("predictors") if self.has_predictors else None,
-            separate_models=stack("separate") if mc else None,
+            predictors=stack("predictors") if self.has_predictors and models else None,
+            separate_models=stack("separate") if mc and models else None,
             selected_separate=stack("selected") if mc else None,
             grad_sq_mean=grad_sq_mean,
             max_mean_drift=None if track is None else track[:, :, 1],

@@ -164,6 +164,10 @@ class FedAvgEngine:
             )
         return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64))
 
+    def stored(self, problem: Problem, seed_run: FedAvgSeed) -> FedAvgSeed:
+        """A sweep keeps the whole seed run (its claims read the records and the traces)."""
+        return seed_run
+
     def extras(self, problem: Problem, plan: FedAvgPlan, seed_runs: Sequence[FedAvgSeed]) -> FedAvgExtras:
         traces = None if not plan.trace else tuple(
             FedAvgTrace.of(FedAvgTraceArrays(run.trace_local_models, run.trace_mean_full_gradients,
