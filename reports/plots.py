@@ -58,7 +58,9 @@ _STYLE: dict[str, Any] = {
     "ytick.labelsize": 9.5,
     "axes.grid": True,
     "grid.alpha": 0.3,
+    "svg.hashsalt": "fedbound",
 }
+"""Figure style; ``svg.hashsalt`` fixes the SVG's element ids (matplotlib draws them at random otherwise)."""
 _BAND_ALPHA = 0.22
 
 
@@ -255,9 +257,11 @@ def _finish(
 
 
 def _save(fig: Figure, path: str | PathLike[str]) -> Path:
-    """Save the figure as PNG at ``path`` and as SVG beside it; return the PNG's path."""
+    """Save the figure as PNG at ``path`` and as SVG beside it; return the PNG's path. Both are
+    byte-identical for the same spec: the SVG carries no date (``metadata={"Date": None}``) and its
+    ids are salted (``_STYLE``)."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=_DPI, bbox_inches="tight", format="png")
-    fig.savefig(out.with_suffix(".svg"), bbox_inches="tight", format="svg")
+    fig.savefig(out.with_suffix(".svg"), bbox_inches="tight", format="svg", metadata={"Date": None})
     return out

@@ -117,3 +117,15 @@ def test_draw_dispatches_on_the_spec_type(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="^spec: expected a plot spec"):
         save_plot({"kind": "rate"}, tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("make", [_rate, _bias, _curves])
+def test_a_figure_drawn_twice_is_the_same_bytes(make, tmp_path: Path) -> None:
+    """Determinism of the report's files: matplotlib writes the SVG's date and random element ids
+    unless told otherwise (``reports.plots._save``); the PNG has neither."""
+    first = draw(make(), "claim", tmp_path / "a").path
+    second = draw(make(), "claim", tmp_path / "b").path
+    assert first.read_bytes() == second.read_bytes()
+    svg = first.with_suffix(".svg").read_bytes()
+    assert svg == second.with_suffix(".svg").read_bytes()
+    assert b"<dc:date>" not in svg
