@@ -8,7 +8,8 @@ from .algorithms import (
     PRSGDConfig, RoundSample, RunConfig, RunResult, round_sample,
 )
 from .block_gaps import BlockCyclicGaps, block_cyclic_gaps
-from .checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
+from .bound_checks import Ceiling, check_lower_bound, check_upper_bound
+from .checks import check_ordering, check_rate_exponent
 from .config import ConfigError, config_int, log_spaced_rounds
 from .fixed_point import FixedPoint, fedavg_fixed_point, fedavg_limit_offset
 from .rates import RateFit, fit_rate

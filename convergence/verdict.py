@@ -15,7 +15,8 @@ builds a new verdict with ``Verdict.with_evidence``.
 
 JSON form (``to_json``, read back by ``from_json``; the keys of ``verdicts.json``'s claims):
 ``claim_id``, ``status``, ``measured``, ``theoretical``, ``interval``, ``hypotheses`` (``name``,
-``met``, ``detail``), ``notes``, ``evidence``, ``expected``, ``hypotheses_met``. A combined verdict
+``met``, ``detail``), ``notes``, ``evidence``, ``expected``, ``hypotheses_met``, ``p_fail``,
+``cannot_fail``. A combined verdict
 writes its sub-checks into the evidence, first: ``evidence.checks`` (each sub-check's own verdict
 object plus its ``name``) and, when some sub-check was uninformative, ``evidence.uninformative``
 (``sub-check``, ``status``, ``reason``, ``the data alone`` and its ``verdict``).
@@ -70,7 +71,12 @@ class Verdict:
     ``evidence`` holds JSON-able per-point data (record points, values, bounds), read-only
     (module docstring); ``expected`` is set for negative controls; ``checks`` are the named
     sub-checks a claim combined and ``uninformative`` those it listed without counting them
-    (``proofs_check.combine_checks``).
+    (``proofs_check.combine_checks``). ``p_fail`` is the p-value of the test whose rejection makes
+    the verdict FAIL (it FAILs at level alpha iff p_fail <= alpha; None for a verdict that is no
+    test), which Holm's procedure reads when a claim combines several checks
+    (``convergence.check_rules``); ``cannot_fail`` is non-empty, the reason, when the check could
+    not have failed on its instance (its status is then INCONCLUSIVE and a claim lists it as
+    uninformative).
 
     Raises:
         ValueError: naming the field: a status that is not a Status, a hypothesis that is not a
@@ -89,10 +95,20 @@ class Verdict:
     expected: Status | None = None
     checks: tuple[SubCheck, ...] = ()
     uninformative: tuple[Uninformative, ...] = ()
+    p_fail: float | None = None
+    cannot_fail: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.status, Status):
             raise ValueError(f"status: expected a Status, got {self.status!r}")
+        if self.p_fail is not None:
+            if isinstance(self.p_fail, bool) or not isinstance(self.p_fail, (int, float)) or not 0.0 <= self.p_fail <= 1.0:
+                raise ValueError(f"p_fail: expected None or a probability in [0, 1], got {self.p_fail!r}")
+            object.__setattr__(self, "p_fail", float(self.p_fail))
+        if not isinstance(self.cannot_fail, str):
+            raise ValueError(f"cannot_fail: expected a string (the reason, or empty), got {self.cannot_fail!r}")
+        if self.cannot_fail and self.status is not Status.INCONCLUSIVE:
+            raise ValueError(f"cannot_fail: a check that could not have failed is INCONCLUSIVE, got {self.status.value}")
         if self.expected is not None and not isinstance(self.expected, Status):
             raise ValueError(f"expected: expected None or a Status, got {self.expected!r}")
         object.__setattr__(self, "hypotheses", _typed_tuple("hypotheses", self.hypotheses, Hypothesis))
@@ -142,6 +158,8 @@ class Verdict:
             "evidence": evidence,
             "expected": None if self.expected is None else self.expected.value,
             "hypotheses_met": self.hypotheses_met,
+            "p_fail": self.p_fail,
+            "cannot_fail": self.cannot_fail,
         }
 
     @classmethod
@@ -165,6 +183,8 @@ class Verdict:
             expected=None if expected is None else Status(expected),
             checks=tuple(SubCheck.from_json(c) for c in checks),
             uninformative=tuple(Uninformative.from_json(u) for u in uninformative),
+            p_fail=None if data.get("p_fail") is None else float(data["p_fail"]),
+            cannot_fail=str(data.get("cannot_fail", "")),
         )
 
     def to_frame(self) -> Any:
@@ -259,6 +279,16 @@ class Uninformative:
         shown = dataclasses.replace(verdict, status=Status.INCONCLUSIVE,
                                     notes=f"uninformative: {reason}. The data alone give {alone}")
         return cls(name, reason, alone, shown)
+
+    @classmethod
+    def of_check(cls, name: str, verdict: Verdict) -> Uninformative:
+        """A check that found itself uninformative (``verdict.cannot_fail`` set, e.g. a bound beyond
+        the quantity's ceiling: ``convergence.Ceiling``), listed under ``name`` with its own reason."""
+        if not verdict.cannot_fail:
+            raise ValueError(f"verdict: {name!r} did not find itself uninformative (cannot_fail is empty)")
+        prefix = "The data alone give "
+        alone = verdict.notes.split(prefix, 1)[1] if prefix in verdict.notes else verdict.notes
+        return cls(name, verdict.cannot_fail, alone, verdict)
 
     def to_json(self) -> dict[str, Any]:
         """``sub-check``, ``status``, ``reason``, ``the data alone`` and the shown ``verdict``."""

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from convergence.checks import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
+from convergence import check_lower_bound, check_ordering, check_rate_exponent, check_upper_bound
+from convergence.check_rules import holm_adjusted, holm_rejections
 from convergence.verdict import Hypothesis, Status
 
 X = np.geomspace(10.0, 1.0e4, 10)
@@ -261,33 +262,57 @@ class TestUpperBound:
         assert verdict.status is Status.INCONCLUSIVE
         assert "K > CMN" in verdict.notes and "data alone give FAIL" in verdict.notes
 
-    def test_confidence_limits_are_one_sided_student_t(self) -> None:
-        # alpha = 0.1, P = 10, S = 5: hi = mean + t_{4, 0.9} se (PASS test), lo = mean - t_{4, 1 - 0.1/10} se
-        # (the simultaneous Bonferroni band behind FAIL).
+    def test_confidence_limits_t_and_gamma(self) -> None:
+        # alpha = 0.1, P = 10, S = 5, positive data: hi = the larger of mean + t_{4, 0.9} se and the
+        # gamma limit 2 S k* mean / chi2_{0.1}(2 S k*) (k* restated here from the ProUCL guide, sec. 2.3),
+        # the PASS test; lo = mean - t_{4, 1 - 0.05/10} se, the simultaneous band of Holm's FAIL test at
+        # alpha/2 = 0.05 (the other alpha/2 goes to the mean-ratio test).
         values = noisy(5.0 / X, n_seeds=5, noise=0.2, seed=3)
         verdict = check_upper_bound("u", X, values, 10.0 / X, confidence=0.9)
         mean, se = values.mean(axis=0), stats.sem(values, axis=0)
-        np.testing.assert_allclose(verdict.evidence["hi"], mean + stats.t.ppf(0.9, 4) * se, rtol=1e-12)
-        np.testing.assert_allclose(verdict.evidence["lo"], mean - stats.t.ppf(0.99, 4) * se, rtol=1e-12)
+        spread = np.log(mean) - np.log(values).mean(axis=0)
+        k = (3 - spread + np.sqrt((spread - 3) ** 2 + 24 * spread)) / (12 * spread)
+        k_star = np.maximum((5 - 3) * k / 5 + 2 / 15, 1e-3)
+        gamma_hi = 10 * k_star * mean / stats.chi2.ppf(0.1, 10 * k_star)
+        np.testing.assert_allclose(verdict.evidence["hi"], np.maximum(mean + stats.t.ppf(0.9, 4) * se, gamma_hi),
+                                   rtol=1e-12)
+        assert np.all(gamma_hi > mean + stats.t.ppf(0.9, 4) * se)  # skewed enough here for gamma to be the wider
+        np.testing.assert_allclose(verdict.evidence["lo"], mean - stats.t.ppf(0.995, 4) * se, rtol=1e-12)
         np.testing.assert_allclose(verdict.evidence["ratio"], mean * X / 10.0, rtol=1e-12)
         np.testing.assert_allclose(verdict.evidence["p_violation"], stats.t.sf((mean - 10.0 / X) / se, 4), rtol=1e-12)
         test = verdict.evidence["test"]
         assert test["alpha"] == pytest.approx(0.1) and test["n_points"] == X.size and test["n_seeds"] == 5
-        assert test["method"].startswith("Holm-Bonferroni over 10 one-sided Student-t tests")
+        assert test["method"].startswith("FAIL: Holm over 10 one-sided tests and the mean-ratio test, each at 0.05")
+
+    def test_a_point_with_a_negative_value_uses_student_t_alone(self) -> None:
+        values = noisy(np.full(X.size, 0.5), n_seeds=5, noise=0.2, seed=3)
+        values[0] = -0.1  # one negative value per point: not gamma-like
+        verdict = check_upper_bound("u", X, values, np.full(X.size, 2.0), confidence=0.9)
+        mean, se = values.mean(axis=0), stats.sem(values, axis=0)
+        np.testing.assert_allclose(verdict.evidence["hi"], mean + stats.t.ppf(0.9, 4) * se, rtol=1e-12)
+        assert verdict.evidence["test"]["limits"] == "Student t"
 
     def test_holm_steps_down(self) -> None:
         # p = (0.01, 0.02, 0.3) at alpha = 0.05: Holm compares with 0.05/3, 0.05/2, 0.05 and rejects
         # the first two (Bonferroni, 0.05/3 for all, would reject only the first); the third stays.
+        np.testing.assert_array_equal(holm_rejections(np.array([0.01, 0.02, 0.3]), 0.05), [True, True, False])
+        np.testing.assert_allclose(holm_adjusted(np.array([0.01, 0.02, 0.3])), [0.03, 0.04, 0.3])
+        # In the check Holm runs at alpha/2 = 0.025 (P >= 2): p = (0.005, 0.01, 0.3) meets 0.025/3 and
+        # 0.025/2, the third does not.
         x = np.array([1.0, 2.0, 3.0])
-        verdict = check_upper_bound("u", x, seeds_with_t_statistic(1.0, [0.01, 0.02, 0.3]), np.ones(3))
+        verdict = check_upper_bound("u", x, seeds_with_t_statistic(1.0, [0.005, 0.01, 0.3]), np.ones(3))
         assert verdict.status is Status.FAIL
-        np.testing.assert_allclose(verdict.evidence["p_violation"], [0.01, 0.02, 0.3], rtol=1e-9)
+        np.testing.assert_allclose(verdict.evidence["p_violation"], [0.005, 0.01, 0.3], rtol=1e-9)
         assert verdict.evidence["violations"] == (1.0, 2.0)
+        # p_fail: twice the smaller of the smallest Holm-adjusted p (3 x 0.005) and the mean-ratio test's p.
+        assert verdict.p_fail == pytest.approx(2 * min(0.015, verdict.evidence["mean_ratio"]["p_value"]))
 
     def test_no_rejection_when_the_smallest_p_misses_its_holm_threshold(self) -> None:
-        # p = (0.02, 0.02, 0.02) > 0.05/3: no rejection; the per-point 0.05 test would reject all three.
-        verdict = check_upper_bound("u", np.array([1.0, 2.0, 3.0]), seeds_with_t_statistic(1.0, [0.02] * 3), np.ones(3))
+        # p = (0.03, 0.03, 0.03) > 0.025/3: no point rejected; the mean ratio (two seeds at 1 + t +- 0.01,
+        # the same t) has the same p = 0.03 > 0.025. The per-point 0.05 test would reject all three.
+        verdict = check_upper_bound("u", np.array([1.0, 2.0, 3.0]), seeds_with_t_statistic(1.0, [0.03] * 3), np.ones(3))
         assert verdict.status is Status.INCONCLUSIVE and verdict.evidence["violations"] == ()
+        assert verdict.evidence["mean_ratio"]["p_value"] == pytest.approx(0.03, rel=1e-6)
 
     def test_family_wise_error_is_controlled(self) -> None:
         # A true bound at 98% tightness at 200 points, 8 seeds with 10% noise, 400 fixed datasets.
@@ -305,12 +330,12 @@ class TestUpperBound:
         assert holm / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
 
     def test_clearly_violated_bound_still_fails_at_200_points(self) -> None:
-        # The same setting with the mean 1.3 times the bound at 5 of the 200 points: FAIL on every
-        # dataset (t about 6.5 on 7 df against Holm's first threshold t_{7, 1 - 0.05/200} = 6.1).
+        # The same setting with the mean 1.4 times the bound at 5 of the 200 points: FAIL on every
+        # dataset (t about 8.1 on 7 df against Holm's first threshold t_{7, 1 - 0.025/200} = 6.8).
         n_points = 200
         x, bound = np.arange(1.0, n_points + 1), np.ones(n_points)
         curve = np.full(n_points, 0.98)
-        curve[[10, 50, 90, 130, 170]] = 1.3
+        curve[[10, 50, 90, 130, 170]] = 1.4
         for rep in range(20):
             values = curve * (1.0 + 0.1 * np.random.default_rng(rep).standard_normal((8, n_points)))
             assert check_upper_bound("u", x, values, bound).status is Status.FAIL
@@ -358,10 +383,18 @@ class TestLowerBound:
         assert f"{X.size} of {X.size} points" in verdict.notes
 
     def test_holm_steps_down_below_the_bound(self) -> None:
-        # The mirror of the upper-bound case: seeds below the bound with p = (0.01, 0.02, 0.3).
-        values = 2.0 - seeds_with_t_statistic(1.0, [0.01, 0.02, 0.3])  # reflect around the bound 1
+        # The mirror of the upper-bound case with values that take negative entries (Student t alone):
+        # seeds below the bound with p = (0.005, 0.01, 0.3), Holm at alpha/2 rejects the first two.
+        values = 2.0 - seeds_with_t_statistic(1.0, [0.005, 0.01, 0.3], spread=1.0)  # reflect around the bound 1
         verdict = check_lower_bound("l", np.array([1.0, 2.0, 3.0]), values, np.ones(3))
+        np.testing.assert_allclose(verdict.evidence["p_violation"], [0.005, 0.01, 0.3], rtol=1e-9)
         assert verdict.status is Status.FAIL and verdict.evidence["violations"] == (1.0, 2.0)
+
+    def test_two_skewed_seeds_cannot_show_a_mean_below_a_lower_bound(self) -> None:
+        # Positive values, 2 seeds: the gamma method's shape k* <= 2/(3 S) = 1/3 admits a heavy right tail,
+        # so "E q < 1" cannot be shown from (0.3, 0.35), though Student t alone would (p = 0.005).
+        verdict = check_lower_bound("l", np.array([1.0]), np.array([[0.3], [0.35]]), np.ones(1))
+        assert verdict.status is not Status.FAIL
 
     def test_crossing_interval_is_inconclusive(self) -> None:
         bound = np.ones(X.size)

@@ -112,7 +112,7 @@ def test_json_round_trips_with_sub_checks_and_uninformative_entries() -> None:
     assert Verdict.from_json(data) == claim
     # the keys of verdicts.json (README): sub-checks first in the evidence, then the verdict's own keys
     assert list(data) == ["claim_id", "status", "measured", "theoretical", "interval", "hypotheses", "notes",
-                          "evidence", "expected", "hypotheses_met"]
+                          "evidence", "expected", "hypotheses_met", "p_fail", "cannot_fail"]
     assert list(data["evidence"]) == ["checks", "uninformative", "constants", "planted"]
     bound = data["evidence"]["checks"][0]
     assert bound["name"] == "explicit bound" and bound["claim_id"] == "c/bound" and bound["status"] == "PASS"
