@@ -130,15 +130,20 @@ class PlantedVariant:
     ``params`` are parameters of the claim's plan (e.g. ``{"bound_scale": 0.25}``: an explicit bound
     multiplied by 0.25, a constant made too small), checked by ``Claim``; ``expected`` is the status a
     working checker must give it (FAIL by default). ``name`` is a short label, ``description`` says
-    in one line what was changed and why the variant is false on the claim's instance. The power
-    self-test (``fedbound verify --power``) evaluates the claim and each of its variants and reports
-    whether each came out as expected: a check that cannot FAIL a false variant has no power.
+    in one line what was changed and why the variant is false on the claim's instance;
+    ``sub_check`` names the sub-check the variant plants (text that the names of the sub-checks it
+    plants contain, e.g. "explicit bound (eq. 6)" for every instance's bound check; "the claim" for a
+    claim whose verdict is one check). The power self-test (``fedbound verify --power``) evaluates the claim and each of its
+    variants and reports whether each came out as expected: a variant is detected only when the
+    sub-check it plants is among the FAILing ones (``reports.power``); a check that cannot FAIL a
+    false variant has no power.
     """
 
     name: str
     description: str
     params: Mapping[str, ParamValue] = field(hash=False)
     expected: Status = Status.FAIL
+    sub_check: str = field(kw_only=True)
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -156,6 +161,8 @@ class PlantedVariant:
                                  f"string, got {value!r}")
         if not isinstance(self.expected, Status):
             raise ValueError(f"expected: planted variant {self.name!r} needs a Status, got {self.expected!r}")
+        if not isinstance(self.sub_check, str) or not self.sub_check.strip():
+            raise ValueError(f"sub_check: planted variant {self.name!r} must name the sub-check it plants")
         object.__setattr__(self, "params", types.MappingProxyType(dict(self.params)))
 
     def id_for(self, claim_id: str) -> str:

@@ -68,9 +68,9 @@ _DING_THEOREM_PLAN = ModePlans(
 
 _DING_THEOREM_VARIANTS = (
     PlantedVariant("rate (NT)^-1.5", "claimed exponent -1.5 in N T instead of -1/2 (the data give about -0.93 on "
-                   "identical blocks)", {"claimed_exponent": -1.5}),
+                   "identical blocks)", {"claimed_exponent": -1.5}, sub_check="rate O(1/sqrt(NT))"),
     PlantedVariant("bound x 1e-5", "the explicit bound of eq. 16, 17, 33 shrunk 10^5 times, below the measured "
-                   "gap on identical blocks (tightness about 1e-3)", {"bound_scale": 1e-5}),
+                   "gap on identical blocks (tightness about 1e-3)", {"bound_scale": 1e-5}, sub_check="explicit bound"),
 )
 """The planted variants shared by ding2020.thm1 and ding2020.thm2 (their evaluators take the same parameters)."""
 
@@ -102,11 +102,13 @@ run N = 10 devices of 100 rows each by default (the paper: N = 100, Table 2's 54
 plan's, with K = 10): their record points cost a pass over the rows per seed."""
 _LI_SAMPLING_VARIANTS = (
     PlantedVariant("C dropped", "eq. 6 without C (Theorem 1's bound under sampling): at K = 1 on the balanced "
-                   "instance the sampled client's noise alone exceeds it (gap/bound about 2)", {"C_scale": 0.0}),
+                   "instance the sampled client's noise alone exceeds it (gap/bound about 2)", {"C_scale": 0.0},
+                   sub_check="explicit bound (eq. 6)"),
     PlantedVariant("bound x 0.001", "eq. 6 divided by 1000 (tightness 0.03-0.06 on the balanced synthetic instance, "
                    "0.004-0.016 on the balanced image ones: a bound this much smaller is false on each of them)",
-                   {"bound_scale": 0.001}),
-    PlantedVariant("rate O(T^-2)", "claimed exponent -2 in gamma + T (measured about -1)", {"claimed_exponent": -2.0}),
+                   {"bound_scale": 0.001}, sub_check="explicit bound (eq. 6)"),
+    PlantedVariant("rate O(T^-2)", "claimed exponent -2 in gamma + T (measured about -1)", {"claimed_exponent": -2.0},
+                   sub_check="rate exponent <="),
 )
 """The planted variants shared by li2020.thm2 and li2020.thm3."""
 
@@ -129,9 +131,11 @@ _CLAIMS = (
         ),
         variants=(
             PlantedVariant("lower bound x 32", "eq. 34 with 1/16 replaced by 1/0.5: a lower bound 32 times larger, above "
-                           "the measured bias (margin 18.3)", {"lower_bound_constant": 2.0}),
+                           "the measured bias (margin 18.3)", {"lower_bound_constant": 2.0},
+                           sub_check="lower bound (eq. 34)"),
             PlantedVariant("coefficient x 1.5", "the first-order coefficient of eq. 33 multiplied by 1.5, so "
-                           "bias / ((E-1) eta |c|) tends to 2/3 instead of 1", {"coefficient_scale": 1.5}),
+                           "bias / ((E-1) eta |c|) tends to 2/3 instead of 1", {"coefficient_scale": 1.5},
+                           sub_check="first-order coefficient (eq. 33)"),
         ),
     ),
     Claim(
@@ -149,11 +153,13 @@ _CLAIMS = (
         ),
         variants=(
             PlantedVariant("bound x 1e-7", "eq. 4's right-hand side divided by 10^7 (the bound is loose by 10^3-10^4 "
-                           "over the initial gap, so only a bound this much smaller is false)", {"bound_scale": 1e-7}),
+                           "over the initial gap, so only a bound this much smaller is false)", {"bound_scale": 1e-7},
+                           sub_check="explicit bound (loose upper bound)"),
             PlantedVariant("rate O(T^-3)", "claimed exponent -3 in gamma + T (measured about -2.0 and -1.7)",
-                           {"claimed_exponent": -3.0}),
+                           {"claimed_exponent": -3.0}, sub_check="rate exponent <="),
             PlantedVariant("eq. 13 with B/2", "the one-step recursion with B halved (the first step uses 0.82 of "
-                           "eta_t^2 B on the E = 1 instance)", {"recursion_B_scale": 0.5}),
+                           "eta_t^2 B on the E = 1 instance)", {"recursion_B_scale": 0.5},
+                           sub_check="one-step recursion (eq. 13)"),
         ),
     ),
     Claim(
@@ -212,11 +218,11 @@ _CLAIMS = (
         plan=ModePlans(default=DingSpeedupPlan(N_grid=(2, 4, 8, 16), M_grid=(2, 3, 4, 6, 8))),
         variants=(
             PlantedVariant("speedup N^-2", "the per-block error falls like 1/N^2 at fixed T (measured about N^-1)",
-                           {"n_exponent": -2.0}),
+                           {"n_exponent": -2.0}, sub_check="linear speedup in N at fixed T"),
             PlantedVariant("falls with M", "the per-block error falls like M^(-1/2) at fixed K (measured M-free)",
-                           {"m_exponent": -0.5}),
+                           {"m_exponent": -0.5}, sub_check="no growth in M at fixed K"),
             PlantedVariant("traffic M^(1/4)", "MC-PSGD sends M^(1/4) times MM-PSGD's floats instead of 2 M^(1/4)",
-                           {"traffic_factor": 1.0}),
+                           {"traffic_factor": 1.0}, sub_check="MC / MM traffic"),
         ),
     ),
     Claim(
@@ -231,11 +237,12 @@ _CLAIMS = (
         plan=ModePlans(quick=DingOrderingPlan(K=256), default=DingOrderingPlan(K=1024)),
         variants=(
             PlantedVariant("tracking on shuffled data", "tracking claimed for FedAvg on shuffled data and the no-tracking "
-                           "control claimed on block-cyclic data", {"fedavg_data": "shuffled"}),
+                           "control claimed on block-cyclic data", {"fedavg_data": "shuffled"},
+                           sub_check="tracks the block just trained"),
             PlantedVariant("swing doubles", "the last cycle's swing at least twice the first cycle's (measured about equal)",
-                           {"persistence": 2.0}),
+                           {"persistence": 2.0}, sub_check="persists"),
             PlantedVariant("orders reversed", "FedAvg's single model beats the block predictors; MM-PSGD beats MC-PSGD",
-                           {"reverse_orders": True}),
+                           {"reverse_orders": True}, sub_check=" beat"),
         ),
     ),
     Claim(
@@ -258,7 +265,8 @@ _CLAIMS = (
         ),
         variants=(
             PlantedVariant("FedAvg-cyclic beats the predictors", "FedAvg on block-cyclic data claimed more accurate "
-                           "than the MM-PSGD and MC-PSGD predictors", {"claimed_winner": "fedavg_cyclic"}),
+                           "than the MM-PSGD and MC-PSGD predictors", {"claimed_winner": "fedavg_cyclic"},
+                           sub_check="(a) FedAvg on block-cyclic data above the"),
         ),
     ),
     Claim(
@@ -284,7 +292,7 @@ _CLAIMS = (
         ),
         variants=(
             PlantedVariant("rounds rise with I", "the rounds to target claimed to rise as I grows (the opposite of "
-                           "Table 1)", {"claimed_direction": "rise"}),
+                           "Table 1)", {"claimed_direction": "rise"}, sub_check="(b) "),
         ),
     ),
     Claim(
@@ -310,7 +318,7 @@ _CLAIMS = (
         variants=(
             PlantedVariant("the predictors degrade, FedAvg-cyclic not", "the MM-PSGD and MC-PSGD predictors claimed "
                            "to lose accuracy as M grows and FedAvg on block-cyclic data claimed to keep it within the "
-                           "margin", {"claimed_degrading": "predictors"}),
+                           "margin", {"claimed_degrading": "predictors"}, sub_check=": degrades from M"),
         ),
     ),
     Claim(
@@ -336,7 +344,7 @@ _CLAIMS = (
         variants=(
             PlantedVariant("accuracy proportional to the rate", "the lowest rate's accuracy claimed at most its "
                            "proportional share (rho_min/rho_max) of the highest rate's plus the margin",
-                           {"claimed": "proportional"}),
+                           {"claimed": "proportional"}, sub_check="proportional to the rate between"),
         ),
     ),
     Claim(
@@ -349,7 +357,8 @@ _CLAIMS = (
                        full=YuTheorem1Plan(**_YU_FULL)),
         variants=(
             PlantedVariant("bound x 0.2", "Theorem 1's right-hand side multiplied by 0.2, below the measured average "
-                           "squared gradient norm (tightness about 0.3): false on the instance", {"bound_scale": 0.2}),
+                           "squared gradient norm (tightness about 0.3): false on the instance", {"bound_scale": 0.2},
+                           sub_check="explicit bound"),
         ),
     ),
     Claim(
@@ -361,7 +370,7 @@ _CLAIMS = (
                        full=YuCorollary2Plan(**_YU_FULL)),
         variants=(
             PlantedVariant("rate O(1/(NT))", "claimed exponent -1 in N T (and in N) instead of -1/2: steeper than the "
-                           "measured about -0.5", {"claimed_exponent": -1.0}),
+                           "measured about -0.5", {"claimed_exponent": -1.0}, sub_check="rate in N T"),
         ),
     ),
     Claim(
@@ -380,7 +389,8 @@ _CLAIMS = (
         ),
         variants=(
             PlantedVariant("rate O(1/(NT))", "claimed exponent -1 in N T (and in N) instead of -1/2: steeper than "
-                           "the measured (about -0.09 at N = 1 on the default plan)", {"claimed_exponent": -1.0}),
+                           "the measured (about -0.09 at N = 1 on the default plan)", {"claimed_exponent": -1.0},
+                           sub_check="rate in N T"),
         ),
     ),
     Claim(
@@ -392,11 +402,16 @@ _CLAIMS = (
         "proofs_check.constants_claim:evaluate_constants",
         plan=ModePlans(default=ConstantsPlan()),
         variants=(
-            PlantedVariant("L 10% off", "max_k L_k reported at 0.9 of its value (an exact constant on the counterexample)", {"planted": "L"}),
-            PlantedVariant("mu 10% off", "mu_k reported at 1/0.9 of its value (too large)", {"planted": "mu"}),
-            PlantedVariant("sigma_k^2 10% off", "sigma_k^2 reported at 0.9 of its sup over the ball", {"planted": "sigma_k^2"}),
-            PlantedVariant("G^2 10% off", "G^2 reported at 0.9 of its sup over the ball", {"planted": "G^2"}),
-            PlantedVariant("sigma_G^2 10% off", "sigma_G^2 reported at 0.9 of its sup over the ball", {"planted": "sigma_G^2"}),
+            PlantedVariant("L 10% off", "max_k L_k reported at 0.9 of its value (an exact constant on the counterexample)", {"planted": "L"},
+                           sub_check="validation (samples and witnesses)"),
+            PlantedVariant("mu 10% off", "mu_k reported at 1/0.9 of its value (too large)", {"planted": "mu"},
+                           sub_check="validation (samples and witnesses)"),
+            PlantedVariant("sigma_k^2 10% off", "sigma_k^2 reported at 0.9 of its sup over the ball", {"planted": "sigma_k^2"},
+                           sub_check="validation (samples and witnesses)"),
+            PlantedVariant("G^2 10% off", "G^2 reported at 0.9 of its sup over the ball", {"planted": "G^2"},
+                           sub_check="validation (samples and witnesses)"),
+            PlantedVariant("sigma_G^2 10% off", "sigma_G^2 reported at 0.9 of its sup over the ball", {"planted": "sigma_G^2"},
+                           sub_check="validation (samples and witnesses)"),
         ),
     ),
     Claim(
@@ -409,23 +424,23 @@ _CLAIMS = (
         plan=ModePlans(quick=LemmasPlan(rounds=10), default=LemmasPlan(rounds=30)),
         variants=(
             PlantedVariant("li2020.lemma1", "Li Lemma 1 with its right-hand side scaled to 0.9 of the largest scale the run proves too small",
-                           {"planted": "li2020.lemma1"}),
+                           {"planted": "li2020.lemma1"}, sub_check="li2020.lemma1"),
             PlantedVariant("li2020.lemma2", "Li Lemma 2 with sum_k p_k^2 sigma_k^2 scaled to 0.9 of what the realised noise proves too small",
-                           {"planted": "li2020.lemma2"}),
+                           {"planted": "li2020.lemma2"}, sub_check="li2020.lemma2"),
             PlantedVariant("li2020.lemma3", "Li Lemma 3 with the constant 4 shrunk to 0.9 of the value the drift proves too small",
-                           {"planted": "li2020.lemma3"}),
+                           {"planted": "li2020.lemma3"}, sub_check="li2020.lemma3"),
             PlantedVariant("yu2019.drift", "Yu's drift bound with the constant 4 shrunk to 0.9 of the value the drift proves too small",
-                           {"planted": "yu2019.drift"}),
+                           {"planted": "yu2019.drift"}, sub_check="yu2019.drift"),
             PlantedVariant("ding2020.lemma2", "Ding Lemma 2 with sigma^2/N shrunk to 0.9 of the value the noise proves too small",
-                           {"planted": "ding2020.lemma2"}),
+                           {"planted": "ding2020.lemma2"}, sub_check="ding2020.lemma2"),
             PlantedVariant("ding2020.lemma3", "Ding Lemma 3 with the constant 4 shrunk to 0.9 of the value the drift proves too small",
-                           {"planted": "ding2020.lemma3"}),
+                           {"planted": "ding2020.lemma3"}, sub_check="ding2020.lemma3"),
             PlantedVariant("ding2020.lemma6", "Ding Lemma 6 with its additive constant lowered below the largest measured window gap",
-                           {"planted": "ding2020.lemma6"}),
+                           {"planted": "ding2020.lemma6"}, sub_check="ding2020.lemma6"),
             PlantedVariant("ding2020.lemma8", "Ding Lemma 8 claimed for the model the server rejected instead of the one it selected",
-                           {"planted": "ding2020.lemma8"}),
+                           {"planted": "ding2020.lemma8"}, sub_check="ding2020.lemma8"),
             PlantedVariant("ding2020.lemma9", "Ding Lemma 9 with its bound shrunk to 0.9 of the value the worst pair proves too small",
-                           {"planted": "ding2020.lemma9"}),
+                           {"planted": "ding2020.lemma9"}, sub_check="ding2020.lemma9"),
         ),
     ),
     Claim(
@@ -439,7 +454,7 @@ _CLAIMS = (
         variants=(
             PlantedVariant("true counterpart: decaying step", "true counterpart: Li's step 2/(mu(gamma+t)) (Theorem 1), fitted in "
                            "gamma + T, same check: must PASS, so the control's FAIL is the constant step's doing",
-                           {"step": "li"}, expected=Status.PASS),
+                           {"step": "li"}, expected=Status.PASS, sub_check="the claim"),
         ),
     ),
 )
@@ -465,11 +480,13 @@ _CLAIMS += (
         ),
         variants=(
             PlantedVariant("Scheme II stable", "Scheme II claimed more stable than Scheme I on unbalanced data (the "
-                           "paper's Fig. 1d and 4 show the opposite)", {"scheme_ii_stable": True}),
+                           "paper's Fig. 1d and 4 show the opposite)", {"scheme_ii_stable": True},
+                           sub_check="less stable than"),
             PlantedVariant("original faster", "the original scheme claimed to reach the target loss before Scheme I",
-                           {"original_faster": True}),
+                           {"original_faster": True}, sub_check="the original scheme faster than Scheme I"),
             PlantedVariant("tII = II unbalanced", "transformed Scheme II claimed equal to Scheme II on unbalanced data "
-                           "(N p_k != 1 there)", {"equality_data": "unbalanced"}),
+                           "(N p_k != 1 there)", {"equality_data": "unbalanced"},
+                           sub_check="transformed Scheme II equals Scheme II"),
         ),
     ),
 )
@@ -498,11 +515,11 @@ _LI_CHOICE_CLAIMS = (
             PlantedVariant("E* = smallest E", "local steps do not help: the fewest rounds at the grid's smallest E "
                            "(measured on the default plan: E = 5 needs 3.1 and 1.7 times the rounds of E* = 200 on "
                            "synthetic(0,0) and (1,1), or misses the target, as on the image instance)",
-                           {"claimed_optimum": "smallest"}),
+                           {"claimed_optimum": "smallest"}, sub_check="E* smallest"),
             PlantedVariant("rounds fall monotonically in E", "no optimum: the fewest rounds at the grid's largest E "
                            "(measured: E = 1000 needs 47% and 29% more rounds than E* = 200 on synthetic(0,0) and "
                            "(1,1), 53% on the digits' image instance, 17% on Fashion-MNIST's)",
-                           {"claimed_optimum": "largest"}),
+                           {"claimed_optimum": "largest"}, sub_check="E* largest"),
         ),
     ),
     Claim(
@@ -521,10 +538,10 @@ _LI_CHOICE_CLAIMS = (
         variants=(
             PlantedVariant("smaller K better", "the smallest K's final gap below the largest K's (measured: K = 2's is "
                            "7.5% and 12% above K = 20's on synthetic(0,0) and (1,1), 7.7% on Fashion-MNIST's image "
-                           "instance, 10% on the digits')", {"larger_K_better": False}),
+                           "instance, 10% on the digits')", {"larger_K_better": False}, sub_check="order: "),
             PlantedVariant("linear speedup in K", "strong effect, as with iid data: the final gap proportional to 1/K, "
                            "so halving K doubles it (measured: within 12% across a tenfold K range)",
-                           {"claimed_K_exponent": 1.0}),
+                           {"claimed_K_exponent": 1.0}, sub_check="weak effect"),
         ),
     ),
 )

@@ -32,6 +32,7 @@ from .report_content import (
     hypotheses_heading,
     meta_items,
     power_alarms,
+    power_untested,
     power_table,
     references,
     split_controls,
@@ -84,6 +85,9 @@ def render_html(
     if power:
         body.append(f'<h2 id="power">Power self-test</h2><p>{e(POWER_INTRO)}</p><p>{e(power_summary(power))}</p>'
                     + _table(power_table(power), "summary power"))
+        untested = power_untested(power)
+        if untested:
+            body.append("<ul>" + "".join(f"<li>power untested, {e(line)}</li>" for line in untested) + "</ul>")
     for heading, group in (("Claims", checked), ("Negative control details", controls)):
         if group:
             body.append(f"<h2>{e(heading)}</h2>")

@@ -30,6 +30,7 @@ from .report_content import (
     hypotheses_heading,
     meta_items,
     power_alarms,
+    power_untested,
     power_table,
     references,
     split_controls,
@@ -81,6 +82,7 @@ def render_markdown(
     if power:
         out += ["## Power self-test", "", POWER_INTRO, "", power_summary(power), "", _table(power_table(power)),
                 ""]
+        out += [f"- power untested, {line}" for line in power_untested(power)] + ([""] if power_untested(power) else [])
     for heading, group in (("Claims", checked), ("Negative control details", controls)):
         if group:
             out += [f"## {heading}", ""]

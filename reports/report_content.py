@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 __all__ = [
     "TITLE", "ALARM_ADVICE", "POWER_INTRO", "CONTROLS_INTRO", "TIGHTNESS_HEADER", "MAX_EVIDENCE_ROWS", "Table",
     "figures_by_claim", "split_controls", "alarms", "verdict_summary", "control_outcome", "summary_table",
-    "controls_table", "power_table", "power_alarms", "checks_table", "evidence_items", "grid_tables", "references",
+    "controls_table", "power_table", "power_alarms", "power_untested", "checks_table", "evidence_items", "grid_tables",
+    "references",
     "headline", "hypotheses_heading", "meta_items",
 ]
 
@@ -50,7 +51,9 @@ ALARM_ADVICE = ("A check that cannot fail is a defect: verdicts from the same ch
                 "suspect until this is explained.")
 POWER_INTRO = ("Each claim as stated and each planted variant (an evaluator parameter changed so that the claim is "
                "false on its instance, unless the variant says otherwise), with the status a working check must "
-               "give it: a planted variant that does not FAIL means the check had no power to see it.")
+               "give it: a planted variant counts as detected only when the sub-check it plants FAILs; one that does "
+               "not means the check had no power to see it; \"untested\" when its sub-check already FAILs as stated "
+               "or could not fail on the instance.")
 CONTROLS_INTRO = "Checks expected to come out a given way (usually FAIL), to show that the checker can fail."
 TIGHTNESS_HEADER = "tightness"
 MAX_EVIDENCE_ROWS = 15
@@ -146,10 +149,15 @@ def controls_table(verdicts: Sequence[Verdict]) -> Table:
 def power_table(rows: Sequence[PowerRow]) -> Table:
     """One row per evaluation of the power self-test."""
     return Table(_POWER_HEADERS, tuple(
-        (r.claim_id, _power_variant(r), r.expected.value, r.got.value, "✓" if r.as_expected else "✗ NO",
+        (r.claim_id, _power_variant(r), r.expected.value, r.got.value, _power_mark(r),
          format_value(r.measured),
          format_tightness({"tightness": r.tightness, "tightness_label": r.tightness_label}) or MISSING,
          r.description) for r in rows))
+
+
+def _power_mark(row: PowerRow) -> str:
+    """✓ as expected, "untested" when the instance cannot show the variant's power, ✗ NO otherwise."""
+    return "✓" if row.as_expected else ("untested" if row.untested else "✗ NO")
 
 
 def _power_variant(row: PowerRow) -> str:
@@ -160,9 +168,18 @@ def _power_variant(row: PowerRow) -> str:
 
 
 def power_alarms(rows: Sequence[PowerRow]) -> list[str]:
-    """One line per planted variant that did not come out as expected."""
+    """One line per planted variant that did not come out as expected (whole: a message is never cut):
+    got, the planted sub-check's status, the seeds advice, the notes."""
     return [f"{r.verdict_id}: planted variant expected {r.expected.value}, got {r.got.value}"
-            + (f" ({r.notes[:200]})" if r.notes else "") for r in rows if r.is_variant and not r.as_expected]
+            + (f"; its planted sub-check {r.sub_check!r}: "
+               f"{r.planted_status.value if r.planted_status is not None else 'not in the verdict'}")
+            + (f"; {r.advice}" if r.advice else "") + (f" ({r.notes})" if r.notes else "")
+            for r in rows if r.is_variant and r.alarm]
+
+
+def power_untested(rows: Sequence[PowerRow]) -> list[str]:
+    """One line per planted variant whose power could not be shown on its instance, with the reason."""
+    return [f"{r.verdict_id}: {r.untested}" for r in rows if r.is_variant and r.untested]
 
 
 def checks_table(v: Verdict) -> Table | None:

@@ -10,7 +10,9 @@ from convergence.verdict import Verdict
 
 from .formatting import MISSING, claim_tightness, format_hypotheses, format_interval, format_value
 from .power import PowerRow, power_summary
-from .report_content import TIGHTNESS_HEADER, alarms, control_outcome, power_alarms, power_table, verdict_summary
+from .report_content import (
+    TIGHTNESS_HEADER, alarms, control_outcome, power_alarms, power_table, power_untested, verdict_summary,
+)
 
 __all__ = ["format_verdict_table", "format_power_table"]
 
@@ -48,6 +50,7 @@ def format_power_table(rows: Sequence[PowerRow]) -> str:
     cells = [tuple(r[i] for i in keep) for r in table.rows]
     out = _text_table(tuple(table.headers[i] for i in keep), cells, right={5})
     out += ["", power_summary(rows)] + [f"ALARM: {line}" for line in power_alarms(rows)]
+    out += [f"untested: {line}" for line in power_untested(rows)]
     return "\n".join(out)
 
 

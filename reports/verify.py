@@ -282,7 +282,7 @@ def _power_rows(selection: ClaimSelection, verdict: Verdict, settings: VerifySet
         progress.variant_started(variant_id, variant.description)
         start = time.perf_counter()
         result = claim.evaluate_variant(settings, variant, **selection.params)
-        rows.append(PowerRow.from_verdict(selection.id, result.verdict, variant))
+        rows.append(PowerRow.from_verdict(selection.id, result.verdict, variant, stated=verdict))
         progress.variant_finished(variant_id, result.verdict.status.value, variant.expected.value,
                                   time.perf_counter() - start)
     return tuple(rows)

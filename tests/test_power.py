@@ -21,7 +21,8 @@ import pytest
 from convergence import Status, Verdict, check_upper_bound
 from proofs_check import CLAIMS, PlantedVariant, VerifySettings, combine_checks, get_claim, variant_id
 from reports.cli import build_parser, main
-from reports.power import PowerRow
+from reports.power import PowerRow, power_summary
+from reports.report_content import power_alarms
 from reports.progress import VerifyProgress
 from reports.markdown import render_markdown
 from reports.text_table import format_verdict_table
@@ -90,7 +91,8 @@ def test_a_variant_that_is_not_false_is_an_alarm_and_exit_status_1(tmp_path: Pat
     # bound_scale 0.9 keeps Theorem 1 true on the instance (tightness about 0.3): it must not FAIL,
     # so a row expecting FAIL is not as expected, which --power reports and signals with exit 1.
     claim = get_claim("yu2019.thm1")
-    loose = PlantedVariant("not false", "0.9 times the bound: still above the measurements", {"bound_scale": 0.9})
+    loose = PlantedVariant("not false", "0.9 times the bound: still above the measurements", {"bound_scale": 0.9},
+                           sub_check="explicit bound")
     monkeypatch.setitem(CLAIMS, claim.id, dataclasses.replace(claim, variants=(loose,)))
     out = tmp_path / "report"
     # 4 seeds: with 2, the gamma upper limit of a skewed mean cannot certify any bound (INCONCLUSIVE, not PASS).
@@ -124,9 +126,11 @@ def test_power_refuses_claims_without_variants_and_bad_parameters_before_running
     # a variant's parameters are checked when its claim is built, so a misspelt one never reaches a run
     with pytest.raises(ValueError, match=r"claim 'yu2019.thm1' has no parameter 'bound_sclae' \(it takes clients, "
                                          r"horizons, seeds, bound_scale\)"):
-        dataclasses.replace(claim, variants=(PlantedVariant("typo", "a misspelt parameter", {"bound_sclae": 0.2}),))
+        dataclasses.replace(claim, variants=(PlantedVariant("typo", "a misspelt parameter", {"bound_sclae": 0.2},
+                                                            sub_check="explicit bound"),))
     with pytest.raises(ValueError, match=r"^bound_scale: claim 'yu2019.thm1' needs a finite number > 0, got -0.2"):
-        dataclasses.replace(claim, variants=(PlantedVariant("negative", "a negative scale", {"bound_scale": -0.2}),))
+        dataclasses.replace(claim, variants=(PlantedVariant("negative", "a negative scale", {"bound_scale": -0.2},
+                                                            sub_check="explicit bound"),))
     assert not (tmp_path / "a" / "verdicts.json").exists()
     assert progress.computed == 0  # refused before any run
     with pytest.raises(ValueError, match=r"claim 'yu2019.cor2' has no parameter 'exponent'"):
@@ -146,16 +150,17 @@ def test_planted_variant_and_its_id() -> None:
     assert variant_id("ding2020.thm1", {"bound_scale": 0.5}) == "ding2020.thm1[bound_scale=0.5]"
     assert variant_id("x", {"a": 1e-5, "flag": True, "step": "li"}) == "x[a=1e-05,flag=True,step=li]"
     assert variant_id("x", {}) == "x"
-    v = PlantedVariant("n", "d", {"bound_scale": 0.5})
+    v = PlantedVariant("n", "d", {"bound_scale": 0.5}, sub_check="explicit bound")
     assert v.expected is Status.FAIL and v.id_for("c") == "c[bound_scale=0.5]"
     with pytest.raises(TypeError):
         v.params["bound_scale"] = 1.0  # frozen: the registry's variants cannot be changed in place
     for params, field in (({}, "params"), ({"not an id": 1}, "params"), ({"c": float("nan")}, "params.c"),
                           ({"c": [1]}, "params.c")):
         with pytest.raises(ValueError, match=f"^{field}: "):
-            PlantedVariant("n", "d", params)
+            PlantedVariant("n", "d", params, sub_check="explicit bound")
     with pytest.raises(ValueError, match="^variants: claim 'yu2019.thm1' lists the same parameters twice"):
-        dataclasses.replace(get_claim("yu2019.thm1"), variants=(v, PlantedVariant("m", "e", {"bound_scale": 0.5})))
+        dataclasses.replace(get_claim("yu2019.thm1"),
+                            variants=(v, PlantedVariant("m", "e", {"bound_scale": 0.5}, sub_check="explicit bound")))
 
 
 def test_summary_shows_the_tightness_of_bound_sub_checks_when_the_headline_is_a_rate() -> None:
@@ -172,3 +177,58 @@ def test_summary_shows_the_tightness_of_bound_sub_checks_when_the_headline_is_a_
     assert "1 bound sub-check(s): 0.5..0.5 (upper bound)" in format_verdict_table([claim])
     headline = combine_checks("d", [("explicit bound", bound)], headline=bound)
     assert headline.evidence["tightness"] == 0.5 and headline.evidence["tightness_label"] == "upper bound"
+
+
+def _sub(name: str, status: Status, p_fail: float | None = None, n_seeds: int = 4) -> tuple[str, Verdict]:
+    return name, Verdict(name, status, 1.0, 1.0, evidence={"n_seeds": n_seeds}, p_fail=p_fail)
+
+
+_BOUND = PlantedVariant("bound x 0.1", "the bound divided by 10", {"bound_scale": 0.1}, sub_check="explicit bound")
+_STATED = combine_checks("c", [_sub("explicit bound, N = 2", Status.PASS, 1.0), _sub("rate in N T", Status.PASS, 1.0)])
+
+
+def test_a_variant_counts_only_when_its_planted_sub_check_fails() -> None:
+    # The claim FAILs through an unrelated sub-check: no power of the planted check is shown.
+    elsewhere = combine_checks("c[bound_scale=0.1]", [_sub("explicit bound, N = 2", Status.PASS, 1.0),
+                                                     _sub("rate in N T", Status.FAIL, 0.0)])
+    row = PowerRow.from_verdict("c", elsewhere, _BOUND, stated=_STATED)
+    assert row.got is Status.FAIL and row.planted_status is Status.PASS
+    assert not row.as_expected and row.alarm
+    planted = combine_checks("c[bound_scale=0.1]", [_sub("explicit bound, N = 2", Status.FAIL, 0.0),
+                                                   _sub("rate in N T", Status.PASS, 1.0)])
+    assert PowerRow.from_verdict("c", planted, _BOUND, stated=_STATED).as_expected
+
+
+def test_power_is_untested_when_the_planted_sub_check_fails_as_stated() -> None:
+    stated = combine_checks("c", [_sub("explicit bound, N = 2", Status.FAIL, 0.0), _sub("rate in N T", Status.PASS)])
+    row = PowerRow.from_verdict("c", stated, _BOUND, stated=stated)
+    assert row.untested.startswith("power untested: the planted sub-check 'explicit bound' FAILs already as stated")
+    assert not row.as_expected and not row.alarm
+    assert "1 power untested" in power_summary([row])
+
+
+def test_a_variant_naming_a_sub_check_the_verdict_lacks_is_an_alarm() -> None:
+    verdict = combine_checks("c[bound_scale=0.1]", [_sub("rate in N T", Status.FAIL, 0.0)])
+    row = PowerRow.from_verdict("c", verdict, _BOUND, stated=_STATED)
+    assert row.alarm and row.planted_status is None
+    assert "plants the sub-check 'explicit bound', which this verdict does not have" in row.notes
+
+
+def test_an_inconclusive_planted_sub_check_says_how_many_seeds_would_reach_power() -> None:
+    # p_fail 0.2 with 4 seeds, Holm over 2 sub-checks at 5%: S' = 4 (z_{1-0.0125} / z_{1-0.1})^2 = 4 (2.241/1.2816)^2
+    # = 12.2, so 13 seeds (normal approximation).
+    verdict = combine_checks("c[bound_scale=0.1]", [_sub("explicit bound, N = 2", Status.INCONCLUSIVE, 0.2),
+                                                   _sub("rate in N T", Status.PASS, 1.0)])
+    row = PowerRow.from_verdict("c", verdict, _BOUND, stated=_STATED)
+    assert row.alarm and "about 13 seeds would reach power after Holm over 2 sub-check(s)" in row.advice
+    long_notes = "x" * 500 + " the end of a long description"
+    alarm = power_alarms([dataclasses.replace(row, notes=long_notes)])[0]
+    assert alarm.endswith("the end of a long description)")  # never cut
+    assert row.advice in alarm
+
+
+def test_a_variant_must_name_its_sub_check() -> None:
+    with pytest.raises(ValueError, match="^sub_check: planted variant 'n' must name the sub-check it plants"):
+        PlantedVariant("n", "d", {"bound_scale": 0.5}, sub_check=" ")
+    with pytest.raises(TypeError):
+        PlantedVariant("n", "d", {"bound_scale": 0.5})  # type: ignore[call-arg]
