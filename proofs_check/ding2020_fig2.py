@@ -7,8 +7,8 @@ and MC-PSGD reach 65% average block test accuracy, FedAvg on block-cyclic data o
 
 Here the four runs share the data (``problems.block_cyclic_images``: M label-based blocks of N
 clients, the plan's data set) and the schedule (C cycles, E rounds of I local steps per block visit,
-constant gamma, batch 2): MM-PSGD with the exponential predictor (Sec. 5), MC-PSGD with eta = gamma,
-FedAvg-cyclic (the global model, scored on every block), and FedAvg on ``shuffled(0)`` (the same
+constant gamma, batch 2): MM-PSGD and MC-PSGD (eta = gamma), both with Sec. 5's exponential
+predictor (``SEC5_PREDICTOR``; eq. 7's uniform average is the theorems'), FedAvg-cyclic (the global model, scored on every block), and FedAvg on ``shuffled(0)`` (the same
 images pooled and dealt to N clients at random) with C M E rounds of I steps. Every run is recorded
 at every block end r = 0, E, 2E, .., C M E (the plot) and at every round of the last cycle (the
 checks). The metric is the paper's: with acc_m(r) the accuracy of block m's
@@ -58,6 +58,7 @@ only its block's 5 labels for a few visits is no match for a model trained on al
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -71,8 +72,8 @@ from .claim import ClaimResult, VerifySettings, combine_checks
 from .plans import DingFig2Plan
 from .plot_specs import Curve, CurvesPlot
 
-__all__ = ["evaluate_fig2", "Fig2Curves", "fig2_curves", "NETWORK_OF_DATASET", "PAPER_FIG2", "SHUFFLE_SEED",
-           "sec5_problem", "single_model_per_block"]
+__all__ = ["evaluate_fig2", "Fig2Curves", "fig2_curves", "NETWORK_OF_DATASET", "PAPER_FIG2", "SEC5_PREDICTOR",
+           "SHUFFLE_SEED", "sec5_configs", "sec5_problem", "single_model_per_block"]
 
 NETWORK_OF_DATASET = {"digits": "digits_net", "mnist": "lenet5", "fashion-mnist": "lenet5",
                       "cifar10": "tutorial_cifar_net"}
@@ -82,6 +83,11 @@ PAPER_FIG2 = ("Ding et al. Fig. 2 (CIFAR-10, tutorial CNN, N = 100, M = 5, C = 1
               "FedAvg on shuffled data 62%.")
 SHUFFLE_SEED = 0
 """The seed of the shuffled baseline's deal of the pooled images."""
+SEC5_PREDICTOR = "exponential"
+"""The predictor of MM-PSGD and of MC-PSGD in every Sec. 5 claim (fig2, table1, fig4, fig5): Sec. 5's
+"exponentially weighted average of the historical global model [...] where the base is 0.5, and the round
+number works as the exponent" (Implementation Settings), used for both algorithms. The theorem claims
+(ding2020.thm1, thm2, speedup, ordering, lemmas) keep eq. 7's uniform average, which the proofs assume."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +158,15 @@ def sec5_problem(dataset: str, n_blocks: int, clients_per_block: int, labels_per
     return build_block_cyclic(spec)
 
 
+def sec5_configs(**schedule: Any) -> tuple[MMPSGDConfig, MCPSGDConfig]:
+    """MM-PSGD and MC-PSGD as Sec. 5 runs them, on the block-cyclic ``schedule`` (the fields the two
+    configs share: cycles, rounds_per_block, local_steps, step_size, batch_size, record_rounds, seeds,
+    participants): both with the paper's predictor (``SEC5_PREDICTOR``), MC-PSGD with eta = gamma
+    (Sec. 5: "both learning rates gamma = eta")."""
+    return (MMPSGDConfig(predictor=SEC5_PREDICTOR, **schedule),
+            MCPSGDConfig(predictor=SEC5_PREDICTOR, block_step_size=schedule["step_size"], **schedule))
+
+
 def _runs(settings: VerifySettings, plan: DingFig2Plan,
           problem: BlockCyclicImageProblem) -> tuple[RunResult, RunResult, RunResult, RunResult]:
     """MM-PSGD, MC-PSGD, FedAvg-cyclic and FedAvg on shuffled data, recorded at the block ends and at
@@ -165,8 +180,7 @@ def _runs(settings: VerifySettings, plan: DingFig2Plan,
                     step_size=gamma, batch_size=plan.batch_size, record_rounds=records, seeds=seeds)
     shuffled = problem.shuffled(SHUFFLE_SEED)
     configs = [
-        RunConfig(problem.spec, MMPSGDConfig(predictor="exponential", **schedule)),
-        RunConfig(problem.spec, MCPSGDConfig(block_step_size=gamma, **schedule)),
+        *(RunConfig(problem.spec, config) for config in sec5_configs(**schedule)),
         RunConfig(problem.spec, FedAvgCyclicConfig(**schedule)),
         RunConfig(shuffled.spec, FedAvgConfig(plan.local_steps, rounds, gamma, plan.batch_size, 1.0, records,
                                               seeds=seeds)),
@@ -224,7 +238,8 @@ def evaluate_fig2(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
     scale = (f"fedbound ({problem.combined.dataset}; {NETWORK_OF_DATASET[plan.dataset]}, {n_images} training "
              f"images, N = {plan.clients_per_block}, M = {plan.n_blocks}, {plan.labels_per_block} labels per block, "
              f"C = {plan.cycles}, E = {plan.rounds_per_block}, I = {plan.local_steps}, batch {plan.batch_size}, "
-             f"gamma = eta = {plan.step_size:g}, exponential predictor for MM-PSGD, {plan.seeds} seeds): Abar "
+             f"gamma = eta = {plan.step_size:g}, Sec. 5's exponential predictor for MM-PSGD and MC-PSGD, {plan.seeds} "
+             f"seeds): Abar "
              f"(last cycle, means over seeds) {measured}.")
     verdict = combine_checks("ding2020.fig2", checks, headline=checks[0][1],
                              notes=f"{PAPER_FIG2} {scale} Headline: mean Abar difference MM-PSGD - FedAvg-cyclic.")

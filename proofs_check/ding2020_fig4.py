@@ -12,7 +12,7 @@ accuracy against the round for each M, FedAvg on shuffled data as the baseline.
 Here, for each M of the plan's grid: the ``block_cyclic_images`` problem with M blocks of
 ceil(10/M) + ``extra_labels`` consecutive labels (every image in some block) and N clients each, and
 C cycles of E = (M E)/M rounds per block visit, so every M runs the same C M E rounds of I local
-steps; MM-PSGD with the exponential predictor (Sec. 5), MC-PSGD with eta = gamma, FedAvg-cyclic,
+steps; MM-PSGD and MC-PSGD (eta = gamma), both with Sec. 5's exponential predictor, FedAvg-cyclic,
 all paired over seeds (a seed fixes the initialisation and the minibatches). FedAvg on shuffled data
 (``shuffled(0)`` of the smallest M's problem, C M E rounds; it sees no blocks, so its training does
 not depend on M and one run serves) is scored on each M's test blocks, for the plot and the notes.
@@ -58,12 +58,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from convergence import (
-    FedAvgConfig, FedAvgCyclicConfig, MCPSGDConfig, MMPSGDConfig, RunConfig, RunRequest, StepSize, Verdict, execute,
-)
+from convergence import FedAvgConfig, FedAvgCyclicConfig, RunConfig, RunRequest, StepSize, Verdict, execute
 
 from .claim import ClaimResult, VerifySettings, combine_checks
-from .ding2020_fig2 import SHUFFLE_SEED, sec5_problem, single_model_per_block
+from .ding2020_fig2 import SHUFFLE_SEED, sec5_configs, sec5_problem, single_model_per_block
 from .ding2020_sec5 import check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot
 from .plans import DingFig4Plan
 
@@ -89,8 +87,7 @@ def _accuracies(settings: VerifySettings, plan: DingFig4Plan) -> dict[str, np.nd
     for M, problem in zip(plan.blocks_grid, problems):
         schedule = dict(cycles=plan.cycles, rounds_per_block=plan.rounds_per_cycle // M, local_steps=plan.local_steps,
                         step_size=gamma, batch_size=plan.batch_size, record_rounds=records, seeds=seeds)
-        configs += [RunConfig(problem.spec, MMPSGDConfig(predictor="exponential", **schedule)),
-                    RunConfig(problem.spec, MCPSGDConfig(block_step_size=gamma, **schedule)),
+        configs += [*(RunConfig(problem.spec, config) for config in sec5_configs(**schedule)),
                     RunConfig(problem.spec, FedAvgCyclicConfig(**schedule))]
     configs.append(RunConfig(problems[0].shuffled(SHUFFLE_SEED).spec,
                              FedAvgConfig(plan.local_steps, total, gamma, plan.batch_size, 1.0, records, seeds=seeds)))

@@ -9,8 +9,8 @@ participation rate. In particular, the best test accuracies of MM-PSGD are betwe
 whereas the best test accuracies of MC-PSGD are higher, between 61% and 62%."
 
 Here: one ``block_cyclic_images`` problem (M blocks of N clients, the plan's labels per block), C
-cycles of E rounds per block visit, and for each rate rho of the plan's grid MM-PSGD (exponential
-predictor, Sec. 5) and MC-PSGD (eta = gamma) with K = rho N participants per round, a uniform
+cycles of E rounds per block visit, and for each rate rho of the plan's grid MM-PSGD and MC-PSGD
+(eta = gamma), both with Sec. 5's exponential predictor, with K = rho N participants per round, a uniform
 K-subset of the block's N clients without replacement, drawn afresh each round (the block-cyclic
 engine's partial participation, averaged with weight 1/K), paired over seeds. Every rate runs the same
 C M E rounds, so a lower rate sees fewer samples, as in the paper. The metric is Abar, the last
@@ -54,10 +54,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from convergence import MCPSGDConfig, MMPSGDConfig, RunConfig, RunRequest, StepSize, Verdict, execute
+from convergence import RunConfig, RunRequest, StepSize, Verdict, execute
 
 from .claim import ClaimResult, VerifySettings, combine_checks
-from .ding2020_fig2 import sec5_problem
+from .ding2020_fig2 import sec5_configs, sec5_problem
 from .ding2020_sec5 import check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot
 from .plans import DingFig5Plan
 
@@ -76,9 +76,8 @@ def _accuracies(settings: VerifySettings, plan: DingFig5Plan) -> dict[str, np.nd
     schedule = dict(cycles=plan.cycles, rounds_per_block=plan.rounds_per_block, local_steps=plan.local_steps,
                     step_size=gamma, batch_size=plan.batch_size, seeds=tuple(range(plan.seeds)),
                     record_rounds=last_cycle_rounds(plan.cycles * cycle_rounds, cycle_rounds))
-    configs = [config for K in plan.participants() for config in (
-        RunConfig(problem.spec, MMPSGDConfig(predictor="exponential", participants=K, **schedule)),
-        RunConfig(problem.spec, MCPSGDConfig(block_step_size=gamma, participants=K, **schedule)))]
+    configs = [RunConfig(problem.spec, config) for K in plan.participants()
+               for config in sec5_configs(participants=K, **schedule)]
     runs = execute([RunRequest(c) for c in configs], settings.sweep_options(),
                    description="Ding et al. Fig. 5: the participation sweep")
     return {name: np.array([last_cycle_accuracy(run.extras.block_accuracy, run, cycle_rounds) for run in runs[i::2]])

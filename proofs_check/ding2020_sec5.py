@@ -127,7 +127,8 @@ def sweep_notes(plan: DingSec5Plan, setting: str, points: Sequence[str], accurac
                       for name, acc in accuracy.items())
     return (f"fedbound ({plan.dataset}; {NETWORK_OF_DATASET[plan.dataset]}, {plan.n_train or 'all'} training images, "
             f"{setting}, C = {plan.cycles}, I = {plan.local_steps}, batch {plan.batch_size}, gamma = eta = "
-            f"{plan.step_size:g}, exponential predictor for MM-PSGD, {plan.seeds} seeds): Abar (last cycle, means "
+            f"{plan.step_size:g}, Sec. 5's exponential predictor for MM-PSGD and MC-PSGD, {plan.seeds} seeds): Abar "
+            f"(last cycle, means "
             f"over seeds) {table}.")
 
 

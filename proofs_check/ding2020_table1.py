@@ -14,8 +14,8 @@ expects the rounds to fall like T/I (its O(1/sqrt(NT)) rate in the total iterati
 "consistently ... inversely with I" (the local models drift further from the global one), and
 reports ties (MM-PSGD: 1610 at I = 15 and 20).
 
-Here the runs are ding2020.fig2's (``problems.block_cyclic_images``, the plan's data; MM-PSGD with
-the exponential predictor, MC-PSGD with eta = gamma; C cycles of M blocks of E rounds, constant
+Here the runs are ding2020.fig2's (``problems.block_cyclic_images``, the plan's data; MM-PSGD and
+MC-PSGD with eta = gamma, both with Sec. 5's exponential predictor; C cycles of M blocks of E rounds, constant
 gamma, batch 2) for every I of the plan's grid, seeds 0..S-1; the runs of one seed at different I
 share the data, the initial model w0 and the clients' minibatch streams, so comparisons are paired
 over seeds. With acc_m(r) block m's predictor at round r on block m's test images
@@ -92,13 +92,13 @@ import numpy as np
 from scipy import stats
 
 from convergence import (
-    MCPSGDConfig, MMPSGDConfig, RunConfig, RunRequest, RunResult, StepSize, Status, Uninformative, Verdict,
+    RunConfig, RunRequest, RunResult, StepSize, Status, Uninformative, Verdict,
     check_ordering, execute,
 )
 from problems import BlockCyclicImageProblem
 
 from .claim import ClaimResult, VerifySettings, combine_checks
-from .ding2020_fig2 import NETWORK_OF_DATASET, sec5_problem
+from .ding2020_fig2 import NETWORK_OF_DATASET, sec5_configs, sec5_problem
 from .li2020_choices import rounds_to_target
 from .plans import DingTable1Plan
 from .plot_specs import Curve, CurvesPlot, RatePlot, RateSeries, ReferenceRate
@@ -244,13 +244,12 @@ def _record_rounds(plan: DingTable1Plan) -> tuple[int, ...]:
 
 def _runs(settings: VerifySettings, plan: DingTable1Plan,
           problem: BlockCyclicImageProblem) -> dict[str, tuple[RunResult, ...]]:
-    """MM-PSGD (exponential predictor) and MC-PSGD (eta = gamma) at every I of the grid: key -> runs (J,)."""
+    """MM-PSGD and MC-PSGD (``sec5_configs``: Sec. 5's predictor, eta = gamma) at every I of the grid: key -> runs (J,)."""
     gamma = StepSize.constant(plan.step_size)
     common = dict(cycles=plan.cycles, rounds_per_block=plan.rounds_per_block, step_size=gamma,
                   batch_size=plan.batch_size, record_rounds=_record_rounds(plan), seeds=tuple(range(plan.seeds)))
-    configs = [RunConfig(problem.spec, config) for I in plan.local_steps_grid for config in (
-        MMPSGDConfig(predictor="exponential", local_steps=I, **common),
-        MCPSGDConfig(block_step_size=gamma, local_steps=I, **common))]
+    configs = [RunConfig(problem.spec, config) for I in plan.local_steps_grid
+               for config in sec5_configs(local_steps=I, **common)]
     results = execute([RunRequest(config) for config in configs], settings.sweep_options(),
                       description="Ding et al. Table 1 on block-cyclic images")
     return {key: tuple(results[a::len(ALGORITHMS)]) for a, (key, _) in enumerate(ALGORITHMS)}
@@ -294,7 +293,8 @@ def evaluate_table1(settings: VerifySettings, plan: DingTable1Plan) -> ClaimResu
     scale = (f"fedbound ({problem.combined.dataset}; {NETWORK_OF_DATASET[plan.dataset]}, {n_images} training images, "
              f"N = {plan.clients_per_block}, M = {plan.n_blocks}, {plan.labels_per_block} labels per block, "
              f"C = {plan.cycles}, E = {plan.rounds_per_block}, I = {', '.join(map(str, grid))}, batch "
-             f"{plan.batch_size}, gamma = eta = {plan.step_size:g}, exponential predictor for MM-PSGD, accuracy "
+             f"{plan.batch_size}, gamma = eta = {plan.step_size:g}, Sec. 5's exponential predictor for MM-PSGD and "
+             f"MC-PSGD, accuracy "
              f"recorded every {plan.record_every} round(s), {plan.seeds} seeds): mean rounds to "
              f"{plan.target_fraction:g} of the way from the initial to the lowest best accuracy ("
              + ", ".join(f"{name} {measured[key].target:.3f}" for key, name in ALGORITHMS) + f"): {ours}.")
