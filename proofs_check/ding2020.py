@@ -81,7 +81,7 @@ from .assumption_constants import second_moment_bound, variance_bound
 from .regions import Ball
 
 __all__ = ["evaluate_thm1", "evaluate_thm2", "ding_bound", "ding_hypotheses", "DingConstants", "PAPER_SETTING",
-           "THEOREM_PREDICTOR", "run_configs"]
+           "THEOREM_PREDICTOR", "largest_local_steps", "run_configs"]
 
 CYCLES = 2
 RATE_TOLERANCE = 0.05
@@ -150,7 +150,9 @@ def ding_hypotheses(algorithm: str, N: int, M: int, T: int, K: int, I: int, labe
     )
 
 
-def _largest_I(algorithm: str, N: int, M: int, T: int) -> int:
+def largest_local_steps(algorithm: str, N: int, M: int, T: int) -> int:
+    """The largest I the theorem allows at (N, M, T): floor(T^{1/4}/N^{3/4}) for MM-PSGD ("mm") and
+    floor((T/M)^{1/4}/N^{3/4}) for MC-PSGD ("mc"), at least 1."""
     horizon = T if algorithm == "mm" else T / M
     return max(1, int(np.floor(horizon**0.25 / N**0.75 + 1e-12)))
 
@@ -163,7 +165,7 @@ def run_configs(settings: VerifySettings, plans: Sequence[tuple]) -> list[DingRu
     for algorithm, problem, K, seeds, record_rounds in plans:
         N, M = problem.n_clients, problem.n_blocks
         L = problem_constants(problem.combined).L
-        I = _largest_I("mc" if algorithm == "mc" else "mm", N, M, CYCLES * M * K)
+        I = largest_local_steps("mc" if algorithm == "mc" else "mm", N, M, CYCLES * M * K)
         E = max(1, K // I)
         K, T = E * I, CYCLES * M * E * I
         gamma = np.sqrt(N) / (L * np.sqrt(T))
