@@ -143,6 +143,8 @@ def test_ordering_passes_with_the_tracking_check_and_its_shuffled_control(quick:
         "ding2020.ordering/control": "PASS",
     }
     by_id = {c.verdict.claim_id: c.verdict for c in result.verdict.checks}
+    assert all(v.p_fail is not None for v in by_id.values())  # every sub-check a test: Holm applies to all six
+    assert "eq. 7's uniform average" in result.verdict.notes
     # the headline figures are ratios mean R / (1/2): far below 1 on cyclic data, about 2 (R near 1) on shuffled data
     assert by_id["ding2020.ordering/tracking"].measured < 0.1
     assert 1.5 < by_id["ding2020.ordering/control"].measured < 2.5
