@@ -30,10 +30,12 @@ u~_m unless said otherwise):
   for MC-PSGD (earlier runs, MC-PSGD: 0.88, 1.04, 1.06, 0.98 at T about 6e3, 2.5e4, 9.8e4, 4e5), so the
   sentence FAILs at fixed T for both, and the claim with it. MM-PSGD's single block-mixed chain spends
   only K = T/(C M) iterations in each block visit, so its predictor of a block lies further from x_m* as
-  M grows; MC-PSGD's block-separate chains pick up where they left. The theorem is not contradicted: its explicit form (``ding2020.DingConstants.bound``) has the term
+  M grows (it starts each visit from the previous block's model); MC-PSGD's block-separate chain of a
+  block runs T/M iterations in all, so its gap follows the fast regime M/(NT) below. The theorem is not
+  contradicted: its explicit form (``ding2020.DingConstants.bound``) has the term
   4(B^2 L^2 + B^2 + B^2 L)/K = 4 C M (B^2 L^2 + B^2 + B^2 L)/T, which grows like M at fixed T and is of
   lower order than 1/sqrt(NT) only as T grows (the "rate" is M-free, a finite-T performance is not);
-  and this strongly convex instance is in the fast regime q ~ M/(NT) = 1/(N C K), below sqrt(M/(NT))
+  and MC-PSGD on this strongly convex instance is in the fast regime q ~ M/(NT) = 1/(N C K), below sqrt(M/(NT))
   for every M <= NT, as Thm 2 allows (q / sqrt(M/(NT)) stays below 0.07 and shrinks with T).
 * **M at fixed K, the re-posed form**: N and K = T/(CM) fixed, M over ``M_grid``, MC-PSGD. Then
   sqrt(M/(NT)) = 1/sqrt(N C K): the bound does not depend on M, and neither do gamma K, eta, I
