@@ -1,5 +1,6 @@
 """ding2020.speedup: linear speedup in N, no growth in M (the paper's sentence at fixed T, and at a
-fixed per-block budget), and the MC-PSGD / MM-PSGD traffic ratio (Ding et al. 2020, ``shared/papers/ding2020_block_cyclic.md``).
+fixed per-block budget), and the MC-PSGD / MM-PSGD traffic ratio (Ding et al. 2020,
+``shared/papers/ding2020_block_cyclic.md``).
 
 Theorem 2 (eq. 20): with gamma = sqrt(N)/(L sqrt(T)), eta = sqrt(NM)/(L sqrt(T)),
 I <= (T/M)^{1/4}/N^{3/4} and K > C M N, for every block m
@@ -35,8 +36,8 @@ u~_m unless said otherwise):
   contradicted: its explicit form (``ding2020.DingConstants.bound``) has the term
   4(B^2 L^2 + B^2 + B^2 L)/K = 4 C M (B^2 L^2 + B^2 + B^2 L)/T, which grows like M at fixed T and is of
   lower order than 1/sqrt(NT) only as T grows (the "rate" is M-free, a finite-T performance is not);
-  and MC-PSGD on this strongly convex instance is in the fast regime q ~ M/(NT) = 1/(N C K), below sqrt(M/(NT))
-  for every M <= NT, as Thm 2 allows (q / sqrt(M/(NT)) stays below 0.07 and shrinks with T).
+  and MC-PSGD on this strongly convex instance is in the fast regime q ~ M/(NT) = 1/(N C K), below
+  sqrt(M/(NT)) for every M <= NT, as Thm 2 allows (q / sqrt(M/(NT)) stays below 0.07 and shrinks with T).
 * **M at fixed K, the re-posed form**: N and K = T/(CM) fixed, M over ``M_grid``, MC-PSGD. Then
   sqrt(M/(NT)) = 1/sqrt(N C K): the bound does not depend on M, and neither do gamma K, eta, I
   (functions of C K and N), so each block gets the same budget whatever M. Claim: exponent of q in M
