@@ -81,10 +81,14 @@ from .assumption_constants import second_moment_bound, variance_bound
 from .regions import Ball
 
 __all__ = ["evaluate_thm1", "evaluate_thm2", "ding_bound", "ding_hypotheses", "DingConstants", "PAPER_SETTING",
-           "run_configs"]
+           "THEOREM_PREDICTOR", "largest_local_steps", "run_configs"]
 
 CYCLES = 2
 RATE_TOLERANCE = 0.05
+THEOREM_PREDICTOR = "average"
+"""The predictor of every run of ``run_configs`` (the theorem claims thm1, thm2, speedup, ordering): eq. 7-8's
+uniform average of a block's models, the one Theorems 1-2 and their proofs use (eq. 50 applies Jensen's
+inequality to it). The Sec. 5 claims run the paper's exponential average instead (``ding2020_fig2.SEC5_PREDICTOR``)."""
 PAPER_SETTING = {"N": 100, "M": 5, "C": 10, "E": 200, "I": 10}
 """Sec. 5: N = 100 clients, M = 5 blocks, C = 10 cycles, E = 200 rounds per block, I = 10."""
 
@@ -146,28 +150,32 @@ def ding_hypotheses(algorithm: str, N: int, M: int, T: int, K: int, I: int, labe
     )
 
 
-def _largest_I(algorithm: str, N: int, M: int, T: int) -> int:
+def largest_local_steps(algorithm: str, N: int, M: int, T: int) -> int:
+    """The largest I the theorem allows at (N, M, T): floor(T^{1/4}/N^{3/4}) for MM-PSGD ("mm") and
+    floor((T/M)^{1/4}/N^{3/4}) for MC-PSGD ("mc"), at least 1."""
     horizon = T if algorithm == "mm" else T / M
     return max(1, int(np.floor(horizon**0.25 / N**0.75 + 1e-12)))
 
 
 def run_configs(settings: VerifySettings, plans: Sequence[tuple]) -> list[DingRun]:
     """Run (algorithm, problem, K, seeds, record_rounds) plans through the sweep layer, each with
-    the theorem's step sizes and the largest allowed I (K rounded down to a multiple of I)."""
+    the theorem's step sizes, the largest allowed I (K rounded down to a multiple of I) and, for MM-PSGD
+    and MC-PSGD, eq. 7's predictor (``THEOREM_PREDICTOR``)."""
     requests, shapes = [], []
     for algorithm, problem, K, seeds, record_rounds in plans:
         N, M = problem.n_clients, problem.n_blocks
         L = problem_constants(problem.combined).L
-        I = _largest_I("mc" if algorithm == "mc" else "mm", N, M, CYCLES * M * K)
+        I = largest_local_steps("mc" if algorithm == "mc" else "mm", N, M, CYCLES * M * K)
         E = max(1, K // I)
         K, T = E * I, CYCLES * M * E * I
         gamma = np.sqrt(N) / (L * np.sqrt(T))
         common = dict(cycles=CYCLES, rounds_per_block=E, local_steps=I, step_size=StepSize.constant(gamma),
                       batch_size=1, seeds=seeds, record_rounds=record_rounds)
         if algorithm == "mc":
-            config = MCPSGDConfig(**common, block_step_size=StepSize.constant(np.sqrt(N * M) / (L * np.sqrt(T))))
+            config = MCPSGDConfig(**common, predictor=THEOREM_PREDICTOR,
+                                  block_step_size=StepSize.constant(np.sqrt(N * M) / (L * np.sqrt(T))))
         elif algorithm == "mm":
-            config = MMPSGDConfig(**common)
+            config = MMPSGDConfig(**common, predictor=THEOREM_PREDICTOR)
         else:
             config = FedAvgCyclicConfig(**common)
         requests.append(RunRequest(RunConfig(problem.spec, config), track=algorithm != "fedavg"))

@@ -33,13 +33,19 @@ Statements, each a function below (shapes: S seeds, T steps, R rounds, M blocks,
   so the check is paired: per seed LHS - RHS + mean_s RHS against mean_s RHS; (S, C M) against (C M,).
 * ding2020.lemma8 (MC-PSGD, eq. 56): at every communication round the average local loss
   (1/N) sum_i F_m^i of the selected u_bar is <= min of those of x_bar and y_bar. It holds for every
-  realisation, hence in expectation (eq. 57) and averaged over rounds (eq. 48-49, 58-59). Checked
-  per seed and round with the losses evaluated independently of the run (``FederatedProblem.
-  local_objectives``), to 1e-12 (1 + |min|): (1, S R) against (S R,).
+  realisation, hence in expectation (eq. 57) and averaged over rounds (eq. 48-49, 58-59). Evaluated
+  per seed and round with the losses computed independently of the run (``FederatedProblem.
+  local_objectives``), to 1e-12 (1 + |min|): (1, S R) against (S R,). Uninformative: Algorithm 2
+  keeps the model with the smaller average loss, so the inequality holds by construction
+  (``LEMMA8_BY_CONSTRUCTION``); the verdict is INCONCLUSIVE with ``Verdict.cannot_fail`` set, listed
+  by a claim as uninformative, never counted as a PASS.
 * ding2020.lemma9 (Assumptions 2 and 5, eq. 60): F_m(x) - F_m(y) <= 2 B^2 L^2 + 2 B^2 + 2 B^2 L for all
   x, y with ||x||^2, ||y||^2 <= B^2. Evaluated at the worst pair of V (every global model,
   block-separate model, predictor and local iterate of both chains over all seeds, x* and every
   x_m*): max_{x in V} F_m(x) - min_{y in V} F_m(y) per block, L = max_{m,i} L_m^i; (1, M) against (M,).
+  Uninformative: with x_m* in the ball, L-smoothness alone bounds the left side by 2 B^2 L
+  (``lemma9_ceiling``), at most the lemma's bound, so no data can violate it; INCONCLUSIVE with
+  ``cannot_fail`` set and the tightness reported (about 3% on the lemma table's instance).
 
 Constants, as Ding's assumptions define them (Assumptions 3-5 hold for all x, m, i; l.77-87):
 * B^2 (Assumption 5) = the largest ||v||^2 over V: every model of the run, x* = argmin F and every
@@ -51,8 +57,10 @@ Constants, as Ding's assumptions define them (Assumptions 3-5 hold for all x, m,
   (batch 0) sigma^2 = 0 and G^2 = sup ||grad F_m^i||^2 over the ball.
 
 Planted variants (the power self-test of ``proofs_check.lemmas_claim.evaluate_lemmas``): ``factor``
-or ``constant`` arguments change a lemma's constant, ``model="rejected"`` Lemma 8's left-hand side;
-each is named in the claim id and must FAIL where the data resolve it (``lemma_verdicts.attained_scale``).
+or ``constant`` arguments change the constant of Lemmas 2, 3 and 6; each is named in the claim id and
+must FAIL where the data resolve it (``lemma_verdicts.attained_scale``). Lemmas 8 and 9 have none: their
+rows cannot fail with the paper's statement, so no planted variant of them can show the power of a row
+that is never counted.
 """
 
 from __future__ import annotations
@@ -65,6 +73,7 @@ import numpy as np
 
 from convergence import (
     BlockCyclicTrace,
+    Ceiling,
     Hypothesis,
     MCPSGDConfig,
     MMPSGDConfig,
@@ -78,12 +87,13 @@ from problems import BlockCyclicProblem, exact_optimum, problem_constants
 
 from .assumption_constants import ClientEstimate, Estimate, second_moment_bound, variance_bound
 from .claim import VerifySettings
-from .ding2020_constants import lemma6_constant, lemma9_constant
+from .ding2020_constants import lemma6_constant, lemma9_ceiling, lemma9_constant
 from .lemma_verdicts import LemmaRow, upper_bound_verdict
 from .regions import Ball
 
 __all__ = [
     "DING_LEMMA_IDS",
+    "LEMMA8_BY_CONSTRUCTION",
     "LEMMA8_TOLERANCE",
     "DingLemmaData",
     "collect_ding",
@@ -101,6 +111,12 @@ __all__ = [
 DING_LEMMA_IDS = ("ding2020.lemma2", "ding2020.lemma3", "ding2020.lemma6", "ding2020.lemma8", "ding2020.lemma9")
 LEMMA8_TOLERANCE = 1e-12
 """Relative slack of Lemma 8's exact inequality (two loss implementations differ by rounding)."""
+LEMMA8_BY_CONSTRUCTION = (
+    "Algorithm 2 (line 9) keeps, each round, the model with the smaller average local loss, so that loss is "
+    "min(x_bar's, y_bar's) by construction; with the selection on every client's whole local objective and F_m the "
+    "clients' average (eq. 3-6), eq. 56-59 hold in every realisation. A wrong selection by the engine is caught by "
+    "the trace tests (tests/test_ding_lemmas.py), not by this row")
+"""Why Lemma 8's row cannot fail (module docstring)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -315,48 +331,48 @@ def _round_losses(problem: BlockCyclicProblem, trace: BlockCyclicTrace) -> np.nd
     return out
 
 
-def ding_lemma8(data: DingLemmaData, model: Literal["selected", "rejected"] = "selected") -> Verdict:
+def ding_lemma8(data: DingLemmaData) -> Verdict:
     """Ding et al. (2020) Lemma 8 (eq. 56): per seed and round, the average local loss of the
-    selected u_bar is <= min(that of x_bar, that of y_bar). ``model="rejected"`` puts the model the
-    server did not select on the left, a planted false version. MC-PSGD only."""
+    selected u_bar is <= min(that of x_bar, that of y_bar). MC-PSGD only. It holds by construction
+    of the selection rule (``LEMMA8_BY_CONSTRUCTION``): the verdict is INCONCLUSIVE with
+    ``cannot_fail`` set (a ``Ceiling`` at min(x_bar's, y_bar's) loss), never a PASS; the losses are
+    evaluated independently of the run and reported."""
     if not data.mc:
         raise ValueError("ding2020.lemma8 concerns MC-PSGD's selection; the config is MM-PSGD")
-    if model not in ("selected", "rejected"):
-        raise ValueError(f"model: expected 'selected' or 'rejected', got {model!r}")
     losses = np.stack([_round_losses(data.problem, trace) for trace in data.traces])  # (S, R, 3)
     best = losses[:, :, :2].min(axis=2)
-    if model == "selected":
-        lhs = losses[:, :, 2]
-    else:
-        lhs = np.where(data.stack("chose_separate"), losses[:, :, 0], losses[:, :, 1])
+    lhs = losses[:, :, 2]
     S, R = best.shape
     slack = LEMMA8_TOLERANCE * (1.0 + np.abs(best))
     worst = float(np.max(lhs - best))
     run_losses = np.stack([np.stack([trace.loss_x, trace.loss_y], axis=1) for trace in data.traces])
     agreement = float(np.max(np.abs(run_losses - losses[:, :, :2])))
-    claim_id = "ding2020.lemma8" if model == "selected" else "ding2020.lemma8[rejected]"
-    notes = (f"{model} model's average local loss - min(x_bar, y_bar): worst difference {worst:.3g} over {S} seed(s) "
+    notes = (f"selected model's average local loss - min(x_bar, y_bar): worst difference {worst:.3g} over {S} seed(s) "
              f"x {R} rounds (must be <= {LEMMA8_TOLERANCE:g} (1 + |min|)); the run's own losses agree with this "
-             f"evaluation to {agreement:.3g}; y_bar selected in {int(data.stack('chose_separate').sum())} rounds; "
-             "every realisation obeys it, so eq. 48-49 follow")
+             f"evaluation to {agreement:.3g}; y_bar selected in {int(data.stack('chose_separate').sum())} rounds")
     x = np.tile(np.arange(1, R + 1, dtype=np.float64), S)
-    return check_upper_bound(claim_id, x, lhs.reshape(1, -1), (best + slack).reshape(-1), notes=notes,
-                             deterministic=True)  # a per-realisation inequality: every (seed, round) is checked exactly
+    return check_upper_bound("ding2020.lemma8", x, lhs.reshape(1, -1), (best + slack).reshape(-1), notes=notes,
+                             deterministic=True,  # a per-realisation inequality: every (seed, round) is checked exactly
+                             ceiling=Ceiling(best.reshape(-1), LEMMA8_BY_CONSTRUCTION))
 
 
-def ding_lemma9(data: DingLemmaData, factor: float = 1.0) -> Verdict:
-    """Ding et al. (2020) Lemma 9 (eq. 60), max_V F_m - min_V F_m <= factor (2 B^2 L^2 + 2 B^2 + 2 B^2 L)
-    for every block m (factor = 1 in the paper; another value is a planted variant)."""
+def ding_lemma9(data: DingLemmaData) -> Verdict:
+    """Ding et al. (2020) Lemma 9 (eq. 60), max_V F_m - min_V F_m <= 2 B^2 L^2 + 2 B^2 + 2 B^2 L for
+    every block m. It cannot fail once B^2 covers x_m* (as the proofs need, eq. 36, 63): L-smoothness
+    alone bounds the left side by 2 B^2 L (``lemma9_ceiling``), below the lemma's bound, so the
+    verdict is INCONCLUSIVE with ``cannot_fail`` set, never a PASS; the tightness is reported."""
     B_sq, L, M = data.B_sq, data.L, data.problem.n_blocks
     lhs = data.block_values.max(axis=0) - data.block_values.min(axis=0)  # (M,)
-    rhs = factor * lemma9_constant(B_sq, L)
+    rhs = lemma9_constant(B_sq, L)
     hypotheses = (Hypothesis("Assumption 2: every F_m^i L-smooth", bool(np.isfinite(L)), f"L = {L:.6g} (problem_constants)"),)
-    claim_id = "ding2020.lemma9" if factor == 1.0 else f"ding2020.lemma9[factor={factor:.6g}]"
-    notes = (f"worst pair of V per block (the run's models, x* and every x_m*, which B^2 covers as eq. 36 and 63 need), "
-             f"factor {factor:.6g}: max_m (max F_m - min F_m) = {lhs.max():.6g} against {rhs:.6g}; {data.constants_note()}")
-    return check_upper_bound(claim_id, np.arange(1, M + 1, dtype=np.float64), lhs[None, :], np.full(M, rhs),
+    ceiling = lemma9_ceiling(B_sq, L)
+    notes = (f"worst pair of V per block (the run's models, x* and every x_m*, which B^2 covers as eq. 36 and 63 need): "
+             f"max_m (max F_m - min F_m) = {lhs.max():.6g} against {rhs:.6g} (the smoothness ceiling 2 B^2 L = "
+             f"{float(ceiling.value):.6g}); {data.constants_note()}")
+    return check_upper_bound("ding2020.lemma9", np.arange(1, M + 1, dtype=np.float64), lhs[None, :], np.full(M, rhs),
                              hypotheses=hypotheses, notes=notes,
-                             deterministic=True)  # the worst pair of V, computed exactly
+                             deterministic=True,  # the worst pair of V, computed exactly
+                             ceiling=ceiling)
 
 
 def check_ding_lemmas(

@@ -3,7 +3,11 @@
 Source: Ding et al. 2020, Sec. 5 (``shared/papers/ding2020_block_cyclic.md``): MM-PSGD and
 MC-PSGD reach the best accuracy, "FedAvg with block-cyclic data does not converge at all,
 fluctuating" and FedAvg on shuffled data does not fluctuate. Sub-checks, on ``ding2020.instance``
-(N = 4, M = 3, blocks far apart) with C = 2 cycles and the theorems' step sizes:
+(N = 4, M = 3, blocks far apart) with C = 2 cycles, the theorems' step sizes and their predictors (eq. 7's
+uniform average, ``ding2020.THEOREM_PREDICTOR``: this claim tests Sec. 5's orderings in the theorems'
+regime; the CNN claims ding2020.fig2 etc. run Sec. 5's exponential average). Every sub-check is a test with
+its p-value (``Verdict.p_fail``: ``check_ordering``, ``check_upper_bound``, ``check_lower_bound``), so the
+claim's verdict is Holm over the six at 0.05 (``combine_checks``):
 
 * the predictors beat FedAvg's single model on their blocks: (1/M) sum_m F_m(p_m) - F_m(x_m*)
   against (1/M) sum_m F_m(x_bar) - F_m(x_m*), for MM-PSGD and MC-PSGD; MC-PSGD at least as good
@@ -175,7 +179,8 @@ def evaluate_ordering(settings: VerifySettings, plan: DingOrderingPlan) -> Claim
     ]
     verdict = combine_checks("ding2020.ordering", checks, headline=checks[0][1],
                              notes=f"N = {problem.n_clients}, M = {M}, C = {CYCLES}, K = {mm.K}, blocks far apart "
-                             "(block_spread = 1). Headline: mean gap difference FedAvg - MM-PSGD. Tracking ratio R: "
+                             "(block_spread = 1), the theorems' step sizes and predictors (eq. 7's uniform average, "
+                             "not Sec. 5's exponential one). Headline: mean gap difference FedAvg - MM-PSGD. Tracking ratio R: "
                              f"cyclic {cyclic.ratio.mean():.3g}, shuffled {shuffled.ratio.mean():.3g} (means over seeds).")
     steps = fedavg.result.steps.astype(float).tolist()
     plot = CurvesPlot(

@@ -31,7 +31,8 @@ tutorial net if its archive is found, else Fashion-MNIST, else MNIST with LeNet-
 digits with digits_net; on the digits the plans are those measured in each claim's docstring, on the
 others 1500 training and 300 test images drawn at random, each claim's blocks and schedule with fewer
 cycles, gamma = 0.05 on 28x28 images (the full plans') and the paper's 0.01 on CIFAR-10. The notes and
-plots name the data set, the network and the scale. Measured on Fashion-MNIST (4 seeds): ding2020.fig2
+plots name the data set, the network and the scale. Measured on Fashion-MNIST (4 seeds, MC-PSGD then with
+eq. 7's average instead of Sec. 5's exponential one: not rerun since, the data set being absent): ding2020.fig2
 FAIL (the predictors below FedAvg on shuffled data), ding2020.table1, fig4 and fig5 INCONCLUSIVE (each
 docstring has the numbers); ``fedbound verify`` of the four, two jobs, warm Numba cache: 277 s wall,
 180 s user + 18 s system CPU under a load average of 6 falling to 4.5 on 2 cores (the digits defaults
@@ -127,7 +128,8 @@ def sweep_notes(plan: DingSec5Plan, setting: str, points: Sequence[str], accurac
                       for name, acc in accuracy.items())
     return (f"fedbound ({plan.dataset}; {NETWORK_OF_DATASET[plan.dataset]}, {plan.n_train or 'all'} training images, "
             f"{setting}, C = {plan.cycles}, I = {plan.local_steps}, batch {plan.batch_size}, gamma = eta = "
-            f"{plan.step_size:g}, exponential predictor for MM-PSGD, {plan.seeds} seeds): Abar (last cycle, means "
+            f"{plan.step_size:g}, Sec. 5's exponential predictor for MM-PSGD and MC-PSGD, {plan.seeds} seeds): Abar "
+            f"(last cycle, means "
             f"over seeds) {table}.")
 
 

@@ -142,15 +142,19 @@ def test_li_planted_variants_fail(counterexample_data) -> None:  # noqa: ANN001
 
 def test_evaluate_lemmas_true_rows() -> None:
     """The lemma table with quick settings: every counted row PASSes; Li's Lemma 2 rows are INCONCLUSIVE
-    (an equality at t = 0, see test_li_planted_variants_fail) and listed as uninformative, not counted, so the
-    claim PASSes on the others and says which rows it did not count."""
+    (an equality at t = 0, see test_li_planted_variants_fail) and Ding's Lemmas 8 (true by the selection rule)
+    and 9 (implied by L-smoothness) cannot fail: all are listed as uninformative, not counted, so the claim
+    PASSes on the others and says which rows it did not count."""
     verdict = evaluate_lemmas(QUICK).verdict
     rows = {row.name: row.verdict for row in verdict.checks}
     assert any(name.startswith("ding2020.lemma6") or name.startswith("Lemma 6") for name in rows)
     assert all(row.status is Status.PASS for row in rows.values()), {n: r.status for n, r in rows.items()}
+    assert not any("Lemma 8" in name or "Lemma 9" in name for name in rows)
     skipped = verdict.uninformative
-    assert [u.name.split(",")[0] for u in skipped] == ["li2020.lemma2"] * 2
-    assert all(u.verdict.status is Status.INCONCLUSIVE and "equality at t = 0" in u.reason for u in skipped)
+    assert [u.name.split(",")[0].split(":")[0] for u in skipped] == ["li2020.lemma2"] * 2 + ["Lemma 8", "Lemma 9"]
+    assert all(u.verdict.status is Status.INCONCLUSIVE for u in skipped)
+    assert all("equality at t = 0" in u.reason for u in skipped[:2])
+    assert "by construction" in skipped[2].reason and "2 B^2 L" in skipped[3].reason
     assert verdict.status is Status.PASS and "Not counted (uninformative), li2020.lemma2" in verdict.notes
 
 
