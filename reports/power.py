@@ -86,8 +86,11 @@ class PowerRow:
 
     @property
     def alarm(self) -> bool:
-        """True when the row is not as expected for a reason other than untested power: a check without power,
-        or a claim that did not come out as stated."""
+        """True when a planted variant is not as expected for a reason other than untested power (a check
+        without power), or a negative control (a claim registered to FAIL) did not FAIL. A claim as stated
+        that does not PASS is a finding about its statement, reported, never an alarm of the self-test."""
+        if not self.is_variant:
+            return self.expected is not Status.PASS and not self.as_expected
         return not self.as_expected and not self.untested
 
     @property
@@ -179,7 +182,9 @@ def power_summary(rows: Sequence[PowerRow]) -> str:
     missed = sum(r.alarm for r in variants)
     untested = sum(bool(r.untested) for r in variants)
     detected = len(variants) - missed - untested
-    return (f"power self-test: {len(stated)} claim(s) as stated ({sum(r.as_expected for r in stated)} as expected), "
+    findings = sum(not r.as_expected and not r.alarm for r in stated)
+    return (f"power self-test: {len(stated)} claim(s) as stated ({sum(r.as_expected for r in stated)} as expected"
+            + (f", {findings} not PASS: a finding about the statement" if findings else "") + "), "
             f"{len(variants)} planted variant(s) ({detected} as expected"
             + (f", {untested} power untested" if untested else "")
             + (f", {missed} NOT: no power" if missed else "") + ")")

@@ -156,8 +156,11 @@ def power_table(rows: Sequence[PowerRow]) -> Table:
 
 
 def _power_mark(row: PowerRow) -> str:
-    """✓ as expected, "untested" when the instance cannot show the variant's power, ✗ NO otherwise."""
-    return "✓" if row.as_expected else ("untested" if row.untested else "✗ NO")
+    """✓ as expected, "untested" when the instance cannot show the variant's power, "finding" for a claim as
+    stated that does not PASS (its statement, not the check, is in question), ✗ NO otherwise."""
+    if row.as_expected:
+        return "✓"
+    return "untested" if row.untested else ("✗ NO" if row.alarm else "finding")
 
 
 def _power_variant(row: PowerRow) -> str:

@@ -232,3 +232,12 @@ def test_a_variant_must_name_its_sub_check() -> None:
         PlantedVariant("n", "d", {"bound_scale": 0.5}, sub_check=" ")
     with pytest.raises(TypeError):
         PlantedVariant("n", "d", {"bound_scale": 0.5})  # type: ignore[call-arg]
+
+
+def test_a_claim_that_fails_as_stated_is_a_finding_not_an_alarm() -> None:
+    stated = combine_checks("c", [_sub("explicit bound, N = 2", Status.FAIL, 0.0)])
+    row = PowerRow.from_verdict("c", stated)
+    assert not row.as_expected and not row.alarm
+    assert "1 not PASS: a finding about the statement" in power_summary([row])
+    control = PowerRow.from_verdict("c", dataclasses.replace(stated, status=Status.PASS, expected=Status.FAIL))
+    assert control.alarm  # a negative control that does not FAIL is an alarm
