@@ -14,10 +14,14 @@ Instances (FedAvg with ``participation`` = each scheme, K = ``plan.participants`
 w_0 = 0, **the paper's step decay per round**, eta_r = eta_0 / (1 + r), ``StepSize.per_round``):
 
 * Fig. 1c / 1d: ``problems.li_images`` balanced and unbalanced (N = 100, two labels per device,
-  softmax regression, lambda = 1e-4) on the plan's data set, the paper's E = 20 (200 local steps a
+  softmax regression, lambda = 1e-4) on the plan's data set, the paper's E = 20 (20 local steps a
   round: ``plan.steps_per_E`` x E, below), batch 64;
 * Fig. 4 (``plan.synthetic``): ``problems.synthetic`` (0, 0) and (1, 1) (power-law sizes), E = 10
-  (100 local steps a round), batch 24.
+  (10 local steps a round), batch 24.
+
+E counts local SGD steps, as the paper defines it (``li2020_choices.E_READING``: Sec. 2, footnote 1
+and App. D), the one reading of every Li experiment claim; ``plan.steps_per_E`` = 10 runs the authors'
+code's 10 minibatch steps per unit of E (below).
 
 Schemes I, II and transformed II use eta_0 = ``plan.eta0`` (0.1, the paper's); the original scheme
 each eta_0 of ``plan.original_steps`` and keeps, per instance, the one with the lowest mean final
@@ -39,9 +43,9 @@ run commands are not in it, only the names of the result folders the plot script
   lines commented out, ``..._wn30_..._ep20_bs64`` for Fig. 1c/1d (text: E = 20, K = 10; the names say
   K = 30); ``plot/plot_K.py`` reads ``ep5`` (text: E = 5); ``plot/plot_E.py`` plots 10 x ``num_epoch``
   as "Local steps (E)" (so Fig. 1a's E is in steps). App. D.3's E = 20 and 10 are thus 200 and 100
-  local SGD steps a round (about 20 passes over a device of 628 rows at b = 64). This claim runs 10 E
-  (``plan.steps_per_E`` = 10, the figures' setting; 1 gives the text's reading); both are measured
-  below.
+  local SGD steps a round (about 20 passes over a device of 628 rows at b = 64). This claim runs the
+  text's E (``plan.steps_per_E`` = 1, as li2020.k-effect and li2020.eq8 read it); 10 gives the code's;
+  both are measured below.
 * **Features and model.** The MNIST pickles of Fig. 1c/1d (``mnist_all_data_0_equal_niid``,
   ``mnist_all_data_0_niid_unbalanced``: "0" = not image-shaped) hold the 784 pixels / 255 in [0, 1],
   not standardised (``data/mnist/generate_equal.py``); the model is ``nn.Linear(784, 10)``, bias
@@ -72,7 +76,11 @@ Statistics, per instance, on the global loss F(w_r) after every round r = 0..R, 
 scheme runs the same seeds (the same minibatch streams; the client samples are each scheme's own
 draw from the seed's participation key, so the pairing is by seed, as the paper "controls all
 randomness"). Each ordering is ``check_ordering``: a two-sided Student-t interval at level 0.95 of
-the paired per-seed differences, PASS when it lies above 0, FAIL when below 0.
+the paired per-seed differences, PASS when it lies above 0, FAIL when below 0, with its ``p_fail``.
+The claim combines its sub-checks (25 on the default plan: 7 on each unbalanced instance, synthetic
+ones included, 3 on the balanced images, and the equality) with Holm over their p-values (``combine_checks``): a
+check that FAILs on its own at 0.05 but not after the correction counts as INCONCLUSIVE, named in
+the notes.
 
 * final loss: Scheme I's F(w_R) below the other scheme's (on balanced data only against the
   original scheme, and Scheme II below the original: the paper calls I and II "nearly the same");
@@ -136,7 +144,7 @@ from convergence import (
 from problems import FamilySpec, FederatedProblem, Optimum, build_problem, resolve_li_dataset
 
 from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
-from .li2020_choices import IMAGE_SOURCE_PIXELS, source_step_scale, step_note
+from .li2020_choices import IMAGE_SOURCE_PIXELS, e_reading, source_step_scale, step_note
 from .plans import Li2020SchemesPlan
 from .plot_specs import Curve, CurvesPlot
 
@@ -269,7 +277,8 @@ def evaluate_schemes(settings: VerifySettings, plan: Li2020SchemesPlan) -> Claim
         f"and transformed II; the original scheme's eta_0 tuned over {list(plan.original_steps)}: {', '.join(tuned)}. "
         f"K = {plan.participants}, {_IMAGE_E * plan.steps_per_E} local steps a round on the image instances and "
         f"{_SYNTHETIC_E * plan.steps_per_E} on the synthetic ones (the paper's E = {_IMAGE_E} and {_SYNTHETIC_E} times "
-        f"steps_per_E = {plan.steps_per_E}), {plan.seeds} paired seeds. Headline: the first check. {' '.join(certificates)}"))
+        f"steps_per_E = {plan.steps_per_E}). {e_reading(plan.steps_per_E)} {plan.seeds} paired seeds. Headline: the "
+        f"first check. {' '.join(certificates)}"))
     return ClaimResult(verdict, tuple(plots))
 
 

@@ -370,17 +370,14 @@ _CLAIMS = (
         "s = √N/(L√T) with L estimated along a pilot run, K ≤ T^(1/4)/N^(3/4): (1/T) Σ_t E‖∇f(x̄_{t−1})‖² = "
         "O(1/√(NT)), and linear speedup in N; Theorem 1's bound 2/(sT)(f(x̄₀) − f*) + 4 s² K² G² L² + (L/N) s σ² "
         "with L, G², σ² ESTIMATED along each run and f* ≥ 0 reported as evidence, not counted (the loss is only "
-        "piecewise smooth and the constants are not certified).",
+        "piecewise smooth and the constants are not certified). Hypothesis: f L-smooth, unmet on the ReLU / max-pool "
+        "net, so the claim is INCONCLUSIVE with what the data alone give in its notes.",
         "the fitted exponent of the final average squared gradient norm in N T at the smallest N (claimed ≤ −1/2)",
         "proofs_check.yu2019_cnn:evaluate_cnn",
         plan=ModePlans(
             quick=YuCNNPlan(clients=(1, 2), horizons=(8, 16, 32, 64), speedup_clients=(1, 2, 4)),
             default=YuCNNPlan(clients=(1, 2), horizons=(32, 64, 128, 256), speedup_clients=(1, 2, 4)),
             full=YuCNNPlan(clients=(1, 2, 4), horizons=(64, 256, 1024, 4096, 16384), speedup_clients=(1, 2, 4, 8)),
-        ),
-        variants=(
-            PlantedVariant("rate O(1/(NT))", "claimed exponent -1 in N T (and in N) instead of -1/2: steeper than "
-                           "the measured (about -0.09 at N = 1 on the default plan)", {"claimed_exponent": -1.0}),
         ),
     ),
     Claim(
