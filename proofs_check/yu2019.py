@@ -99,8 +99,8 @@ def _bound(run: dict, steps: np.ndarray) -> tuple[np.ndarray, dict, Ceiling]:
     f0 = problem.objective(np.zeros(problem.dim)) - run["optimum"].F_star
     rhs = yu_theorem1_bound(steps, s=s, K=K, N=N, L=L, G_sq=G_sq, sigma_sq=sigma_sq, f0=f0)
     ceiling = gradient_ceiling(L, float(np.linalg.norm(problem.gradient(np.zeros(problem.dim)))), B,
-                               "the ball ||x|| <= B around c = 0 that holds every local iterate of every seed, so every "
-                               "average xbar_t (B tracked by the kernel)")
+                               "the ball ||x|| <= B (c = 0, R = B tracked by the kernel) that holds every local "
+                               "iterate of every seed, hence every average xbar_t")
     return rhs, {"N": N, "T": run["T"], "K": K, "s": s, "L": L, "G^2": G_sq, "sigma^2": sigma_sq,
                  "B = max ||x_t^i||": B, "f(x_0) - f*": f0, "ceiling of ||grad f||^2": float(ceiling.value)}, ceiling
 
