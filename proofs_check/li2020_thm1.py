@@ -8,9 +8,10 @@ Checked on two instances, each with two sub-checks:
   at every record point, with the gap's ceiling (``bound_ceilings.gap_ceiling``): L R^2/2, the
   largest gap in the ball around w* that holds w_0 and every iterate of every seed (neither run
   is a descent method on F: E = 5 local steps on the F_k, minibatch SGD on synthetic(1,1)). On
-  both instances eq. 4 lies above that ceiling at every record point (its smallest value 2,625 against
-  L R^2/2 = 11.8 on the counterexample, 2,437 against 128 on synthetic(1,1); tightness 5e-7 and
-  1.5e-5), so the sub-check could not fail there: the claim lists it as uninformative, with that
+  both instances eq. 4 lies above that ceiling at every record point (default plan: its smallest value
+  2,625 against L R^2/2 = 2.55 on the counterexample, 2,437 against 33.5 on synthetic(1,1), with L = L_F
+  = 0.796 and 69.3; max_k L_k = 3.68 and 265 would give 11.8 and 128; tightness 5e-7 and 1.5e-5),
+  so the sub-check could not fail there: the claim lists it as uninformative, with that
   reason, never as a PASS. A planted smaller bound falls below the ceiling and is counted;
 * rate: the fitted exponent of the gap in the horizon gamma + T is at most -1 (within a 0.05
   tolerance and the bootstrap interval over seeds). The bound is kappa/(gamma+T-1) times a
