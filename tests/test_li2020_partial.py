@@ -26,7 +26,7 @@ from proofs_check import (
     select_claim,
 )
 from proofs_check.claim import claim_optimum
-from proofs_check.li2020_partial import (
+from proofs_check.li2020_sampling import (
     BALANCED, UNBALANCED, balanced_weights_hypothesis, image_instances, sampling_constants, sampling_schedule,
 )
 from proofs_check.registry import _LI_SAMPLING_PLAN
