@@ -106,8 +106,9 @@ def test_steps_per_E_multiplies_the_papers_E_into_local_steps(tmp_path: Path) ->
 
 @pytest.mark.parametrize("variant_name, failing, params", [
     # on the digits Scheme I is unstable too at the faithful step (INCONCLUSIVE there): Fig. 4's synthetic(0,0)
-    # separates them (Scheme I's loss never rises)
-    ("Scheme II stable", "synthetic(0,0): Scheme I less stable than Scheme II", {"synthetic": True}),
+    # separates them (Scheme I's loss never rises). Holm over the 25 sub-checks needs 6 seeds: with 4 the two
+    # reversed orderings FAIL on their own (p = 0.004 and 0.002) but not after the correction (0.10, 0.056)
+    ("Scheme II stable", "synthetic(0,0): Scheme I less stable than Scheme II", {"synthetic": True, "seeds": 6}),
     ("original faster", "image balanced: the original scheme faster than Scheme I", {}),
     ("tII = II unbalanced", "image unbalanced: transformed Scheme II equals Scheme II", {}),
 ])
