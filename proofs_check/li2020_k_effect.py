@@ -95,6 +95,8 @@ def check_weak_effect(
     ``p_fail`` = min(1, 2 min(p_upper, p_lower)) <= alpha, else INCONCLUSIVE. measured = the largest
     |log E q(K)| / log(1 + tolerance) (<= 1 inside the band), theoretical = 1; evidence: K, the mean
     ratios, the band and both bound checks' verdicts."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha: expected a level in (0, 1), got {alpha!r}")
     final = np.asarray(final, dtype=np.float64)
     if final.shape[0] != len(K_grid) or final.ndim != 2 or np.any(final <= 0):
         raise ValueError(f"final: expected positive final gaps of shape ({len(K_grid)}, S), got {final.shape}")

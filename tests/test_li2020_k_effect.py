@@ -79,6 +79,8 @@ def test_bad_inputs_are_named() -> None:
         check_weak_effect("t", K_GRID, np.zeros((4, 3)), 0.25)
     with pytest.raises(ValueError, match="^final: "):
         check_weak_effect("t", K_GRID, np.ones((3, 3)), 0.25)
+    with pytest.raises(ValueError, match="^alpha: "):
+        check_weak_effect("t", K_GRID, np.ones((4, 3)), 0.25, alpha=1.5)
     with pytest.raises(ValueError, match="^K_grid: "):
         Li2020KEffectPlan(K_grid=(5,), rounds=10, n_clients=20, instance=None)
     with pytest.raises(ValueError, match="^tail_rounds: "):
