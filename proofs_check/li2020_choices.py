@@ -44,10 +44,21 @@ and 7.54 on the 4 x 4 averages, a ratio of 14.7 against m / f = 16 (the rule is 
 constant over each window, P^T P = (f / m) Pi). It carries eta_0 across pooling, not across data
 sets: Fashion-MNIST has more ink than the paper's MNIST (mean pixel 0.286 against the 0.1307 the
 code's normalisation constant gives MNIST), so eta_0 = 0.1 is a larger dimensionless step on it, and
-on the digits x64 gives eta lambda_max = 6.4 x 3.47 = 22.2 (their source pixels are binary). The
-code's E counts ``num_epoch``, 10 minibatch steps
-each: Fig. 1a's axis is in steps (10 x ``num_epoch``, as our E grid), but App. D.2's "E = 5" of the K
-experiments ran 50 steps (``plot/plot_K.py`` reads ``ep5``), where li2020.k-effect runs 5.
+on the digits x64 gives eta lambda_max = 6.4 x 3.47 = 22.2 (their source pixels are binary).
+
+What E means (``E_READING``, one reading for every Li experiment claim: li2020.eq8, li2020.k-effect,
+li2020.schemes). The paper defines E as local SGD steps, never epochs: Sec. 2, "E be the number of
+local iterations performed in a device between two communications", with footnote 1, "In original
+paper (McMahan et al., 2017), E epochs of SGD are performed in parallel. For theoretical analyses, we
+denote by E the times of updates rather than epochs"; App. D, "In each round, all selected devices run E
+steps of SGD in parallel", the setting of every experiment (Fig. 1-4); and eq. 8, the prediction
+Fig. 1a tests, is Theorem 2's bound, whose E is local iterations. So fedbound runs E local steps a round.
+The authors' code (github.com/lx10077/fedavgpy; ``li2020_schemes``' docstring) counts ``num_epoch``, 10
+minibatch steps each, and is not consistent with itself: Fig. 1a's axis is in steps (``plot/plot_E.py``
+plots 10 x ``num_epoch`` as "Local steps (E)", so there both readings agree and eq. 8's E grid is in
+steps either way), while App. D.2's "E = 5" of the K experiments ran 50 steps (``plot/plot_K.py`` reads
+``ep5``) and App. D.3's E = 20 and 10 ran 200 and 100. ``steps_per_E`` = 10 (li2020.k-effect,
+li2020.schemes) reproduces that code.
 """
 
 from __future__ import annotations
@@ -65,8 +76,22 @@ from .claim import VerifySettings, claim_optimum
 
 __all__ = [
     "ChoiceInstance", "CHOICE_INSTANCES", "IMAGE_SOURCE_PIXELS", "choice_instances", "SchemeIRun", "LossCurves",
-    "scheme_i_curves", "rounds_to_target", "image_note", "source_step_scale", "step_note",
+    "scheme_i_curves", "rounds_to_target", "image_note", "source_step_scale", "step_note", "E_READING", "e_reading",
 ]
+
+E_READING = ("E counts local SGD steps per round, as Li et al. define it (Sec. 2: \"E be the number of local "
+             "iterations performed in a device between two communications\", footnote 1: \"the times of updates "
+             "rather than epochs\"; App. D: \"all selected devices run E steps of SGD\")")
+"""The reading of E every Li experiment claim states on its card (module docstring)."""
+
+
+def e_reading(steps_per_E: int) -> str:
+    """The card's sentence on E (``E_READING``) for a run of ``steps_per_E`` local steps per unit of E."""
+    if steps_per_E == 1:
+        return f"{E_READING}; steps_per_E = 10 runs the authors' code's 10 steps per unit of E."
+    return (f"{E_READING}; this run takes steps_per_E = {steps_per_E} local steps per unit of E "
+            "(10: the authors' code, fedavgpy's 10 minibatch steps per 'epoch').")
+
 
 IMAGE_SOURCE_PIXELS = {"mnist": 28 * 28, "fashion-mnist": 28 * 28, "digits": 32 * 32}
 """Data set -> pixels of the source image behind an image instance's features (module docstring:

@@ -23,7 +23,7 @@ __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "YuCNNPlan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
-    "LI_IMAGE_DATA", "Li2020SamplingPlan", "SAMPLING_SEEDS",
+    "LI_IMAGE_DATA", "STEPS_PER_E_DOC", "Li2020SamplingPlan", "SAMPLING_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
     "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS", "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan",
     "FIG5_CLAIMS", "DingFig5Plan",
@@ -210,6 +210,10 @@ class ConstantStepControlPlan:
                           choices=CONTROL_STEPS)
 
 
+STEPS_PER_E_DOC = ("local SGD steps per unit of the paper's E: 1 as Li et al. define E, local iterations per round "
+                   "(Sec. 2, App. D), 10 as the authors' code ran Fig. 1b-1d, 3 and 4 (fedavgpy's LrdWorker takes 10 "
+                   "minibatch steps per 'epoch')")
+"""The one meaning of ``steps_per_E`` in li2020.schemes and li2020.k-effect (``li2020_choices.E_READING``)."""
 LI_IMAGE_DATA = ("auto", "mnist", "fashion-mnist", "digits")
 """The image data of li2020.schemes, li2020.eq8 and li2020.k-effect (``problems.li_images``: "auto" is MNIST, else
 Fashion-MNIST, else the digits)."""
@@ -234,10 +238,7 @@ class Li2020SchemesPlan:
     seeds: int = parameter(4, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
                            from_settings="seeds")
     participants: int = parameter(10, "K devices per round (Fig. 1c/1d, Fig. 4: K = 10)", minimum=1)
-    steps_per_E: int = parameter(10, "local SGD steps per unit of the paper's E (E = 20 on the image instances, 10 on "
-                                     "the synthetic ones): 10 as the authors' code ran the figures (fedavgpy's "
-                                     "LrdWorker takes 10 minibatch steps per 'epoch'), 1 as App. D.3's text reads",
-                                 minimum=1)
+    steps_per_E: int = parameter(1, STEPS_PER_E_DOC, minimum=1)
     eta0: float = parameter(0.1, "eta_0 of the step eta_0 / (1 + round) of Schemes I, II and transformed II (on the "
                                  "image instances per source pixel: x m/f on their f pooled features of m pixels)",
                             above=0)
@@ -338,7 +339,8 @@ class Li2020KEffectPlan:
     rounds: int = parameter(doc="rounds of every run", minimum=1)
     n_clients: int = parameter(doc="clients N of every instance (the paper: 100)", minimum=2)
     instance: str | None = parameter(doc="run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
-    E: int = parameter(5, "local steps per round (Fig. 3: 5)", minimum=1)
+    E: int = parameter(5, "the paper's E (Fig. 3: 5): E x steps_per_E local steps per round", minimum=1)
+    steps_per_E: int = parameter(1, STEPS_PER_E_DOC, minimum=1)
     eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 3: 0.1; on the image "
                                  "instance per source pixel, scaled to its pooled features)", above=0)
     dataset: str = parameter("auto", "image data of the image instance (auto: MNIST, else Fashion-MNIST, else the "

@@ -76,6 +76,24 @@ def test_location_check_fails_a_monotone_curve() -> None:
     assert "E = 100, outside the claimed set" in verdict.notes
 
 
+def test_location_check_carries_the_p_value_of_its_fail_decision() -> None:
+    # p_fail = |O| x the one-sided paired t p-value that the best outside point o* needs fewer rounds than the best
+    # claimed point c* (scipy's paired t-test, independently), FAIL iff p_fail <= 0.05; 1 when o* is censored
+    from scipy import stats
+
+    rounds = _rounds([80.0, 50.0, 30.0, 20.0])
+    reached = np.ones_like(rounds, dtype=bool)
+    verdict = check_optimum_location("t", E_GRID, rounds, reached)  # claimed: E = 10, 20 (c* = 20); o* = 100
+    p = stats.ttest_rel(rounds[2], rounds[3], alternative="greater").pvalue
+    assert verdict.p_fail == pytest.approx(min(1.0, 2 * p), rel=1e-9) and verdict.status is Status.FAIL
+    flat = 40.0 + np.random.default_rng(2).normal(0, 3, (len(E_GRID), 5))
+    undecided = check_optimum_location("t", E_GRID, flat, np.ones_like(flat, dtype=bool))
+    assert undecided.p_fail > 0.05 and undecided.status is not Status.FAIL
+    reached[3, 0] = False  # o* = 100 missed the target in one seed: its rounds are only a lower bound
+    censored = check_optimum_location("t", E_GRID, rounds, reached)
+    assert censored.p_fail == 1.0 and censored.status is Status.INCONCLUSIVE
+
+
 def test_location_check_never_passes_a_flat_curve() -> None:
     # E* picked among the interior on the same seeds: Bonferroni over the candidates keeps a flat
     # curve from looking U-shaped; over 200 flat instances with pure noise at most ~5% may PASS

@@ -53,11 +53,34 @@ def test_weak_effect_is_inconclusive_on_the_band_edge() -> None:
     assert check_weak_effect("t", (5, 100), edge, 0.25).status is Status.INCONCLUSIVE
 
 
+def test_weak_effect_fails_at_family_wise_level_over_its_two_sides() -> None:
+    # p_fail = min(1, 2 min(p_upper, p_lower)) (Bonferroni over the two sides): a side that FAILs on its own at
+    # 0.05 with 0.025 < p <= 0.05 leaves the weak effect INCONCLUSIVE (it FAILed before), one far outside FAILs
+    rng = np.random.default_rng(5)
+    noise = rng.normal(0, 1, 6)
+    noise = (noise - noise.mean()) / noise.std(ddof=1)  # exactly mean 0, sd 1: the t statistic is set by the shift
+    marginal = None
+    for shift in np.linspace(1.3, 1.6, 61):
+        final = np.vstack([0.5 * (shift + 0.1 * noise), np.full(6, 0.5)])
+        verdict = check_weak_effect("t", (5, 100), final, 0.25)
+        upper = verdict.evidence["upper"]
+        assert verdict.p_fail == pytest.approx(min(1.0, 2 * min(upper["p_fail"], verdict.evidence["lower"]["p_fail"])))
+        assert (verdict.status is Status.FAIL) == (verdict.p_fail <= 0.05)
+        if upper["status"] == "FAIL" and verdict.p_fail > 0.05:
+            marginal = verdict
+    assert marginal is not None and marginal.status is Status.INCONCLUSIVE
+    assert "not at family-wise level 0.05 over the two sides" in marginal.notes
+    far = check_weak_effect("t", K_GRID, _final(1.0), 0.25)
+    assert far.status is Status.FAIL and far.p_fail < 1e-3
+
+
 def test_bad_inputs_are_named() -> None:
     with pytest.raises(ValueError, match="^final: "):
         check_weak_effect("t", K_GRID, np.zeros((4, 3)), 0.25)
     with pytest.raises(ValueError, match="^final: "):
         check_weak_effect("t", K_GRID, np.ones((3, 3)), 0.25)
+    with pytest.raises(ValueError, match="^alpha: "):
+        check_weak_effect("t", K_GRID, np.ones((4, 3)), 0.25, alpha=1.5)
     with pytest.raises(ValueError, match="^K_grid: "):
         Li2020KEffectPlan(K_grid=(5,), rounds=10, n_clients=20, instance=None)
     with pytest.raises(ValueError, match="^tail_rounds: "):
@@ -75,17 +98,46 @@ def test_claim_passes_on_its_quick_instance(settings: VerifySettings) -> None:
     verdict = result.verdict
     assert verdict.status is Status.PASS, verdict.notes
     assert [c.verdict.status for c in verdict.checks] == [Status.PASS, Status.PASS]
+    assert all(c.verdict.p_fail is not None for c in verdict.checks)  # Holm over the sub-checks reads them
+    assert "Holm over the 2 counted sub-checks" in verdict.notes
     assert 0 <= verdict.measured <= 1
+    # Fig. 3's E = 5 is 5 local steps a round: E counts local SGD steps, as the paper defines it
+    assert "E = 5: 5 local steps a round" in verdict.notes and "E counts local SGD steps" in verdict.notes
     (plot,) = result.plots
     assert [c.label for c in plot.curves] == ["K = 2", "K = 20"] and "weak effect PASS" in plot.caption
 
 
+def test_steps_per_E_multiplies_the_papers_E_into_local_steps(tmp_path) -> None:
+    # steps_per_E = 10 runs the authors' code (10 minibatch steps per unit of E): Fig. 3's E = 5 as 50 steps
+    from convergence.store import RunStore
+
+    settings = VerifySettings(quick=True, seeds=6, jobs=1, progress=False, store=str(tmp_path / "runs.sqlite"))
+    verdict = select_claim("li2020.k-effect[steps_per_E=10,rounds=12,tail_rounds=2]").evaluate(settings).verdict
+    with RunStore(settings.store, readonly=True) as store:
+        configs = [store.config(key) for key in store.keys()]
+    assert {c["algorithm"]["local_steps"] for c in configs} == {50}
+    assert "E = 5: 50 local steps a round" in verdict.notes and "steps_per_E = 10" in verdict.notes
+    with pytest.raises(ValueError, match="steps_per_E"):
+        get_claim("li2020.k-effect").check_params({"steps_per_E": 0})
+
+
 @pytest.mark.parametrize("name", ["smaller K better", "linear speedup in K"])
 def test_planted_variants_fail(settings: VerifySettings, name: str) -> None:
+    # Holm over the claim's 2 sub-checks: with the plan's 6 seeds the reversed order FAILs on its own (p = 0.035)
+    # but not after the correction (adjusted 0.069: INCONCLUSIVE, named in the notes); 10 seeds reach it (0.010)
     claim = get_claim("li2020.k-effect")
     variant = next(v for v in claim.variants if v.name == name)
-    verdict = claim.evaluate_variant(settings, variant).verdict
+    verdict = claim.evaluate_variant(settings, variant, seeds=10).verdict
     assert verdict.status is Status.FAIL and verdict.as_expected, verdict.notes
+
+
+def test_a_fail_that_does_not_survive_holm_is_shown_as_such(settings: VerifySettings) -> None:
+    claim = get_claim("li2020.k-effect")
+    variant = next(v for v in claim.variants if v.name == "smaller K better")
+    verdict = claim.evaluate_variant(settings, variant).verdict  # 6 seeds
+    (order,) = [c.verdict for c in verdict.checks if c.name.startswith("order")]
+    assert order.status is Status.FAIL and 0.025 < order.p_fail <= 0.05
+    assert verdict.status is Status.INCONCLUSIVE and "not after Holm's correction" in verdict.notes
 
 
 def test_claim_passes_on_the_image_instance_over_the_digits(settings: VerifySettings) -> None:

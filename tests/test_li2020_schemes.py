@@ -57,22 +57,28 @@ def test_quick_plan_on_the_digits_measures_what_the_paper_reports(quick_result) 
                  "image unbalanced: the original scheme slower than Scheme I",
                  "image balanced: transformed Scheme II equals Scheme II"):
         assert _check(quick_result, name).status is Status.PASS, name
-    # on the digits (16 +- 8 rows per device) at the faithful step and 200 local steps a round Scheme I's loss
-    # curve rises as much as Scheme II's (U 1.39 against 1.47 over 30 rounds; transformed II 1.08) and
-    # transformed II reaches the target with Scheme I (13.5 rounds each, means over 4 seeds)
+    # on the digits (16 +- 8 rows per device) at the faithful step and E = 20 local steps a round transformed II's
+    # curve rises less than Scheme II's (U 0.87 against 1.26 over 30 rounds, paired interval [0.08, 0.71]), but
+    # Scheme I's rises too (U 0.82: "Scheme II less stable than Scheme I" undecided) and transformed II reaches the
+    # target with Scheme I (16.0 rounds against 17.0, means over 4 seeds)
+    assert _check(quick_result, "image unbalanced: transformed Scheme II more stable than Scheme II").status \
+        is Status.PASS
     for name in ("image unbalanced: Scheme II less stable than Scheme I",
-                 "image unbalanced: transformed Scheme II more stable than Scheme II",
                  "image unbalanced: transformed Scheme II slower than Scheme I"):
         assert _check(quick_result, name).status is Status.INCONCLUSIVE, name
     assert verdict.status is Status.INCONCLUSIVE
+    # every sub-check carries the p-value Holm reads (11 here: 3 balanced, 7 unbalanced, the equality)
+    assert len(verdict.checks) == 11 and all(c.verdict.p_fail is not None for c in verdict.checks)
+    assert "Holm over the 11 counted sub-checks" in verdict.notes
     assert _check(quick_result, "image balanced: transformed Scheme II equals Scheme II").measured == 0.0
     plots = quick_result.plots
     assert [p.name for p in plots] == ["li2020_schemes_image_balanced", "li2020_schemes_image_unbalanced"]
     assert all(isinstance(p, CurvesPlot) and len(p.curves) == 4 and "The paper: Fig. 1" in p.caption for p in plots)
     assert all(len(c.x) == 31 for p in plots for c in p.curves)  # F(w) after every round 0..30
     assert all("x64 on the features" in p.caption for p in plots)
-    # App. D.3's E = 20 as the authors' code ran it: 10 minibatch steps per unit of E
-    assert "200 local steps a round on the image instances" in verdict.notes
+    # App. D.3's E = 20 as the paper defines E: local SGD steps (steps_per_E = 10 runs the authors' code's 200)
+    assert "20 local steps a round on the image instances" in verdict.notes
+    assert "E counts local SGD steps per round, as Li et al. define it" in verdict.notes
 
 
 def test_every_image_run_steps_eta0_times_source_pixels_over_features(settings: VerifySettings, quick_result) -> None:
@@ -100,8 +106,9 @@ def test_steps_per_E_multiplies_the_papers_E_into_local_steps(tmp_path: Path) ->
 
 @pytest.mark.parametrize("variant_name, failing, params", [
     # on the digits Scheme I is unstable too at the faithful step (INCONCLUSIVE there): Fig. 4's synthetic(0,0)
-    # separates them (Scheme I's loss never rises)
-    ("Scheme II stable", "synthetic(0,0): Scheme I less stable than Scheme II", {"synthetic": True}),
+    # separates them (Scheme I's loss never rises). Holm over the 25 sub-checks needs 6 seeds: with 4 the two
+    # reversed orderings FAIL on their own (p = 0.004 and 0.002) but not after the correction (0.10, 0.056)
+    ("Scheme II stable", "synthetic(0,0): Scheme I less stable than Scheme II", {"synthetic": True, "seeds": 6}),
     ("original faster", "image balanced: the original scheme faster than Scheme I", {}),
     ("tII = II unbalanced", "image unbalanced: transformed Scheme II equals Scheme II", {}),
 ])

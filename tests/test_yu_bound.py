@@ -29,7 +29,8 @@ def test_closed_form_against_a_hand_computed_value() -> None:
 
 
 def test_the_claim_checks_the_closed_form_with_its_reported_constants(tmp_path) -> None:
-    settings = VerifySettings(seeds=2, quick=True, progress=False, store=str(tmp_path / "runs.sqlite"))
+    # 4 seeds: with 3 or fewer the gamma method cannot certify a skewed mean's upper limit (no PASS possible)
+    settings = VerifySettings(seeds=4, quick=True, progress=False, store=str(tmp_path / "runs.sqlite"))
     verdict = evaluate_thm1(settings).verdict
     scaled = evaluate_thm1(settings, bound_scale=0.5).verdict  # same runs, from the store
     for consts, check, half in zip(verdict.evidence["constants"], verdict.checks, scaled.checks):
@@ -42,6 +43,22 @@ def test_the_claim_checks_the_closed_form_with_its_reported_constants(tmp_path) 
     assert verdict.status is Status.PASS and verdict.evidence["tightness_label"] == "upper bound"
     assert scaled.measured == pytest.approx(2 * verdict.measured, rel=1e-12)
     assert "Planted variant: the bound multiplied by 0.5" in scaled.notes
+
+
+def test_a_bound_above_the_gradient_ceiling_cannot_fail_and_is_listed_uninformative(tmp_path) -> None:
+    # every averaged model lies in ||x|| <= B, where ||grad f||^2 <= (||grad f(0)|| + L B)^2: Theorem 1's first term
+    # 2 f0/(s t) exceeds that at the first record points (named), and x 1e4 at every point (uninformative, never PASS)
+    settings = VerifySettings(seeds=2, quick=True, progress=False, store=str(tmp_path / "runs.sqlite"))
+    verdict = evaluate_thm1(settings).verdict
+    for consts, check in zip(verdict.evidence["constants"], verdict.checks):
+        ev = check.verdict.evidence
+        assert ev["ceiling"]["value"] == pytest.approx(consts["ceiling of ||grad f||^2"])
+        assert 0 < len(ev["unfailable_points"]) < len(ev["x"])  # the first points only: the check is counted
+        assert max(ev["mean"]) <= ev["ceiling"]["value"]  # the ceiling bounds what was measured
+    loose = evaluate_thm1(settings, bound_scale=1e4).verdict
+    assert loose.status is Status.INCONCLUSIVE and loose.checks == ()
+    assert len(loose.uninformative) == len(verdict.checks)
+    assert all("(||grad f(c)|| + L R)^2" in u.reason for u in loose.uninformative)
 
 
 @pytest.mark.parametrize(("call", "field"), [
