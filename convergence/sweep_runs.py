@@ -16,7 +16,7 @@ its tasks (a problem without one, a CNN's, ships None: ``run.objective_optimum``
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,9 +28,10 @@ from .algorithms import AlgorithmConfig, RunConfig, RunResult, algorithm_for
 from .config import ConfigError, config_digest
 from .resources import FLOAT_BYTES, check_run_memory, check_sweep_memory
 from .run import check_trace, objective_optimum, run_result, run_seed
+from .store import TRACE_ARRAY_PREFIX
 from .sweep import SweepOptions, SweepTask, run_sweep
 
-__all__ = ["RunRequest", "execute", "seed_task"]
+__all__ = ["RunRequest", "SeedResultCheck", "execute", "seed_task"]
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,39 @@ def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequen
     }
     key = config_digest(config_json)
     warm_key = None if problem is None else _warm_key(request, engine, problem)
+    check = None if problem is None else SeedResultCheck(len(config_json["record_steps"]),
+                                                         algorithm_for(alg).objective(problem).dim)
     return SweepTask(key, _seed_run, (cfg.problem, alg, seed, w_star, request.track, request.trace, engine),
-                     config_json, warm_key, frozenset(algorithm_for(alg).seed_type._fields))
+                     config_json, warm_key, frozenset(algorithm_for(alg).seed_type._fields), check)
+
+
+@dataclass(frozen=True)
+class SeedResultCheck:
+    """What every engine's stored seed result satisfies (``algorithms._base.SeedRun``), checked on a
+    stored run before it is used (``SweepTask.check``): ``records`` is (P, d) with P = ``points``
+    record points and d = ``dim``; every other array of rank >= 1, except the ``trace_*`` arrays
+    (whose axis 0 is the local step), is empty (not kept) or has P rows; ``diverged`` is one integer
+    >= -1; and unless the run diverged, every such float array is finite (a run that did not diverge
+    records finite models). ValueError naming the array otherwise."""
+
+    points: int
+    dim: int
+
+    def __call__(self, result: Mapping[str, np.ndarray]) -> None:
+        records = result.get("records")
+        if records is None or records.shape != (self.points, self.dim):
+            shape = None if records is None else records.shape
+            raise ValueError(f"'records' has shape {shape}, not ({self.points}, {self.dim})")
+        diverged = result.get("diverged")
+        if diverged is None or diverged.shape != () or diverged.dtype.kind not in "iu" or int(diverged) < -1:
+            raise ValueError(f"'diverged' is {diverged!r}, not one integer >= -1")
+        for name, array in result.items():
+            if array.ndim == 0 or name.startswith(TRACE_ARRAY_PREFIX) or array.size == 0:
+                continue
+            if array.shape[0] != self.points:
+                raise ValueError(f"{name!r} has shape {array.shape}, not {self.points} record points on axis 0")
+            if int(diverged) < 0 and array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+                raise ValueError(f"{name!r} holds non-finite values, and the run did not diverge")
 
 
 def _warm_key(request: RunRequest, engine: str, problem: Any) -> tuple[str, str, str, str]:

@@ -349,7 +349,7 @@ def test_export_is_read_only(clean_store: tuple[Path, list], tmp_path: Path) -> 
     before = path.read_bytes()
     assert main(["export", str(path), str(tmp_path / "table.csv")]) == 0
     assert path.read_bytes() == before
-    with RunStore(path, readonly=True) as store, pytest.raises(sqlite3.OperationalError, match="readonly"):
+    with RunStore(path, readonly=True) as store, pytest.raises(StoreError, match="is read-only here"):
         store.delete(_keys()[0])
 
 
