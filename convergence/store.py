@@ -34,7 +34,8 @@ the sweep's to check (``SweepTask.check``).
 
 ``export_table`` writes a tidy long table of every stored result for pandas, R or a spreadsheet.
 
-Records. Beside the runs a store keeps named JSON records (``put_record`` / ``record``), each with
+Records. Beside the runs a store keeps named JSON records (``put_record`` / ``record``; ``update_record``
+reads and replaces one in a single transaction, so concurrent writers lose no update), each with
 its own SHA-256 like a run: ``fedbound verify --store`` records there which verification the store
 holds, so that ``fedbound report`` can rebuild its report from the runs alone. The ``records`` table
 is created by the first ``put_record``; a store without it simply has no record.
@@ -47,7 +48,7 @@ import json
 import os
 import sqlite3
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,26 +257,38 @@ class RunStore:
 
     def put_record(self, name: str, record: Mapping[str, Any]) -> None:
         """Store (or replace) the JSON record ``name`` in one transaction, with its checksum."""
+        self.update_record(name, lambda _: record)
+
+    def update_record(self, name: str, update: Callable[[dict[str, Any] | None], Mapping[str, Any]]) -> dict[str, Any]:
+        """Replace the JSON record ``name`` by ``update(current)`` (``current``: the verified record, or
+        None when there is none) in one write transaction, so that concurrent updates of one record by
+        several processes are applied one after the other and none is lost; returns the record written."""
         if not isinstance(name, str) or not name:
             raise StoreError(f"name: a record name must be a non-empty string, got {name!r}")
-        text = _json_text(name, "record", record)
         with self._transaction(f"writing record {name!r}"):
             self._db.execute(RECORDS_TABLE)
+            row = self._db.execute("SELECT value, digest FROM records WHERE name = ?", (name,)).fetchone()
+            text = _json_text(name, "record", update(None if row is None else self._verified_record(name, *row)))
             self._db.execute("INSERT OR REPLACE INTO records (name, value, digest) VALUES (?, ?, ?)",
                              (name, text, _record_digest(name, text)))
+        return json.loads(text)
 
     def record(self, name: str) -> dict[str, Any] | None:
-        """The JSON record ``name``, verified, or None when the store has none; CorruptRunError
-        (naming the record and the store) when it fails its checksum."""
+        """The JSON record ``name``, verified, or None when the store has none; StoreError (naming the
+        record and the store) when it fails its checksum or is no JSON object."""
         with self._snapshot():
             exists = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").fetchone()
             row = self._db.execute("SELECT value, digest FROM records WHERE name = ?", (name,)).fetchone() if exists else None
-        if row is None:
-            return None
-        text, digest = row
+        return None if row is None else self._verified_record(name, *row)
+
+    def _verified_record(self, name: str, text: Any, digest: Any) -> dict[str, Any]:
+        """A record's JSON object, after its checksum; StoreError naming the record and the store otherwise."""
         if _record_digest(name, text) != digest:
             raise StoreError(f"run store {str(self.path)!r}: record {name!r} is corrupt: it fails its checksum")
-        return json.loads(text)
+        try:
+            return _json_object(self.path, name, "record", text)
+        except CorruptRunError as exc:
+            raise StoreError(f"run store {str(self.path)!r}: record {name!r} is corrupt: {exc.reason}") from None
 
     def keys(self) -> list[str]:
         """The stored keys, in the order they were (last) stored."""

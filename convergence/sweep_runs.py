@@ -31,7 +31,7 @@ from .run import check_trace, objective_optimum, run_result, run_seed
 from .store import TRACE_ARRAY_PREFIX
 from .sweep import SweepOptions, SweepTask, run_sweep
 
-__all__ = ["RunRequest", "SeedResultCheck", "execute", "seed_task"]
+__all__ = ["RunRequest", "SeedResultCheck", "check_requests", "execute", "seed_task"]
 
 
 @dataclass(frozen=True)
@@ -155,12 +155,8 @@ def execute(
     """
     if not isinstance(options, SweepOptions):
         raise ConfigError(f"options: expected SweepOptions, got {type(options).__name__}")
-    planned = [_plan(request, engine) for request in requests]
+    planned = _planned(requests, engine)
     requests = [replace(req, optimum=optimum) for req, (_, _, optimum) in zip(requests, planned)]
-    check_sweep_memory(
-        sum(len(req.config.algorithm.seeds) for req in requests),
-        sum(_driver_floats(req, problem, plan, engine) for req, (problem, plan, _) in zip(requests, planned)),
-    )
     tasks = [[seed_task(req, seed, engine, plan.record_rounds, problem) for seed in req.config.algorithm.seeds]
              for req, (problem, plan, _) in zip(requests, planned)]
     results = run_sweep([task for request_tasks in tasks for task in request_tasks], options, description=description)
@@ -171,6 +167,24 @@ def execute(
         seconds = sum(results.seconds[task.key] for task in request_tasks)
         out.append(run_result(req.config, problem, optimum, plan, seed_runs, engine, seconds))
     return out
+
+
+def check_requests(requests: Sequence[RunRequest], engine: str = "numba") -> None:
+    """Check ``requests`` as ``execute`` does before it runs or stores anything (each request's
+    problem and its plan against it, the memory of each run and of the whole sweep), running and
+    storing nothing: ConfigError / ProblemError naming the field, as ``execute`` raises them. A
+    caller that creates files for a sweep (a report folder, a run store) checks first."""
+    _planned(requests, engine)
+
+
+def _planned(requests: Sequence[RunRequest], engine: str) -> list[tuple[Any, Any, Optimum | None]]:
+    """Each request's problem, plan and optimum (``_plan``), after the memory check of the whole sweep."""
+    planned = [_plan(request, engine) for request in requests]
+    check_sweep_memory(
+        sum(len(req.config.algorithm.seeds) for req in requests),
+        sum(_driver_floats(req, problem, plan, engine) for req, (problem, plan, _) in zip(requests, planned)),
+    )
+    return planned
 
 
 def _driver_floats(request: RunRequest, problem: Any, plan: Any, engine: str) -> int:
