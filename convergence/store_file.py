@@ -123,6 +123,9 @@ def create_store(path: Path, field: str) -> None:
         except FileExistsError:
             pass  # another process created the store meanwhile: use theirs
     except (OSError, sqlite3.Error) as exc:
+        if path.resolve().parent.is_dir() and not _writable(path):
+            raise StoreError(f"{field}: cannot create a run store at {str(path)!r}: its folder is read-only here (a "
+                             "read-only folder or mount); give a path in a writable folder") from None
         raise StoreError(f"{field}: cannot create a run store at {str(path)!r} ({exc})") from None
     finally:
         partial.unlink(missing_ok=True)
@@ -157,7 +160,7 @@ def store_failure(exc: sqlite3.Error, path: Path, field: str, doing: str) -> Sto
     if kind == "full":
         return StoreError(f"{field}: disk full while {doing} in run store {str(path)!r} ({exc}); the store is intact: "
                           "each run is written in one transaction, so it holds every run stored before and none "
-                          "half-written. Free some space (or give another --store) and rerun the same command: it "
+                          f"half-written. Free some space (or give another {field}) and rerun the same command: it "
                           "resumes from the runs the store holds")
     if kind == "busy":
         return StoreError(f"{where} is busy: another process holds it locked (a fedbound writing to it, or a program "

@@ -216,7 +216,8 @@ def _arrays_spec(table: Mapping[str, Any], base_dir: Path) -> ProblemSpec:
     try:
         regular_file(file)  # a FIFO would block np.load for ever
     except ProblemError as exc:
-        raise ExperimentError(f"problem.from_arrays: {exc}") from None
+        if file.exists():  # a missing file is np.load's to report, below
+            raise ExperimentError(f"problem.from_arrays: {exc}") from None
     try:
         with np.load(file, allow_pickle=False) as stored:
             arrays = {key: stored[key] for key in stored.files}

@@ -12,7 +12,10 @@ A report folder is always consistent: every claim card in it was computed with t
 (``--claim``) into a folder that already holds a report made with the same settings *merges*:
 the claims run now replace their old cards and the others are kept (verdicts, figures and grids
 read back from ``verdicts.json``). Into a folder whose report was made with other settings it
-refuses, and says what to do, rather than mixing the two.
+refuses, and says what to do, rather than mixing the two. The folder is read once before anything
+runs (to refuse early) and again, for the merge, under its lock (``report_files.report_lock``),
+which is held until the report is written: two ``verify`` runs into one folder at once both end up
+in its report.
 
 With ``power=True`` (``fedbound verify --power``) every selected claim that lists planted variants
 (``Claim.variants``) is also evaluated once per variant, with the variant's parameters added to the
