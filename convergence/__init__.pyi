@@ -21,5 +21,5 @@ from .sweep import (
     MissingRunError, SweepError, SweepMonitor, SweepOptions, SweepResults, SweepTask, check_scheduler, local_process_pool,
     run_sweep,
 )
-from .sweep_runs import RunRequest, execute
+from .sweep_runs import RunRequest, check_requests, execute
 from .verdict import Hypothesis, Status, SubCheck, Uninformative, Verdict

@@ -17,19 +17,25 @@ row: its dtype (``dtype.str``), its shape (JSON) and its raw C-order bytes, so r
 never runs code; the config and the metadata (wall-clock seconds, executor, time finished) are
 JSON text columns. Metadata is not a result: it never enters the result arrays.
 
-Integrity. The file is marked as a fedbound store (``PRAGMA application_id``) and carries its
-schema version (``PRAGMA user_version``); any other file (a foreign SQLite database, an empty,
-truncated or non-SQLite file, a directory) is refused with a StoreError naming the path, before
-anything in it is touched, and a new store is created atomically (initialised beside its path,
-then linked into place). Each array row carries a SHA-256 over its run key, name, dtype, shape
-and bytes, so an edited, reshaped or retyped array, or one moved to another run, fails its
-check; each run row carries a SHA-256 over its key, config, metadata and the digests of its
-arrays, so an edited config or a removed or added array fails too. ``load`` verifies both and
-raises CorruptRunError (naming the run and the store) rather than return anything unverified.
+Integrity. The file is marked as a fedbound store and carries its schema version; any other file
+(a foreign SQLite database, an empty, truncated or non-SQLite file, a directory) is refused with a
+StoreError naming the path, before anything in it is touched, and a store that is damaged (it
+fails SQLite's check, or a table of its schema is missing), busy (locked by another process) or
+read-only is told apart from the others in one StoreError (``store_file``: a read-only store is
+read as it is; a full disk while writing is named, with the path, and the store stays intact).
+Each array row carries a SHA-256 over its run key, name, dtype, shape and bytes, so an edited,
+reshaped or retyped array, or one moved to another run, fails its check; each run row carries a
+SHA-256 over its key, config, metadata and the digests of its arrays, so an edited config or a
+removed or added array fails too. A row whose checksums were rewritten to match but that cannot
+be decoded (an array whose bytes do not fill its shape, a config or metadata that is not a JSON
+object) is corrupt too. ``load`` verifies all of it and raises CorruptRunError (naming the run and
+the store) rather than return anything unverified; what the values must be for a given run is
+the sweep's to check (``SweepTask.check``).
 
 ``export_table`` writes a tidy long table of every stored result for pandas, R or a spreadsheet.
 
-Records. Beside the runs a store keeps named JSON records (``put_record`` / ``record``), each with
+Records. Beside the runs a store keeps named JSON records (``put_record`` / ``record``; ``update_record``
+reads and replaces one in a single transaction, so concurrent writers lose no update), each with
 its own SHA-256 like a run: ``fedbound verify --store`` records there which verification the store
 holds, so that ``fedbound report`` can rebuild its report from the runs alone. The ``records`` table
 is created by the first ``put_record``; a store without it simply has no record.
@@ -37,13 +43,12 @@ is created by the first ``put_record``; a store without it simply has no record.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import os
 import sqlite3
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,42 +56,32 @@ from typing import Any
 
 import numpy as np
 
+from .store_file import RECORDS_TABLE, StoreError, check_store_file, create_store, open_store, store_failure
+from .store_table import TABLE_COLUMNS, array_rows, config_fields, write_table
+
 __all__ = [
     "CorruptRunError", "CorruptRunWarning", "RunStore", "StoreError", "StoredRun", "TABLE_COLUMNS", "TRACE_ARRAY_PREFIX",
 ]
 
-_SCHEMA_VERSION = 2  # 1: .npy blobs without checksums; 2: raw arrays, per-array and per-run SHA-256
-_APPLICATION_ID = int.from_bytes(b"fbnd", "big")  # PRAGMA application_id of every fedbound run store
-_SQLITE_MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite 3 database file
-_HEADER_BYTES = 100  # the SQLite file header: user_version at offset 60, application_id at offset 68
-_SCHEMA = (
-    "CREATE TABLE runs (key TEXT PRIMARY KEY, config TEXT NOT NULL, meta TEXT NOT NULL, digest TEXT NOT NULL)",
-    "CREATE TABLE arrays (key TEXT NOT NULL, name TEXT NOT NULL, dtype TEXT NOT NULL, shape TEXT NOT NULL,"
-    " data BLOB NOT NULL, digest TEXT NOT NULL, PRIMARY KEY (key, name)) WITHOUT ROWID",
-)
-_RECORDS_TABLE = "CREATE TABLE IF NOT EXISTS records (name TEXT PRIMARY KEY, value TEXT NOT NULL, digest TEXT NOT NULL)"
-_BUSY_TIMEOUT_S = 60.0  # how long a reader or the writer waits for a lock held by another process
 _NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integers, floats: what a tidy table's value holds
 
-TABLE_COLUMNS = ("run_id", "seed", "record", "step", "metric", "value")
-"""The fixed columns of the exported table; the flattened config fields sit between run_id and seed."""
 TRACE_ARRAY_PREFIX = "trace_"
 """Result arrays named with this prefix hold a traced run's every local step (``algorithms._base``,
 "Tracing"); the exported table leaves them out."""
 
 
-class StoreError(RuntimeError):
-    """A run store that cannot be used as asked (not a fedbound store, another schema version, a bad array)."""
-
-
 class CorruptRunError(StoreError):
-    """A stored run that fails its checksums; ``key`` names the run and ``path`` the store."""
+    """A stored run that fails its checksums, cannot be decoded or holds values its run cannot have;
+    ``key`` names the run, ``path`` the store and ``reason`` what is wrong."""
 
     def __init__(self, path: Path, key: str, reason: str) -> None:
         super().__init__(f"run store {str(path)!r}: run {key} is corrupt: {reason}")
         self.path = path
         self.key = key
         self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled whole (a claim evaluated in a worker process raises it)
+        return type(self), (self.path, self.key, self.reason)
 
 
 class CorruptRunWarning(UserWarning):
@@ -136,36 +131,14 @@ class RunStore:
         self.path = Path(path)
         self.field = field
         self.readonly = readonly
-        if not _check_store_file(self.path, field):
+        if not check_store_file(self.path, field):
             if readonly:
                 raise StoreError(f"{field}: no run store at {str(self.path)!r}")
-            _create_store(self.path, field)
-        self._db = self._connect(readonly)
-
-    def _connect(self, readonly: bool) -> sqlite3.Connection:
-        """A connection to the (checked) store file, after SQLite's own structural check of it."""
-        try:
-            if readonly:
-                uri = f"{self.path.resolve().as_uri()}?mode=ro"
-                db = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-            else:
-                db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.field}: cannot open run store {str(self.path)!r} ({exc})") from None
-        try:
-            problems = [row[0] for row in db.execute("PRAGMA quick_check")]
-            if problems != ["ok"]:
-                raise sqlite3.DatabaseError("; ".join(map(str, problems[:3])))
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            raise StoreError(
-                f"{self.field}: {str(self.path)!r} is a damaged fedbound run store (truncated or overwritten: {exc});"
-                " it was left as it is: move it away or delete it to start a new store"
-            ) from None
+            create_store(self.path, field)
+        self._db = open_store(self.path, readonly, field)
         if not readonly:
-            db.execute("PRAGMA synchronous=NORMAL")
-        db.text_factory = _text  # text that is not UTF-8 any more reads, and fails its digest
-        return db
+            self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.text_factory = _text  # text that is not UTF-8 any more reads, and fails its digest
 
     def close(self) -> None:
         """Close the connection (committed runs are already on disk)."""
@@ -181,28 +154,40 @@ class RunStore:
         return f"RunStore({str(self.path)!r})"
 
     @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """One write transaction: committed whole on success, rolled back on any error."""
-        self._db.execute("BEGIN IMMEDIATE")
+    def _transaction(self, doing: str) -> Iterator[None]:
+        """One write transaction: committed whole on success, rolled back on any error; an SQLite
+        error is the StoreError that says what it means (``store_file.store_failure``: a full disk,
+        a lock held too long, a read-only file), naming the store and what was being ``doing``."""
         try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:  # SQLite rolls some failures (a full disk) back itself
+                    self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise store_failure(exc, self.path, self.field, doing) from None
 
     @contextmanager
     def _snapshot(self) -> Iterator[None]:
-        """One read transaction: every query inside sees the same committed state."""
-        self._db.execute("BEGIN DEFERRED")
+        """One read transaction: every query inside sees the same committed state (an SQLite error is
+        a StoreError, as for ``_transaction``)."""
         try:
-            yield
-        finally:
-            self._db.execute("COMMIT")
+            self._db.execute("BEGIN DEFERRED")
+            try:
+                yield
+            finally:
+                if self._db.in_transaction:
+                    self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise store_failure(exc, self.path, self.field, "reading it") from None
 
     def has(self, key: str) -> bool:
         """Whether a run is stored under ``key`` (whether it is intact is for ``load`` to say)."""
-        return self._db.execute("SELECT 1 FROM runs WHERE key = ?", (key,)).fetchone() is not None
+        with self._snapshot():
+            return self._db.execute("SELECT 1 FROM runs WHERE key = ?", (key,)).fetchone() is not None
 
     def load(self, key: str) -> StoredRun | None:
         """The run stored under ``key``, verified, or None when there is none.
@@ -252,7 +237,7 @@ class RunStore:
         config_text = _json_text(key, "config", config_json)
         meta_text = _json_text(key, "meta", meta)
         digest = _run_digest(key, config_text, meta_text, [(array.name, array.digest) for array in arrays])
-        with self._transaction():
+        with self._transaction(f"writing run {key}"):
             self._db.execute("DELETE FROM arrays WHERE key = ?", (key,))
             self._db.execute("DELETE FROM runs WHERE key = ?", (key,))
             self._db.execute(
@@ -265,40 +250,54 @@ class RunStore:
 
     def delete(self, key: str) -> bool:
         """Remove the run ``key``; returns whether there was one."""
-        with self._transaction():
+        with self._transaction(f"deleting run {key}"):
             self._db.execute("DELETE FROM arrays WHERE key = ?", (key,))
             removed = self._db.execute("DELETE FROM runs WHERE key = ?", (key,)).rowcount
         return removed > 0
 
     def put_record(self, name: str, record: Mapping[str, Any]) -> None:
         """Store (or replace) the JSON record ``name`` in one transaction, with its checksum."""
+        self.update_record(name, lambda _: record)
+
+    def update_record(self, name: str, update: Callable[[dict[str, Any] | None], Mapping[str, Any]]) -> dict[str, Any]:
+        """Replace the JSON record ``name`` by ``update(current)`` (``current``: the verified record, or
+        None when there is none) in one write transaction, so that concurrent updates of one record by
+        several processes are applied one after the other and none is lost; returns the record written."""
         if not isinstance(name, str) or not name:
             raise StoreError(f"name: a record name must be a non-empty string, got {name!r}")
-        text = _json_text(name, "record", record)
-        with self._transaction():
-            self._db.execute(_RECORDS_TABLE)
+        with self._transaction(f"writing record {name!r}"):
+            self._db.execute(RECORDS_TABLE)
+            row = self._db.execute("SELECT value, digest FROM records WHERE name = ?", (name,)).fetchone()
+            text = _json_text(name, "record", update(None if row is None else self._verified_record(name, *row)))
             self._db.execute("INSERT OR REPLACE INTO records (name, value, digest) VALUES (?, ?, ?)",
                              (name, text, _record_digest(name, text)))
+        return json.loads(text)
 
     def record(self, name: str) -> dict[str, Any] | None:
-        """The JSON record ``name``, verified, or None when the store has none; CorruptRunError
-        (naming the record and the store) when it fails its checksum."""
+        """The JSON record ``name``, verified, or None when the store has none; StoreError (naming the
+        record and the store) when it fails its checksum or is no JSON object."""
         with self._snapshot():
             exists = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").fetchone()
             row = self._db.execute("SELECT value, digest FROM records WHERE name = ?", (name,)).fetchone() if exists else None
-        if row is None:
-            return None
-        text, digest = row
+        return None if row is None else self._verified_record(name, *row)
+
+    def _verified_record(self, name: str, text: Any, digest: Any) -> dict[str, Any]:
+        """A record's JSON object, after its checksum; StoreError naming the record and the store otherwise."""
         if _record_digest(name, text) != digest:
             raise StoreError(f"run store {str(self.path)!r}: record {name!r} is corrupt: it fails its checksum")
-        return json.loads(text)
+        try:
+            return _json_object(self.path, name, "record", text)
+        except CorruptRunError as exc:
+            raise StoreError(f"run store {str(self.path)!r}: record {name!r} is corrupt: {exc.reason}") from None
 
     def keys(self) -> list[str]:
         """The stored keys, in the order they were (last) stored."""
-        return [key for (key,) in self._db.execute("SELECT key FROM runs ORDER BY rowid")]
+        with self._snapshot():
+            return [key for (key,) in self._db.execute("SELECT key FROM runs ORDER BY rowid")]
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        with self._snapshot():
+            return self._db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
 
     def export_table(self, path: str | os.PathLike[str], *, format: str | None = None) -> int:
         """Write every stored result as a tidy long table; returns the number of data rows.
@@ -332,21 +331,17 @@ class RunStore:
             with self._snapshot():
                 fields = self._field_names()
                 columns = ["run_id", *fields, *TABLE_COLUMNS[1:]]
-                write = _write_csv if fmt == "csv" else _write_parquet
-                count = write(partial, columns, self._rows(fields))
+                count = write_table(partial, fmt, columns, self._rows(fields))
             os.replace(partial, path)
         finally:
             partial.unlink(missing_ok=True)
         return count
 
     def _field_names(self) -> list[str]:
-        """The flattened config fields of every stored run, sorted (a config that is no JSON is corrupt)."""
+        """The flattened config fields of every stored run, sorted (a config that is no JSON object is corrupt)."""
         names: set[str] = set()
         for key, text in self._db.execute("SELECT key, config FROM runs"):
-            try:
-                names.update(_config_fields(json.loads(text)))
-            except ValueError:
-                raise CorruptRunError(self.path, key, "its config is no longer JSON") from None
+            names.update(config_fields(_json_object(self.path, key, "config", text)))
         return sorted(names)
 
     def _rows(self, fields: list[str]) -> Iterator[list[Any]]:
@@ -356,90 +351,12 @@ class RunStore:
         for key in keys:
             run = self._read(key)
             assert run is not None  # the keys come from the same read transaction
-            flat = _config_fields(run.config)
+            flat = config_fields(run.config)
             prefix = [key, *(flat.get(field) for field in fields)]
             seed = run.config.get("seed")
             for name, array in run.result.items():
                 if not name.startswith(TRACE_ARRAY_PREFIX):
-                    yield from _array_rows(prefix, seed, run.config.get("record_steps"), name, array)
-
-
-def _array_rows(prefix: list[Any], seed: Any, steps: Any, name: str, array: np.ndarray) -> Iterator[list[Any]]:
-    """The table rows of one array: one per record point and element, or one for a rank-0 array."""
-    if array.ndim == 0:
-        yield [*prefix, seed, None, None, name, _scalar(array)]
-        return
-    steps = steps if isinstance(steps, list) and len(steps) == array.shape[0] else None
-    for record in range(array.shape[0]):
-        step = None if steps is None else steps[record]
-        values = array[record]
-        for index in np.ndindex(values.shape):
-            metric = f"{name}[{','.join(map(str, index))}]" if index else name
-            yield [*prefix, seed, record, step, metric, _scalar(values[index])]
-
-
-def _check_store_file(path: Path, field: str) -> bool:
-    """Whether ``path`` holds a store (False when there is no file); StoreError when it is anything but
-    a fedbound run store of this schema version. Reads the file header only, writes nothing."""
-    if path.is_dir():
-        raise StoreError(f"{field}: {str(path)!r} is a directory, not a fedbound run store (give a file path)")
-    if path.exists() and not path.is_file():
-        raise StoreError(f"{field}: {str(path)!r} is not a regular file, so not a fedbound run store")
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(_HEADER_BYTES)
-    except FileNotFoundError:
-        return False
-    except OSError as exc:
-        raise StoreError(f"{field}: cannot read run store {str(path)!r} ({exc.strerror or exc})") from None
-    reason = _header_problem(header)
-    if reason is not None:
-        raise StoreError(f"{field}: {str(path)!r} {reason}; it was left as it is")
-    return True
-
-
-def _header_problem(header: bytes) -> str | None:
-    """Why a file with this header is not a fedbound run store of this schema version, or None."""
-    if not header:
-        return "is an empty file, not a fedbound run store (a path that does not exist yet makes a new store)"
-    if not header.startswith(_SQLITE_MAGIC):
-        return "is not a SQLite database, so not a fedbound run store"
-    if len(header) < _HEADER_BYTES:
-        return "is a truncated SQLite file (shorter than its header), not a usable run store"
-    version = int.from_bytes(header[60:64], "big", signed=True)
-    application_id = int.from_bytes(header[68:72], "big", signed=True)
-    if application_id == 0 and version == 1:
-        return (f"looks like a run store of an older fedbound (schema 1, without checksums); this fedbound reads "
-                f"schema {_SCHEMA_VERSION}: delete it or choose another path, and its runs are recomputed")
-    if application_id != _APPLICATION_ID:
-        return f"is a SQLite database but not a fedbound run store (application id {application_id})"
-    if version != _SCHEMA_VERSION:
-        return f"is a fedbound run store of schema version {version}; this fedbound reads {_SCHEMA_VERSION}"
-    return None
-
-
-def _create_store(path: Path, field: str) -> None:
-    """Create an empty store at ``path``: initialised in a file beside it, then linked into place, so no
-    reader ever sees a half-made store (when another process creates it first, its store is kept)."""
-    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.new")
-    try:
-        db = sqlite3.connect(partial, isolation_level=None)
-        try:
-            db.execute(f"PRAGMA application_id={_APPLICATION_ID}")
-            db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
-            for statement in _SCHEMA:
-                db.execute(statement)
-            db.execute("PRAGMA journal_mode=WAL")
-        finally:
-            db.close()
-        try:
-            os.link(partial, path)
-        except FileExistsError:
-            pass  # another process created the store meanwhile: use theirs
-    except (OSError, sqlite3.Error) as exc:
-        raise StoreError(f"{field}: cannot create a run store at {str(path)!r} ({exc})") from None
-    finally:
-        partial.unlink(missing_ok=True)
+                    yield from array_rows(prefix, seed, run.config.get("record_steps"), name, array)
 
 
 def _text(data: bytes) -> str:
@@ -487,7 +404,20 @@ def _verified_run(path: Path, key: str, row: tuple[Any, ...], arrays: list[tuple
         result[name] = _decode(path, key, name, dtype, shape, data)
     if _run_digest(key, config_text, meta_text, [(array[0], array[4]) for array in arrays]) != digest:
         raise CorruptRunError(path, key, "its config, metadata or set of arrays fails the run checksum")
-    return StoredRun(key, json.loads(config_text), json.loads(meta_text), result)
+    return StoredRun(key, _json_object(path, key, "config", config_text), _json_object(path, key, "metadata", meta_text),
+                     result)
+
+
+def _json_object(path: Path, key: str, what: str, text: Any) -> dict[str, Any]:
+    """The JSON object a run's config or metadata text holds (text that checks out against its digest
+    but is no JSON object is corrupt)."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise CorruptRunError(path, key, f"its {what} is not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise CorruptRunError(path, key, f"its {what} is JSON but not an object (got {type(value).__name__})")
+    return value
 
 
 def _decode(path: Path, key: str, name: str, dtype: str, shape: str, data: bytes) -> np.ndarray:
@@ -498,14 +428,8 @@ def _decode(path: Path, key: str, name: str, dtype: str, shape: str, data: bytes
         if kind.kind not in _NUMERIC_KINDS or len(data) != kind.itemsize * int(np.prod(dims, dtype=np.int64)):
             raise ValueError(f"{len(data)} bytes do not hold a {dtype} array of shape {dims}")
         return np.frombuffer(data, dtype=kind).reshape(dims).copy()
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise CorruptRunError(path, key, f"array {name!r} cannot be read ({exc})") from None
-
-
-def _scalar(value: np.ndarray | np.generic) -> int | float:
-    """A table value: Python int for booleans and integers, float otherwise."""
-    item = value.item()
-    return int(item) if isinstance(item, (bool, int)) else float(item)
 
 
 def _json_text(key: str, what: str, value: Mapping[str, Any]) -> str:
@@ -514,63 +438,3 @@ def _json_text(key: str, what: str, value: Mapping[str, Any]) -> str:
         return json.dumps(value, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise StoreError(f"run {key}: {what} is not JSON-serialisable: {exc}") from None
-
-
-def _config_fields(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The config's fields flattened to dotted names, minus the ones with columns of their own."""
-    flat: dict[str, Any] = {}
-
-    def walk(prefix: str, value: Any) -> None:
-        if isinstance(value, Mapping) and value:
-            for name, item in value.items():
-                walk(f"{prefix}.{name}" if prefix else str(name), item)
-        elif isinstance(value, (list, tuple, Mapping)):
-            flat[prefix] = json.dumps(value, sort_keys=True)
-        else:
-            flat[prefix] = value
-
-    walk("", {name: value for name, value in config.items() if name not in ("seed", "record_steps")})
-    return {f"config.{name}" if name in TABLE_COLUMNS else name: value for name, value in flat.items()}
-
-
-def _write_csv(path: Path, columns: list[str], rows: Iterator[list[Any]]) -> int:
-    """Write the table as CSV (floats in shortest round-trip form); returns the row count."""
-    count = 0
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow(["" if value is None else value for value in row])
-            count += 1
-    return count
-
-
-def _write_parquet(path: Path, columns: list[str], rows: Iterator[list[Any]]) -> int:
-    """Write the table as Parquet with pyarrow; returns the row count."""
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise StoreError(
-            "Parquet export needs pyarrow, which is not installed (pip install pyarrow); "
-            "export to a .csv path instead, which needs nothing extra"
-        ) from None
-    data: list[list[Any]] = [[] for _ in columns]
-    count = 0
-    for row in rows:
-        for column, value in zip(data, row):
-            column.append(value)
-        count += 1
-    value_column = len(columns) - 1
-    data[value_column] = [float(value) for value in data[value_column]]
-    arrays = {name: pa.array(_uniform(values)) for name, values in zip(columns, data)}
-    pq.write_table(pa.table(arrays), path)
-    return count
-
-
-def _uniform(values: list[Any]) -> list[Any]:
-    """Values of one column with a single Parquet type: numbers stay numbers, mixtures become text."""
-    kinds = {type(value) for value in values if value is not None}
-    if len(kinds) <= 1 or kinds == {int, float}:
-        return values
-    return [None if value is None else str(value) for value in values]

@@ -71,7 +71,9 @@ class SweepTask:
     with equal keys run the same compiled code (module docstring, "Compiling once"); None: no hint.
     ``result_names``: the names of the arrays ``fn`` returns (None: not checked); a stored run of
     the key whose arrays have other names holds an older format of the result and is recomputed
-    (``run_sweep``).
+    (``run_sweep``). ``check``: called on a stored result before it is used, raises ValueError
+    saying why it cannot be this task's result (a shape or a value ``fn`` never returns); such a
+    run is corrupt, as one that fails its checksums (None: not checked).
     """
 
     key: str
@@ -80,6 +82,7 @@ class SweepTask:
     config_json: dict[str, Any]
     warm_key: Hashable | None = None
     result_names: frozenset[str] | None = None
+    check: Callable[[Mapping[str, np.ndarray]], None] | None = None
 
 
 _WARM_KEYS: set[Hashable] = set()
@@ -304,10 +307,12 @@ def _monitor(progress: bool | SweepMonitor) -> SweepMonitor | None:
 
 def _stored_run(store: RunStore, task: SweepTask) -> StoredRun | None:
     """The task's run from the store, or None when it must be computed: not stored, or stored but
-    failing its checksums or stored for another config (both warned about, naming the run and the
-    store, with CorruptRunWarning; the recomputed run then replaces it)."""
+    failing its checksums or the task's ``check``, or stored for another config (all warned about,
+    naming the run and the store, with CorruptRunWarning; the recomputed run then replaces it)."""
     try:
         stored = store.load(task.key)
+        if stored is not None and task.check is not None and task.result_names in (None, set(stored.result)):
+            _checked(store, task, stored)
     except CorruptRunError as error:
         if store.readonly:
             raise
@@ -318,6 +323,15 @@ def _stored_run(store: RunStore, task: SweepTask) -> StoredRun | None:
                       "config of this run; recomputing it", CorruptRunWarning, stacklevel=3)
         return None
     return stored
+
+
+def _checked(store: RunStore, task: SweepTask, stored: StoredRun) -> None:
+    """Run the task's ``check`` on a stored result; CorruptRunError naming the run and the store when it fails."""
+    assert task.check is not None
+    try:
+        task.check(stored.result)
+    except ValueError as exc:
+        raise CorruptRunError(store.path, task.key, f"its result cannot be this run's ({exc})") from None
 
 
 def _outdated(store: RunStore, outdated: list[tuple[SweepTask, StoredRun]]) -> None:

@@ -16,7 +16,7 @@ its tasks (a problem without one, a CNN's, ships None: ``run.objective_optimum``
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,9 +28,10 @@ from .algorithms import AlgorithmConfig, RunConfig, RunResult, algorithm_for
 from .config import ConfigError, config_digest
 from .resources import FLOAT_BYTES, check_run_memory, check_sweep_memory
 from .run import check_trace, objective_optimum, run_result, run_seed
+from .store import TRACE_ARRAY_PREFIX
 from .sweep import SweepOptions, SweepTask, run_sweep
 
-__all__ = ["RunRequest", "execute", "seed_task"]
+__all__ = ["RunRequest", "SeedResultCheck", "check_requests", "execute", "seed_task"]
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,39 @@ def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequen
     }
     key = config_digest(config_json)
     warm_key = None if problem is None else _warm_key(request, engine, problem)
+    check = None if problem is None else SeedResultCheck(len(config_json["record_steps"]),
+                                                         algorithm_for(alg).objective(problem).dim)
     return SweepTask(key, _seed_run, (cfg.problem, alg, seed, w_star, request.track, request.trace, engine),
-                     config_json, warm_key, frozenset(algorithm_for(alg).seed_type._fields))
+                     config_json, warm_key, frozenset(algorithm_for(alg).seed_type._fields), check)
+
+
+@dataclass(frozen=True)
+class SeedResultCheck:
+    """What every engine's stored seed result satisfies (``algorithms._base.SeedRun``), checked on a
+    stored run before it is used (``SweepTask.check``): ``records`` is (P, d) with P = ``points``
+    record points and d = ``dim``; every other array of rank >= 1, except the ``trace_*`` arrays
+    (whose axis 0 is the local step), is empty (not kept) or has P rows; ``diverged`` is one integer
+    >= -1; and unless the run diverged, every such float array is finite (a run that did not diverge
+    records finite models). ValueError naming the array otherwise."""
+
+    points: int
+    dim: int
+
+    def __call__(self, result: Mapping[str, np.ndarray]) -> None:
+        records = result.get("records")
+        if records is None or records.shape != (self.points, self.dim):
+            shape = None if records is None else records.shape
+            raise ValueError(f"'records' has shape {shape}, not ({self.points}, {self.dim})")
+        diverged = result.get("diverged")
+        if diverged is None or diverged.shape != () or diverged.dtype.kind not in "iu" or int(diverged) < -1:
+            raise ValueError(f"'diverged' is {diverged!r}, not one integer >= -1")
+        for name, array in result.items():
+            if array.ndim == 0 or name.startswith(TRACE_ARRAY_PREFIX) or array.size == 0:
+                continue
+            if array.shape[0] != self.points:
+                raise ValueError(f"{name!r} has shape {array.shape}, not {self.points} record points on axis 0")
+            if int(diverged) < 0 and array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+                raise ValueError(f"{name!r} holds non-finite values, and the run did not diverge")
 
 
 def _warm_key(request: RunRequest, engine: str, problem: Any) -> tuple[str, str, str, str]:
@@ -123,12 +155,8 @@ def execute(
     """
     if not isinstance(options, SweepOptions):
         raise ConfigError(f"options: expected SweepOptions, got {type(options).__name__}")
-    planned = [_plan(request, engine) for request in requests]
+    planned = _planned(requests, engine)
     requests = [replace(req, optimum=optimum) for req, (_, _, optimum) in zip(requests, planned)]
-    check_sweep_memory(
-        sum(len(req.config.algorithm.seeds) for req in requests),
-        sum(_driver_floats(req, problem, plan, engine) for req, (problem, plan, _) in zip(requests, planned)),
-    )
     tasks = [[seed_task(req, seed, engine, plan.record_rounds, problem) for seed in req.config.algorithm.seeds]
              for req, (problem, plan, _) in zip(requests, planned)]
     results = run_sweep([task for request_tasks in tasks for task in request_tasks], options, description=description)
@@ -139,6 +167,24 @@ def execute(
         seconds = sum(results.seconds[task.key] for task in request_tasks)
         out.append(run_result(req.config, problem, optimum, plan, seed_runs, engine, seconds))
     return out
+
+
+def check_requests(requests: Sequence[RunRequest], engine: str = "numba") -> None:
+    """Check ``requests`` as ``execute`` does before it runs or stores anything (each request's
+    problem and its plan against it, the memory of each run and of the whole sweep), running and
+    storing nothing: ConfigError / ProblemError naming the field, as ``execute`` raises them. A
+    caller that creates files for a sweep (a report folder, a run store) checks first."""
+    _planned(requests, engine)
+
+
+def _planned(requests: Sequence[RunRequest], engine: str) -> list[tuple[Any, Any, Optimum | None]]:
+    """Each request's problem, plan and optimum (``_plan``), after the memory check of the whole sweep."""
+    planned = [_plan(request, engine) for request in requests]
+    check_sweep_memory(
+        sum(len(req.config.algorithm.seeds) for req in requests),
+        sum(_driver_floats(req, problem, plan, engine) for req, (problem, plan, _) in zip(requests, planned)),
+    )
+    return planned
 
 
 def _driver_floats(request: RunRequest, problem: Any, plan: Any, engine: str) -> int:

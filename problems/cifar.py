@@ -10,7 +10,9 @@ with a restricted ``pickle.Unpickler`` whose ``find_class`` allows only what a N
 be rebuilt -- ``numpy.ndarray``, ``numpy.dtype``, the array reconstructor ``_reconstruct`` of
 ``numpy.core.multiarray`` / ``numpy._core.multiarray`` (mapped to the one this NumPy has) and
 ``_codecs.encode`` (Python 3's protocol-2 form of bytes) -- and refuses every other global, so
-reading a batch cannot run arbitrary code. ``encoding="latin1"`` decodes the Python 2 strings of
+reading a batch cannot run arbitrary code. Arrays are rebuilt only as NumPy pickles them: empty,
+then filled from bytes in the file (``_empty_array``), so a batch cannot make the reader allocate
+more memory than its bytes hold. ``encoding="latin1"`` decodes the Python 2 strings of
 the published files (NumPy's documented way to read Python 2 array pickles).
 
 ``parse_cifar10(content, split, name)`` returns the images (n, 32, 32, 3) uint8 and labels (n,)
@@ -42,11 +44,25 @@ CIFAR10_MEMBERS = {
 _SIDE = 32
 _PIXELS = 3 * _SIDE * _SIDE
 _RECONSTRUCT = np.zeros(1).__reduce__()[0]  # this NumPy's array reconstructor, by its public pickling hook
+_EMPTY = (0,)  # the shape a pickled array is reconstructed with, before its state fills it from its bytes
+_NDARRAY = object()  # what the pickle's global numpy.ndarray stands for: only _empty_array's argument
+
+
+def _empty_array(subtype: object, shape: tuple[int, ...], dtype: object) -> np.ndarray:
+    """The array reconstructor as NumPy's own pickles call it, ``_reconstruct(ndarray, (0,), b'b')``:
+    an empty array whose pickled state (``__setstate__``) then fills it from bytes that are in the
+    file. Any other call is refused: a pickle that asked for a shape directly would allocate memory
+    the file does not hold (262,144 images declared in a few hundred bytes)."""
+    if subtype is not _NDARRAY or tuple(shape) != _EMPTY:
+        raise pickle.UnpicklingError(f"an array reconstructed with shape {shape!r} rather than from its bytes")
+    return _RECONSTRUCT(np.ndarray, _EMPTY, dtype)
+
+
 _ALLOWED = {
-    ("numpy", "ndarray"): np.ndarray,
+    ("numpy", "ndarray"): _NDARRAY,
     ("numpy", "dtype"): np.dtype,
-    ("numpy.core.multiarray", "_reconstruct"): _RECONSTRUCT,
-    ("numpy._core.multiarray", "_reconstruct"): _RECONSTRUCT,
+    ("numpy.core.multiarray", "_reconstruct"): _empty_array,
+    ("numpy._core.multiarray", "_reconstruct"): _empty_array,
     ("_codecs", "encode"): codecs.encode,
 }
 
@@ -82,7 +98,7 @@ def _batch(archive: tarfile.TarFile, member: str, name: str) -> tuple[np.ndarray
         raise ProblemError(f"{where}: not a regular file")
     try:
         batch = _ArrayUnpickler(io.BytesIO(stream.read()), encoding="latin1").load()
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError) as exc:
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, LookupError) as exc:
         raise ProblemError(f"{where}: not a CIFAR-10 batch ({exc})") from None
     if not isinstance(batch, dict):
         raise ProblemError(f"{where}: expected a pickled dict, got {type(batch).__name__}")

@@ -14,6 +14,7 @@ one ProblemError naming the file.
 from __future__ import annotations
 
 import gzip
+import math
 import zlib
 
 import numpy as np
@@ -43,7 +44,7 @@ def parse_idx(content: bytes, name: str) -> np.ndarray:
         raise ProblemError(f"{name}: IDX header truncated ({len(content)} bytes, {ndim} dimensions)")
     shape = tuple(int(s) for s in np.frombuffer(content, dtype=">u4", count=ndim, offset=4))
     dtype = np.dtype(_TYPES[code])
-    expected = header + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    expected = header + math.prod(shape) * dtype.itemsize  # Python ints: a product of sizes never wraps round
     if len(content) != expected:
         raise ProblemError(
             f"{name}: the IDX header gives shape {shape} ({expected} bytes in all), the file has {len(content)} bytes: "

@@ -12,7 +12,8 @@ Data sets (``IMAGE_DATASETS``):
   i mod 5 = 4 and in "train" otherwise (1,438 / 359 rows, every writer's block spread over both).
 * ``mnist``, ``fashion-mnist``: the four IDX files (``problems.idx``) ``train-images-idx3-ubyte``,
   ``train-labels-idx1-ubyte``, ``t10k-images-idx3-ubyte``, ``t10k-labels-idx1-ubyte``, each
-  gzipped (``.gz``, preferred when both are present) or not; 28 x 28 x 1.
+  gzipped (``.gz``, preferred when both are present) or not; 28 x 28 x 1 (an image file of
+  another size, or with no image, is refused naming the file).
 * ``cifar10``: ``cifar-10-python.tar.gz`` (``problems.cifar``); 32 x 32 x 3.
 
 Discovery, in order (the first folder holding any file of the requested split is used; a missing
@@ -89,6 +90,7 @@ _IDX_FILES = {
     "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
     "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
 }
+_IDX_SIDES = (28, 28)  # MNIST and Fashion-MNIST images are 28 x 28 (LeCun et al.; Xiao et al. 2017)
 _CIFAR_ARCHIVE = "cifar-10-python.tar.gz"
 _DIGITS_TEST_EVERY = 5  # row i of the digits is in "test" when i % 5 == 4
 _DIGITS_LEVELS = 16.0  # the digits' intensities are integers 0..16
@@ -246,8 +248,11 @@ def _read_files(name: str, split: str, folder: str,
         notes.append(_how(file.path, accepted, "no published digest, IDX header and length checked"))
     images, labels = arrays
     (_, image_file), (_, label_file) = checked
-    if images.ndim != 3 or images.dtype != np.uint8:
-        raise ProblemError(f"{image_file.path}: expected (n, H, W) unsigned bytes, got {images.dtype} {images.shape}")
+    if images.ndim != 3 or images.dtype != np.uint8 or images.shape[1:] != _IDX_SIDES:
+        raise ProblemError(f"{image_file.path}: expected (n, {_IDX_SIDES[0]}, {_IDX_SIDES[1]}) unsigned bytes, the "
+                           f"{name} images, got {images.dtype} {images.shape}")
+    if images.shape[0] == 0:
+        raise ProblemError(f"{image_file.path}: holds 0 images (its IDX header gives shape {images.shape})")
     if labels.ndim != 1 or labels.shape[0] != images.shape[0] or labels.dtype.kind not in "iu" or labels.max() > 9:
         raise ProblemError(f"{label_file.path}: expected {images.shape[0]} labels in 0..9, "
                            f"got {labels.dtype} {labels.shape}")

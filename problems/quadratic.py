@@ -38,6 +38,7 @@ from .validation import check_int, check_problem_size, check_real
 __all__ = ["random_quadratic"]
 
 _WEIGHTINGS = ("balanced", "dirichlet")
+_MAX_CURVATURE = 1e150  # L^2 ||w - w_k*||^2 <= 1e300 * ||w - w_k*||^2: finite in float64 for distances up to 1e4
 
 
 def _orthogonal(rng: np.random.Generator, first: np.ndarray) -> np.ndarray:
@@ -68,7 +69,8 @@ def random_quadratic(
     """N least-squares clients, each exactly mu-strongly convex and L-smooth (module docstring).
 
     Shapes: X (N * samples_per_client, dim), y (N * samples_per_client,), d = dim. Requires
-    mu > 0, L > mu, dim >= 2, samples_per_client >= dim, heterogeneity >= 0.
+    mu > 0, L > mu, L <= 1e150 (so that squared gradient norms stay finite), dim >= 2,
+    samples_per_client >= dim, heterogeneity >= 0.
     """
     N = check_int("n_clients", n_clients, minimum=1)
     d = check_int("dim", dim, minimum=2)
@@ -76,6 +78,9 @@ def random_quadratic(
     L = check_real("L", L)
     if L <= mu:
         raise ProblemError(f"L: must exceed mu = {mu}, got {L}")
+    if L > _MAX_CURVATURE:
+        raise ProblemError(f"L: must be at most {_MAX_CURVATURE:g}, got {L:g}: squared gradient norms, up to "
+                           f"L^2 ||w - w_k*||^2, overflow float64 (largest {np.finfo(np.float64).max:.3g}) beyond it")
     h = check_real("heterogeneity", heterogeneity, minimum=0.0)
     n = check_int("samples_per_client", samples_per_client, minimum=d)
     seed = check_int("seed", seed, minimum=0)

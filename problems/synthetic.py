@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import numpy as np
 
-from ._base import FederatedProblem, LossKind
+from ._base import FederatedProblem, LossKind, ProblemError
 from .spec import FamilySpec
 from .validation import check_int, check_problem_size, check_real
 
@@ -81,7 +81,13 @@ def synthetic(
         W = rng.normal(u[k], 1.0, (C, f0))
         b = rng.normal(u[k], 1.0, C)
         x = v[k] + x_std * rng.standard_normal((sizes[k], f0))
-        y_parts.append(np.argmax(x @ W.T + b, axis=1))
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below, naming the fields
+            logits = x @ W.T + b
+        if not (np.all(np.isfinite(logits)) and np.all(np.isfinite(x))):
+            raise ProblemError(f"alpha, beta: synthetic({alpha:g}, {beta:g}) overflows float64: client {k}'s data or "
+                               "label scores W_k x + b_k are not finite (alpha and beta are the standard deviations of "
+                               "the clients' means; keep alpha * beta * n_features far below 1e308)")
+        y_parts.append(np.argmax(logits, axis=1))
         X_parts.append(np.hstack([x, np.ones((sizes[k], 1))]))
     params = {
         "alpha": alpha,

@@ -56,6 +56,7 @@ MODES = ("quick", "default", "full")
 _METADATA_KEY = "fedbound.parameter"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+_MAX_DIGITS = 19  # the digits of 2**63 - 1: no claim parameter needs a larger integer than a 64-bit one
 
 
 class PlanError(ValueError):
@@ -182,6 +183,9 @@ class ParameterSpec:
         if kind is int:
             if not _INTEGER.match(text):
                 raise self._error(claim_id, whole)
+            if len(text.lstrip("+-")) > _MAX_DIGITS:
+                raise ValueError(f"{self.name}: claim {claim_id!r} needs {self.expected()}, got an integer of "
+                                 f"{len(text.lstrip('+-'))} digits (a parameter has at most {_MAX_DIGITS})")
             return int(text)
         if kind is float:
             try:
@@ -354,6 +358,9 @@ def parse_claim_text(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
         raise ValueError(f"claim: expected a claim id such as li2020.thm1 or 'li2020.thm1[E=10]', got {text!r}")
     text = text.strip()
     claim_id, bracket, rest = text.partition("[")
+    if any(char.isspace() for char in claim_id):
+        raise ValueError(f"claim: {text!r} has white space in its id; write ID or ID[name=value,...] with nothing "
+                         "between the id and its '['")
     if not bracket:
         if "]" in text or "=" in text:
             raise ValueError(f"claim: {text!r} is not ID or ID[name=value,...]")

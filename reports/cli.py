@@ -56,8 +56,9 @@ _RUN_HELP = (
 )
 _FALSIFY_HELP = (
     "Exit status: 0 when no counterexample was found within the budget, 1 when one was found (it is printed, "
-    "shrunk, with a line that reproduces it), 2 on bad input. Built-in ids: `fedbound falsify --list`; a built-in "
-    "claim takes parameters as ID[param=value] (quote it in the shell: 'li2020.lemma3[constant=0.01]'). Your own "
+    "shrunk, with a line that reproduces it), 2 on bad input. Built-in ids: exactly those `fedbound falsify --list` "
+    "prints, planted variants included, whose id carries their fixed parameter (quote it in the shell: "
+    "'li2020.lemma3[constant=0.01]'); other parameter values are not built in. Your own "
     "claim: module:attribute naming a proofs_check.FalsifiableClaim; the current directory is importable, as with "
     "python -m."
 )
@@ -302,15 +303,16 @@ def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from pathlib import Path
+
     from .experiment_file import load_experiment
     from .experiment_run import run_experiment
-    from .verify import prepare_out
 
     if os.getcwd() not in sys.path:  # a user family's builder module in the current directory, as with python -m
         sys.path.insert(0, os.getcwd())
     experiment = load_experiment(args.experiment)
     jobs = _checked_jobs(args)
-    out = prepare_out(args.out)
+    out = Path(args.out)  # created by run_experiment once everything is checked
     start = time.perf_counter()
     outcome = run_experiment(experiment, out, jobs=jobs, store=args.store or str(out / "runs.sqlite"),
                              use_cache=not args.no_cache, scheduler=args.scheduler, progress=not args.no_progress,
@@ -403,8 +405,9 @@ def _list_falsifiable() -> int:
     for claim in FALSIFIABLE.values():
         tag = " [planted false: a working falsifier finds a counterexample]" if claim.known_false else ""
         print(f"{claim.id}{tag}\n    {claim.description}\n")
-    print("A claim with parameters is written ID[param=value], e.g. 'li2020.lemma3[constant=0.01]' (quote it in the "
-          "shell). Your own: fedbound falsify mymodule:my_claim (a proofs_check.FalsifiableClaim).")
+    print("These ids are the built-in ones; a planted variant's id carries its fixed parameter, e.g. "
+          "'li2020.lemma3[constant=0.01]' (quote it in the shell), and other values are not built in. Your own: "
+          "fedbound falsify mymodule:my_claim (a proofs_check.FalsifiableClaim).")
     return 0
 
 

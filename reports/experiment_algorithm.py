@@ -37,6 +37,8 @@ from .experiment_names import PROBLEM_NAMES
 
 __all__ = ["AlgorithmTable", "ConfigField", "Grid", "GridCell"]
 
+_INT64_MAX = 2**63 - 1  # the kernels' integers are 64-bit
+
 EXPERIMENT_FIELDS = ("seeds", "record_rounds")
 """Fields of every algorithm config that the experiment sets at the top level of its file."""
 
@@ -270,6 +272,9 @@ def _number(path: str, value: Any, kind: str, allowed: frozenset[str], names: Ma
         return result
     if not float(result).is_integer():
         raise ExperimentError(f"{path}: {expression.text!r} gives {result:.6g}, not an integer (use ceil or floor)")
+    if abs(result) > _INT64_MAX:
+        raise ExperimentError(f"{path}: {expression.text!r} gives {result:.6g}, beyond the largest integer a config "
+                              f"field holds ({_INT64_MAX}, a 64-bit integer)")
     return int(result)
 
 

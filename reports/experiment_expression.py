@@ -5,7 +5,7 @@ check's x-axis (``"gamma + T"``) or a config field that depends on the problem
 (``gamma = "max(8 * kappa, local_steps)"``). The grammar is a whitelist; anything else is refused
 when the file is read, before any run, with one ExperimentError naming the field and the token:
 
-* numbers (integers and floats; not booleans, strings or complex numbers);
+* numbers (integers and floats, at most the largest float64; not booleans, strings or complex numbers);
 * names from the list the field allows (``reports.experiment_names``); a name outside it is
   "unknown name 'Lip'", with the allowed ones listed;
 * the binary operators ``+ - * / **`` and the unary ``-`` and ``+``, parentheses;
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import sys
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
@@ -112,6 +113,9 @@ def _check(node: ast.expr, path: str, allowed: frozenset[str], names: set[str]) 
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             raise ExperimentError(f"{path}: constant {node.value!r} is not a number")
+        if isinstance(node.value, int) and abs(node.value) > sys.float_info.max:
+            raise ExperimentError(f"{path}: the integer of {len(str(abs(node.value)))} digits is beyond the largest "
+                                  f"float64 ({sys.float_info.max:.4g}), which every value of an expression is")
     elif isinstance(node, ast.Name):
         if node.id not in allowed:
             hint = f" ('{node.id}' is a function: call it)" if node.id in FUNCTIONS else ""

@@ -58,7 +58,10 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the same parser, packaged as tomli
     import tomli as tomllib
 
-__all__ = ["Experiment", "RecordRounds", "load_experiment"]
+__all__ = ["Experiment", "MAX_EXPERIMENT_BYTES", "RecordRounds", "load_experiment"]
+
+MAX_EXPERIMENT_BYTES = 1 << 20
+"""The largest experiment file read (1 MiB): the worked example has 2 KB; anything near this is no experiment."""
 
 _TOP_KEYS = ("name", "description", "seeds", "record_rounds", "problem", "algorithm", "grid", "checks")
 _FAMILY_KEYS = ("family", "params", "builder")
@@ -76,6 +79,8 @@ class RecordRounds:
     @classmethod
     def parse(cls, value: Any) -> RecordRounds:
         if isinstance(value, list):
+            if not value:
+                raise ExperimentError("record_rounds: the list is empty; give at least one round, or {log_spaced = n}")
             return cls(listed=tuple(read_int(v, f"record_rounds[{i}]", minimum=0) for i, v in enumerate(value)))
         if isinstance(value, Mapping):
             check_keys(value, ("log_spaced",), "record_rounds")
@@ -136,15 +141,34 @@ def load_experiment(path: str | os.PathLike[str]) -> Experiment:
     """The experiment in the TOML file at ``path`` (module docstring); ExperimentError naming the
     file when it cannot be read or is not TOML, or naming the bad field."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ExperimentError(f"EXPERIMENT: cannot read {str(file)!r} ({getattr(exc, 'strerror', None) or exc})") from None
+    text = _experiment_text(file)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ExperimentError(f"EXPERIMENT: {str(file)!r} is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ExperimentError(f"EXPERIMENT: {str(file)!r} nests arrays or tables too deeply to be read (an experiment "
+                              "file nests a few levels)") from None
     return Experiment.parse(data, base_dir=file.resolve().parent, name=file.stem, source=str(file))
+
+
+def _experiment_text(file: Path) -> str:
+    """The text of the experiment file; ExperimentError naming it when it is missing, unreadable, not
+    a regular file (a FIFO would block for ever), larger than MAX_EXPERIMENT_BYTES or not UTF-8."""
+    from problems import ProblemError
+    from problems.file_checksum import regular_file
+
+    try:
+        size = regular_file(file).st_size
+    except ProblemError as exc:
+        raise ExperimentError(f"EXPERIMENT: {exc}") from None
+    if size > MAX_EXPERIMENT_BYTES:
+        raise ExperimentError(f"EXPERIMENT: {str(file)!r} has {size} bytes; an experiment file has at most "
+                              f"{MAX_EXPERIMENT_BYTES} (a few kilobytes describe any experiment)")
+    try:
+        return file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExperimentError(f"EXPERIMENT: cannot read {str(file)!r} ({getattr(exc, 'strerror', None) or exc})") from None
 
 
 def _seeds(value: Any) -> tuple[int, ...]:
@@ -166,13 +190,17 @@ def _problem_spec(value: Any, base_dir: Path) -> ProblemSpec:
         return _arrays_spec(table, base_dir)
     check_keys(table, _FAMILY_KEYS, "problem")
     params = read_table(table.get("params", {}), "problem.params")
+    known: Mapping[str, Any] = params
     try:
         spec = ProblemSpec.from_json({key: table[key] for key in _FAMILY_KEYS if key in table} | {"params": params})
+        known = spec.params  # every parameter of the family, defaults included
         build_problem(spec)
         return spec
     except ProblemError as exc:
         field, _, rest = str(exc).partition(": ")
-        where = f"problem.params.{field}" if field in params else f"problem.{field}"
+        names = [name.strip() for name in field.split(",")]  # "alpha, beta": a message about several parameters
+        where = (", ".join(f"problem.params.{name}" for name in names) if all(name in known for name in names)
+                 else f"problem.{field}")
         raise ExperimentError(f"{where}: {rest}") from None
 
 
@@ -181,9 +209,15 @@ def _arrays_spec(table: Mapping[str, Any], base_dir: Path) -> ProblemSpec:
     import numpy as np
 
     from problems import ProblemError, from_arrays
+    from problems.file_checksum import regular_file
 
     check_keys(table, _ARRAYS_KEYS, "problem")
     file = base_dir / read_str(table["from_arrays"], "problem.from_arrays")
+    try:
+        regular_file(file)  # a FIFO would block np.load for ever
+    except ProblemError as exc:
+        if file.exists():  # a missing file is np.load's to report, below
+            raise ExperimentError(f"problem.from_arrays: {exc}") from None
     try:
         with np.load(file, allow_pickle=False) as stored:
             arrays = {key: stored[key] for key in stored.files}

@@ -8,12 +8,17 @@ run store and report as ``fedbound verify``.
    (``AlgorithmTable.config``); ``record_rounds = {log_spaced = n}`` takes the last round from the
    engine's plan of the config (``Algorithm.plan``, the one place that knows it for every
    algorithm).
-3. All cells run as one sweep through ``convergence.execute`` with the settings' store, jobs and
-   scheduler: a run the store holds is read back, not recomputed.
+3. Before anything is created, every request is checked as ``execute`` checks it
+   (``convergence.check_requests``: plans, memory) and every check's expressions that read no run
+   moment are evaluated at each cell's record steps (``experiment_verdicts.check_before_runs``), so
+   bad input leaves neither a report folder nor a run store behind. Then all cells run as one sweep
+   through ``convergence.execute`` with the settings' store, jobs and scheduler: a run the store
+   holds is read back, not recomputed.
 4. Each check becomes one Verdict with a sub-check per cell (``reports.experiment_verdicts``), and
    the report folder gets ``verdicts.json``, ``report.md``, ``index.html`` and the figures, written
-   by the report modules ``fedbound verify`` uses. The metadata's ``mode`` is "experiment", so that
-   ``fedbound verify`` never merges claims into an experiment's report folder.
+   by the report modules ``fedbound verify`` uses, holding the folder's lock
+   (``report_files.report_lock``). The metadata's ``mode`` is "experiment", so that ``fedbound
+   verify`` never merges claims into an experiment's report folder.
 """
 
 from __future__ import annotations
@@ -24,20 +29,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from convergence import RunConfig, RunRequest, Status, Verdict, execute
+from convergence import RunConfig, RunRequest, Status, Verdict, check_requests, execute
 from convergence.algorithms import algorithm_for
-from problems import FederatedProblem, build_problem
+from problems import FederatedProblem, OptimumError, build_problem
 from proofs_check.claim import ClaimResult, VerifySettings, claim_optimum
 
 from .experiment_algorithm import GridCell
 from .experiment_fields import ExperimentError
 from .experiment_file import Experiment
 from .experiment_names import ProblemValues
-from .experiment_verdicts import CellRuns, evaluate_check
+from .experiment_verdicts import CellRuns, check_before_runs, evaluate_check
 from .html_report import write_html
 from .markdown import write_markdown
 from .progress import VerifyProgress
-from .report_files import ReportFigure
+from .report_files import ReportFigure, report_lock
 from .run_metadata import run_metadata
 from .verdicts_json import write_verdicts_json
 from .verify import VerifyOutcome, prepare_out
@@ -65,25 +70,36 @@ def run_experiment(
     to stderr or silent; ``command`` the command line recorded in the metadata; ``figures`` False
     writes the report without its figures (a quicker re-check: each figure takes about a second to draw).
     ExperimentError naming the field of a value that only the problem or the runs show to be bad (an integer field's
-    expression that is not integral, a bound <= 0); ConfigError / DivergenceError as ``execute``."""
+    expression that is not integral, a bound <= 0); ConfigError / DivergenceError as ``execute``. Everything that
+    does not need the runs (the problem, every cell's config and plan, the memory, the checks' expressions that read
+    no run moment) is checked before ``out`` or the run store is created, so bad input leaves no folder behind."""
     monitor = progress if isinstance(progress, VerifyProgress) else VerifyProgress([experiment.name], enabled=progress)
     settings = VerifySettings(len(experiment.seeds), jobs, progress=monitor, store=store, use_cache=use_cache,
                               scheduler=scheduler)
-    out = prepare_out(out)
     start = time.perf_counter()
     monitor.claim_started(experiment.name, experiment.description or experiment.source or "experiment")
     objective = build_problem(experiment.problem)
     if not isinstance(objective, FederatedProblem):
         raise ExperimentError(f"problem: {objective.name!r} has no exact optimum, so the gap and the distance that "
                               "every check of an experiment reads are not available for it")
-    optimum, optimum_note = claim_optimum(objective)
+    try:
+        optimum, optimum_note = claim_optimum(objective)
+    except OptimumError as exc:
+        where = "problem.from_arrays" if experiment.problem.to_json().get("family") == "arrays" else "problem.params"
+        raise ExperimentError(f"{where}: the exact optimum of {objective.name}, which every check measures from, "
+                              f"cannot be computed or confirmed on this problem ({exc}); choose better-conditioned "
+                              "values") from None
     problem = ProblemValues(objective, optimum)
     cells = experiment.grid.cells
     configs = [_config(experiment, cell, problem) for cell in cells]
+    requests = [RunRequest(RunConfig(experiment.problem, config, cell.label), optimum)
+                for cell, config in zip(cells, configs)]
+    check_requests(requests)  # everything checked before the report folder and the run store are created
+    for index in range(len(experiment.checks)):
+        check_before_runs(experiment, index, cells, configs, problem)
+    out = prepare_out(out)
     try:
-        results = execute([RunRequest(RunConfig(experiment.problem, config, cell.label), optimum)
-                           for cell, config in zip(cells, configs)], settings.sweep_options(),
-                          description=experiment.name)
+        results = execute(requests, settings.sweep_options(), description=experiment.name)
     finally:
         settings.close()
     runs = [CellRuns.of(cell, result, problem) for cell, result in zip(cells, results)]
@@ -100,9 +116,10 @@ def run_experiment(
                 problem=experiment.problem.to_json(), algorithm=experiment.algorithm.name)
     grid = [record.summary() for record in monitor.sweeps.get(experiment.name, ())]
     grids = {cid: grid for cid in ids}
-    write_verdicts_json(out / "verdicts.json", verdicts, meta, figures=drawn, grids=grids)
-    write_markdown(out / "report.md", verdicts, drawn, meta, grids=grids)
-    write_html(out / "index.html", verdicts, drawn, meta, grids=grids)
+    with report_lock(out):
+        write_verdicts_json(out / "verdicts.json", verdicts, meta, figures=drawn, grids=grids)
+        write_markdown(out / "report.md", verdicts, drawn, meta, grids=grids)
+        write_html(out / "index.html", verdicts, drawn, meta, grids=grids)
     return VerifyOutcome(tuple(verdicts), tuple(ids), tuple(drawn), meta, out)
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from convergence import Uninformative, Verdict, check_ordering, check_rate_exponent, check_upper_bound
+from convergence.argument_checks import as_record_points
 from proofs_check.claim import ClaimResult, combine_checks
 from proofs_check.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
 
@@ -43,7 +44,7 @@ from .experiment_fields import ExperimentError
 from .experiment_file import Experiment
 from .experiment_names import MOMENT_NAMES, CellValues, ProblemValues
 
-__all__ = ["CellRuns", "evaluate_check"]
+__all__ = ["CellRuns", "check_before_runs", "evaluate_check"]
 
 _YLABELS = {"gap": r"$F(w) - F^*$", "dist_sq": r"$\|w - w^*\|^2$"}
 
@@ -93,12 +94,60 @@ def evaluate_check(experiment: Experiment, index: int, runs: Sequence[CellRuns])
     return ClaimResult(verdict, tuple(plots))
 
 
+def check_before_runs(experiment: Experiment, index: int, cells: Sequence[GridCell], configs: Sequence[Any],
+                      problem: ProblemValues) -> None:
+    """Refuse, before any run, what ``evaluate_check`` would refuse of ``experiment.checks[index]``
+    whatever the runs give: at each cell's record steps T (its config's record rounds times its
+    local steps per round), a rate's x that is constant, not finite and positive or not increasing,
+    a bound <= 0, and a bound check with a record step T = 0 (its checker compares at T > 0).
+    Expressions that read Li's moments (``MOMENT_NAMES``: measured over the runs' region) are
+    checked after the runs. ExperimentError naming the field."""
+    check = experiment.checks[index]
+    path = f"checks[{index}]"
+    if isinstance(check, OrderingCheck):
+        return
+    for cell, config in zip(cells, configs):
+        steps = np.asarray(config.record_rounds, dtype=np.float64) * config.steps_per_round
+        values = CellValues(problem, config, steps, np.zeros((1, steps.size)))
+        if isinstance(check, RateCheck):
+            if not MOMENT_NAMES & check.x.names:
+                _rate_axis(check, path, values)
+            continue
+        if np.any(steps <= 0):
+            raise ExperimentError(f"record_rounds: round 0 (T = 0) is a record point, and {path} is a bound check, "
+                                  "which compares the metric with its bound at T > 0: record rounds >= 1")
+        if not MOMENT_NAMES & check.expression.names:
+            _bound_values(check, path, values, cell.label)
+
+
+def _rate_axis(check: RateCheck, path: str, values: CellValues) -> np.ndarray:
+    """A rate check's x at the record points (P,); ExperimentError naming ``path.x`` for an x that does
+    not depend on T or is not finite, positive and increasing."""
+    x = check.x.evaluate(values, f"{path}.x")
+    if np.ndim(x) == 0:
+        raise ExperimentError(f"{path}.x: {check.x.text!r} does not depend on T, so it gives no axis to fit along")
+    try:
+        return as_record_points(x)
+    except ValueError as exc:
+        raise ExperimentError(f"{path}.x: {check.x.text!r} over the record points: {exc}") from None
+
+
+def _bound_values(check: BoundCheck, path: str, values: CellValues, label: str) -> np.ndarray:
+    """A bound check's bound at the record points (P,); ExperimentError naming ``path.expression``
+    for a bound <= 0 somewhere."""
+    steps = values.steps
+    bound = np.broadcast_to(check.expression.evaluate(values, f"{path}.expression"), steps.shape)
+    if np.any(bound <= 0):
+        j = int(np.argmax(bound <= 0))
+        raise ExperimentError(f"{path}.expression: the bound {check.expression.text!r} is {bound[j]:.6g} <= 0 at "
+                              f"T = {steps[j]:g} ({label}); a bound on a non-negative metric must be > 0")
+    return bound
+
+
 def _rate(experiment: Experiment, check: RateCheck, check_id: str, path: str,
           cell_runs: CellRuns) -> tuple[Verdict, PlotSpec]:
     """``check_rate_exponent`` of the cell's metric in x."""
-    x = check.x.evaluate(cell_runs.values, f"{path}.x")
-    if np.ndim(x) == 0:
-        raise ExperimentError(f"{path}.x: {check.x.text!r} does not depend on T, so it gives no axis to fit along")
+    x = _rate_axis(check, path, cell_runs.values)
     try:
         verdict = check_rate_exponent(
             f"{check_id}/{cell_runs.cell.label}", x, cell_runs.metric(check.metric), claimed_exponent=check.exponent,
@@ -125,11 +174,7 @@ def _bound(experiment: Experiment, check: BoundCheck, check_id: str, path: str,
     from convergence.algorithms.local_steps import DIVERGENCE_FACTOR
 
     steps = cell_runs.values.steps
-    bound = np.broadcast_to(check.expression.evaluate(cell_runs.values, f"{path}.expression"), steps.shape)
-    if np.any(bound <= 0):
-        j = int(np.argmax(bound <= 0))
-        raise ExperimentError(f"{path}.expression: the bound {check.expression.text!r} is {bound[j]:.6g} <= 0 at "
-                              f"T = {steps[j]:g} ({cell_runs.cell.label}); a bound on a non-negative metric must be > 0")
+    bound = _bound_values(check, path, cell_runs.values, cell_runs.cell.label)
     values = cell_runs.metric(check.metric)
     start = cell_runs.values["gap0" if check.metric == "gap" else "dist0_sq"]
     moments = (f" {cell_runs.values.moments.method}." if MOMENT_NAMES & check.expression.names else "")

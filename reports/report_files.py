@@ -1,15 +1,21 @@
 """The files of a report folder: its figures (PNG with an SVG beside it), paths written relative
-to the report, and writing a report file atomically (a reader never sees half a file)."""
+to the report, writing a report file atomically (a reader never sees half a file), and the lock
+that serialises the writers of one folder (``report_lock``)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ReportFigure", "relative_path", "atomic_write"]
+__all__ = ["LOCK_FILE", "ReportFigure", "relative_path", "atomic_write", "report_lock"]
+
+LOCK_FILE = ".fedbound-report.lock"
+"""The file in a report folder that ``report_lock`` locks (empty; it stays in the folder)."""
 
 
 @dataclass(frozen=True)
@@ -54,3 +60,43 @@ def atomic_write(path: str | os.PathLike[str], text: str) -> Path:
             os.unlink(tmp)
         raise
     return out
+
+
+@contextlib.contextmanager
+def report_lock(folder: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the report folder ``folder`` exclusively: a process that reads the report in it, merges
+    into it and writes it does so inside this block, so two ``fedbound verify`` runs into one folder
+    at once both end up in its report (the second waits for the first to finish writing, then reads
+    what it wrote). An advisory lock on ``LOCK_FILE`` (``fcntl.flock``; ``msvcrt.locking`` on
+    Windows), released when the block ends or the process dies; OSError naming ``--out`` when the
+    lock file cannot be opened."""
+    path = Path(folder) / LOCK_FILE
+    try:
+        handle = open(path, "a+b")
+    except OSError as exc:
+        raise OSError(f"--out: cannot open the lock file {str(path)!r} of the report folder "
+                      f"({exc.strerror or exc})") from None
+    with handle:
+        if sys.platform == "win32":
+            import msvcrt
+
+            locking = msvcrt.locking  # type: ignore[attr-defined]
+            while True:  # LK_LOCK retries for 10 s, then raises: wait as long as the other writer writes
+                try:
+                    locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+                    break
+                except OSError:
+                    continue
+            try:
+                yield
+            finally:
+                handle.seek(0)
+                locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+        else:
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

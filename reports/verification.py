@@ -8,8 +8,8 @@ into the same store with the same mode and seeds adds its claims to the record (
 merges them); one with other settings replaces the record (the older runs stay in the store as a
 cache, but the store now holds the newer verification).
 
-The record is the store's JSON record ``"verification"`` (``convergence.RunStore.put_record``),
-checksummed like a run:
+The record is the store's JSON record ``"verification"`` (``convergence.RunStore.update_record``: two
+verifications into one store at once both end up in it), checksummed like a run:
 ``{"kind": "fedbound verification", "version": 1, "mode": ..., "seeds": ..., "claims": [...], "power": [...]}``.
 """
 
@@ -91,8 +91,11 @@ def read_verification(store: RunStore) -> VerificationRecord | None:
     """The verification ``store`` holds, or None when it holds no record (a store filled by an older
     fedbound, or by sweeps of your own); ValueError naming the store for a record it cannot read."""
     data = store.record(RECORD_NAME)
-    if data is None:
-        return None
+    return None if data is None else _record_of(store, data)
+
+
+def _record_of(store: RunStore, data: Mapping[str, Any]) -> VerificationRecord:
+    """The verification record of ``store``'s JSON ``data``; ValueError naming the store for one it cannot read."""
     try:
         return VerificationRecord.from_json(data)
     except ValueError as exc:
@@ -104,7 +107,8 @@ def record_verification(store: RunStore, mode: str, seeds: int, claims: Sequence
                         power: Sequence[str] = ()) -> VerificationRecord:
     """Add this verification to ``store``'s record (``VerificationRecord.merged``) and return the record written."""
     later = VerificationRecord(mode, seeds, tuple(claims), tuple(power))
-    earlier = read_verification(store)
-    record = later if earlier is None else earlier.merged(later)
-    store.put_record(RECORD_NAME, record.to_json())
-    return record
+
+    def merged(earlier: dict[str, Any] | None) -> dict[str, Any]:  # read and written in one transaction
+        return later.to_json() if earlier is None else _record_of(store, earlier).merged(later).to_json()
+
+    return VerificationRecord.from_json(store.update_record(RECORD_NAME, merged))

@@ -12,7 +12,10 @@ A report folder is always consistent: every claim card in it was computed with t
 (``--claim``) into a folder that already holds a report made with the same settings *merges*:
 the claims run now replace their old cards and the others are kept (verdicts, figures and grids
 read back from ``verdicts.json``). Into a folder whose report was made with other settings it
-refuses, and says what to do, rather than mixing the two.
+refuses, and says what to do, rather than mixing the two. The folder is read once before anything
+runs (to refuse early) and again, for the merge, under its lock (``report_files.report_lock``),
+which is held until the report is written: two ``verify`` runs into one folder at once both end up
+in its report.
 
 With ``power=True`` (``fedbound verify --power``) every selected claim that lists planted variants
 (``Claim.variants``) is also evaluated once per variant, with the variant's parameters added to the
@@ -59,7 +62,7 @@ from .html_report import write_html
 from .markdown import write_markdown
 from .power import PowerRow
 from .progress import VerifyProgress
-from .report_files import ReportFigure
+from .report_files import ReportFigure, report_lock
 from .run_metadata import run_metadata
 from .verdicts_json import write_verdicts_json
 from .verification import VerificationRecord, read_verification, record_verification
@@ -200,12 +203,23 @@ def _write_report(selections: Sequence[ClaimSelection], settings: VerifySettings
         if selection.id in power_ids:
             for variant in selection.claim.variants:
                 selection.claim.plan_for(settings, {**selection.params, **variant.params})
-    kept = _kept_cards(out, [s.id for s in selections], settings)
+    ids = [s.id for s in selections]
+    _kept_cards(out, ids, settings)  # a folder this run cannot merge into is refused before anything runs
     start = time.perf_counter()
     cards = evaluate_claims(selections, settings, progress,
                             functools.partial(_claim_card, out=out, power_ids=frozenset(power_ids), draw=draw))
+    with report_lock(out):  # read again: another verify may have merged its claims meanwhile
+        return _merge_and_write(selections, settings, out, command, progress, power_ids, rebuilt_from, cards,
+                                _kept_cards(out, ids, settings), time.perf_counter() - start)
+
+
+def _merge_and_write(selections: Sequence[ClaimSelection], settings: VerifySettings, out: Path, command: Sequence[str],
+                     progress: VerifyProgress, power_ids: Collection[str], rebuilt_from: str | None,
+                     cards: dict[str, _Card], kept: dict[str, _Card], seconds: float) -> VerifyOutcome:
+    """The report of the claims evaluated now (``cards``) merged with those ``kept`` from the report in
+    ``out``, written there (the caller holds the folder's ``report_lock``)."""
     ordered = _in_registry_order({**kept, **cards})
-    meta = run_metadata(command, settings, time.perf_counter() - start, list(cards), progress.reused,
+    meta = run_metadata(command, settings, seconds, list(cards), progress.reused,
                         progress.computed, merged=sorted(kept), out=out,
                         figures=[f for card in ordered for f in card.figures])
     if rebuilt_from is not None:

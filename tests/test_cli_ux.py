@@ -36,7 +36,7 @@ def test_list_shows_citation_statement_and_measured(capsys: pytest.CaptureFixtur
 def test_falsify_list_shows_ids_and_parameter_syntax(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["falsify", "--list"]) == 0
     out = capsys.readouterr().out
-    assert "li2020.lemma3[constant=0.01]" in out and "[param=value]" in out
+    assert "li2020.lemma3[constant=0.01]" in out and "other values are not built in" in out
     assert main(["list", "--falsifiable"]) == 0
     assert capsys.readouterr().out == out
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
+import hashlib
 import json
 import os
 import re
@@ -121,6 +122,29 @@ def _records(key: str) -> str:
     return f"key = '{key}' AND name = 'records'"
 
 
+def _rewritten(path: Path, key: str, **columns: str) -> None:
+    """Set text columns (config, meta) of run ``key`` and rewrite its run checksum to match, as
+    someone who knows the store's format would: SHA-256 of [key, config, meta, sorted (name, array
+    digest) pairs] in JSON (``convergence.store``, "Integrity")."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        config, meta = db.execute(f"SELECT config, meta FROM runs WHERE key = '{key}'").fetchone()
+        config, meta = columns.get("config", config), columns.get("meta", meta)
+        arrays = sorted(db.execute(f"SELECT name, digest FROM arrays WHERE key = '{key}'").fetchall())
+        digest = hashlib.sha256(json.dumps([key, config, meta, [list(a) for a in arrays]]).encode()).hexdigest()
+        db.execute(f"UPDATE runs SET config = ?, meta = ?, digest = ? WHERE key = '{key}'", (config, meta, digest))
+    finally:
+        db.close()
+
+
+def _restored(path: Path, key: str, edit: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Store run ``key`` again through the store's own API (valid checksums) with its 'records' array
+    replaced by ``edit`` of it: values or a shape that the run cannot have."""
+    with RunStore(path) as store:
+        run = store.load(key)
+        store.put(key, run.config, {**run.result, "records": edit(run.result["records"])}, run.meta)
+
+
 @dataclass(frozen=True)
 class Corruption:
     """An edit of runs a and b of a store; ``runs``: which of them (0: a, 1: b) it damages;
@@ -153,6 +177,14 @@ CORRUPTIONS: dict[str, Corruption] = {
     "metadata edited": Corruption(lambda p, a, b: _sql(
         p, f"UPDATE runs SET meta = json_set(meta, '$.seconds', 1e9) WHERE key = '{a}'")),
     "checksummed row for another config": Corruption(_misfiled, checksums=False),
+    "config not JSON, checksum rewritten": Corruption(lambda p, a, b: _rewritten(p, a, config="not json")),
+    "metadata not a JSON object, checksum rewritten": Corruption(lambda p, a, b: _rewritten(p, a, meta="[1, 2]")),
+    "config nested too deeply, checksum rewritten": Corruption(lambda p, a, b: _rewritten(
+        p, a, config="[" * 100_000 + "]" * 100_000)),
+    "NaN records, checksummed": Corruption(lambda p, a, b: _restored(p, a, lambda r: np.full_like(r, np.nan)),
+                                           checksums=False),
+    "records of another shape, checksummed": Corruption(lambda p, a, b: _restored(p, a, lambda r: r[:-1]),
+                                                        checksums=False),
 }
 
 
@@ -349,7 +381,7 @@ def test_export_is_read_only(clean_store: tuple[Path, list], tmp_path: Path) -> 
     before = path.read_bytes()
     assert main(["export", str(path), str(tmp_path / "table.csv")]) == 0
     assert path.read_bytes() == before
-    with RunStore(path, readonly=True) as store, pytest.raises(sqlite3.OperationalError, match="readonly"):
+    with RunStore(path, readonly=True) as store, pytest.raises(StoreError, match="is read-only here"):
         store.delete(_keys()[0])
 
 
