@@ -156,7 +156,7 @@ _CLAIMS = (
             PlantedVariant("bound x 1e-7", "eq. 4's right-hand side divided by 10^7 (eq. 4 is 73-1,031 x the gap's "
                            "ceiling L R^2/2 and 6.6e4-1.9e6 x the measured gap, so only a bound this much smaller is "
                            "false; it falls below the ceiling and is counted)", {"bound_scale": 1e-7},
-                           sub_check="explicit bound (loose upper bound)"),
+                           sub_check="explicit bound (eq. 4)"),
             PlantedVariant("rate O(T^-3)", "claimed exponent -3 in gamma + T (measured about -2.0 and -1.7)",
                            {"claimed_exponent": -3.0}, sub_check="rate exponent <="),
             PlantedVariant("eq. 13 with B/2", "the one-step recursion with B halved (the first step uses 0.82 of "
