@@ -44,8 +44,8 @@ their first blocks, and every point runs the same seeds (the minibatch streams d
 the schedule does). The views' specs rebuild them in the sweep's workers
 (``problems.build_block_cyclic``).
 
-Rate intervals: ``check_rate_exponent`` (95% hull of the OLS Student-t interval and the
-seed-bootstrap percentile interval, whole fit and tail). The hypotheses of every configuration are
+Rate intervals: ``check_rate_exponent`` (95% Student-t interval with the delete-one jackknife over
+seeds, whole fit and tail). The hypotheses of every configuration are
 checked and passed to its check; an unmet one makes it INCONCLUSIVE.
 """
 

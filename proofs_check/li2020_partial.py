@@ -82,7 +82,7 @@ Sub-checks of every run (``convergence.check_upper_bound``, ``check_rate_exponen
   A bound that exceeds L R^2/2 at every T, the largest gap any point of the ball the iterates visit
   can have, could not fail on the run: it is reported ``Uninformative``, never counted as a PASS;
 * rate (balanced instances): the exponent of the mean gap in gamma + T, fitted over the last two
-  decades, is <= claimed + RATE_TOLERANCE with its bootstrap interval over seeds.
+  decades, is <= claimed + RATE_TOLERANCE with its jackknife interval over seeds.
   The gap here is noise-driven, so its exponent is -1 itself (not steeper, as on Theorem 1's
   instances): the tolerance 0.1 is the room the fit's interval needs with 128 seeds (about +-0.03;
   over one decade alone it is about +-0.09, too wide to tell -0.98 from -0.88, so the tail check of
@@ -90,7 +90,8 @@ Sub-checks of every run (``convergence.check_upper_bound``, ``check_rate_exponen
   runs' intervals are about +-0.05 with their 16 seeds (their gap is less noisy relative to its mean).
 
 Measured (default plan, K = 2 on the image instances; tightness = largest mean gap / eq. 6 over T; rate = the
-fitted exponent with its bootstrap 95% interval over seeds; every counted sub-check PASSes):
+fitted exponent with its 95% interval over seeds, measured with the earlier hull of an OLS and a seed-bootstrap
+interval; every counted sub-check PASSes):
 * synthetic (128 seeds, T = 12,000, gamma = 12): tightness 0.034 / 0.048 (Scheme I, K = 1 / 5), 0.034 / 0.056
   (Scheme II), 0.033 / 0.053 (Scheme I unbalanced, K = 1 / 2), 0.009 / 0.027 (transformed II, gamma~ = 39.5);
   rate -0.98 [-1.01, -0.94], -1.01 [-1.04, -0.98] (Scheme I), -1.00 [-1.04, -0.97], -0.99 [-1.02, -0.96] (II);
@@ -332,7 +333,7 @@ def _check_run(
             f"{claim_id}/{run.label}/rate", horizon, traj.gap, claimed_exponent=plan.claimed_exponent,
             tolerance=RATE_TOLERANCE, fit_from=float(horizon[-1]) / 10**RATE_DECADES, tail_decades=RATE_DECADES,
             hypotheses=hypotheses,
-            notes=f"{where}; exponent of the mean gap in gamma + T over the last {RATE_DECADES:g} decades, bootstrap "
+            notes=f"{where}; exponent of the mean gap in gamma + T over the last {RATE_DECADES:g} decades, jackknife "
             "interval over seeds.",
         )
         checks.append((f"rate exponent <= {plan.claimed_exponent:g}, {run.label}", rate))
