@@ -14,7 +14,8 @@ Three sub-checks, on MC-PSGD's per-block gap q = F_m(u~_m) - F_m(x_m*) at the en
   "q decays at least as fast as N^{-1/2}": ``check_rate_exponent`` with claimed exponent -1/2 and
   tolerance 0.1 (20% of it) on the mean over blocks of q. N = 2..16 spans 0.9 decade with 4
   points; the check FAILs when the fit's interval lies above -0.4, e.g. without speedup
-  (exponent 0) or for a claimed -2 (measured: about -1.0 in [-1.25, -0.80] with 4 seeds). N = 1 (a
+  (exponent 0) or for a claimed -2 (measured: -1.03 in [-1.10, -0.96] with the 8 seeds of
+  ``plans.SPEEDUP_SEEDS``). N = 1 (a
   single client, no averaging) is left out: there the gap (4.4e-4) is not below N = 2's (4.7e-4),
   and a fit over 1..16 bends at its first point (-0.8 in [-1.2, -0.4]).
 * **M at fixed K** (Sec. 4.1 after Thm 1: "the convergence rate is independent of the number of

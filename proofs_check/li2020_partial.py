@@ -91,7 +91,8 @@ Sub-checks of every run (``convergence.check_upper_bound``, ``check_rate_exponen
 
 Measured (default plan, K = 2 on the image instances; tightness = largest mean gap / eq. 6 over T; rate = the
 fitted exponent with its 95% interval over seeds, measured with the earlier hull of an OLS and a seed-bootstrap
-interval; every counted sub-check PASSes):
+interval; the jackknife interval rebuilt from the same runs is within 0.001 of it at 128 seeds and about 0.01 wider
+on the digits, with the same verdicts; every counted sub-check PASSes):
 * synthetic (128 seeds, T = 12,000, gamma = 12): tightness 0.034 / 0.048 (Scheme I, K = 1 / 5), 0.034 / 0.056
   (Scheme II), 0.033 / 0.053 (Scheme I unbalanced, K = 1 / 2), 0.009 / 0.027 (transformed II, gamma~ = 39.5);
   rate -0.98 [-1.01, -0.94], -1.01 [-1.04, -0.98] (Scheme I), -1.00 [-1.04, -0.97], -0.99 [-1.02, -0.96] (II);

@@ -180,7 +180,8 @@ def test_the_quick_plan_fails_as_measured_and_reports_the_bound_as_uncounted_evi
     average squared gradient norm stays near ||grad f(x_0)||^2), so the fitted exponent at N = 1 is
     well above -1/2 + 0.05 and the rate FAILs, as does the planted O(1/(NT))."""
     claim = get_claim("yu2019.cnn")
-    settings = VerifySettings(seeds=2, quick=True, progress=False)
+    # 4 seeds: with 2 the rate intervals (Student t on 1 df over the seeds' jackknife) cannot tell
+    settings = VerifySettings(seeds=4, quick=True, progress=False)
     verdict = claim.evaluate(settings).verdict
     headline = verdict.checks[0].verdict
     assert verdict.status is Status.FAIL and headline.status is Status.FAIL
