@@ -16,7 +16,8 @@ u~_m unless said otherwise):
   "q decays at least as fast as N^{-1/2}": ``check_rate_exponent`` with claimed exponent -1/2 and
   tolerance 0.1 (20% of it) on the mean over blocks of q. N = 2..16 spans 0.9 decade with 4
   points; the check FAILs when the fit's interval lies above -0.4, e.g. without speedup
-  (exponent 0) or for a claimed -2 (measured: about -1.0 in [-1.25, -0.80] with 4 seeds). N = 1 (a
+  (exponent 0) or for a claimed -2 (measured: -1.03 in [-1.10, -0.96] with the 8 seeds of
+  ``plans.SPEEDUP_SEEDS``). N = 1 (a
   single client, no averaging) is left out: there the gap (4.4e-4) is not below N = 2's (4.7e-4),
   and a fit over 1..16 bends at its first point (-0.8 in [-1.2, -0.4]).
 * **M at fixed T, the paper's sentence** (Sec. 4.1 after Thm 1: "The convergence rate is independent of
@@ -55,14 +56,16 @@ their first blocks, and every point runs the same seeds (the minibatch streams d
 the schedule does). The views' specs rebuild them in the sweep's workers
 (``problems.build_block_cyclic``).
 
-Rate intervals: ``check_rate_exponent`` (whole fit and tail, each with its p_fail); the claim's
-verdict is Holm over the five sub-checks (``combine_checks``). The hypotheses of every configuration
-are checked and passed to its check; an unmet one makes it INCONCLUSIVE.
+Rate intervals: ``check_rate_exponent`` (95% Student-t interval with the delete-one jackknife over
+seeds, whole fit and tail, each with its p_fail); the claim's verdict is Holm over the five sub-checks
+(``combine_checks``). The hypotheses of every configuration are checked and passed to its check; an
+unmet one makes it INCONCLUSIVE.
 
-Cost: the fixed-T sweeps add 10 runs (5 M x 2 algorithms, T = 12384 each, 4 seeds) to the claim's 11:
-``fedbound verify --claim ding2020.speedup --jobs 1`` (warm Numba cache, fresh store, alternating with the
-claim without them, 2 pairs, load average 10-13 on 2 cores) took 7.6 and 8.7 s user CPU against 5.9 and
-6.3 s, about +2 s (+35%), and 30-32 s wall against 22-23 s.
+Cost: the fixed-T sweeps add 10 runs (5 M x 2 algorithms, T = 12384 each) to the claim's 11; measured at
+4 seeds (before the 8-seed minimum of SPEEDUP_SEEDS): ``fedbound verify --claim ding2020.speedup --jobs 1``
+(warm Numba cache, fresh store, alternating with the claim without them, 2 pairs, load average 10-13 on 2
+cores) took 7.6 and 8.7 s user CPU against 5.9 and 6.3 s, about +2 s (+35%), and 30-32 s wall against
+22-23 s.
 """
 
 from __future__ import annotations

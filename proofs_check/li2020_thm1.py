@@ -14,7 +14,7 @@ Checked on two instances, each with two sub-checks:
   so the sub-check could not fail there: the claim lists it as uninformative, with that
   reason, never as a PASS. A planted smaller bound falls below the ceiling and is counted;
 * rate: the fitted exponent of the gap in the horizon gamma + T is at most -1 (within a 0.05
-  tolerance and the bootstrap interval over seeds). The bound is kappa/(gamma+T-1) times a
+  tolerance and the jackknife interval over seeds). The bound is kappa/(gamma+T-1) times a
   constant, so its natural horizon is gamma + T; for T >> gamma the two exponents coincide,
   and the fit uses only the last decade of the horizon.
 Instances: the Appendix C counterexample with exact gradients (Li's own problem; deterministic,

@@ -17,7 +17,8 @@ that at every record point could not fail and is listed as uninformative (Theore
 in N at the largest T, both claimed <= -1/2 (cor2), with the hypothesis K <= T^{1/4}/N^{3/4}
 evaluated on every configuration.
 
-The sweep is the plan's (``proofs_check.plans.YuSweepPlan``: clients N, horizons T, seeds).
+The sweep is the plan's (``proofs_check.plans.YuSweepPlan``: clients N, horizons T, seeds; yu2019.cor2 at least
+``plans.SPEEDUP_SEEDS``).
 Planted variants (the power self-test, ``fedbound verify --power``) change its constant:
 ``yu2019.thm1[bound_scale=c]`` checks c times Theorem 1's bound, ``yu2019.cor2[claimed_exponent=a]``
 checks the rate (NT)^a; a working check FAILs them when they are false on the instance (c below the

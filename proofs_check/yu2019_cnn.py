@@ -48,7 +48,8 @@ hypothesis is unmet cannot FAIL, so it cannot show power.
 Checks (claimed exponent ``plan.claimed_exponent`` = -1/2):
 
 * rate in N T, one per N of ``plan.clients`` (counted): the final (1/T) sum_t ||grad f(xbar_{t-1})||^2
-  against N T over the plan's horizons, ``check_rate_exponent``, threshold -1/2 + 0.05 (``yu2019``'s
+  against N T over the plan's horizons, ``check_rate_exponent`` (95% Student-t interval of the fitted
+  slope with the delete-one jackknife over seeds, and the tail fit), threshold -1/2 + 0.05 (``yu2019``'s
   RATE_TOLERANCE: slower than (NT)^-0.45 is not O(1/sqrt(NT))). Hypotheses: f L-smooth (above), and
   per run K <= T^{1/4} / N^{3/4} (exact) and s <= 1/L with L the run's estimate (a lower estimate of
   L, so "unmet" is certain and "met" as far as the estimate can tell).

@@ -9,7 +9,8 @@ points, over the seeds. Three kinds:
   ``x`` an expression (default ``"T"``, the record steps; ``"gamma + T"`` for Li et al.'s
   horizon), ``exponent`` the claimed exponent and ``tolerance`` (>= 0) how much slower still
   counts as the claim (``convergence.check_rate_exponent``: the fitted exponent's interval over
-  seeds and the tail's, against exponent + tolerance).
+  seeds and the tail's, against exponent + tolerance). A decaying claim (exponent < 0) needs
+  exponent + tolerance < 0, or a curve that does not decay would pass (``checks[i].tolerance``).
 * ``bound``: "E[metric] <= expression at every record point" on every grid cell, the expression
   of the names of ``reports.experiment_names`` (``convergence.check_upper_bound``: one-sided
   Student-t tests over seeds with Holm's correction).
@@ -141,6 +142,12 @@ def _parse_check(table: Mapping[str, Any], path: str, names: frozenset[str], gri
         x = Expression.parse(table.get("x", "T"), f"{path}.x", names)
         exponent = read_float(required(table, "exponent", path), f"{path}.exponent")
         tolerance = read_float(required(table, "tolerance", path), f"{path}.tolerance", minimum=0.0)
+        from convergence.checks import rate_threshold
+
+        try:
+            rate_threshold(exponent, tolerance)
+        except ValueError as exc:  # finite numbers, tolerance >= 0: only a decay claim's threshold >= 0 is left
+            raise ExperimentError(f"{path}.{exc}") from None
         return RateCheck(name, metric, x, exponent, tolerance)
     if kind == "bound":
         return BoundCheck(name, metric, Expression.parse(required(table, "expression", path), f"{path}.expression", names))

@@ -117,11 +117,11 @@ class TestRateExponent:
         half = stats.t.ppf(0.975, 1) * math.sqrt(0.0075)
         assert verdict.interval == pytest.approx((-0.95 - half, -0.95 + half), rel=1e-12)
         assert verdict.status is Status.INCONCLUSIVE
-        assert verdict.evidence["interval_method"] == "95% OLS Student-t interval (1 df); one seed, no bootstrap"
+        assert verdict.evidence["interval_method"] == "95% OLS Student-t interval (1 df); one seed, no seed variance"
 
     def test_wide_interval_is_inconclusive(self) -> None:
-        # Two seeds decaying as x^-1 and x^-0.5: resampling seeds gives slopes from -1 to -0.5,
-        # an interval that contains the threshold -1 + 0.05.
+        # Two seeds decaying as x^-1 and x^-0.5: leaving one out gives the slopes -0.5 and -1, a
+        # jackknife se of 0.25 on 1 df, an interval that contains the threshold -1 + 0.05.
         values = np.vstack([X**-1.0, X**-0.5])
         verdict = check_rate_exponent("r", X, values, -1.0, tolerance=TOL)
         assert verdict.status is Status.INCONCLUSIVE
@@ -170,8 +170,51 @@ class TestRateExponent:
             assert len(evidence[key]) == X.size
         np.testing.assert_allclose(evidence["fitted"], np.exp(evidence["intercept"]) * X ** evidence["exponent"])
         assert all(lo <= m <= hi for lo, m, hi in zip(evidence["lo"], evidence["mean"], evidence["hi"]))
-        assert evidence["interval_method"].startswith("95% hull of the OLS Student-t interval (8 df)")
-        assert set(evidence["tail"]) == {"x_from", "n_points", "exponent", "interval", "status"}
+        assert evidence["interval_method"] == "95% Student-t interval (7 df) with the delete-one jackknife over 8 seeds"
+        assert set(evidence["tail"]) == {"x_from", "n_points", "exponent", "interval", "p_value", "status"}
+        assert set(evidence["misfit"]) == {"residual_std", "ols_interval"}
+
+    def test_p_fail_by_hand(self) -> None:
+        # Seeds x^-0.3 and x^-0.5 against claimed -1 (threshold -0.95): leaving one seed out leaves
+        # an exact power law, so the jackknife slopes are -0.5 and -0.3 on both fits, se =
+        # sqrt(1/2 (0.1^2 + 0.1^2)) = 0.1 on 1 df; each fit's p-value is twice its one-sided p-value of
+        # "exponent <= -0.95", 2 t_1.sf((slope of the log mean + 0.95) / 0.1), and p_fail = min(1, 2 min(p_whole,
+        # p_tail)) (Bonferroni over the two fits).
+        values = np.vstack([X**-0.3, X**-0.5])
+        verdict = check_rate_exponent("r", X, values, -1.0, tolerance=TOL)
+        log_mean = np.log(values.mean(axis=0))
+        tail = X >= verdict.evidence["tail"]["x_from"]
+        slopes = [stats.linregress(np.log(X[m]), log_mean[m]).slope for m in (np.ones(X.size, bool), tail)]
+        p_values = [2 * stats.t.sf((slope + 0.95) / 0.1, 1) for slope in slopes]
+        assert verdict.measured == pytest.approx(slopes[0], rel=1e-12)
+        assert verdict.evidence["p_value"] == pytest.approx(p_values[0], rel=1e-9)
+        assert verdict.evidence["tail"]["p_value"] == pytest.approx(p_values[1], rel=1e-9)
+        assert verdict.p_fail == pytest.approx(min(1.0, 2 * min(p_values)), rel=1e-9)
+        assert verdict.status is Status.INCONCLUSIVE and verdict.p_fail > 0.05  # 1 df: t_1 cannot tell
+
+    @pytest.mark.parametrize("confidence", [0.9, 0.95])
+    def test_fails_exactly_when_p_fail_is_at_most_alpha(self, confidence: float) -> None:
+        # The check's FAIL rule and its p_fail agree: FAIL at its confidence iff p_fail <= 1 - confidence,
+        # over slopes from well below to well above the threshold, noise levels and seed counts.
+        rng = np.random.default_rng(0)
+        statuses = set()
+        for trial in range(120):
+            exponent, noise, n_seeds = rng.uniform(-1.3, -0.6), rng.choice([0.02, 0.15]), int(rng.integers(2, 9))
+            verdict = check_rate_exponent("r", X, noisy(X**exponent, n_seeds, noise, trial), -1.0, tolerance=TOL,
+                                          confidence=confidence)
+            assert (verdict.status is Status.FAIL) == (verdict.p_fail <= 1 - confidence), verdict.notes
+            statuses.add(verdict.status)
+        assert statuses == set(Status)  # every outcome occurred
+
+    def test_decay_claim_needs_a_negative_threshold(self) -> None:
+        # Claimed -0.02 with tolerance 0.05 would put the threshold at +0.03, where a flat curve PASSes.
+        flat = np.full(X.size, 0.3)
+        with pytest.raises(ValueError, match=r"^tolerance: 0.05 lifts the threshold of the decay claim -0.02 to 0.03"):
+            check_rate_exponent("r", X, flat, -0.02, tolerance=0.05, deterministic=True)
+        # A claimed exponent >= 0 bounds growth ("grows at most like x^0", ding2020.speedup's M sweep):
+        # any threshold is allowed, the flat curve PASSes and a growing one FAILs.
+        assert check_rate_exponent("r", X, flat, 0.0, tolerance=0.25, deterministic=True).status is Status.PASS
+        assert check_rate_exponent("r", X, X**0.5, 0.0, tolerance=0.25, deterministic=True).status is Status.FAIL
 
     @pytest.mark.parametrize(
         ("kwargs", "name"),
@@ -185,8 +228,10 @@ class TestRateExponent:
             ({"hypotheses": ("not a hypothesis",)}, "hypotheses"),
             ({"x": -X}, "x"),
             ({"values": np.ones((3, 4))}, "values"),
-            ({"n_boot": 0}, "n_boot"),
             ({"claim_id": ""}, "claim_id"),
+            # a decay claim whose threshold is not negative: -0.02 + 0.05 = +0.03 would PASS a flat curve
+            ({"claimed_exponent": -0.02, "tolerance": 0.05}, "tolerance"),
+            ({"claimed_exponent": -0.5, "tolerance": 0.0, "relative_tolerance": 1.0}, "relative_tolerance"),
         ],
     )
     def test_bad_input_names_the_argument(self, kwargs: dict, name: str) -> None:

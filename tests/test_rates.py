@@ -1,4 +1,5 @@
-"""Tests for convergence.rates.fit_rate: exponent recovery, intervals, floor, validation."""
+"""Tests for convergence.rates.fit_rate: exponent recovery, intervals, floor, validation (coverage and power:
+``tests/test_rate_statistics.py``)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_exact_power_law_is_recovered(exponent: float, log_c: float, n_seeds: in
     # Every seed equals c x^a exactly, so log mean = log c + a log x with zero residual: the fit
     # returns a and log c up to rounding, and the interval collapses onto a.
     values = np.tile(math.exp(log_c) * X**exponent, (n_seeds, 1))
-    fit = fit_rate(X, values, n_boot=200)
+    fit = fit_rate(X, values)
     assert fit.exponent == pytest.approx(exponent, abs=1e-9)
     assert fit.intercept == pytest.approx(log_c, abs=1e-8)
     assert fit.interval[0] <= fit.exponent <= fit.interval[1]
@@ -45,16 +46,10 @@ def test_noisy_interval_contains_truth() -> None:
     # The datasets are fixed (seeds 0..19), so the count is deterministic.
     hits = 0
     for trial in range(20):
-        fit = fit_rate(X, noisy_power_law(-1.0, 8, 0.05, trial), seed=trial)
+        fit = fit_rate(X, noisy_power_law(-1.0, 8, 0.05, trial))
         hits += fit.interval[0] <= -1.0 <= fit.interval[1]
         assert fit.exponent == pytest.approx(-1.0, abs=0.05)
     assert hits >= 18
-
-
-def test_interval_is_deterministic_given_seed() -> None:
-    values = noisy_power_law(-0.5, 6, 0.3, 1)
-    assert fit_rate(X, values, seed=7) == fit_rate(X, values, seed=7)
-    assert fit_rate(X, values, seed=7).interval != fit_rate(X, values, seed=8).interval
 
 
 def test_single_seed_interval_is_the_student_t_interval_by_hand() -> None:
@@ -70,14 +65,15 @@ def test_single_seed_interval_is_the_student_t_interval_by_hand() -> None:
     assert fit.intercept == pytest.approx(-0.05, abs=1e-12)
     assert fit.residual_std == pytest.approx(math.sqrt(0.015), rel=1e-12)
     assert fit.interval == pytest.approx((-0.95 - half, -0.95 + half), rel=1e-12)
-    assert fit.ols_interval == fit.interval and fit.bootstrap_interval is None
-    assert fit.method == "95% OLS Student-t interval (1 df); one seed, no bootstrap"
+    assert fit.ols_interval == fit.interval and fit.df == 1
+    assert fit.standard_error == pytest.approx(math.sqrt(0.0075), rel=1e-12)
+    assert fit.method == "95% OLS Student-t interval (1 df); one seed, no seed variance"
     # t_{1, 0.975} = 12.71 against the normal 1.96: the old interval was 6.5x too narrow.
     assert half / (stats.norm.ppf(0.975) * math.sqrt(0.0075)) == pytest.approx(6.48, abs=0.01)
 
 
 def test_single_seed_interval_matches_linregress() -> None:
-    # S = 1: no bootstrap, the interval is slope +- t_{n-2, 0.975} se(slope), with se from an
+    # S = 1: no seed variance, the interval is slope +- t_{n-2, 0.975} se(slope), with se from an
     # independent OLS (scipy.stats.linregress) of log y on log x.
     values = noisy_power_law(-1.5, 1, 0.2, 3)
     fit = fit_rate(X, values)
@@ -89,27 +85,47 @@ def test_single_seed_interval_matches_linregress() -> None:
     assert fit.interval[1] == pytest.approx(ref.slope + t * ref.stderr, rel=1e-12)
 
 
-def test_interval_is_the_hull_of_student_t_and_bootstrap() -> None:
-    # With S >= 2 the interval is the hull of the bootstrap and the OLS Student-t intervals.
+def test_interval_is_the_jackknife_t_interval() -> None:
+    # S >= 2: the slope of the log mean +- t_{S-1, 0.975} se, se the delete-one jackknife over seeds
+    # (Efron & Tibshirani 1993, eq. 11.5), here from S independent OLS fits (scipy.stats.linregress)
+    # of the log mean of the other S - 1 seeds; the OLS interval is kept as the misfit's measure.
     values = noisy_power_law(-1.0, 5, 0.3, 4)
     fit = fit_rate(X, values)
-    ref = stats.linregress(np.log(X), np.log(values.mean(axis=0)))
+    log_x = np.log(X)
+    full = stats.linregress(log_x, np.log(values.mean(axis=0)))
+    left_out = np.array([stats.linregress(log_x, np.log(np.delete(values, i, axis=0).mean(axis=0))).slope
+                         for i in range(5)])
+    se = math.sqrt(4 / 5 * np.sum((left_out - left_out.mean()) ** 2))
+    half = stats.t.ppf(0.975, 4) * se
+    assert fit.exponent == pytest.approx(full.slope, rel=1e-12)
+    assert fit.standard_error == pytest.approx(se, rel=1e-10) and fit.df == 4
+    assert fit.interval == pytest.approx((full.slope - half, full.slope + half), rel=1e-10)
     t = stats.t.ppf(0.975, X.size - 2)
-    assert fit.ols_interval == pytest.approx((ref.slope - t * ref.stderr, ref.slope + t * ref.stderr), rel=1e-12)
-    assert fit.bootstrap_interval is not None
-    assert fit.interval == (min(fit.ols_interval[0], fit.bootstrap_interval[0]),
-                            max(fit.ols_interval[1], fit.bootstrap_interval[1]))
-    assert fit.method == ("95% hull of the OLS Student-t interval (10 df) and the seed-bootstrap percentile "
-                          "interval (5 seeds)")
+    assert fit.ols_interval == pytest.approx((full.slope - t * full.stderr, full.slope + t * full.stderr), rel=1e-12)
+    assert fit.method == "95% Student-t interval (4 df) with the delete-one jackknife over 5 seeds"
 
 
-def test_bootstrap_resamples_seeds() -> None:
-    # Two seeds with different exponents (-1 and -0.5): replicates are {A, A}, {A, B}, {B, B}, each
-    # with probability >= 1/4, so the 95% percentile interval reaches both pure slopes.
-    values = np.vstack([X**-1.0, X**-0.5])
-    fit = fit_rate(X, values)
-    assert fit.interval[0] <= -1.0 + 1e-9
-    assert fit.interval[1] >= -0.5 - 1e-9
+def test_jackknife_of_two_seeds_by_hand() -> None:
+    # Seeds x^-1 and x^-0.5: leaving one out leaves the other, an exact power law, so the slopes are
+    # -0.5 and -1, se = sqrt(1/2 ((-0.25)^2 + 0.25^2)) = 0.25 on 1 df.
+    fit = fit_rate(X, np.vstack([X**-1.0, X**-0.5]))
+    half = stats.t.ppf(0.975, 1) * 0.25
+    assert fit.standard_error == pytest.approx(0.25, rel=1e-12)
+    assert fit.interval == pytest.approx((fit.exponent - half, fit.exponent + half), rel=1e-12)
+    assert -1.0 < fit.exponent < -0.5
+
+
+def test_p_above_is_the_one_sided_student_t_p_value() -> None:
+    # P(T_df >= (exponent - threshold) / se); the interval's lower end lies above the threshold iff
+    # p_above < alpha / 2. Identical seeds (se = 0): 0 above the exponent's side, 1 otherwise.
+    fit = fit_rate(X, np.vstack([X**-1.0, X**-0.5]))
+    for threshold in (-1.5, fit.interval[0] - 1e-9, fit.interval[0] + 1e-9, -0.2):
+        p = fit.p_above(threshold)
+        assert p == pytest.approx(stats.t.sf((fit.exponent - threshold) / 0.25, 1), rel=1e-9)
+        assert (p < 0.025) == (fit.interval[0] > threshold)
+    exact = fit_rate(X, np.tile(X**-1.0, (3, 1)))
+    assert exact.standard_error < 1e-12
+    assert exact.p_above(-1.1) == 0.0 and exact.p_above(-0.9) == 1.0
 
 
 def test_floor_drops_points_and_counts_them() -> None:
@@ -130,13 +146,25 @@ def test_zero_mean_is_dropped_without_floor() -> None:
 
 
 def test_replicate_below_floor_is_refitted_without_it() -> None:
-    # Seed A reaches 0 at the last point, seed B does not: a replicate {A, A} drops that point
-    # and refits on the rest; the point fit keeps it (its mean is positive).
+    # Seed A reaches 0 at the last point, seed B does not: the replicate without B (A alone) drops
+    # that point and refits on the rest; the full fit keeps it (its mean is positive). Both
+    # replicates are exact x^-1 laws, so the jackknife se is 0.
     a = X**-1.0
     a[-1] = 0.0
     fit = fit_rate(X, np.vstack([a, X**-1.0]))
     assert fit.n_points == X.size
+    assert fit.standard_error == pytest.approx(0.0, abs=1e-12)
     assert math.isfinite(fit.interval[0]) and math.isfinite(fit.interval[1])
+
+
+def test_replicate_with_fewer_than_two_points_cannot_tell() -> None:
+    # Seed A is 0 after its first point: the replicate without B keeps one point, no slope, so the
+    # interval is (-inf, inf) and the one-sided p-value 1/2 (t = 0: no evidence either way).
+    a = X**-1.0
+    a[1:] = 0.0
+    fit = fit_rate(X, np.vstack([a, X**-1.0]))
+    assert fit.standard_error == math.inf and fit.interval == (-math.inf, math.inf)
+    assert fit.p_above(-1.0) == 0.5
 
 
 def test_fit_from_selects_points_and_shifted_horizon() -> None:
@@ -168,10 +196,8 @@ def test_predict_is_the_fitted_line() -> None:
         ({"values": np.ones((2, 3))}, "values"),
         ({"values": np.array([[1.0, np.nan, 1.0, 1.0]])}, "values"),
         ({"values": np.array([[1.0, -1.0, 1.0, 1.0]])}, "values"),
-        ({"n_boot": 0}, "n_boot"),
         ({"confidence": 1.0}, "confidence"),
         ({"confidence": math.nan}, "confidence"),
-        ({"seed": -1}, "seed"),
         ({"floor": -1.0}, "floor"),
         ({"fit_from": math.nan}, "fit_from"),
         ({"fit_from": 3.5}, "values"),  # one point left: too few to fit

@@ -192,7 +192,8 @@ def test_the_quick_plan_is_inconclusive_outside_its_hypotheses_with_the_finding_
     leaves its initialisation, the average squared gradient norm stays near ||grad f(x_0)||^2, the fitted
     exponent at N = 1 well above -1/2 + 0.05), and the notes keep that finding."""
     claim = get_claim("yu2019.cnn")
-    settings = VerifySettings(seeds=2, quick=True, progress=False)
+    # 4 seeds: with 2 the rate intervals (Student t on 1 df over the seeds' jackknife) cannot tell
+    settings = VerifySettings(seeds=4, quick=True, progress=False)
     verdict = claim.evaluate(settings).verdict
     headline = verdict.checks[0].verdict
     assert verdict.status is Status.INCONCLUSIVE and headline.status is Status.INCONCLUSIVE
