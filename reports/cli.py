@@ -50,16 +50,18 @@ _RUN_HELP = (
     "checks to apply (rate: the fitted exponent of the gap; bound: an expression of the problem's constants; "
     "ordering: two grid cells' final gaps). The runs go through the run store and the report is written as by "
     "`fedbound verify` (verdicts.json, report.md, index.html, plots). A worked example: examples/fedavg_rate.toml; "
-    "the README's section \"Your own experiment\" describes the file. A user family's builder module in the current "
-    "directory is importable. Exit status: 0 when every check PASSes, 1 when some check FAILs or is INCONCLUSIVE, 2 "
+    "the README's section \"Your own experiment\" describes the file. A user family's builder (builder = "
+    "\"FILE.py:NAME\", a file in the experiment file's folder, or an installed MODULE:NAME) is code that runs: it must be "
+    "declared with @problems.problem_builder, and nothing else is imported from the current directory or that folder. "
+    "Exit status: 0 when every check PASSes, 1 when some check FAILs or is INCONCLUSIVE, 2 "
     "on bad input (the message names the field, e.g. checks[1].expression)."
 )
 _FALSIFY_HELP = (
     "Exit status: 0 when no counterexample was found within the budget, 1 when one was found (it is printed, "
     "shrunk, with a line that reproduces it), 2 on bad input. Built-in ids: `fedbound falsify --list`; a built-in "
     "claim takes parameters as ID[param=value] (quote it in the shell: 'li2020.lemma3[constant=0.01]'). Your own "
-    "claim: module:attribute naming a proofs_check.FalsifiableClaim; the current directory is importable, as with "
-    "python -m."
+    "claim: FILE.py:NAME (a file, its path relative to the current directory) or MODULE:NAME (an installed module, "
+    "not one of Python's standard library) naming a proofs_check.FalsifiableClaim; that file or module runs."
 )
 
 _PARTITION_HELP = (
@@ -306,8 +308,6 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from .experiment_run import run_experiment
     from .verify import prepare_out
 
-    if os.getcwd() not in sys.path:  # a user family's builder module in the current directory, as with python -m
-        sys.path.insert(0, os.getcwd())
     experiment = load_experiment(args.experiment)
     jobs = _checked_jobs(args)
     out = prepare_out(args.out)
@@ -375,23 +375,17 @@ def _falsify(args: argparse.Namespace) -> int:
 
 
 def _load_falsifiable(name: str, builtin: dict):
-    """A built-in claim by id, or ``module:attribute`` imported with the current directory on the path."""
-    import importlib
-
+    """A built-in claim by id, or your own as ``FILE.py:NAME`` (relative to the current directory) or
+    ``MODULE:NAME`` (installed, not the standard library), loaded by ``problems.CodeReference``."""
+    from problems import CodeReference
     from proofs_check import FalsifiableClaim
 
     if ":" not in name:
         if name not in builtin:
             raise ValueError(f"claim: unknown falsifiable claim {name!r}; known: {', '.join(builtin)} "
-                             "(or module:attribute of your own FalsifiableClaim)")
+                             "(or FILE.py:NAME / MODULE:NAME of your own FalsifiableClaim)")
         return builtin[name]
-    module, _, attribute = name.partition(":")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        claim = getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"claim: cannot load {name!r} ({exc})") from None
+    claim = CodeReference.parse(name, "claim", os.getcwd()).load()
     if not isinstance(claim, FalsifiableClaim):
         raise ValueError(f"claim: {name!r} is a {type(claim).__name__}, not a FalsifiableClaim")
     return claim
@@ -404,7 +398,8 @@ def _list_falsifiable() -> int:
         tag = " [planted false: a working falsifier finds a counterexample]" if claim.known_false else ""
         print(f"{claim.id}{tag}\n    {claim.description}\n")
     print("A claim with parameters is written ID[param=value], e.g. 'li2020.lemma3[constant=0.01]' (quote it in the "
-          "shell). Your own: fedbound falsify mymodule:my_claim (a proofs_check.FalsifiableClaim).")
+          "shell). Your own: fedbound falsify my_claims.py:my_claim or installed_module:my_claim (a "
+          "proofs_check.FalsifiableClaim).")
     return 0
 
 
