@@ -25,6 +25,7 @@ import numpy as np
 from problems import Optimum, ProblemSpec
 
 from .algorithms import AlgorithmConfig, RunConfig, RunResult, algorithm_for
+from .budget import Workload, check_workload
 from .config import ConfigError, config_digest
 from .resources import FLOAT_BYTES, check_run_memory, check_sweep_memory
 from .run import check_trace, objective_optimum, run_result, run_seed
@@ -115,15 +116,23 @@ def execute(
     ``options`` (``SweepOptions``) say where: by default in this process; jobs > 1 on a process
     pool of that size; a scheduler address on that Dask cluster. With a store, each finished
     (config, seed) is stored at once and, with ``use_cache``, stored ones are read back instead
-    of recomputed. Before any task is built,
-    the memory of each run and of the whole sweep is estimated (``resources``; the driver holds
-    every seed's trace of a traced request) and a request that cannot fit is refused with
-    ConfigError. A traced request needs ``engine="numpy"`` (ConfigError naming ``trace``). Raises
-    DivergenceError for the first diverged (config, seed), naming the round.
+    of recomputed. Before any optimum is computed or task built, the sweep's work is estimated
+    from its configs and priced (``budget.check_workload``: every run counted, stored or not, unless
+    the store is read-only; the limit is ``options.max_cpu_hours``) and the memory of each run and of the whole sweep is
+    estimated (``resources``; the driver holds every seed's trace of a traced request): a request
+    over the limit or that cannot fit is refused with ConfigError (BudgetError). A traced request
+    needs ``engine="numpy"`` (ConfigError naming ``trace``). Raises DivergenceError for the first
+    diverged (config, seed), naming the round.
     """
     if not isinstance(options, SweepOptions):
         raise ConfigError(f"options: expected SweepOptions, got {type(options).__name__}")
-    planned = [_plan(request, engine) for request in requests]
+    built = [_problem(request, engine) for request in requests]
+    work = sum((algorithm_for(req.config.algorithm).workload(problem, req.config.algorithm, engine, req.track,
+                                                             req.trace) for req, problem in zip(requests, built)),
+               Workload())
+    if options.store is None or not options.store.readonly:  # a read-only store computes nothing
+        check_workload(work, f"the sweep {description!r}", limit_hours=options.max_cpu_hours)
+    planned = [_plan(request, problem, engine) for request, problem in zip(requests, built)]
     requests = [replace(req, optimum=optimum) for req, (_, _, optimum) in zip(requests, planned)]
     check_sweep_memory(
         sum(len(req.config.algorithm.seeds) for req in requests),
@@ -150,20 +159,24 @@ def _driver_floats(request: RunRequest, problem: Any, plan: Any, engine: str) ->
     return len(alg.seeds) * len(plan.record_rounds) * (algorithm_for(alg).objective(problem).dim + 2)
 
 
-def _plan(request: RunRequest, engine: str) -> tuple[Any, Any, Optimum | None]:
-    """A request's problem, its plan (checked against the problem) and its optimum (None for an
-    objective without one, ``run.objective_optimum``); ConfigError
-    when its problem cannot be rebuilt in a worker, it traces with another engine than "numpy", or
-    one seed of it cannot fit in memory."""
+def _problem(request: RunRequest, engine: str) -> Any:
+    """A request's problem; ConfigError when it is not a RunRequest, its problem cannot be rebuilt
+    in a worker or it traces with another engine than "numpy"."""
     if not isinstance(request, RunRequest):
         raise ConfigError(f"requests: expected RunRequest items, got {type(request).__name__}")
     check_trace(request.trace, engine)
-    cfg = request.config
-    if cfg.problem is None:
+    if request.config.problem is None:
         raise ConfigError("problem: a sweep rebuilds problems from their specs; this run config has none "
                           "(use run(config, problem=...) for a problem made directly)")
+    return algorithm_for(request.config.algorithm).build_problem(request.config.problem)
+
+
+def _plan(request: RunRequest, problem: Any, engine: str) -> tuple[Any, Any, Optimum | None]:
+    """A request's problem, its plan (checked against the problem) and its optimum (None for an
+    objective without one, ``run.objective_optimum``); ConfigError when one seed of it cannot fit
+    in memory."""
+    cfg = request.config
     algorithm = algorithm_for(cfg.algorithm)
-    problem = algorithm.build_problem(cfg.problem)
     objective = algorithm.objective(problem)
     one_seed = cfg.algorithm.with_seeds(cfg.algorithm.seeds[:1])
     check_run_memory(algorithm.memory_bytes(problem, one_seed, engine, request.trace), engine, objective.name,

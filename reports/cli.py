@@ -105,6 +105,20 @@ def _positive_int(name: str, minimum: int = 1) -> Callable[[str], int]:
     return parse
 
 
+def _positive_real(name: str) -> Callable[[str], float]:
+    """An argparse type: a finite number > 0."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value > 0 and value != float("inf")):
+            raise argparse.ArgumentTypeError(f"{name}: expected a number > 0, got {text!r}")
+        return value
+
+    return parse
+
+
 def _path(name: str) -> Callable[[str], str]:
     """An argparse type: a non-blank path."""
     def parse(text: str) -> str:
@@ -129,6 +143,15 @@ def _add_sweep_options(parser: argparse.ArgumentParser, store_note: str) -> None
                         help=f"run store (SQLite) for finished runs (default: OUT/runs.sqlite){store_note}")
     parser.add_argument("--no-cache", action="store_true", help="recompute runs even when the store has them")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="run sweeps on this Dask scheduler (tcp://host:port)")
+    _add_budget_option(parser)
+
+
+def _add_budget_option(parser: argparse.ArgumentParser) -> None:
+    """--max-cpu-hours: the limit a request's estimated cost must stay under (convergence.budget)."""
+    parser.add_argument("--max-cpu-hours", type=_positive_real("--max-cpu-hours"), metavar="H",
+                        help="refuse, before anything runs, a request estimated at more than H CPU-hours (default: "
+                        "$FEDBOUND_MAX_CPU_HOURS, else 24); the estimate counts runs, client-steps and memory from "
+                        "the plan")
 
 
 def _checked_jobs(args: argparse.Namespace) -> int:
@@ -175,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="examples to try before giving up (default 100); shrinking a found one is counted apart")
     falsify.add_argument("--seed", type=int, default=0, help="search seed (default 0); the result reproduces with it")
     falsify.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_budget_option(falsify)
 
     experiment = sub.add_parser("run", help="run your own experiment: a TOML file with a problem, an algorithm, a "
                                 "grid and the checks to apply", description=_RUN_HELP)
@@ -284,20 +308,24 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from pathlib import Path
+
     from convergence import check_sweep_memory
     from proofs_check import VerifySettings, default_claims, select_claim
+    from proofs_check.plan_workloads import check_claims_budget
 
     from .verify import prepare_out, verify
 
     if args.quick and args.full:
         raise ValueError("--quick/--full: choose at most one")
-    claims = [select_claim(text) for text in args.claim] if args.claim else default_claims()
+    claims = [select_claim(text) for text in args.claim] if args.claim else [select_claim(c) for c in default_claims()]
     jobs = _checked_jobs(args)
     check_sweep_memory(args.seeds, 0, name="--seeds")
-    out = prepare_out(args.out)
     settings = VerifySettings(args.seeds, jobs, args.quick, args.full, progress=not args.no_progress,
-                              store=args.store or str(out / "runs.sqlite"), use_cache=not args.no_cache,
-                              scheduler=args.scheduler)
+                              store=args.store or str(Path(args.out) / "runs.sqlite"), use_cache=not args.no_cache,
+                              scheduler=args.scheduler, max_cpu_hours=args.max_cpu_hours)
+    check_claims_budget(claims, settings)  # before the output folder is made
+    out = prepare_out(args.out)
     start = time.perf_counter()
     outcome = verify(claims, settings, out, power=args.power, command=argv)
     return _print_outcome(outcome, start, power=args.power)
@@ -306,15 +334,17 @@ def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from .experiment_file import load_experiment
     from .experiment_run import run_experiment
+    from .experiment_workload import check_experiment_budget
     from .verify import prepare_out
 
     experiment = load_experiment(args.experiment)
     jobs = _checked_jobs(args)
+    check_experiment_budget(experiment, args.max_cpu_hours)  # before the output folder is made
     out = prepare_out(args.out)
     start = time.perf_counter()
     outcome = run_experiment(experiment, out, jobs=jobs, store=args.store or str(out / "runs.sqlite"),
                              use_cache=not args.no_cache, scheduler=args.scheduler, progress=not args.no_progress,
-                             command=argv)
+                             command=argv, max_cpu_hours=args.max_cpu_hours)
     _print_outcome(outcome, start, power=False)
     failed = [v.claim_id for v in outcome.verdicts if v.status.value != "PASS"]
     if failed:
@@ -362,7 +392,7 @@ def _falsify(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise ValueError(f"--seed: must be >= 0, got {args.seed}")
     claim = _load_falsifiable(args.claim, FALSIFIABLE)
-    result = falsify(claim, args.budget, args.seed)
+    result = falsify(claim, args.budget, args.seed, max_cpu_hours=args.max_cpu_hours)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:

@@ -149,10 +149,15 @@ def load_experiment(path: str | os.PathLike[str]) -> Experiment:
 
 
 def _seeds(value: Any) -> tuple[int, ...]:
-    """``n`` (seeds 0..n-1) or a list of seeds (the algorithm config checks them)."""
+    """``n`` (seeds 0..n-1) or a list of seeds (the algorithm config checks them); ``n`` is bounded as
+    ``--seeds`` is (``convergence.check_sweep_memory``) before the seeds are made."""
+    from convergence import check_sweep_memory
+
     if isinstance(value, list):
         return tuple(read_int(v, f"seeds[{i}]", minimum=0) for i, v in enumerate(value))
-    return tuple(range(read_int(value, "seeds", minimum=1)))
+    count = read_int(value, "seeds", minimum=1)
+    check_sweep_memory(count, 0, name="seeds")
+    return tuple(range(count))
 
 
 def _problem_spec(value: Any, base_dir: Path) -> ProblemSpec:
