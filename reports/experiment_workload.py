@@ -6,7 +6,8 @@ each cell's run is the engine's own count (``Algorithm.workload``: rounds, local
 minibatch and the model's flops) for one probe config of that cell (one seed, its expressions
 evaluated on the problem's names: ``rounds = "ceil(kappa * 1e12)"`` is priced as the number it
 gives), then scaled by the seeds and the record points. A grid of more than ``SAMPLED_CELLS`` cells
-is priced by that many cells spread evenly over it (their mean times the number of cells).
+is priced by that many (a Latin hypercube sample of its fields' values: their mean times the number
+of cells), never enumerated.
 ``record_rounds = {log_spaced = n}`` adds the memory of the n log-spaced points computed before
 their rounds are made distinct (three arrays of n numbers), and each run records at most its
 rounds + 1 points.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,8 +33,8 @@ from .experiment_file import Experiment
 
 __all__ = ["SAMPLED_CELLS", "check_experiment_budget", "experiment_workload"]
 
-SAMPLED_CELLS = 64
-"""A grid with more cells is priced from this many, spread evenly over its cells."""
+SAMPLED_CELLS = 256
+"""A grid with more cells is priced from this many (a Latin hypercube sample of its fields' values)."""
 _GEOMSPACE_BYTES = 24
 """Bytes per requested log-spaced point before its rounds are made distinct: the float array, its
 rounded integers and the unique sort's copy (``convergence.log_spaced_rounds``)."""
@@ -49,12 +51,11 @@ def experiment_workload(experiment: Experiment) -> Workload:
     values = ProblemValues(objective, lambda: _optimum(objective))
     grid = experiment.grid.fields
     cells = math.prod(len(listed) for listed in grid.values())
-    sample = range(cells) if cells <= SAMPLED_CELLS else [i * cells // SAMPLED_CELLS for i in range(SAMPLED_CELLS)]
+    sample = experiment.grid.cells if cells <= SAMPLED_CELLS else _latin_hypercube(grid, SAMPLED_CELLS)
     seeds = len(experiment.seeds)
     record = experiment.record_rounds
     per_cell = Workload()
-    for index in sample:
-        cell = _cell(grid, index)
+    for cell in sample:
         probe = experiment.algorithm.config(cell, values, (0,), ())
         engine = algorithm_for(probe)
         problem = engine.build_problem(experiment.problem)
@@ -88,13 +89,16 @@ def _optimum(objective: Any) -> Any:
     return claim_optimum(objective)[0]
 
 
-def _cell(grid: Mapping[str, tuple[Any, ...]], index: int) -> GridCell:
-    """The ``index``-th cell of the grid's Cartesian product (the order of ``Grid.cells``), unenumerated."""
-    values = {}
-    for name, listed in reversed(list(grid.items())):
-        index, position = divmod(index, len(listed))
-        values[name] = listed[position]
-    return GridCell({name: values[name] for name in grid})
+def _latin_hypercube(grid: Mapping[str, tuple[Any, ...]], n: int) -> list[GridCell]:
+    """``n`` cells of the grid, a Latin hypercube sample: each field's values taken at ``n`` evenly
+    spaced positions (every value about equally often), paired across fields by a fixed shuffle per
+    field, so the sample's mean cost follows each field's values whatever the grid's size."""
+    columns = []
+    for k, listed in enumerate(grid.values()):
+        positions = [(2 * j + 1) * len(listed) // (2 * n) for j in range(n)]
+        random.Random(k).shuffle(positions)
+        columns.append([listed[position] for position in positions])
+    return [GridCell(dict(zip(grid, values))) for values in zip(*columns)]
 
 
 def _path(name: str, cell: GridCell) -> str:
