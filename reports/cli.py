@@ -493,4 +493,10 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
+    # `python -m reports.cli` puts the current directory first on sys.path (Python's rule, not ours):
+    # drop it, unless fedbound itself is being run from there (a checkout), so that a downloaded
+    # experiment's folder cannot shadow an installed package (issue 30).
+    if sys.path and os.path.abspath(sys.path[0] or os.curdir) == os.getcwd() \
+            and not os.path.abspath(__file__).startswith(os.getcwd() + os.sep):
+        del sys.path[0]
     sys.exit(main())
