@@ -16,8 +16,8 @@ the field that drives it and the estimate, when it exceeds the limit:
   linear model, the network's forward and backward pass for a CNN); each record point adds a pass
   over every row (the metrics);
 * **memory**: the driver holds every (config, seed) pair's task and records until the sweep ends,
-  ``runs x TASK_BYTES + 8 x record floats`` (``resources``), compared with the memory available
-  (``problems.check_memory``).
+  ``runs x TASK_BYTES + 8 x record floats`` (``resources``), compared with ``problems.MEMORY_FRACTION``
+  of the memory available now (``problems.available_memory``).
 
 The constants were measured as CPU time (``time.process_time``, so the machine's load does not
 enter) on this project's development machine (AMD EPYC, Zen 4), each beside its value; they price
@@ -42,9 +42,9 @@ from .config import ConfigError
 from .resources import FLOAT_BYTES, TASK_BYTES
 
 __all__ = [
-    "BudgetError", "DEFAULT_MAX_CPU_HOURS", "FLOP_RATE", "MAX_CPU_HOURS_ENV", "NETWORK_FLOP_RATE", "REFERENCE_FLOP_RATE",
-    "REFERENCE_STEP_SECONDS", "RUN_SECONDS", "STEP_SECONDS", "Workload", "check_workload", "config_drivers", "exceeds", "max_cpu_hours", "model_flops_per_row",
-    "run_workload",
+    "BudgetError", "DEFAULT_MAX_CPU_HOURS", "FLOP_RATE", "MAX_CPU_HOURS_ENV", "NETWORK_FLOP_RATE",
+    "REFERENCE_FLOP_RATE", "REFERENCE_STEP_SECONDS", "RUN_SECONDS", "STEP_SECONDS", "Workload", "check_workload",
+    "config_drivers", "exceeds", "max_cpu_hours", "model_flops_per_row", "record_workload", "run_workload",
 ]
 
 RUN_SECONDS = 2e-3

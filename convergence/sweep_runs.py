@@ -117,12 +117,12 @@ def execute(
     pool of that size; a scheduler address on that Dask cluster. With a store, each finished
     (config, seed) is stored at once and, with ``use_cache``, stored ones are read back instead
     of recomputed. Before any optimum is computed or task built, the sweep's work is estimated
-    from its configs and priced (``budget.check_workload``: every run counted, stored or not, unless
-    the store is read-only; the limit is ``options.max_cpu_hours``) and the memory of each run and of the whole sweep is
-    estimated (``resources``; the driver holds every seed's trace of a traced request): a request
-    over the limit or that cannot fit is refused with ConfigError (BudgetError). A traced request
-    needs ``engine="numpy"`` (ConfigError naming ``trace``). Raises DivergenceError for the first
-    diverged (config, seed), naming the round.
+    from its configs and priced (``budget.check_workload``: every run counted, stored or not,
+    unless the store is read-only; the limit is ``options.max_cpu_hours``) and the memory of each
+    run and of the whole sweep is estimated (``resources``; the driver holds every seed's trace of
+    a traced request): a request over the limit or that cannot fit is refused with ConfigError
+    (BudgetError). A traced request needs ``engine="numpy"`` (ConfigError naming ``trace``).
+    Raises DivergenceError for the first diverged (config, seed), naming the round.
     """
     if not isinstance(options, SweepOptions):
         raise ConfigError(f"options: expected SweepOptions, got {type(options).__name__}")

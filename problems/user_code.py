@@ -128,22 +128,15 @@ class CodeReference:
         if self.file is not None:
             module = _load_file(self.file, self.field)
         else:
-            try:
-                module = importlib.import_module(self.module or "")
-            except ModuleNotFoundError as exc:
-                if exc.name is None or not (self.module or "").startswith(exc.name):
-                    raise ProblemError(f"{self.field}: cannot import {self.module!r} (ModuleNotFoundError: {exc})") from None
-                raise ProblemError(f"{self.field}: no installed module {self.module!r} (fedbound does not import from "
-                                   "the current directory: name a file as FILE.py:NAME)") from None
-            except Exception as exc:  # the module's own code failed: its error, named
-                raise ProblemError(f"{self.field}: cannot import {self.module!r} ({type(exc).__name__}: {exc})") from None
+            module = _import(self.module or "", self.field)
         try:
             return getattr(module, self.attribute)
         except AttributeError:
             raise ProblemError(f"{self.field}: {self.text}: the module has no attribute {self.attribute!r}") from None
 
 
-def load_builder(text: str, base_dir: str | os.PathLike[str] | None = None, field: str = "builder") -> Callable[..., Any]:
+def load_builder(text: str, base_dir: str | os.PathLike[str] | None = None,
+                 field: str = "builder") -> Callable[..., Any]:
     """The declared problem builder ``text`` names (module docstring): its source checked before
     it is imported, its mark checked before it is returned. ProblemError naming ``field`` otherwise."""
     reference = CodeReference.parse(text, field, base_dir)
@@ -223,6 +216,20 @@ def _module_source(module: str, field: str) -> Path:
     if origin is None or not origin.endswith(".py") or not os.path.isfile(origin):
         raise ProblemError(f"{field}: module {module!r} has no Python source to check ({origin!r})")
     return Path(origin)
+
+
+def _import(module: str, field: str) -> Any:
+    """The installed ``module``, imported; ProblemError naming ``field`` when it is not installed or
+    its own code fails."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module or module.startswith(f"{exc.name}."):
+            raise ProblemError(f"{field}: no installed module {module!r} (fedbound does not import from the current "
+                               "directory: name a file as FILE.py:NAME)") from None
+        raise ProblemError(f"{field}: cannot import {module!r} (ModuleNotFoundError: {exc})") from None
+    except Exception as exc:  # the module's own code failed: its error, named
+        raise ProblemError(f"{field}: cannot import {module!r} ({type(exc).__name__}: {exc})") from None
 
 
 def _load_file(path: Path, field: str) -> Any:

@@ -122,7 +122,8 @@ def _ding_fig2(plan: p.DingFig2Plan) -> Workload:
 def _ding_table1(plan: p.DingTable1Plan) -> Workload:
     # MM-PSGD and MC-PSGD (two chains) at every I of the grid, recorded every record_every rounds
     R, N = plan.cycles * plan.n_blocks * plan.rounds_per_block, plan.clients_per_block
-    return sum((_sec5(plan, R, I, 3 * N, records=R // plan.record_every + 1) for I in plan.local_steps_grid), Workload())
+    return sum((_sec5(plan, R, I, 3 * N, records=R // plan.record_every + 1) for I in plan.local_steps_grid),
+               Workload())
 
 
 def _ding_fig4(plan: p.DingFig4Plan) -> Workload:
@@ -147,8 +148,8 @@ def _yu_pairs(clients: Sequence[int], horizons: Sequence[int]) -> list[tuple[int
 
 def _yu_sweep(plan: p.YuSweepPlan) -> Workload:
     # PR-SGD: T steps per client on N clients, per (N, T) with T >= N^3
-    return sum((_runs(seeds=plan.seeds, rounds=T, clients=N, records=12) for N, T in _yu_pairs(plan.clients, plan.horizons)),
-               Workload())
+    return sum((_runs(seeds=plan.seeds, rounds=T, clients=N, records=12)
+                for N, T in _yu_pairs(plan.clients, plan.horizons)), Workload())
 
 
 def _yu_cnn(plan: p.YuCNNPlan) -> Workload:

@@ -225,7 +225,8 @@ def test_the_readme_example_experiment_is_estimated_under_the_limit() -> None:
 
 def test_a_large_grid_is_priced_from_its_shape_without_enumerating_it(tmp_path: Path) -> None:
     values = ", ".join(map(str, range(1, 1001)))
-    path = _experiment(tmp_path, algorithm="batch_size = 4", grid=f"[grid]\nlocal_steps = [{values}]\nrounds = [{values}]")
+    path = _experiment(tmp_path, algorithm="batch_size = 4",
+                       grid=f"[grid]\nlocal_steps = [{values}]\nrounds = [{values}]")
     start = time.monotonic()
     work = experiment_workload(load_experiment(path))
     assert time.monotonic() - start < REFUSAL_SECONDS
