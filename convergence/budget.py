@@ -44,7 +44,8 @@ from .resources import FLOAT_BYTES, TASK_BYTES
 __all__ = [
     "BudgetError", "DEFAULT_MAX_CPU_HOURS", "FLOP_RATE", "MAX_CPU_HOURS_ENV", "NETWORK_FLOP_RATE",
     "REFERENCE_FLOP_RATE", "REFERENCE_STEP_SECONDS", "RUN_SECONDS", "STEP_SECONDS", "Workload", "check_workload",
-    "config_drivers", "exceeds", "max_cpu_hours", "model_flops_per_row", "record_workload", "run_workload",
+    "config_drivers", "exceeds", "max_cpu_hours", "model_flops_per_row", "pass_workload", "record_workload",
+    "run_workload",
 ]
 
 RUN_SECONDS = 2e-3
@@ -108,13 +109,10 @@ class Workload:
         return Workload(self.runs + other.runs, self.client_steps + other.client_steps, self.seconds + other.seconds,
                         self.memory_bytes + other.memory_bytes, _merge(self.drivers + other.drivers))
 
-    def times(self, count: Any, driver: str | None = None) -> Workload:
-        """``count`` copies of this work (``count`` configs of one shape); ``driver`` names the field
-        that sets ``count``."""
+    def times(self, count: Any) -> Workload:
+        """``count`` copies of this work (``count`` configs of one shape), its drivers kept."""
         k = _real(count)
-        drivers = self.drivers + (((driver, k),) if driver else ())
-        return Workload(k * self.runs, k * self.client_steps, k * self.seconds, k * self.memory_bytes,
-                        _merge(drivers))
+        return Workload(k * self.runs, k * self.client_steps, k * self.seconds, k * self.memory_bytes, self.drivers)
 
     def with_drivers(self, *drivers: tuple[str, Any]) -> Workload:
         """The same work with more named fields."""
@@ -165,6 +163,15 @@ def run_workload(*, seeds: Any, rounds: Any, steps_per_round: Any, clients: Any,
         seconds = steps * STEP_SECONDS + flops / (NETWORK_FLOP_RATE if network else FLOP_RATE)
     return Workload(S, steps, S * RUN_SECONDS + seconds, S * TASK_BYTES) + record_workload(
         seeds=seeds, records=records, data_rows=data_rows, flops_per_row=flops_per_row, dim=dim, network=network)
+
+
+def pass_workload(*, passes: Any, rows: Any, flops_per_row: Any, network: bool = False,
+                  reference: bool = False) -> Workload:
+    """``passes`` gradient passes over ``rows`` rows each (a tracked run's full gradient at every
+    step), priced as the steps' arithmetic is: no run, no client-step."""
+    flops = _real(passes) * _real(rows) * _real(flops_per_row)
+    rate = REFERENCE_FLOP_RATE if reference else NETWORK_FLOP_RATE if network else FLOP_RATE
+    return Workload(seconds=flops / rate)
 
 
 def record_workload(*, seeds: Any, records: Any, data_rows: Any, flops_per_row: Any, dim: Any,

@@ -7,11 +7,12 @@ NumPy reference path), and for the CNN claims the network's flops per image
 seed tuple or record array, so an absurd parameter (``li2020.thm1[seeds=1000000000]``,
 ``control.constant-step-rate[rounds=1000000000000]``) is refused in milliseconds.
 
-The count is a **lower bound** of what the evaluator runs, never above it: where a horizon
-depends on a problem's constants (Li et al.'s gamma = max{8 kappa, E} >= E, an image instance's
-gamma) the bound takes the smallest value the plan allows, and a linear model's arithmetic (rows x
-d, known only once its problem is built) is left out, so that the check refuses only what is
-certainly over the limit. ``convergence.execute`` then prices the runs themselves, from their
+The count is a **lower bound** of what the evaluator runs (runs, client-steps, records), never
+above it: where a horizon depends on a problem's constants (Li et al.'s gamma = max{8 kappa, E} >=
+E, an image instance's gamma) it takes the smallest value the plan allows, and a linear model's
+arithmetic (rows x d, known only once its problem is built) is left out (a CNN's, known from its
+network, is counted), so that at the budget's prices the check refuses only what is certainly
+over the limit. ``convergence.execute`` then prices the runs themselves, from their
 configs and problems, before any of them starts: the second, exact check.
 
 ``check_claims_budget`` is the check of ``fedbound verify`` (every selected claim, and their sum,
@@ -27,7 +28,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from convergence.budget import Workload, check_workload, exceeds, run_workload
+from convergence.budget import Workload, check_workload, exceeds, pass_workload, run_workload
 
 from . import plans as p
 from .parameters import ModePlans, variant_id
@@ -153,14 +154,17 @@ def _yu_sweep(plan: p.YuSweepPlan) -> Workload:
 
 
 def _yu_cnn(plan: p.YuCNNPlan) -> Workload:
-    # the sweep, the speed-up runs at the largest T and the pilot run (smallest N, largest T), minibatch images
+    # the sweep, the speed-up runs at the largest T and the pilot run (smallest N, largest T), minibatch images;
+    # PR-SGD tracks the gradient of f (n_train images) at the average at every one of the T steps
     from .yu2019_cnn import NETWORK
 
     T_max = max(plan.horizons)
     pairs = set(_yu_pairs(plan.clients, plan.horizons)) | {(N, T_max) for N in plan.speedup_clients}
     pairs = sorted(pairs) + [(min(plan.clients), T_max)]
-    return sum((_runs(seeds=plan.seeds, rounds=T, clients=N, records=7, rows=plan.batch_size,
-                      network_flops=_flops_per_image(NETWORK)) for N, T in pairs), Workload())
+    flops = _flops_per_image(NETWORK)
+    return sum((_runs(seeds=plan.seeds, rounds=T, clients=N, records=7, rows=plan.batch_size, network_flops=flops)
+                + pass_workload(passes=plan.seeds * T, rows=plan.n_train, flops_per_row=flops, network=True)
+                for N, T in pairs), Workload())
 
 
 def _constants(plan: p.ConstantsPlan) -> Workload:

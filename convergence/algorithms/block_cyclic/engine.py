@@ -37,7 +37,7 @@ from problems import (
     build_block_cyclic, check_problem,
 )
 
-from ...budget import RUN_SECONDS, Workload, config_drivers, model_flops_per_row, run_workload
+from ...budget import Workload, config_drivers, model_flops_per_row, pass_workload, run_workload
 from ...config import ConfigError, config_int, config_record_rounds, config_seeds
 from ...resources import FLOAT_BYTES
 from ...schedules import StepSize
@@ -376,10 +376,9 @@ class BlockCyclicEngine(ABC):
         ).with_drivers(*config_drivers(config))
         if not plan.track:
             return work
-        tracked = run_workload(seeds=len(config.seeds), rounds=plan.rounds, steps_per_round=plan.local_steps,
-                               clients=1, rows=float(sizes.sum()) / problem.n_blocks, flops_per_row=flops,
-                               records=0, network=network, reference=reference)
-        return work + Workload(seconds=tracked.seconds - tracked.runs * RUN_SECONDS)
+        return work + pass_workload(passes=len(config.seeds) * plan.rounds * plan.local_steps,
+                                    rows=float(sizes.sum()) / problem.n_blocks, flops_per_row=flops, network=network,
+                                    reference=reference)
 
     def memory_bytes(self, problem: Problem, config: Any, engine: str, trace: bool = False) -> int:
         """Records per seed: P (d + 2 M d + M + 4) floats (global model, predictors, separate
