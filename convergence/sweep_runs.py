@@ -132,7 +132,7 @@ def execute(
                Workload())
     if options.store is None or not options.store.readonly:  # a read-only store computes nothing
         check_workload(work, f"the sweep {description!r}", limit_hours=options.max_cpu_hours)
-    planned = [_plan(request, problem, engine) for request, problem in zip(requests, built)]
+    planned = [_plan(request, problem) for request, problem in zip(requests, built)]
     requests = [replace(req, optimum=optimum) for req, (_, _, optimum) in zip(requests, planned)]
     check_sweep_memory(
         sum(len(req.config.algorithm.seeds) for req in requests),
@@ -161,25 +161,25 @@ def _driver_floats(request: RunRequest, problem: Any, plan: Any, engine: str) ->
 
 def _problem(request: RunRequest, engine: str) -> Any:
     """A request's problem; ConfigError when it is not a RunRequest, its problem cannot be rebuilt
-    in a worker or it traces with another engine than "numpy"."""
+    in a worker, it traces with another engine than "numpy", or one seed of it cannot fit in memory."""
     if not isinstance(request, RunRequest):
         raise ConfigError(f"requests: expected RunRequest items, got {type(request).__name__}")
     check_trace(request.trace, engine)
-    if request.config.problem is None:
+    cfg = request.config
+    if cfg.problem is None:
         raise ConfigError("problem: a sweep rebuilds problems from their specs; this run config has none "
                           "(use run(config, problem=...) for a problem made directly)")
-    return algorithm_for(request.config.algorithm).build_problem(request.config.problem)
-
-
-def _plan(request: RunRequest, problem: Any, engine: str) -> tuple[Any, Any, Optimum | None]:
-    """A request's problem, its plan (checked against the problem) and its optimum (None for an
-    objective without one, ``run.objective_optimum``); ConfigError when one seed of it cannot fit
-    in memory."""
-    cfg = request.config
     algorithm = algorithm_for(cfg.algorithm)
-    objective = algorithm.objective(problem)
+    problem = algorithm.build_problem(cfg.problem)
     one_seed = cfg.algorithm.with_seeds(cfg.algorithm.seeds[:1])
-    check_run_memory(algorithm.memory_bytes(problem, one_seed, engine, request.trace), engine, objective.name,
-                     request.trace)
-    optimum = objective_optimum(objective, request.optimum)
-    return problem, algorithm.plan(problem, cfg.algorithm, request.track, request.trace), optimum
+    check_run_memory(algorithm.memory_bytes(problem, one_seed, engine, request.trace), engine,
+                     algorithm.objective(problem).name, request.trace)
+    return problem
+
+
+def _plan(request: RunRequest, problem: Any) -> tuple[Any, Any, Optimum | None]:
+    """A request's problem, its plan (checked against the problem) and its optimum (None for an
+    objective without one, ``run.objective_optimum``)."""
+    algorithm = algorithm_for(request.config.algorithm)
+    optimum = objective_optimum(algorithm.objective(problem), request.optimum)
+    return problem, algorithm.plan(problem, request.config.algorithm, request.track, request.trace), optimum
