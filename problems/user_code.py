@@ -113,11 +113,9 @@ class CodeReference:
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             raise ProblemError(f"{self.field}: cannot read {str(path)!r} as Python source "
                                f"({type(exc).__name__}: {exc})") from None
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name == self.attribute:
-                if any(_is_builder_decorator(decorator) for decorator in node.decorator_list):
-                    return
-                break
+        defined = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == self.attribute]
+        if defined and any(_is_builder_decorator(decorator) for decorator in defined[-1].decorator_list):
+            return  # the last definition is the one the module keeps
         raise ProblemError(f"{self.field}: {self.text} is not declared a problem builder: {str(path)!r} has no "
                            f"top-level function {self.attribute!r} decorated @problems.problem_builder (an "
                            "undeclared function is never imported or called)")
