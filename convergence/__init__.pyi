@@ -13,6 +13,7 @@ from .checks import check_ordering, check_rate_exponent
 from .config import ConfigError, config_int, log_spaced_rounds
 from .fixed_point import FixedPoint, fedavg_fixed_point, fedavg_limit_offset
 from .rates import RateFit, fit_rate
+from .budget import BudgetError, Workload, check_workload, max_cpu_hours
 from .resources import check_jobs, check_sweep_memory
 from .run import run
 from .schedules import ScheduleError, StepSize

@@ -43,6 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .algorithms.kernel_threads import check_threads, using_kernel_threads
+from .budget import max_cpu_hours
 from .config import ConfigError
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 
@@ -209,7 +210,9 @@ class SweepOptions:
     each kernel call may use (``algorithms.kernel_threads``: the clients of a round in parallel,
     results bit-identical for any count); more than 1 only with the "serial" executor, since jobs
     processes times threads would oversubscribe the cores and a forked worker cannot use its
-    parent's OpenMP threads. Bad values raise ValueError naming the field.
+    parent's OpenMP threads. max_cpu_hours: the limit a sweep's estimated cost must stay under
+    (``convergence.budget``; None: ``$FEDBOUND_MAX_CPU_HOURS`` or the default). Bad values raise
+    ValueError naming the field.
     """
 
     jobs: int = 1
@@ -219,6 +222,7 @@ class SweepOptions:
     use_cache: bool = True
     progress: bool | SweepMonitor = True
     threads: int = 1
+    max_cpu_hours: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1:
@@ -233,6 +237,8 @@ class SweepOptions:
             raise ValueError(f"store: expected a RunStore or None, got {type(self.store).__name__}")
         if not isinstance(self.use_cache, bool):
             raise ValueError(f"use_cache: expected True or False, got {self.use_cache!r}")
+        if self.max_cpu_hours is not None:
+            max_cpu_hours(self.max_cpu_hours)
 
 
 def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions(), *,

@@ -25,6 +25,7 @@ import numpy as np
 from problems import Optimum, ProblemSpec
 
 from .algorithms import AlgorithmConfig, RunConfig, RunResult, algorithm_for
+from .budget import Workload, check_workload
 from .config import ConfigError, config_digest
 from .resources import FLOAT_BYTES, check_run_memory, check_sweep_memory
 from .run import check_trace, objective_optimum, run_result, run_seed
@@ -147,15 +148,17 @@ def execute(
     ``options`` (``SweepOptions``) say where: by default in this process; jobs > 1 on a process
     pool of that size; a scheduler address on that Dask cluster. With a store, each finished
     (config, seed) is stored at once and, with ``use_cache``, stored ones are read back instead
-    of recomputed. Before any task is built,
-    the memory of each run and of the whole sweep is estimated (``resources``; the driver holds
-    every seed's trace of a traced request) and a request that cannot fit is refused with
-    ConfigError. A traced request needs ``engine="numpy"`` (ConfigError naming ``trace``). Raises
-    DivergenceError for the first diverged (config, seed), naming the round.
+    of recomputed. Before any optimum is computed or task built, the sweep's work is estimated
+    from its configs and priced (``budget.check_workload``: every run counted, stored or not,
+    unless the store is read-only; the limit is ``options.max_cpu_hours``) and the memory of each
+    run and of the whole sweep is estimated (``resources``; the driver holds every seed's trace of
+    a traced request): a request over the limit or that cannot fit is refused with ConfigError
+    (BudgetError). A traced request needs ``engine="numpy"`` (ConfigError naming ``trace``).
+    Raises DivergenceError for the first diverged (config, seed), naming the round.
     """
     if not isinstance(options, SweepOptions):
         raise ConfigError(f"options: expected SweepOptions, got {type(options).__name__}")
-    planned = _planned(requests, engine)
+    planned = _planned(requests, engine, options, description)
     requests = [replace(req, optimum=optimum) for req, (_, _, optimum) in zip(requests, planned)]
     tasks = [[seed_task(req, seed, engine, plan.record_rounds, problem) for seed in req.config.algorithm.seeds]
              for req, (problem, plan, _) in zip(requests, planned)]
@@ -171,15 +174,25 @@ def execute(
 
 def check_requests(requests: Sequence[RunRequest], engine: str = "numba") -> None:
     """Check ``requests`` as ``execute`` does before it runs or stores anything (each request's
-    problem and its plan against it, the memory of each run and of the whole sweep), running and
-    storing nothing: ConfigError / ProblemError naming the field, as ``execute`` raises them. A
-    caller that creates files for a sweep (a report folder, a run store) checks first."""
+    problem and its plan against it, the memory of each run and of the whole sweep; not the price,
+    which the caller checks with its own limit), running and storing nothing: ConfigError /
+    ProblemError naming the field, as ``execute`` raises them. A caller that creates files for a
+    sweep (a report folder, a run store) checks first."""
     _planned(requests, engine)
 
 
-def _planned(requests: Sequence[RunRequest], engine: str) -> list[tuple[Any, Any, Optimum | None]]:
-    """Each request's problem, plan and optimum (``_plan``), after the memory check of the whole sweep."""
-    planned = [_plan(request, engine) for request in requests]
+def _planned(requests: Sequence[RunRequest], engine: str, options: SweepOptions | None = None,
+             description: str = "runs") -> list[tuple[Any, Any, Optimum | None]]:
+    """Each request's problem (``_problem``), then, with ``options`` and a store that is not read-only,
+    the price of the whole sweep (``budget.check_workload`` at ``options.max_cpu_hours``), then each
+    request's plan and optimum (``_plan``) and the memory check of the whole sweep."""
+    built = [_problem(request, engine) for request in requests]
+    if options is not None and (options.store is None or not options.store.readonly):  # read-only: computes nothing
+        work = sum((algorithm_for(req.config.algorithm).workload(problem, req.config.algorithm, engine, req.track,
+                                                                 req.trace) for req, problem in zip(requests, built)),
+                   Workload())
+        check_workload(work, f"the sweep {description!r}", limit_hours=options.max_cpu_hours)
+    planned = [_plan(request, problem) for request, problem in zip(requests, built)]
     check_sweep_memory(
         sum(len(req.config.algorithm.seeds) for req in requests),
         sum(_driver_floats(req, problem, plan, engine) for req, (problem, plan, _) in zip(requests, planned)),
@@ -196,11 +209,9 @@ def _driver_floats(request: RunRequest, problem: Any, plan: Any, engine: str) ->
     return len(alg.seeds) * len(plan.record_rounds) * (algorithm_for(alg).objective(problem).dim + 2)
 
 
-def _plan(request: RunRequest, engine: str) -> tuple[Any, Any, Optimum | None]:
-    """A request's problem, its plan (checked against the problem) and its optimum (None for an
-    objective without one, ``run.objective_optimum``); ConfigError
-    when its problem cannot be rebuilt in a worker, it traces with another engine than "numpy", or
-    one seed of it cannot fit in memory."""
+def _problem(request: RunRequest, engine: str) -> Any:
+    """A request's problem; ConfigError when it is not a RunRequest, its problem cannot be rebuilt
+    in a worker, it traces with another engine than "numpy", or one seed of it cannot fit in memory."""
     if not isinstance(request, RunRequest):
         raise ConfigError(f"requests: expected RunRequest items, got {type(request).__name__}")
     check_trace(request.trace, engine)
@@ -210,9 +221,15 @@ def _plan(request: RunRequest, engine: str) -> tuple[Any, Any, Optimum | None]:
                           "(use run(config, problem=...) for a problem made directly)")
     algorithm = algorithm_for(cfg.algorithm)
     problem = algorithm.build_problem(cfg.problem)
-    objective = algorithm.objective(problem)
     one_seed = cfg.algorithm.with_seeds(cfg.algorithm.seeds[:1])
-    check_run_memory(algorithm.memory_bytes(problem, one_seed, engine, request.trace), engine, objective.name,
-                     request.trace)
-    optimum = objective_optimum(objective, request.optimum)
-    return problem, algorithm.plan(problem, cfg.algorithm, request.track, request.trace), optimum
+    check_run_memory(algorithm.memory_bytes(problem, one_seed, engine, request.trace), engine,
+                     algorithm.objective(problem).name, request.trace)
+    return problem
+
+
+def _plan(request: RunRequest, problem: Any) -> tuple[Any, Any, Optimum | None]:
+    """A request's problem, its plan (checked against the problem) and its optimum (None for an
+    objective without one, ``run.objective_optimum``)."""
+    algorithm = algorithm_for(request.config.algorithm)
+    optimum = objective_optimum(algorithm.objective(problem), request.optimum)
+    return problem, algorithm.plan(problem, request.config.algorithm, request.track, request.trace), optimum

@@ -13,6 +13,8 @@ Public API (everything else is private):
   ``digest``), ``FamilySpec`` (a family and its parameters; ``problem_spec(family, **params)``) and
   ``ViewSpec`` (a nested / shuffled / block view of a block-cyclic problem);
 * families (``families``): ``families()``, ``register_family(name, builder)`` (a user's own), ``Family``;
+  a user's builder declares itself with ``@problem_builder`` (``user_code``: ``is_problem_builder``, and
+  ``CodeReference``, code named ``FILE.py:NAME`` or ``MODULE:NAME``, checked before it is imported);
 * a user's arrays: ``from_arrays(X, y, client_of_row, loss=..., l2=...)`` and ``data_folder()``;
 * image data, offline (``image_data``): ``load_images(name, split, data_dir)`` -> ``ImageDataset``
   (MNIST / Fashion-MNIST IDX files, CIFAR-10 python batches, checked against ``PUBLISHED_MD5``, or

@@ -14,9 +14,12 @@ CNN), ``synthetic`` (Li et al. 2020, Appendix D.1), ``li_images`` (Li et al.'s t
 MNIST recipe, App. D.1 / Table 2), the block-cyclic ``block_cyclic_quadratic`` and ``block_cyclic_softmax`` (Ding et al. 2020, Sec. 2),
 ``image_classification`` (a CNN on image data, issue 12), ``block_cyclic_images`` (a CNN on Ding et
 al.'s Sec. 5 block-cyclic image data) and ``arrays`` (a user's arrays, ``problems.from_arrays``). ``register_family`` adds
-a user's builder under a new name; the spec of such a family records the builder's import path,
-and ``find_family`` registers it from that path in a process that has not registered it yet
-(so a spec read from a store imports the module its builder lives in: open only your own stores).
+a user's builder under a new name: a function declared with ``@problems.problem_builder``
+(``problems.user_code``). The spec of such a family records the builder's path, ``module:qualname``
+for an installed module or ``/absolute/FILE.py:qualname`` for a file, and ``find_family`` registers
+it from that path in a process that has not registered it yet, through ``user_code.load_builder``:
+a standard-library module or an undeclared function is refused before it is imported, so a spec
+read from a store runs no code but a declared builder's (still: open only your own stores).
 
 No builder module is imported here until a family is used, so this table costs nothing to load.
 """
@@ -34,6 +37,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from .user_code import is_problem_builder, load_builder, loaded_file
 from .validation import ProblemError, check_int, check_real
 
 __all__ = ["Family", "FamilyParameter", "SHIPPED_FAMILIES", "families", "find_family", "register_family"]
@@ -139,18 +143,22 @@ def register_family(name: str, builder: Callable[..., Any]) -> Family:
     """Register ``builder`` as the problem family ``name`` and return it.
 
     ``builder`` is a top-level function ``(**params) -> FederatedProblem`` (or
-    ``BlockCyclicProblem``) whose parameters are annotated ``bool``, ``int``, ``float`` or ``str``
-    (or ``... | None``) and take keywords; it may return a problem without a spec (``build_problem``
-    attaches the family spec) or with exactly its family spec. Registering the same builder twice
-    is a no-op. ProblemError naming ``name`` for a shipped family's name or a name registered with
-    another builder, naming ``builder`` for a function that another process could not import by
-    its path (a lambda, a nested function, a function of ``__main__``) or with an unsupported
-    parameter.
+    ``BlockCyclicProblem``) declared with ``@problems.problem_builder``, whose parameters are
+    annotated ``bool``, ``int``, ``float`` or ``str`` (or ``... | None``) and take keywords; it may
+    return a problem without a spec (``build_problem`` attaches the family spec) or with exactly its
+    family spec. Registering the same builder twice is a no-op. ProblemError naming ``name`` for a
+    shipped family's name or a name registered with another builder, naming ``builder`` for an
+    undeclared function (another process checks the declaration before it imports the builder), a
+    function that another process could not import by its path (a lambda, a nested function, a
+    function of ``__main__``) or one with an unsupported parameter.
     """
     if not isinstance(name, str) or not name.strip():
         raise ProblemError(f"name: expected a non-empty family name, got {name!r}")
     if name in SHIPPED_FAMILIES:
         raise ProblemError(f"name: {name!r} is a shipped problem family; register yours under another name")
+    if inspect.isfunction(builder) and not is_problem_builder(builder):
+        raise ProblemError(f"builder: {builder.__module__}:{builder.__qualname__} is not declared a problem builder "
+                           "(decorate it with @problems.problem_builder)")
     path = _import_path(builder)
     _parameters(path)
     registered = _REGISTERED.get(name)
@@ -164,14 +172,15 @@ def register_family(name: str, builder: Callable[..., Any]) -> Family:
 def find_family(name: Any, builder: Any = None) -> Family:
     """The family ``name``; a user family not registered in this process is registered from ``builder``.
 
-    ``builder`` (an import path ``module:qualname``, as recorded in a user family's spec) must be
-    None for a shipped family and, for a registered one, its registered path. ProblemError naming
-    ``family`` or ``builder`` otherwise.
+    ``builder`` (the path recorded in a user family's spec: ``module:qualname`` or
+    ``/absolute/FILE.py:qualname``, loaded by ``user_code.load_builder``) must be None for a shipped
+    family and, for a registered one, its registered path. ProblemError naming ``family`` or
+    ``builder`` otherwise.
     """
     if not isinstance(name, str):
         raise ProblemError(f"family: expected a family name (a string), got {name!r}")
     if builder is not None and not isinstance(builder, str):
-        raise ProblemError(f"builder: expected an import path 'module:qualname', got {builder!r}")
+        raise ProblemError(f"builder: expected a path 'module:qualname' or 'FILE.py:qualname', got {builder!r}")
     if name in SHIPPED_FAMILIES:
         if builder is not None:
             raise ProblemError(f"builder: {name!r} is a shipped family; its spec names no builder (got {builder!r})")
@@ -188,10 +197,12 @@ def find_family(name: Any, builder: Any = None) -> Family:
 
 
 def _import_path(builder: Any) -> str:
-    """``module:qualname`` of a top-level function that imports back as itself; ProblemError naming ``builder``."""
+    """``module:qualname`` (``/absolute/FILE.py:qualname`` for a function of a file loaded by its
+    path) of a top-level function that loads back as itself; ProblemError naming ``builder``."""
     if not inspect.isfunction(builder):
         raise ProblemError(f"builder: expected a function, got {builder!r}")
     module, qualname = builder.__module__, builder.__qualname__
+    file = loaded_file(module)
     if module == "__main__":
         raise ProblemError(
             f"builder: {qualname!r} is defined in __main__, which another process cannot import; "
@@ -201,7 +212,7 @@ def _import_path(builder: Any) -> str:
         raise ProblemError(
             f"builder: {module}:{qualname} is not a top-level function, so another process cannot import it by path"
         )
-    path = f"{module}:{qualname}"
+    path = f"{module if file is None else file}:{qualname}"
     if _resolve(path) is not builder:
         raise ProblemError(f"builder: {path} does not import as this function")
     return path
@@ -209,19 +220,13 @@ def _import_path(builder: Any) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _resolve(path: str) -> Callable[..., Any]:
-    """The function at import path ``module:qualname``; ProblemError naming ``builder`` otherwise."""
+    """The builder at ``path``: a shipped family's by its import path ``module:qualname``, any
+    other through ``user_code.load_builder`` (declared, never from the standard library);
+    ProblemError naming ``builder`` otherwise."""
+    if path not in SHIPPED_FAMILIES.values():
+        return load_builder(path)
     module_name, _, qualname = path.partition(":")
-    if not module_name or not qualname:
-        raise ProblemError(f"builder: expected an import path 'module:qualname', got {path!r}")
-    try:
-        target: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            target = getattr(target, part)
-    except (ImportError, AttributeError) as exc:
-        raise ProblemError(f"builder: cannot import {path!r} ({type(exc).__name__}: {exc})") from None
-    if not callable(target):
-        raise ProblemError(f"builder: {path!r} is not a function")
-    return target
+    return getattr(importlib.import_module(module_name), qualname)
 
 
 @functools.lru_cache(maxsize=None)

@@ -54,7 +54,9 @@ class VerifySettings:
     none, or a ``SweepMonitor`` every sweep reports to; ``store``: path of the run store (SQLite)
     that finished runs are written to and read back from unless ``use_cache`` is False (then they
     are recomputed and overwritten). ``store_readonly`` opens the store for reading only: a run it
-    does not hold is an error instead of a computation (``fedbound report``).
+    does not hold is an error instead of a computation (``fedbound report``). ``max_cpu_hours``: the
+    limit a claim's estimated cost must stay under (``convergence.budget``; None: the environment's
+    or the default), checked from its plan before it runs and by every sweep.
     """
 
     seeds: int = 4
@@ -66,6 +68,7 @@ class VerifySettings:
     use_cache: bool = True
     scheduler: str | None = None
     store_readonly: bool = False
+    max_cpu_hours: float | None = None
 
     @property
     def mode(self) -> str:
@@ -92,7 +95,7 @@ class VerifySettings:
         from convergence import SweepOptions
 
         return SweepOptions(jobs=self.jobs, scheduler=self.scheduler, store=self.run_store,
-                            use_cache=self.use_cache, progress=self.progress)
+                            use_cache=self.use_cache, progress=self.progress, max_cpu_hours=self.max_cpu_hours)
 
     def __post_init__(self) -> None:
         from convergence import config_int
@@ -103,6 +106,10 @@ class VerifySettings:
             raise ValueError("quick/full: choose at most one of them")
         if self.store_readonly and (self.store is None or not self.use_cache):
             raise ValueError("store_readonly: a read-only store needs a store path and use_cache=True")
+        if self.max_cpu_hours is not None:
+            from convergence import max_cpu_hours
+
+            object.__setattr__(self, "max_cpu_hours", max_cpu_hours(self.max_cpu_hours))
 
 
 @dataclass(frozen=True)
@@ -243,7 +250,9 @@ class Claim:
         """Run the claim's evaluator (imported now) under ``settings`` with the plan of the
         settings' mode and ``params`` by name (checked first: ValueError naming the claim and the
         parameter). With params the verdict's id is ``variant_id(self.id, params)``, e.g.
-        ``yu2019.thm1[bound_scale=0.25]``, ``li2020.thm1[E=10,seeds=16]``.
+        ``yu2019.thm1[bound_scale=0.25]``, ``li2020.thm1[E=10,seeds=16]``. Before the evaluator is
+        imported, the plan's work is counted and priced (``plan_workloads.check_claim_budget``):
+        BudgetError naming the parameter when it is over ``settings.max_cpu_hours``.
 
         The evaluator runs with BLAS on one thread (``problems.one_blas_thread``; the kernels already run so,
         ``convergence.run_seed``): its reductions then do not depend on the machine's core count, so
@@ -253,6 +262,9 @@ class Claim:
         two; the 62,864 x 50 by 50 x 10 product of a softmax objective 26-39 ms against 76-140 ms)."""
         from problems import one_blas_thread  # here: listing claims imports no numerical library
 
+        from .plan_workloads import check_claim_budget
+
+        check_claim_budget(self, params, settings)
         with one_blas_thread():
             result = self._evaluator()(settings, self.plan_for(settings, params))
         if not params:

@@ -56,6 +56,7 @@ from problems import (
     build_problem,
     identical_quadratic,
     problem_constants,
+    problem_builder,
     problem_spec,
     random_quadratic,
     register_family,
@@ -126,6 +127,7 @@ def _teacher_problem(
     )
 
 
+@problem_builder
 def logistic_teacher(
     n_clients: int, n_features: int, n_classes: int, min_samples: int, max_samples: int, mu: float,
     heterogeneity: float, seed: int,
@@ -135,6 +137,7 @@ def logistic_teacher(
                             heterogeneity, seed)
 
 
+@problem_builder
 def softmax_teacher(
     n_clients: int, n_features: int, n_classes: int, min_samples: int, max_samples: int, mu: float,
     heterogeneity: float, seed: int,

@@ -50,17 +50,19 @@ _RUN_HELP = (
     "checks to apply (rate: the fitted exponent of the gap; bound: an expression of the problem's constants; "
     "ordering: two grid cells' final gaps). The runs go through the run store and the report is written as by "
     "`fedbound verify` (verdicts.json, report.md, index.html, plots). A worked example: examples/fedavg_rate.toml; "
-    "the README's section \"Your own experiment\" describes the file. A user family's builder module in the current "
-    "directory is importable. Exit status: 0 when every check PASSes, 1 when some check FAILs or is INCONCLUSIVE, 2 "
+    "the README's section \"Your own experiment\" describes the file. A user family's builder (builder = "
+    "\"FILE.py:NAME\", a file in the experiment file's folder, or an installed MODULE:NAME) is code that runs: it must be "
+    "declared with @problems.problem_builder, and nothing else is imported from the current directory or that folder. "
+    "Exit status: 0 when every check PASSes, 1 when some check FAILs or is INCONCLUSIVE, 2 "
     "on bad input (the message names the field, e.g. checks[1].expression)."
 )
 _FALSIFY_HELP = (
     "Exit status: 0 when no counterexample was found within the budget, 1 when one was found (it is printed, "
     "shrunk, with a line that reproduces it), 2 on bad input. Built-in ids: exactly those `fedbound falsify --list` "
     "prints, planted variants included, whose id carries their fixed parameter (quote it in the shell: "
-    "'li2020.lemma3[constant=0.01]'); other parameter values are not built in. Your own "
-    "claim: module:attribute naming a proofs_check.FalsifiableClaim; the current directory is importable, as with "
-    "python -m."
+    "'li2020.lemma3[constant=0.01]'); other parameter values are not built in. Your own claim: FILE.py:NAME (a "
+    "file, its path relative to the current directory) or MODULE:NAME (an installed module, not one of Python's "
+    "standard library) naming a proofs_check.FalsifiableClaim; that file or module runs."
 )
 
 _PARTITION_HELP = (
@@ -104,6 +106,20 @@ def _positive_int(name: str, minimum: int = 1) -> Callable[[str], int]:
     return parse
 
 
+def _positive_real(name: str) -> Callable[[str], float]:
+    """An argparse type: a finite number > 0."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value > 0 and value != float("inf")):
+            raise argparse.ArgumentTypeError(f"{name}: expected a number > 0, got {text!r}")
+        return value
+
+    return parse
+
+
 def _path(name: str) -> Callable[[str], str]:
     """An argparse type: a non-blank path."""
     def parse(text: str) -> str:
@@ -128,6 +144,15 @@ def _add_sweep_options(parser: argparse.ArgumentParser, store_note: str) -> None
                         help=f"run store (SQLite) for finished runs (default: OUT/runs.sqlite){store_note}")
     parser.add_argument("--no-cache", action="store_true", help="recompute runs even when the store has them")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="run sweeps on this Dask scheduler (tcp://host:port)")
+    _add_budget_option(parser)
+
+
+def _add_budget_option(parser: argparse.ArgumentParser) -> None:
+    """--max-cpu-hours: the limit a request's estimated cost must stay under (convergence.budget)."""
+    parser.add_argument("--max-cpu-hours", type=_positive_real("--max-cpu-hours"), metavar="H",
+                        help="refuse, before anything runs, a request estimated at more than H CPU-hours (default: "
+                        "$FEDBOUND_MAX_CPU_HOURS, else 24); the estimate counts runs, client-steps and memory from "
+                        "the plan")
 
 
 def _checked_jobs(args: argparse.Namespace) -> int:
@@ -174,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="examples to try before giving up (default 100); shrinking a found one is counted apart")
     falsify.add_argument("--seed", type=int, default=0, help="search seed (default 0); the result reproduces with it")
     falsify.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_budget_option(falsify)
 
     experiment = sub.add_parser("run", help="run your own experiment: a TOML file with a problem, an algorithm, a "
                                 "grid and the checks to apply", description=_RUN_HELP)
@@ -283,20 +309,24 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from pathlib import Path
+
     from convergence import check_sweep_memory
     from proofs_check import VerifySettings, default_claims, select_claim
+    from proofs_check.plan_workloads import check_claims_budget
 
     from .verify import prepare_out, verify
 
     if args.quick and args.full:
         raise ValueError("--quick/--full: choose at most one")
-    claims = [select_claim(text) for text in args.claim] if args.claim else default_claims()
+    claims = [select_claim(text) for text in args.claim] if args.claim else [select_claim(c) for c in default_claims()]
     jobs = _checked_jobs(args)
     check_sweep_memory(args.seeds, 0, name="--seeds")
-    out = prepare_out(args.out)
     settings = VerifySettings(args.seeds, jobs, args.quick, args.full, progress=not args.no_progress,
-                              store=args.store or str(out / "runs.sqlite"), use_cache=not args.no_cache,
-                              scheduler=args.scheduler)
+                              store=args.store or str(Path(args.out) / "runs.sqlite"), use_cache=not args.no_cache,
+                              scheduler=args.scheduler, max_cpu_hours=args.max_cpu_hours)
+    check_claims_budget(claims, settings)  # before the output folder is made
+    out = prepare_out(args.out)
     start = time.perf_counter()
     outcome = verify(claims, settings, out, power=args.power, command=argv)
     return _print_outcome(outcome, start, power=args.power)
@@ -308,15 +338,13 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from .experiment_file import load_experiment
     from .experiment_run import run_experiment
 
-    if os.getcwd() not in sys.path:  # a user family's builder module in the current directory, as with python -m
-        sys.path.insert(0, os.getcwd())
     experiment = load_experiment(args.experiment)
     jobs = _checked_jobs(args)
-    out = Path(args.out)  # created by run_experiment once everything is checked
+    out = Path(args.out)  # created by run_experiment once everything, the budget first, is checked
     start = time.perf_counter()
     outcome = run_experiment(experiment, out, jobs=jobs, store=args.store or str(out / "runs.sqlite"),
                              use_cache=not args.no_cache, scheduler=args.scheduler, progress=not args.no_progress,
-                             command=argv)
+                             command=argv, max_cpu_hours=args.max_cpu_hours)
     _print_outcome(outcome, start, power=False)
     failed = [v.claim_id for v in outcome.verdicts if v.status.value != "PASS"]
     if failed:
@@ -364,7 +392,7 @@ def _falsify(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise ValueError(f"--seed: must be >= 0, got {args.seed}")
     claim = _load_falsifiable(args.claim, FALSIFIABLE)
-    result = falsify(claim, args.budget, args.seed)
+    result = falsify(claim, args.budget, args.seed, max_cpu_hours=args.max_cpu_hours)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
@@ -377,23 +405,17 @@ def _falsify(args: argparse.Namespace) -> int:
 
 
 def _load_falsifiable(name: str, builtin: dict):
-    """A built-in claim by id, or ``module:attribute`` imported with the current directory on the path."""
-    import importlib
-
+    """A built-in claim by id, or your own as ``FILE.py:NAME`` (relative to the current directory) or
+    ``MODULE:NAME`` (installed, not the standard library), loaded by ``problems.CodeReference``."""
+    from problems import CodeReference
     from proofs_check import FalsifiableClaim
 
     if ":" not in name:
         if name not in builtin:
             raise ValueError(f"claim: unknown falsifiable claim {name!r}; known: {', '.join(builtin)} "
-                             "(or module:attribute of your own FalsifiableClaim)")
+                             "(or FILE.py:NAME / MODULE:NAME of your own FalsifiableClaim)")
         return builtin[name]
-    module, _, attribute = name.partition(":")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        claim = getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"claim: cannot load {name!r} ({exc})") from None
+    claim = CodeReference.parse(name, "claim", os.getcwd()).load()
     if not isinstance(claim, FalsifiableClaim):
         raise ValueError(f"claim: {name!r} is a {type(claim).__name__}, not a FalsifiableClaim")
     return claim
@@ -407,7 +429,7 @@ def _list_falsifiable() -> int:
         print(f"{claim.id}{tag}\n    {claim.description}\n")
     print("These ids are the built-in ones; a planted variant's id carries its fixed parameter, e.g. "
           "'li2020.lemma3[constant=0.01]' (quote it in the shell), and other values are not built in. Your own: "
-          "fedbound falsify mymodule:my_claim (a proofs_check.FalsifiableClaim).")
+          "fedbound falsify my_claims.py:my_claim or installed_module:my_claim (a proofs_check.FalsifiableClaim).")
     return 0
 
 
@@ -471,4 +493,10 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
+    # `python -m reports.cli` puts the current directory first on sys.path (Python's rule, not ours):
+    # drop it, unless fedbound itself is being run from there (a checkout), so that a downloaded
+    # experiment's folder cannot shadow an installed package (issue 30).
+    if sys.path and os.path.abspath(sys.path[0] or os.curdir) == os.getcwd() \
+            and not os.path.abspath(__file__).startswith(os.getcwd() + os.sep):
+        del sys.path[0]
     sys.exit(main())

@@ -11,7 +11,8 @@ The file (``examples/fedavg_rate.toml`` is a worked one)::
     [problem]                        # a problem family and its parameters ...
     family = "synthetic"
     params = {alpha = 1.0, beta = 1.0, n_clients = 10}
-    # builder = "my_module:my_builder"   (a user family: problems.register_family)
+    # builder = "my_builders.py:my_builder"   (a user family: a @problems.problem_builder function
+    #   in a file of this file's folder, or "installed_module:my_builder"; it runs when the file is run)
     # ... or a user's arrays: from_arrays = "data.npz" (arrays X, y, client_of_row and optionally
     # weights; the path relative to this file), loss = "logistic", l2 = 0.1, and optionally
     # n_classes, name, data_dir (problems.from_arrays)
@@ -172,16 +173,24 @@ def _experiment_text(file: Path) -> str:
 
 
 def _seeds(value: Any) -> tuple[int, ...]:
-    """``n`` (seeds 0..n-1) or a list of seeds (the algorithm config checks them)."""
+    """``n`` (seeds 0..n-1) or a list of seeds (the algorithm config checks them); ``n`` is bounded as
+    ``--seeds`` is (``convergence.check_sweep_memory``) before the seeds are made."""
+    from convergence import check_sweep_memory
+
     if isinstance(value, list):
         return tuple(read_int(v, f"seeds[{i}]", minimum=0) for i, v in enumerate(value))
-    return tuple(range(read_int(value, "seeds", minimum=1)))
+    count = read_int(value, "seeds", minimum=1)
+    check_sweep_memory(count, 0, name="seeds")
+    return tuple(range(count))
 
 
 def _problem_spec(value: Any, base_dir: Path) -> ProblemSpec:
     """The problem spec of the ``[problem]`` table: a family's or a user's arrays', built once here
-    (cached per process) so that a parameter the builder refuses is an error of the file."""
-    from problems import ProblemError, ProblemSpec, build_problem
+    (cached per process) so that a parameter the builder refuses is an error of the file. A user
+    family's ``builder`` is ``FILE.py:NAME`` (a file in ``base_dir``, the experiment file's folder)
+    or ``MODULE:NAME`` (installed), a function declared ``@problems.problem_builder``: checked before
+    anything is imported (``problems.user_code``)."""
+    from problems import CodeReference, ProblemError, ProblemSpec, build_problem
 
     table = read_table(value, "problem")
     if ("family" in table) == ("from_arrays" in table):
@@ -192,7 +201,10 @@ def _problem_spec(value: Any, base_dir: Path) -> ProblemSpec:
     params = read_table(table.get("params", {}), "problem.params")
     known: Mapping[str, Any] = params
     try:
-        spec = ProblemSpec.from_json({key: table[key] for key in _FAMILY_KEYS if key in table} | {"params": params})
+        given = {key: table[key] for key in _FAMILY_KEYS if key in table} | {"params": params}
+        if "builder" in given:  # FILE.py:NAME from this file's folder, recorded by its absolute path
+            given["builder"] = CodeReference.parse(given["builder"], "builder", base_dir, confine=True).text
+        spec = ProblemSpec.from_json(given)
         known = spec.params  # every parameter of the family, defaults included
         build_problem(spec)
         return spec

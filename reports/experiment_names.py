@@ -83,12 +83,18 @@ MOMENT_NAMES = frozenset({"sigma_sq", "p2_sigma_sq", "G_sq"})
 class ProblemValues(Mapping[str, float]):
     """The values of ``PROBLEM_NAMES`` for an objective (a FederatedProblem) and its exact optimum,
     a read-only mapping that computes each value on first use (the constants need eigenvalues, Gamma
-    the clients' optima) and keeps it."""
+    the clients' optima) and keeps it. ``optimum`` is the Optimum, or a function that computes it
+    when a name first needs it (L, mu, kappa, N and d do not)."""
 
     def __init__(self, problem: Any, optimum: Any) -> None:
         self.problem = problem
-        self.optimum = optimum
+        self._optimum = optimum
         self._values: dict[str, float] = {}
+
+    @functools.cached_property
+    def optimum(self) -> Any:
+        """The exact optimum (computed now when it was given as a function)."""
+        return self._optimum() if callable(self._optimum) else self._optimum
 
     def __getitem__(self, name: str) -> float:
         if name not in PROBLEM_NAMES:
@@ -113,17 +119,18 @@ class ProblemValues(Mapping[str, float]):
     def _compute(self, name: str) -> float:
         from problems import heterogeneity_gamma
 
-        w_star = self.optimum.w_star
         if name in ("L", "mu", "kappa"):
             return getattr(self.constants, name)
         if name in ("L_F", "mu_F"):
             return self.constants.L_global if name == "L_F" else self.constants.mu_global
+        if name in ("N", "d"):
+            return self.problem.n_clients if name == "N" else self.problem.dim
         if name == "Gamma":
             return heterogeneity_gamma(self.problem, self.optimum)
         if name == "gap0":
             return self.problem.objective(np.zeros(self.problem.dim)) - self.optimum.F_star
-        return {"N": self.problem.n_clients, "d": self.problem.dim, "F_star": self.optimum.F_star,
-                "dist0_sq": w_star @ w_star}[name]
+        w_star = self.optimum.w_star
+        return {"F_star": self.optimum.F_star, "dist0_sq": w_star @ w_star}[name]
 
 
 @dataclass(frozen=True)

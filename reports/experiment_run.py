@@ -39,6 +39,7 @@ from .experiment_fields import ExperimentError
 from .experiment_file import Experiment
 from .experiment_names import ProblemValues
 from .experiment_verdicts import CellRuns, check_before_runs, evaluate_check
+from .experiment_workload import check_experiment_budget
 from .html_report import write_html
 from .markdown import write_markdown
 from .progress import VerifyProgress
@@ -61,6 +62,7 @@ def run_experiment(
     progress: bool | VerifyProgress = True,
     command: Sequence[str] = (),
     figures: bool = True,
+    max_cpu_hours: float | None = None,
 ) -> VerifyOutcome:
     """Run ``experiment`` and write its report into ``out`` (module docstring); returns what was written.
 
@@ -69,13 +71,17 @@ def run_experiment(
     VerifyProgress (its ``reused`` and ``computed`` count the runs), or True / False for one printing
     to stderr or silent; ``command`` the command line recorded in the metadata; ``figures`` False
     writes the report without its figures (a quicker re-check: each figure takes about a second to draw).
+    Before the output folder is made, the experiment's work is estimated and priced
+    (``experiment_workload.check_experiment_budget``): BudgetError naming the field when it is over
+    ``max_cpu_hours`` (None: ``$FEDBOUND_MAX_CPU_HOURS`` or the default), the limit of every sweep too.
     ExperimentError naming the field of a value that only the problem or the runs show to be bad (an integer field's
     expression that is not integral, a bound <= 0); ConfigError / DivergenceError as ``execute``. Everything that
     does not need the runs (the problem, every cell's config and plan, the memory, the checks' expressions that read
     no run moment) is checked before ``out`` or the run store is created, so bad input leaves no folder behind."""
+    check_experiment_budget(experiment, max_cpu_hours)
     monitor = progress if isinstance(progress, VerifyProgress) else VerifyProgress([experiment.name], enabled=progress)
     settings = VerifySettings(len(experiment.seeds), jobs, progress=monitor, store=store, use_cache=use_cache,
-                              scheduler=scheduler)
+                              scheduler=scheduler, max_cpu_hours=max_cpu_hours)
     start = time.perf_counter()
     monitor.claim_started(experiment.name, experiment.description or experiment.source or "experiment")
     objective = build_problem(experiment.problem)

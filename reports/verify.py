@@ -54,6 +54,7 @@ from convergence.sweep import MissingRunError
 from convergence.verdict import Verdict
 from proofs_check.claim import Claim, VerifySettings
 from proofs_check.parameters import parse_claim_text
+from proofs_check.plan_workloads import check_claims_budget
 from proofs_check.plot_specs import PlotSpec
 from proofs_check.registry import CLAIMS, ClaimSelection, select_claim
 
@@ -121,13 +122,16 @@ def verify(claims: Sequence[str | Claim | ClaimSelection], settings: VerifySetti
     ``settings.progress``: a ``VerifyProgress`` (kept), or True / False for one printing to stderr or
     silent. ``command``: the command line recorded in the report's metadata. ValueError, before
     anything runs, for a claim text or parameter that is not valid, a plan whose fields do not fit
-    together, ``power`` with no selected claim that has a variant, or a variant whose parameters its
-    claim does not take."""
+    together, a claim or the claims together estimated over ``settings.max_cpu_hours``
+    (``proofs_check.plan_workloads.check_claims_budget``: BudgetError naming the parameter),
+    ``power`` with no selected claim that has a variant, or a variant whose parameters its claim
+    does not take."""
     if isinstance(claims, str):
         raise ValueError(f"claims: expected a sequence of claims, got the string {claims!r} (write [{claims!r}])")
     selections = list({s.id: s for s in map(select_claim, claims)}.values())
     if not selections:
         raise ValueError("claims: name at least one claim")
+    check_claims_budget(selections, settings)
     settings, progress = _with_progress(settings, [s.id for s in selections])
     out = prepare_out(out)
     if power:

@@ -88,6 +88,8 @@ def test_falsify_does_not_find_a_true_lemma(capsys: pytest.CaptureFixture[str]) 
 
 def test_falsify_user_claim_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["falsify", "no_such_module:claim"]) == 2
-    assert "cannot load 'no_such_module:claim'" in capsys.readouterr().err
+    assert "claim: no installed module 'no_such_module'" in capsys.readouterr().err
     assert main(["falsify", "json:dumps"]) == 2
+    assert "claim: 'json' is a module of Python's standard library" in capsys.readouterr().err
+    assert main(["falsify", "numpy:pi"]) == 2
     assert "not a FalsifiableClaim" in capsys.readouterr().err

@@ -52,17 +52,19 @@ def test_falsify_reproduce_line_runs_as_printed(capsys: pytest.CaptureFixture[st
     assert again.splitlines()[0] == out.splitlines()[0]  # same counterexample, same message
 
 
-def test_falsify_user_claim_from_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_falsify_user_claim_from_a_file_in_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "myclaims_fedbound_test.py").write_text(
         "from hypothesis import strategies as st\nfrom proofs_check import FalsifiableClaim\n"
         "true = FalsifiableClaim('t', 'x^2 >= 0', st.integers(-5, 5), lambda x: -x * x)\n"
         "false = FalsifiableClaim('f', 'x < 3', st.integers(0, 9), lambda x: x - 2.5)\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
-    assert main(["falsify", "myclaims_fedbound_test:true", "--budget", "20"]) == 0
-    assert main(["falsify", "myclaims_fedbound_test:false", "--budget", "50"]) == 1
+    assert main(["falsify", "myclaims_fedbound_test.py:true", "--budget", "20"]) == 0
+    assert main(["falsify", "myclaims_fedbound_test.py:false", "--budget", "50"]) == 1
     assert "violated" in capsys.readouterr().out
+    assert main(["falsify", "myclaims_fedbound_test:true"]) == 2  # the current directory is not on the path
+    assert "no installed module 'myclaims_fedbound_test'" in capsys.readouterr().err
 
 
 def test_progress_off_a_terminal_is_lines_with_counts_and_eta() -> None:

@@ -4,15 +4,17 @@ within a small budget, and its exact expectations agree with Monte-Carlo traced 
 from __future__ import annotations
 
 import json
+import statistics
 
 import numpy as np
 import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from convergence import FedAvgConfig, RunConfig, StepSize, run
 from problems import exact_optimum, heterogeneity_gamma, random_quadratic
 from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance
-from proofs_check.falsify_search import FalsifiableClaim, falsify, reproduce
+from proofs_check.falsify_search import FalsifiableClaim, _RunningMedian, falsify, reproduce
 from proofs_check.minibatch_moments import gradient_variance
 from proofs_check.run_moments import exact_expectations
 
@@ -90,3 +92,15 @@ def test_bad_budget() -> None:
         falsify(FALSIFIABLE["li2020.lemma3"], budget=0, seed=0)
     with pytest.raises(ValueError, match="seed"):
         falsify(FALSIFIABLE["li2020.lemma3"], budget=1, seed=-1)
+
+
+@given(st.lists(st.one_of(st.floats(max_value=0.0, allow_nan=False), st.sampled_from([0.0, -1.0])), min_size=1,
+                max_size=80))
+def test_the_searchs_running_median_is_statistics_median(scores: list[float]) -> None:
+    """The targeted phase compares with the median of the scores seen after every example; kept in two
+    heaps (O(log n) a score, so a search's cost is linear in its budget, as ``falsify_workload`` prices
+    it), it is statistics.median's value at every prefix."""
+    running = _RunningMedian()
+    for i, score in enumerate(scores):
+        running.add(score)
+        assert running.median() == statistics.median(scores[: i + 1])

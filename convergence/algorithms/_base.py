@@ -49,6 +49,7 @@ import numpy as np
 
 from problems import FederatedProblem, ProblemSpec
 
+from ..budget import Workload
 from ..config import ConfigError, config_digest
 from .local_steps import DIVERGENCE_FACTOR
 
@@ -162,6 +163,12 @@ class Algorithm(Protocol[ConfigT, ProblemT, PlanT, SeedT, ExtrasT]):
     def memory_bytes(self, problem: ProblemT, config: ConfigT, engine: str, trace: bool) -> int:
         """Estimated bytes one run of ``config`` (all its seeds) allocates, its traces included
         when ``trace``."""
+        ...
+
+    def workload(self, problem: ProblemT, config: ConfigT, engine: str, track: bool, trace: bool) -> Workload:
+        """The work of one run of ``config`` (all its seeds) on ``engine``, tracked and traced as asked
+        (``convergence.budget``: client-steps and their flops, records, the tracked metrics), in
+        constant time, named by the config's fields."""
         ...
 
 

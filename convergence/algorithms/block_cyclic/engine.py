@@ -37,6 +37,7 @@ from problems import (
     build_block_cyclic, check_problem,
 )
 
+from ...budget import Workload, config_drivers, model_flops_per_row, pass_workload, run_workload
 from ...config import ConfigError, config_int, config_record_rounds, config_seeds
 from ...resources import FLOAT_BYTES
 from ...schedules import StepSize
@@ -354,6 +355,30 @@ class BlockCyclicEngine(ABC):
             return Communication(R, R * K * d, R * K * d, 0)
         resets = sum(1 for r in range(R - 1) if (r // E) % M != ((r + 1) // E) % M)
         return Communication(R, 2 * R * K * d + resets * K * d, 2 * R * K * d, 2 * R * K)
+
+    def workload(self, problem: Problem, config: Any, engine: str, track: bool = False,
+                 trace: bool = False) -> Workload:
+        """R rounds of I steps on K clients per seed (two chains, 2 K, for MC-PSGD), each on the
+        minibatch (or the client's rows on average), and a pass over the rows per record point
+        (``convergence.budget``); a tracked run (PR-SGD always) adds at every step the gradient of
+        the current block's F_m at the average, a pass over that block's rows."""
+        plan = self.plan(problem, config, track)
+        c = problem.combined
+        sizes = c.client_sizes
+        chains = 2 if plan.mode == MODE_MC else 1
+        flops, network = model_flops_per_row(c)
+        reference = engine == "numpy" or trace
+        work = run_workload(
+            seeds=len(config.seeds), rounds=plan.rounds, steps_per_round=plan.local_steps,
+            clients=chains * plan.participants, rows=plan.batch if plan.batch > 0 else float(sizes.mean()),
+            flops_per_row=flops, records=len(plan.record_rounds), data_rows=int(sizes.sum()),
+            dim=(2 * problem.n_blocks + 1) * c.dim, network=network, reference=reference,
+        ).with_drivers(*config_drivers(config))
+        if not plan.track:
+            return work
+        return work + pass_workload(passes=len(config.seeds) * plan.rounds * plan.local_steps,
+                                    rows=float(sizes.sum()) / problem.n_blocks, flops_per_row=flops, network=network,
+                                    reference=reference)
 
     def memory_bytes(self, problem: Problem, config: Any, engine: str, trace: bool = False) -> int:
         """Records per seed: P (d + 2 M d + M + 4) floats (global model, predictors, separate

@@ -27,6 +27,7 @@ import numpy as np
 
 from problems import FederatedProblem, ImageClassificationProblem, ProblemSpec, build_problem, check_problem
 
+from ...budget import Workload, config_drivers, model_flops_per_row, run_workload
 from ...config import ConfigError
 from ...resources import FLOAT_BYTES
 from .._base import NOT_TRACED
@@ -201,6 +202,21 @@ class FedAvgEngine:
         T = config.total_steps
         traces = S * ((T + 1) * N * d + 2 * T * d + 2 * T * N + (T + 1) * d + T) if trace else 0
         return FLOAT_BYTES * (records + work + traces)
+
+    def workload(self, problem: Problem, config: FedAvgConfig, engine: str, track: bool = False,
+                 trace: bool = False) -> Workload:
+        """rounds x E steps on K clients (all N under full participation) per seed, each on the
+        minibatch (or the client's rows on average, for exact gradients), and a pass over the rows
+        per record point (``convergence.budget``); tracking (two norms a step) adds no pass."""
+        sizes = problem.client_sizes
+        rows = config.batch_size if config.batch_size > 0 else float(sizes.mean())
+        flops, network = model_flops_per_row(problem)
+        return run_workload(
+            seeds=len(config.seeds), rounds=config.rounds, steps_per_round=config.local_steps,
+            clients=config.participants or problem.n_clients, rows=rows, flops_per_row=flops,
+            records=len(config.record_rounds), data_rows=int(sizes.sum()), dim=problem.dim, network=network,
+            reference=engine == "numpy" or trace,
+        ).with_drivers(*config_drivers(config))
 
 
 FEDAVG = FedAvgEngine()

@@ -16,6 +16,7 @@ import numpy as np
 
 from problems import FederatedProblem
 
+from ...budget import Workload
 from ...config import ConfigError
 from ..fedavg.engine import FedAvgEngine, FedAvgSeed
 from .config import FedProxConfig
@@ -69,6 +70,11 @@ class FedProxEngine(FedAvgEngine):
     def memory_bytes(self, problem: FederatedProblem, config: FedProxConfig, engine: str, trace: bool = False) -> int:
         """FedAvg's estimate for the same schedule (``FedAvgEngine.memory_bytes``)."""
         return super().memory_bytes(problem, config.fedavg_config, engine, trace)
+
+    def workload(self, problem: FederatedProblem, config: FedProxConfig, engine: str, track: bool = False,
+                 trace: bool = False) -> Workload:
+        """FedAvg's estimate for the same schedule (``FedAvgEngine.workload``)."""
+        return super().workload(problem, config.fedavg_config, engine, track, trace)
 
 
 FEDPROX = FedProxEngine()
