@@ -43,7 +43,8 @@ from typing import Any
 
 from hypothesis.internal.conjecture.providers import PrimitiveProvider
 
-__all__ = ["Choice", "Chooser", "complexity", "identity_key", "mutant", "simpler_values", "unit_coordinate", "unit_value"]
+__all__ = ["Choice", "Chooser", "complexity", "identity_key", "mutant", "simpler_values", "unit_coordinate",
+           "unit_value"]
 
 
 @dataclass(frozen=True)

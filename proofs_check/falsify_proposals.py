@@ -44,8 +44,8 @@ from scipy.stats import qmc
 
 from .falsify_choices import Choice, Chooser, mutant
 
-__all__ = ["DESIGN_DIMENSIONS", "FAILED_WEIGHT", "FIRST_WIDTH", "IGNORED_WEIGHT", "MAX_WIDTH", "MIN_WEIGHT", "Climb", "SobolDesign",
-           "stall_after"]
+__all__ = ["DESIGN_DIMENSIONS", "FAILED_WEIGHT", "FIRST_WIDTH", "IGNORED_WEIGHT", "MAX_WIDTH", "MIN_WEIGHT", "Climb",
+           "SobolDesign", "stall_after"]
 
 DESIGN_DIMENSIONS = 64
 """Choices per input that take their unit coordinates from the design (the built-in claims make 15-17)."""
@@ -104,7 +104,7 @@ class Climb:
         return self._failures >= stall_after(len(self.parent))
 
     def propose(self, rng: random.Random) -> Chooser:
-        """The parent with a random subset of its choices moved; later choices that no longer fit are drawn by ``rng``."""
+        """The parent with a random subset of its choices moved (later choices that no longer fit: drawn by ``rng``)."""
         n = len(self.parent)
         weights = [self._weights.get(i, 1.0) for i in range(n)]
         total = sum(weights)

@@ -25,12 +25,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from falsify_hit_rates import PLANTED, hit_count
 from hypothesis import strategies as st
 from scipy import stats
 
-from falsify_hit_rates import PLANTED, hit_count
 from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance
-from proofs_check.falsify_proposals import stall_after
+from proofs_check.falsify_proposals import Climb, stall_after
 from proofs_check.falsify_search import FalsifiableClaim, falsify
 
 BUDGET = 50
@@ -234,6 +234,10 @@ def test_search_edges() -> None:
         falsify(FalsifiableClaim("none", "", st.integers(0, 9).filter(lambda x: x > 9), lambda x: -1.0), 10, 0)
     with pytest.raises(ValueError, match="violation: .*NaN"):
         falsify(FalsifiableClaim("nan", "", st.integers(0, 9), lambda x: math.nan), 10, 0)
+    # an input without choices (st.just) is tried once and cannot be climbed from
+    assert falsify(FalsifiableClaim("just", "", st.just(1), lambda x: -1.0), 10, 0).examples_tried == 1
+    with pytest.raises(ValueError, match="choices: a climb needs"):
+        Climb((), 0.0)
     # shrinking deletes list elements and lowers the rest: sum(xs) <= 150 over lists of 0..100, found as
     # lists of 4-12 elements in these seeds, shrinks to a list that neither pass can simplify: sum 151 (an
     # element lowered by one would hold) and no element 0 (deleting any one element then holds too). Two
