@@ -13,8 +13,9 @@ that input to a simpler one that still violates the claim. The search (``falsify
   examples beats the median of the scores seen (the scores say where violations may lie), the
   search climbs from that input: a (1+1) evolution strategy that moves about one choice at a time
   with a step width adapted per choice (1/5 success rule) and learns which choices leave the score
-  unchanged. A climb that has not improved for ``falsify_proposals.stall_after(n)`` proposals ends;
-  the search then takes ``explore`` more design points and climbs again from the best of them.
+  unchanged. A climb that has not improved for ``falsify_proposals.stall_after(n)`` proposals, or
+  whose proposals repeat tried inputs ``_REDRAWS`` times in a row, ends; the search then takes
+  ``explore`` more design points and climbs again from the best of them.
   Otherwise (flat scores, as on a claim whose violation is a bare yes/no, or a plateau) the search
   keeps taking design points, so on such claims it is the Sobol' design for its whole budget.
 
@@ -154,7 +155,10 @@ def falsify(claim: FalsifiableClaim, budget: int, seed: int) -> FalsifyResult:
                 and batch_best.score > statistics.median(scores)):
             climb = Climb(batch_best.choices, batch_best.score)
         example = runner.next_example(design.propose if climb is None else climb.propose, rng)
-        if example is None:  # no new input in _REDRAWS draws: the strategy is exhausted
+        if example is None and climb is not None:  # no new input near the parent: back to the design
+            climb, batch_best, batch_end = None, None, runner.tried + explore
+            continue
+        if example is None:  # no new input in _REDRAWS design draws: the strategy is exhausted
             break
         if example.score > 0:
             hit = example

@@ -234,6 +234,10 @@ def test_search_edges() -> None:
         falsify(FalsifiableClaim("none", "", st.integers(0, 9).filter(lambda x: x > 9), lambda x: -1.0), 10, 0)
     with pytest.raises(ValueError, match="violation: .*NaN"):
         falsify(FalsifiableClaim("nan", "", st.integers(0, 9), lambda x: math.nan), 10, 0)
+    # a climb whose neighbours are all tried hands back to the design, which goes on to the untried inputs:
+    # all 16 of a 4 x 4 grid with a graded score (the climb from (0, 0) alone stopped the search at 12-15)
+    grid = FalsifiableClaim("grid", "", st.tuples(st.integers(0, 3), st.integers(0, 3)), lambda x: -1.0 - x[0] - x[1])
+    assert all(falsify(grid, 50, seed).examples_tried == 16 for seed in range(5))
     # an input without choices (st.just) is tried once and cannot be climbed from
     assert falsify(FalsifiableClaim("just", "", st.just(1), lambda x: -1.0), 10, 0).examples_tried == 1
     with pytest.raises(ValueError, match="choices: a climb needs"):
