@@ -16,8 +16,8 @@ integers and on [-20, 20] for floats, strings and bytes have a uniform length in
 
 Unit coordinates (the falsifier's space-filling design and its climbs). A boolean or a bounded
 integer or float is the image of one number z in [0, 1] under the inverse distribution function
-of the distribution above (``unit_value``): True when z < p; lo + floor(z (hi - lo + 1)) for an
-integer; lo + z (hi - lo) for a float. ``unit_coordinate`` is the inverse (the middle of an
+of the distribution above (``_unit_value``): True when z < p; lo + floor(z (hi - lo + 1)) for an
+integer; lo + z (hi - lo) for a float. ``_unit_coordinate`` is the inverse (the middle of an
 integer's cell). So a uniform z gives the plain random distribution, and a design point (one z per
 choice) gives an input; other kinds have no unit coordinate and are drawn as above.
 
@@ -43,8 +43,7 @@ from typing import Any
 
 from hypothesis.internal.conjecture.providers import PrimitiveProvider
 
-__all__ = ["Choice", "Chooser", "complexity", "identity_key", "mutant", "simpler_values", "unit_coordinate",
-           "unit_value"]
+__all__ = ["Choice", "Chooser", "complexity", "identity_key", "mutant", "simpler_values"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ class Choice:
 class Chooser(PrimitiveProvider):
     """Makes the primitive choices of one draw from a strategy. Choice i is ``overrides[i]`` when given
     and permitted, else ``template[i]`` when of the same kind and permitted, else a fresh value: the
-    ``unit_value`` of ``units[i]`` when given and the choice has a unit coordinate (a design point),
+    ``_unit_value`` of ``units[i]`` when given and the choice has a unit coordinate (a design point),
     else drawn by ``rng`` (the distributions of the module docstring) or, without one, the simplest
     permitted value."""
 
@@ -89,7 +88,7 @@ class Chooser(PrimitiveProvider):
             candidates.append(self.template[i].value)
         value = next((v for v in candidates if _permitted(kind, v, constraints)), _MISSING)
         if value is _MISSING and i < len(self.units) and _has_unit(kind, constraints):
-            value = unit_value(kind, constraints, float(self.units[i]))
+            value = _unit_value(kind, constraints, float(self.units[i]))
         if value is _MISSING:
             value = _simplest(kind, constraints) if self.rng is None else _random_value(kind, constraints, self.rng)
         self.made.append(Choice(kind, value, constraints))
@@ -178,12 +177,10 @@ def _has_unit(kind: str, c: Mapping[str, Any]) -> bool:
     return kind == "float" and math.isfinite(c["min_value"]) and math.isfinite(c["max_value"])
 
 
-def unit_value(kind: str, c: Mapping[str, Any], z: float) -> Any:
+def _unit_value(kind: str, c: Mapping[str, Any], z: float) -> Any:
     """The value at unit coordinate ``z`` in [0, 1] of a boolean or a bounded integer or float of
     ``kind`` under constraints ``c``: the inverse distribution function of its plain random
     distribution (module docstring)."""
-    if not _has_unit(kind, c):
-        raise ValueError(f"kind: a {kind} choice under {dict(c)} has no unit coordinate (it is not bounded)")
     if kind == "boolean":
         return z < c["p"]
     lo, hi = c["min_value"], c["max_value"]
@@ -195,8 +192,8 @@ def unit_value(kind: str, c: Mapping[str, Any], z: float) -> Any:
     return value if _permitted("float", value, c) else _simplest("float", c)
 
 
-def unit_coordinate(choice: Choice) -> float | None:
-    """The unit coordinate of a bounded integer or a finite bounded float (the inverse of ``unit_value``;
+def _unit_coordinate(choice: Choice) -> float | None:
+    """The unit coordinate of a bounded integer or a finite bounded float (the inverse of ``_unit_value``;
     an integer at the middle of its cell); None for other choices."""
     kind, value, c = choice.kind, choice.value, choice.constraints
     if kind == "boolean" or not _has_unit(kind, c) or (kind == "float" and not math.isfinite(value)):
@@ -213,7 +210,7 @@ def unit_coordinate(choice: Choice) -> float | None:
 def _random_value(kind: str, c: Mapping[str, Any], rng: random.Random) -> Any:
     """A value drawn at random for one choice (the distributions of the module docstring)."""
     if _has_unit(kind, c):
-        return unit_value(kind, c, rng.random())
+        return _unit_value(kind, c, rng.random())
     if kind == "integer":
         lo, hi = c["min_value"], c["max_value"]
         offset = int(2.0 ** (16 * rng.random())) - 1
@@ -248,9 +245,9 @@ def mutant(choice: Choice, width: float, rng: random.Random) -> Any:
     kind, value, c = choice.kind, choice.value, choice.constraints
     if kind == "boolean":
         return not value
-    z = unit_coordinate(choice)
+    z = _unit_coordinate(choice)
     if z is not None:
-        moved = unit_value(kind, c, min(max(z + width * rng.gauss(0.0, 1.0), 0.0), 1.0))
+        moved = _unit_value(kind, c, min(max(z + width * rng.gauss(0.0, 1.0), 0.0), 1.0))
         if kind == "integer" and moved == value:
             step = 1 if rng.random() < 0.5 else -1
             moved = value + (step if _permitted(kind, value + step, c) else -step)

@@ -4,7 +4,7 @@ Design (``SobolDesign``). Point j of a scrambled Sobol' sequence in [0, 1]^D (D 
 ``DESIGN_DIMENSIONS``; Sobol' 1967 with Joe and Kuo's 2008 direction numbers, scrambled by a random
 linear matrix and digital shift (Matousek 1998), as ``scipy.stats.qmc.Sobol`` computes them, seeded
 from the search seed) gives the unit coordinates of
-the first D choices of the j-th design input (``falsify_choices.unit_value``: a boolean, a bounded
+the first D choices of the j-th design input (``falsify_choices``, "Unit coordinates": a boolean, a bounded
 integer or float at that quantile of its plain random distribution); the other choices are drawn
 at random (a choice takes the coordinate of its position, so where the number of earlier choices
 varies, a later one takes different coordinates in different inputs). Each scrambled point is
@@ -48,11 +48,11 @@ __all__ = ["DESIGN_DIMENSIONS", "FAILED_WEIGHT", "FIRST_WIDTH", "IGNORED_WEIGHT"
            "SobolDesign", "stall_after"]
 
 DESIGN_DIMENSIONS = 64
-"""Choices per input that take their unit coordinates from the design (the built-in claims make 15-17)."""
+"""Choices per input that take their unit coordinates from the design (the built-in claims make about 16)."""
 FIRST_WIDTH = 0.3
 """A climb's first Gaussian width in unit coordinates: a move reaches about a third of a choice's range."""
 MAX_WIDTH = 0.5
-"""The largest width: beyond it a move is a fresh draw clipped to the range's ends."""
+"""The largest width, half a choice's range: wider moves would mostly end clipped at the range's ends."""
 IGNORED_WEIGHT = 0.1
 """The largest weight of a choice whose move left the violation exactly unchanged (each starts at 1)."""
 FAILED_WEIGHT = 0.8
