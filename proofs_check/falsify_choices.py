@@ -4,17 +4,27 @@ A strategy builds its value from primitive choices (booleans, integers, floats, 
 each under Hypothesis's constraints (the keyword arguments of ``PrimitiveProvider.draw_<kind>``).
 ``Chooser`` is a Hypothesis ``PrimitiveProvider`` that makes them, so that no choice comes from
 Hypothesis's own generator (which adds numeric literals found in the source files of the local
-modules imported, its "local constants"): all randomness comes from the ``random.Random`` passed in.
+modules imported, its "local constants"): all randomness comes from the ``random.Random`` and the
+design points passed in.
 
-Distributions (``Chooser`` with an rng, the falsifier's random phase): every choice independently;
-a boolean is True with the strategy's probability p, a bounded integer or float is uniform on its
+Distributions (``Chooser`` with an rng: plain random sampling): every choice independently; a
+boolean is True with the strategy's probability p, a bounded integer or float is uniform on its
 range (Hypothesis's extra weight on boundaries is not used), a half-bounded or unbounded one is
 the finite bound (or the shrink target) plus or minus a magnitude 2^u, u uniform on [0, 16] for
 integers and on [-20, 20] for floats, strings and bytes have a uniform length in
 [min_size, min_size + 10] and uniform characters.
 
-Mutation (``mutant``, the targeted phase): a boolean flipped; an integer moved by 1 or redrawn; a
-float moved by a Gaussian step of width 10^(-3u) times its range, u uniform on [0, 1], or redrawn.
+Unit coordinates (the falsifier's space-filling design and its climbs). A boolean or a bounded
+integer or float is the image of one number z in [0, 1] under the inverse distribution function
+of the distribution above (``_unit_value``): True when z < p; lo + floor(z (hi - lo + 1)) for an
+integer; lo + z (hi - lo) for a float. ``_unit_coordinate`` is the inverse (the middle of an
+integer's cell). So a uniform z gives the plain random distribution, and a design point (one z per
+choice) gives an input; other kinds have no unit coordinate and are drawn as above.
+
+Mutation (``mutant``, a climb's move): a boolean flipped; a bounded integer or float moved by a
+Gaussian step of a given width in its unit coordinate (clipped to [0, 1]; an integer moves by at
+least 1); an unbounded integer moved by 1 or redrawn; an unbounded float moved by a Gaussian step
+of width 10^(-3u) times max(1, |value|), u uniform on [0, 1], or redrawn; strings and bytes redrawn.
 
 Order (``complexity``, shrinking): fewer choices first, then choice by choice: an integer nearer its
 shrink target, a float with fewer significant digits then nearer the simplest value of its range,
@@ -27,13 +37,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis.internal.conjecture.providers import PrimitiveProvider
 
-__all__ = ["Choice", "Chooser", "mutant", "complexity", "simpler_values", "identity_key"]
+__all__ = ["Choice", "Chooser", "complexity", "identity_key", "mutant", "simpler_values"]
 
 
 @dataclass(frozen=True)
@@ -48,13 +58,15 @@ class Choice:
 
 class Chooser(PrimitiveProvider):
     """Makes the primitive choices of one draw from a strategy. Choice i is ``overrides[i]`` when given
-    and permitted, else ``template[i]`` when of the same kind and permitted, else a fresh value: drawn
-    by ``rng`` (the distributions of the module docstring) or, without one, the simplest permitted value."""
+    and permitted, else ``template[i]`` when of the same kind and permitted, else a fresh value: the
+    ``_unit_value`` of ``units[i]`` when given and the choice has a unit coordinate (a design point),
+    else drawn by ``rng`` (the distributions of the module docstring) or, without one, the simplest
+    permitted value."""
 
     def __init__(self, template: tuple[Choice, ...] = (), overrides: Mapping[int, Any] | None = None,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, units: Sequence[float] = ()) -> None:
         super().__init__(None)
-        self.template, self.overrides, self.rng = template, dict(overrides or {}), rng
+        self.template, self.overrides, self.rng, self.units = template, dict(overrides or {}), rng, units
         self.made: list[Choice] = []
         self.spans: list[tuple[int, int]] = []  # [start, end) of the choices of each strategy draw
         self._open: list[int] = []
@@ -75,6 +87,8 @@ class Chooser(PrimitiveProvider):
         if i < len(self.template) and self.template[i].kind == kind:
             candidates.append(self.template[i].value)
         value = next((v for v in candidates if _permitted(kind, v, constraints)), _MISSING)
+        if value is _MISSING and i < len(self.units) and _has_unit(kind, constraints):
+            value = _unit_value(kind, constraints, float(self.units[i]))
         if value is _MISSING:
             value = _simplest(kind, constraints) if self.rng is None else _random_value(kind, constraints, self.rng)
         self.made.append(Choice(kind, value, constraints))
@@ -154,14 +168,51 @@ def _simplest(kind: str, c: Mapping[str, Any]) -> Any:
     return bytes(c["min_size"])
 
 
+def _has_unit(kind: str, c: Mapping[str, Any]) -> bool:
+    """Whether a choice has a unit coordinate: a boolean, or an integer or float with both bounds finite."""
+    if kind == "boolean":
+        return True
+    if kind == "integer":
+        return c["min_value"] is not None and c["max_value"] is not None
+    return kind == "float" and math.isfinite(c["min_value"]) and math.isfinite(c["max_value"])
+
+
+def _unit_value(kind: str, c: Mapping[str, Any], z: float) -> Any:
+    """The value at unit coordinate ``z`` in [0, 1] of a boolean or a bounded integer or float of
+    ``kind`` under constraints ``c``: the inverse distribution function of its plain random
+    distribution (module docstring)."""
+    if kind == "boolean":
+        return z < c["p"]
+    lo, hi = c["min_value"], c["max_value"]
+    if kind == "integer":
+        return lo + min(int(z * (hi - lo + 1)), hi - lo)
+    value = min(max(lo + (hi - lo) * z if math.isfinite(hi - lo) else lo * (1 - z) + hi * z, lo), hi)
+    if 0 < abs(value) < c["smallest_nonzero_magnitude"]:
+        value = math.copysign(c["smallest_nonzero_magnitude"], value)
+    return value if _permitted("float", value, c) else _simplest("float", c)
+
+
+def _unit_coordinate(choice: Choice) -> float | None:
+    """The unit coordinate of a bounded integer or a finite bounded float (the inverse of ``_unit_value``;
+    an integer at the middle of its cell); None for other choices."""
+    kind, value, c = choice.kind, choice.value, choice.constraints
+    if kind == "boolean" or not _has_unit(kind, c) or (kind == "float" and not math.isfinite(value)):
+        return None
+    lo, hi = c["min_value"], c["max_value"]
+    if kind == "integer":
+        return (value - lo + 0.5) / (hi - lo + 1)
+    if hi == lo:
+        return 0.5
+    z = (value - lo) / (hi - lo) if math.isfinite(hi - lo) else (value / 2 - lo / 2) / (hi / 2 - lo / 2)
+    return min(max(z, 0.0), 1.0)
+
+
 def _random_value(kind: str, c: Mapping[str, Any], rng: random.Random) -> Any:
     """A value drawn at random for one choice (the distributions of the module docstring)."""
-    if kind == "boolean":
-        return rng.random() < c["p"]
+    if _has_unit(kind, c):
+        return _unit_value(kind, c, rng.random())
     if kind == "integer":
         lo, hi = c["min_value"], c["max_value"]
-        if lo is not None and hi is not None:
-            return lo + rng.randrange(hi - lo + 1)
         offset = int(2.0 ** (16 * rng.random())) - 1
         if lo is not None:
             return lo + offset
@@ -170,17 +221,13 @@ def _random_value(kind: str, c: Mapping[str, Any], rng: random.Random) -> Any:
         return c["shrink_towards"] + (offset if rng.random() < 0.5 else -offset)
     if kind == "float":
         lo, hi = c["min_value"], c["max_value"]
-        u = rng.random()
-        if math.isfinite(lo) and math.isfinite(hi):
-            value = lo + (hi - lo) * u if math.isfinite(hi - lo) else lo * (1 - u) + hi * u
+        magnitude = 2.0 ** (40 * rng.random() - 20)
+        if math.isfinite(lo):
+            value = lo + magnitude
+        elif math.isfinite(hi):
+            value = hi - magnitude
         else:
-            magnitude = 2.0 ** (40 * u - 20)
-            if math.isfinite(lo):
-                value = lo + magnitude
-            elif math.isfinite(hi):
-                value = hi - magnitude
-            else:
-                value = magnitude if rng.random() < 0.5 else -magnitude
+            value = magnitude if rng.random() < 0.5 else -magnitude
         value = min(max(value, lo), hi)
         if 0 < abs(value) < c["smallest_nonzero_magnitude"]:
             value = math.copysign(c["smallest_nonzero_magnitude"], value)
@@ -192,18 +239,25 @@ def _random_value(kind: str, c: Mapping[str, Any], rng: random.Random) -> Any:
     return bytes(rng.randrange(256) for _ in range(size))
 
 
-def mutant(choice: Choice, rng: random.Random) -> Any:
-    """A random neighbour of one choice (module docstring, "Mutation")."""
+def mutant(choice: Choice, width: float, rng: random.Random) -> Any:
+    """A random neighbour of one choice (module docstring, "Mutation"); ``width``: the standard deviation
+    of the Gaussian step in the unit coordinate of a bounded integer or float."""
     kind, value, c = choice.kind, choice.value, choice.constraints
     if kind == "boolean":
         return not value
+    z = _unit_coordinate(choice)
+    if z is not None:
+        moved = _unit_value(kind, c, min(max(z + width * rng.gauss(0.0, 1.0), 0.0), 1.0))
+        if kind == "integer" and moved == value:
+            step = 1 if rng.random() < 0.5 else -1
+            moved = value + (step if _permitted(kind, value + step, c) else -step)
+        return moved
     if kind == "integer" and rng.random() < 0.5:
         step = 1 if rng.random() < 0.5 else -1
         return value + (step if _permitted(kind, value + step, c) else -step)
     if kind == "float" and rng.random() < 0.5 and math.isfinite(value):
-        lo, hi = c["min_value"], c["max_value"]
-        width = hi - lo if math.isfinite(hi - lo) else max(1.0, abs(value))
-        return min(max(value + width * 10.0 ** (-3 * rng.random()) * rng.gauss(0.0, 1.0), lo), hi)
+        return min(max(value + max(1.0, abs(value)) * 10.0 ** (-3 * rng.random()) * rng.gauss(0.0, 1.0),
+                       c["min_value"]), c["max_value"])
     return _random_value(kind, c, rng)
 
 

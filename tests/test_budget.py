@@ -98,7 +98,8 @@ def _refused(argv: list[str], field: str, capsys: pytest.CaptureFixture[str]) ->
 
 @pytest.mark.parametrize("claim, field, words", [
     ("li2020.thm1[seeds=1000000000]", "seeds", "1e+09 runs"),
-    ("li2020.thm1[seeds=" + "1" + "0" * 30 + "]", "seeds", "runs"),  # was an internal OverflowError
+    # was an internal OverflowError; refused by the parameter's bound (at most 19 digits) before any estimate
+    ("li2020.thm1[seeds=" + "1" + "0" * 30 + "]", "seeds", "an integer of 31 digits"),
     ("control.constant-step-rate[rounds=1000000000000]", "rounds", "CPU-hours"),
     ("li2020.thm1[horizon_scale=1e9]", "horizon_scale", "CPU-hours"),
     ("ding2020.table1[cycles=1000000000]", "cycles", "CPU-hours"),

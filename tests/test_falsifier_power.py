@@ -1,10 +1,11 @@
-"""The falsifier's search power and reproducibility (issue 8).
+"""The falsifier's search power and reproducibility (issues 8 and 23).
 
 Power: at a budget of 50 the falsifier must find violations that fill a few percent of its input
-space at least as often as 50 plain random draws of the same strategy. Plain random sampling is
-the falsifier's own random phase (every primitive choice drawn independently: uniform on a bounded
-range, a boolean with its probability); the first test checks that this phase draws those
-distributions, so that the closed-form rates used below apply to it.
+space at least as often as 50 plain random draws of the same strategy, and graded violations that
+fill a tenth of a percent far more often than the search it replaced (tests/falsify_hit_rates.py).
+Each of the falsifier's design inputs has the plain random distribution (every primitive choice
+uniform on a bounded range, a boolean with its probability) and the design spreads them evenly;
+the first tests check both, so that the closed-form rates used below apply to it.
 
 Reproducibility: the same claim, budget and seed give the same result in another process that has
 imported a module full of unusual numeric literals (Hypothesis's own generator draws such literals
@@ -19,14 +20,17 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from falsify_hit_rates import PLANTED, hit_count
 from hypothesis import strategies as st
 from scipy import stats
 
 from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance
+from proofs_check.falsify_proposals import Climb, stall_after
 from proofs_check.falsify_search import FalsifiableClaim, falsify
 
 BUDGET = 50
@@ -80,24 +84,30 @@ def binomial_lower_quantile(n: int, q: float, level: float) -> int:
     return k
 
 
-def successes(claim: FalsifiableClaim) -> list[int]:
-    """examples_tried of the seeds (of SEEDS) that found a violation at budget BUDGET."""
+def successes(claim: FalsifiableClaim) -> list[str]:
+    """The messages of the seeds (of SEEDS) that found a violation at budget BUDGET."""
     results = [falsify(claim, BUDGET, seed) for seed in SEEDS]
     assert all(r.violation > 0 for r in results if r.found)
-    return [r.examples_tried for r in results if r.found]
+    return [r.message for r in results if r.found]
 
 
-def test_random_phase_draws_the_stated_distributions() -> None:
-    # A claim that never fails and whose score is flat: the whole budget is plain random sampling.
-    drawn: list[tuple[int, float]] = []
+def record_all(strategy: st.SearchStrategy[object], budget: int, seed: int,
+               violation: Callable[[object], float] = lambda x: -1.0) -> list[object]:
+    """The inputs ``falsify`` evaluates on a claim that never fails (``violation`` <= 0), in order."""
+    drawn: list[object] = []
 
-    def record(x: tuple[int, float]) -> float:
+    def record(x: object) -> float:
         drawn.append(x)
-        return -1.0
+        return violation(x)
 
-    result = falsify(FalsifiableClaim("flat", "never fails", st.tuples(st.integers(1, 4), st.floats(0.0, 1.0)), record),
-                     400, 0)
-    assert not result.found and result.examples_tried == 400 == len(drawn)
+    assert not falsify(FalsifiableClaim("recorded", "never fails", strategy, record), budget, seed).found
+    return drawn
+
+
+def test_design_draws_the_stated_distributions() -> None:
+    # A claim that never fails and whose score is flat: the whole budget is the design.
+    drawn = record_all(st.tuples(st.integers(1, 4), st.floats(0.0, 1.0)), 400, 0)
+    assert len(drawn) == 400
     integers, floats = np.array([x[0] for x in drawn]), np.array([x[1] for x in drawn])
     # chi-square test of uniformity on {1..4} and Kolmogorov-Smirnov test against U(0, 1), each at level 0.001
     assert stats.chisquare(np.bincount(integers, minlength=5)[1:]).pvalue > 1e-3
@@ -110,12 +120,47 @@ def test_graded_violation_of_a_few_percent_is_found_more_often_than_by_random_sa
     found = successes(FalsifiableClaim("toy.drift", "(N-1)(E-1)uh/9 <= 0.38", TOY, drift_excess, known_false=True))
     expected_random = len(SEEDS) * random_success(p)  # 15.7 of 20 seeds
     assert len(found) >= expected_random, (len(found), expected_random)
-    assert any(tried > BUDGET // 2 for tried in found)  # the targeted phase contributes hits
+    assert any("by a climb" in message for message in found)  # the climbs contribute hits
+
+
+def test_design_spreads_its_first_inputs() -> None:
+    # The first 16 design inputs of (N, E, u) with N, E uniform on {1..4}: each (N, E) pair once and
+    # each sixteenth of u's range once (falsify_proposals: the first two coordinates of Sobol' are a
+    # (0, 2)-sequence, each one a (0, 1)-sequence). 16 plain random draws give every pair with
+    # probability 16! / 16^16 = 1.1e-6.
+    for seed in range(5):
+        drawn = record_all(st.tuples(st.integers(1, 4), st.integers(1, 4), st.floats(0.0, 1.0)), 16, seed)
+        assert sorted((n, e) for n, e, _ in drawn) == [(n, e) for n in range(1, 5) for e in range(1, 5)]
+        assert sorted(int(16 * u) for _, _, u in drawn) == list(range(16))
+
+
+def test_graded_violation_of_a_tenth_of_a_percent_is_found_at_budget_50() -> None:
+    # tests/falsify_hit_rates.py, "corner+ignored": (N-1)(E-1)uh/9 <= 0.83 on a strategy that also draws
+    # seven choices the claim ignores; its violation region has probability 0.000959 (closed form there).
+    # Over 200 seeds at budget 50 this search found it in 0.875 of them, the search it replaced (plain
+    # random draws for half the budget, then one-choice mutations) in 0.18. With 40 seeds the binomial
+    # standard error is sqrt(p (1 - p) / 40): 0.052 at p = 0.875, 0.061 at p = 0.18; the threshold 0.6
+    # is 5 standard errors below the first and 7 above the second.
+    planted = PLANTED["corner+ignored"]
+    assert planted.measure == pytest.approx(0.000959, abs=5e-7)
+    assert hit_count(planted.claim, 50, range(40)) >= 24
+
+
+def test_a_stalled_climb_returns_to_the_design() -> None:
+    # x <= 0 on [0, 1] with violation -x: the climb from the best design input heads for x = 0, where
+    # every move is worse or repeats x = 0; after stall_after(1) = 24 such moves the search takes
+    # design points again, which put 20 of the next 40 inputs in [0.5, 1] (one per 1/40 of the range,
+    # about). Without the return (a climb that never stalls) 0 or 1 of them are, measured in seeds 0-2.
+    drawn = record_all(st.floats(0.0, 1.0), 200, 0, lambda x: -x)
+    assert stall_after(1) == 24
+    zero = drawn.index(0.0)
+    assert sum(x >= 0.5 for x in drawn[zero + 1 : zero + 1 + 24 + 40]) >= 15, drawn[zero:]
 
 
 def test_yes_no_violation_of_a_few_percent_is_found_as_often_as_by_random_sampling() -> None:
-    # Flat scores give the targeted phase no direction: the falsifier then samples at random for its
-    # whole budget, and must succeed as often as random sampling does (probability 0.669 per seed).
+    # Flat scores give the climbs no direction: the falsifier then takes design points for its whole
+    # budget, each with the plain random distribution, and must succeed at least as often as random
+    # sampling does (probability 0.669 per seed).
     q = random_success(0.021875)
     found = successes(FalsifiableClaim("toy.box", "N = 3, E = 4, u >= 0.3, h >= 0.5 never happens", TOY, in_box,
                                        known_false=True))
@@ -126,9 +171,9 @@ def test_planted_lemma3_constant_on_li_instances() -> None:
     # Li's Lemma 3 with the constant 4 replaced by 0.5, on the strategy of Li's Lemmas 1-2 (one client
     # and E = 1 included: there both sides are 0). With v the built-in Lemma 3 violation,
     # v = spread / (4 X) - 1 up to rounding (X = eta^2 (E-1)^2 G^2), the planted violation is
-    # spread / (0.5 X) - 1 = 8 (v + 1) - 1. Plain random sampling of the same strategy is the same
-    # search on the yes/no version of the claim (flat scores: the targeted phase never starts);
-    # measured over 100 seeds it succeeds about 70% of the time (a violation fraction of about 2.4%).
+    # spread / (0.5 X) - 1 = 8 (v + 1) - 1. The design alone is the same search on the yes/no version
+    # of the claim (flat scores: no climb starts); plain random sampling, measured over 100 seeds,
+    # succeeds about 70% of the time (a violation fraction of about 2.4%).
     lemma3 = FALSIFIABLE["li2020.lemma3"].violation
     inputs = FALSIFIABLE["li2020.lemma1"].inputs
 
@@ -189,7 +234,19 @@ def test_search_edges() -> None:
         falsify(FalsifiableClaim("none", "", st.integers(0, 9).filter(lambda x: x > 9), lambda x: -1.0), 10, 0)
     with pytest.raises(ValueError, match="violation: .*NaN"):
         falsify(FalsifiableClaim("nan", "", st.integers(0, 9), lambda x: math.nan), 10, 0)
-    # shrinking deletes list elements and lowers the rest: sum(xs) <= 150 over lists of 0..100
-    shrunk = falsify(FalsifiableClaim("sum", "sum(xs) <= 150", st.lists(st.integers(0, 100)), lambda xs: sum(xs) - 150.0),
-                     50, 1)
-    assert shrunk.found and 151 <= sum(shrunk.counterexample["inputs"]) <= 160 and len(shrunk.counterexample["inputs"]) == 2
+    # a climb whose neighbours are all tried hands back to the design, which goes on to the untried inputs:
+    # all 16 of a 4 x 4 grid with a graded score (the climb from (0, 0) alone stopped the search at 12-15)
+    grid = FalsifiableClaim("grid", "", st.tuples(st.integers(0, 3), st.integers(0, 3)), lambda x: -1.0 - x[0] - x[1])
+    assert all(falsify(grid, 50, seed).examples_tried == 16 for seed in range(5))
+    # an input without choices (st.just) is tried once and cannot be climbed from
+    assert falsify(FalsifiableClaim("just", "", st.just(1), lambda x: -1.0), 10, 0).examples_tried == 1
+    with pytest.raises(ValueError, match="choices: a climb needs"):
+        Climb((), 0.0)
+    # shrinking deletes list elements and lowers the rest: sum(xs) <= 150 over lists of 0..100, found as
+    # lists of 4-12 elements in these seeds, shrinks to a list that neither pass can simplify: sum 151 (an
+    # element lowered by one would hold) and no element 0 (deleting any one element then holds too). Two
+    # elements is the fewest possible; the greedy passes may stop at more, as on [6, 87, 58].
+    claim = FalsifiableClaim("sum", "sum(xs) <= 150", st.lists(st.integers(0, 100)), lambda xs: sum(xs) - 150.0)
+    shrunk = [falsify(claim, 50, seed).counterexample["inputs"] for seed in range(6)]
+    assert all(sum(xs) == 151 and min(xs) > 0 for xs in shrunk), shrunk
+    assert any(len(xs) == 2 for xs in shrunk), shrunk
