@@ -143,7 +143,9 @@ def test_exact_gradients_and_single_local_step() -> None:
 
 def test_lemma_table_rows() -> None:
     problem = PROBLEMS["counterexample"]
-    rows = lemma_table(problem, li_config(problem, 3, 4, 2, seeds=4))
+    # 8 seeds: the drift is strongly skewed over seeds here, and with 4 the gamma upper limit of its mean cannot
+    # certify a bound 18x above the mean (worst ratio 0.056, INCONCLUSIVE).
+    rows = lemma_table(problem, li_config(problem, 3, 4, 2, seeds=8))
     assert [row.lemma_id for row in rows] == list(LEMMA_IDS)
     for row in rows:
         assert row.status is row.verdict.status and np.isfinite(row.worst_ratio)
