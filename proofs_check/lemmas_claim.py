@@ -43,8 +43,8 @@ from .ding2020_lemmas import (
     ding_lemma2,
     ding_lemma3,
     ding_lemma6,
-    ding_rows,
 )
+from .ding2020_lemma_table import ding_rows
 from .fedavg_lemmas import LemmaData, collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
 from .lemma_verdicts import PLANTED_MARGIN, attained_offset, planted_factor
 from .plans import PLANTABLE_LEMMAS, LemmasPlan

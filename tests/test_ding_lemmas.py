@@ -16,14 +16,13 @@ from proofs_check.ding2020_lemmas import (
     DING_LEMMA_IDS,
     LEMMA8_BY_CONSTRUCTION,
     DingLemmaData,
-    check_ding_lemmas,
     collect_ding,
     ding_lemma2,
     ding_lemma3,
     ding_lemma8,
     ding_lemma9,
-    ding_lemma_table,
 )
+from proofs_check.ding2020_lemma_table import check_ding_lemmas, ding_lemma_table
 
 SMALL = instance(n_clients=3, n_blocks=2)
 SOFTMAX = block_cyclic_softmax(n_clients=3, n_blocks=2, n_features=3, n_classes=3, samples_per_client=6, l2=0.01)

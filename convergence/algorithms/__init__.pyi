@@ -12,7 +12,7 @@ from ._base import (
     RunResult,
     SeedRun,
 )
-from .block_cyclic.engine import BlockCyclicExtras, Communication
+from .block_cyclic.extras import BlockCyclicExtras, Communication
 from .block_cyclic.trace import BlockCyclicTrace
 from .fedavg.config import FedAvgConfig
 from .fedavg.engine import FedAvgExtras
