@@ -35,7 +35,7 @@ from .plot_specs import (
     plot_spec_from_json,
     rate_plot,
 )
-from .ding2020 import DingConstants, ding_bound
+from .ding2020_constants import DingConstants, ding_bound
 from .references import REFERENCES, Reference
 from .falsifiable_claims import FALSIFIABLE, FedAvgInstance, exact_moments
 from .falsify_search import FalsifiableClaim, FalsifyResult, falsify, reproduce

@@ -74,14 +74,14 @@ from convergence import (
 from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
 
 from .claim import ClaimResult, VerifySettings, combine_checks
-from .ding2020_constants import lemma6_constant, lemma9_constant
+from .ding2020_constants import DingConstants, ding_bound
+from .ding2020_hypotheses import (
+    PAPER_SETTING, ding_hypotheses, largest_local_steps, paper_hypotheses, paper_setting_note,
+)
 from .plans import DingTheoremPlan
 from .plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
-from .assumption_constants import second_moment_bound, variance_bound
-from .regions import Ball
 
-__all__ = ["evaluate_thm1", "evaluate_thm2", "ding_bound", "ding_hypotheses", "DingConstants", "PAPER_SETTING",
-           "THEOREM_PREDICTOR", "largest_local_steps", "run_configs"]
+__all__ = ["evaluate_thm1", "evaluate_thm2", "THEOREM_PREDICTOR", "run_configs"]
 
 CYCLES = 2
 RATE_TOLERANCE = 0.05
@@ -89,8 +89,6 @@ THEOREM_PREDICTOR = "average"
 """The predictor of every run of ``run_configs`` (the theorem claims thm1, thm2, speedup, ordering): eq. 7-8's
 uniform average of a block's models, the one Theorems 1-2 and their proofs use (eq. 50 applies Jensen's
 inequality to it). The Sec. 5 claims run the paper's exponential average instead (``ding2020_fig2.SEC5_PREDICTOR``)."""
-PAPER_SETTING = {"N": 100, "M": 5, "C": 10, "E": 200, "I": 10}
-"""Sec. 5: N = 100 clients, M = 5 blocks, C = 10 cycles, E = 200 rounds per block, I = 10."""
 
 
 def instance(n_clients: int = 4, n_blocks: int = 3, block_spread: float = 1.0,
@@ -126,37 +124,6 @@ class DingRun:
         return self.T // (self.M * self.K)
 
 
-def ding_hypotheses(algorithm: str, N: int, M: int, T: int, K: int, I: int, label: str = "",
-                    C: int | None = None) -> tuple[Hypothesis, ...]:
-    """I <= T^{1/4}/N^{3/4} (MC: (T/M)^{1/4}/N^{3/4}) and K > C M N, with the values.
-
-    C is the configuration's number of cycles; None takes it from T = C M K (Ding et al. Sec. 2),
-    which must then divide exactly. Raises ValueError naming ``C`` or ``T`` on a C that is not a
-    positive integer or a T that is not C M K.
-    """
-    if C is None:
-        if T % (M * K):
-            raise ValueError(f"T: T = {T} is not C M K for an integer C (M = {M}, K = {K}); pass C")
-        C = T // (M * K)
-    if isinstance(C, bool) or not isinstance(C, (int, np.integer)) or C < 1:
-        raise ValueError(f"C: the number of cycles must be an integer >= 1, got {C!r}")
-    horizon = T if algorithm == "mm" else T / M
-    limit = horizon**0.25 / N**0.75
-    prefix = f"[{label}] " if label else ""
-    what = "T^(1/4)/N^(3/4)" if algorithm == "mm" else "(T/M)^(1/4)/N^(3/4)"
-    return (
-        Hypothesis(f"{prefix}I <= {what}", I <= limit + 1e-12, f"I = {I}, {what} = {limit:.4g} (N = {N}, M = {M}, T = {T})"),
-        Hypothesis(f"{prefix}K > C M N", K > C * M * N, f"K = {K}, C M N = {C * M * N} with C = {C}"),
-    )
-
-
-def largest_local_steps(algorithm: str, N: int, M: int, T: int) -> int:
-    """The largest I the theorem allows at (N, M, T): floor(T^{1/4}/N^{3/4}) for MM-PSGD ("mm") and
-    floor((T/M)^{1/4}/N^{3/4}) for MC-PSGD ("mc"), at least 1."""
-    horizon = T if algorithm == "mm" else T / M
-    return max(1, int(np.floor(horizon**0.25 / N**0.75 + 1e-12)))
-
-
 def run_configs(settings: VerifySettings, plans: Sequence[tuple]) -> list[DingRun]:
     """Run (algorithm, problem, K, seeds, record_rounds) plans through the sweep layer, each with
     the theorem's step sizes, the largest allowed I (K rounded down to a multiple of I) and, for MM-PSGD
@@ -183,90 +150,6 @@ def run_configs(settings: VerifySettings, plans: Sequence[tuple]) -> list[DingRu
     results = execute(requests, settings.sweep_options(), description="Ding et al. runs")
     return [DingRun(a, N, M, T, K, I, g, result, problem)
             for (a, N, M, T, K, I, g, problem), result in zip(shapes, results)]
-
-
-@dataclass(frozen=True)
-class DingConstants:
-    """The constants of Ding et al.'s explicit bound at one configuration (THEOREMS.md, ding2020.thm1).
-
-    N clients, T total iterations, K = E I iterations per block, I local iterations, gamma the
-    step size, L and mu the smoothness and strong-convexity moduli of every F_m^i (Assumptions
-    1-2), B_sq = B^2 (Assumption 5), G_sq = G^2 (Assumption 4), sigma_sq = sigma^2 (Assumption 3).
-    """
-
-    N: int
-    T: int
-    K: int
-    I: int
-    gamma: float
-    L: float
-    mu: float
-    B_sq: float
-    G_sq: float
-    sigma_sq: float
-
-    @property
-    def bound(self) -> float:
-        """The explicit form of Lemmas 4-6 (eq. 16, 17, 33), term by term as THEOREMS.md writes it:
-
-        2B^2/(gamma T) + gamma sigma^2/(2N) + 2 gamma^2 I^2 G^2 L^2/mu + 4 gamma^3 I^2 G^2 L^2
-        + gamma [4(B^2 L^2 + B^2 + B^2 L)/(gamma K) + 4 gamma^2 I^2 G^2 L^2 + L gamma sigma^2/N]
-        + 2 gamma^3 I^3 G^2 L^2 + gamma^2 sigma^2 I L/(2N).
-        """
-        g, T, K, I, N = self.gamma, self.T, self.K, self.I, self.N
-        B_sq, G_sq, s_sq, L, mu = self.B_sq, self.G_sq, self.sigma_sq, self.L, self.mu
-        return float(
-            2 * B_sq / (g * T) + g * s_sq / (2 * N) + 2 * g**2 * I**2 * G_sq * L**2 / mu + 4 * g**3 * I**2 * G_sq * L**2
-            + g * (2 * lemma9_constant(B_sq, L) / (g * K) + 4 * g**2 * I**2 * G_sq * L**2 + L * g * s_sq / N)
-            + lemma6_constant(g, I, G_sq, L, s_sq, N)
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """The constants and the bound as a flat JSON-able dict (``B^2``, ``G^2``, ``sigma^2`` as in the paper)."""
-        return {"T": self.T, "K": self.K, "I": self.I, "N": self.N, "gamma": self.gamma, "L": self.L, "mu": self.mu,
-                "B^2": self.B_sq, "G^2": self.G_sq, "sigma^2": self.sigma_sq, "bound": self.bound}
-
-
-def ding_bound(run: DingRun) -> tuple[float, DingConstants]:
-    """The explicit form of THEOREMS.md (ding2020.thm1) at this run, and its constants.
-
-    B^2 = max(max_t,i ||x_t^i||^2 over every local iterate of the run (all seeds), ||x*||^2,
-    max_m ||x_m*||^2): Assumption 5 bounds every model the proof uses, the optima included (eq. 36
-    bounds ||x_bar_1 - x*||^2 by 4B^2, which needs ||x*|| <= B; eq. 63 bounds ||y - x_m*||^2 by
-    4B^2, which needs ||x_m*|| <= B). sigma^2 and G^2 are then bounded over the ball ||x|| <= B.
-    """
-    problem, result = run.problem, run.result
-    consts = problem_constants(problem.combined)
-    optima = [exact_optimum(problem.combined, crosscheck=False).w_star] + [
-        exact_optimum(problem.block(m), crosscheck=False).w_star for m in range(problem.n_blocks)]
-    B_sq = max(float(np.max(result.extras.max_norm_sq)), *(float(w @ w) for w in optima))
-    ball = Ball(np.zeros(problem.dim), float(np.sqrt(B_sq)))
-    constants = DingConstants(
-        N=run.N, T=run.T, K=run.K, I=run.I, gamma=float(run.gamma), L=float(consts.L), mu=float(consts.mu),
-        B_sq=B_sq, G_sq=float(second_moment_bound(problem.combined, ball, 1).value),
-        sigma_sq=float(variance_bound(problem.combined, ball, 1).max),
-    )
-    return constants.bound, constants
-
-
-def _paper_hypotheses(algorithm: str) -> tuple[Hypothesis, ...]:
-    """Both hypotheses of the theorem on the paper's own experiment (Sec. 5), with its C = 10."""
-    p = PAPER_SETTING
-    T, K = p["C"] * p["M"] * p["E"] * p["I"], p["E"] * p["I"]
-    return ding_hypotheses(algorithm, p["N"], p["M"], T, K, p["I"], "Sec. 5", C=p["C"])
-
-
-def _paper_setting_note(algorithm: str) -> str:
-    p = PAPER_SETTING
-    T = p["C"] * p["M"] * p["E"] * p["I"]
-    hypotheses = _paper_hypotheses(algorithm)
-    unmet = [h for h in hypotheses if not h.met]
-    needed = p["N"] ** 3 * p["I"] ** 4 * (1 if algorithm == "mm" else p["M"])
-    which = "neither hypothesis" if len(unmet) == 2 else f"{len(hypotheses) - len(unmet)} of the 2 hypotheses"
-    return (f"The paper's own experiment (Sec. 5: N = {p['N']}, M = {p['M']}, C = {p['C']}, E = {p['E']}, "
-            f"I = {p['I']}, so T = C M E I = {T}, K = E I = {p['E'] * p['I']}) meets {which}: "
-            + "; ".join(f"{h.name.removeprefix('[Sec. 5] ')} fails: {h.detail}" for h in unmet)
-            + f" (I = {p['I']} would need T >= {'N^3 I^4' if algorithm == 'mm' else 'M N^3 I^4'} = {needed:.0e}).")
 
 
 @dataclass(frozen=True)
@@ -419,7 +302,7 @@ def _evaluate_theorem(algorithm: str, settings: VerifySettings, plan: DingTheore
     if algorithm == "mc":
         checks += _mc_block_checks(apart, claimed_exponent)
     claim_id = "ding2020.thm1" if algorithm == "mm" else "ding2020.thm2"  # with parameters: Claim.evaluate's variant_id
-    paper = _paper_setting_note(algorithm)
+    paper = paper_setting_note(algorithm)
     verdict = combine_checks(claim_id, checks, notes=f"Headline: {checks[0][0]}. {paper}" if checks else paper,
                              uninformative=uninformative)
     labelled = zip(("blocks apart", "identical blocks"), (apart, *identical))
@@ -431,10 +314,10 @@ def _evaluate_theorem(algorithm: str, settings: VerifySettings, plan: DingTheore
     )
     if algorithm == "mm":
         verdict = verdict.with_evidence(measured_rates_blocks_apart=_measured_rates(apart))
-    paper_hypotheses = _paper_hypotheses(algorithm)
+    on_paper = paper_hypotheses(algorithm)
     verdict = verdict.with_evidence(
-        paper_setting=dict(PAPER_SETTING, hypothesis_met=all(h.met for h in paper_hypotheses),
-                           hypotheses=[{"name": h.name, "met": h.met, "detail": h.detail} for h in paper_hypotheses]),
+        paper_setting=dict(PAPER_SETTING, hypothesis_met=all(h.met for h in on_paper),
+                           hypotheses=[{"name": h.name, "met": h.met, "detail": h.detail} for h in on_paper]),
         planted={"claimed_exponent": claimed_exponent, "bound_scale": bound_scale,
                  "identical_instance": identical_instance},
     )

@@ -79,7 +79,8 @@ from problems import BlockCyclicProblem
 
 from .claim import ClaimResult, VerifySettings, combine_checks
 from .plot_specs import RatePlot, RateSeries, ReferenceRate, rate_plot
-from .ding2020 import CYCLES, DingRun, ding_hypotheses, instance, largest_local_steps, run_configs
+from .ding2020 import CYCLES, DingRun, instance, run_configs
+from .ding2020_hypotheses import ding_hypotheses, largest_local_steps
 from .plans import DingSpeedupPlan
 
 __all__ = ["evaluate_speedup", "fixed_T", "speedup_parent", "TRAFFIC_K"]

@@ -15,7 +15,7 @@ from convergence import Status
 from problems import ProblemError, block_cyclic_quadratic, build_block_cyclic, build_problem
 from proofs_check import VerifySettings, get_claim
 from proofs_check.ding2020_ordering import block_tracking
-from proofs_check.ding2020 import largest_local_steps
+from proofs_check.ding2020_hypotheses import largest_local_steps
 from proofs_check.ding2020_speedup import fixed_T, speedup_parent
 
 evaluate_ordering = get_claim("ding2020.ordering").evaluate  # the mode's plan, parameters by name
