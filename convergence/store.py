@@ -43,19 +43,21 @@ is created by the first ``put_record``; a store without it simply has no record.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .store_codec import (
+    CorruptRunError, CorruptRunWarning, StoredRun, encode_array, json_object, json_text, record_digest, run_digest,
+    stored_text, verified_run,
+)
 from .store_file import RECORDS_TABLE, StoreError, check_store_file, create_store, open_store, store_failure
 from .store_table import TABLE_COLUMNS, array_rows, config_fields, write_table
 
@@ -63,54 +65,9 @@ __all__ = [
     "CorruptRunError", "CorruptRunWarning", "RunStore", "StoreError", "StoredRun", "TABLE_COLUMNS", "TRACE_ARRAY_PREFIX",
 ]
 
-_NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integers, floats: what a tidy table's value holds
-
 TRACE_ARRAY_PREFIX = "trace_"
 """Result arrays named with this prefix hold a traced run's every local step (``algorithms._base``,
 "Tracing"); the exported table leaves them out."""
-
-
-class CorruptRunError(StoreError):
-    """A stored run that fails its checksums, cannot be decoded or holds values its run cannot have;
-    ``key`` names the run, ``path`` the store and ``reason`` what is wrong."""
-
-    def __init__(self, path: Path, key: str, reason: str) -> None:
-        super().__init__(f"run store {str(path)!r}: run {key} is corrupt: {reason}")
-        self.path = path
-        self.key = key
-        self.reason = reason
-
-    def __reduce__(self) -> tuple[Any, ...]:  # pickled whole (a claim evaluated in a worker process raises it)
-        return type(self), (self.path, self.key, self.reason)
-
-
-class CorruptRunWarning(UserWarning):
-    """A stored run failed its checks and is being recomputed (the message names the run and the store)."""
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    """One run read back from the store, every checksum verified.
-
-    ``config`` and ``meta`` are the JSON documents given to ``put``; ``result`` maps names to
-    arrays with the dtype, shape and bits they were stored with.
-    """
-
-    key: str
-    config: dict[str, Any]
-    meta: dict[str, Any]
-    result: dict[str, np.ndarray]
-
-
-@dataclass(frozen=True)
-class _ArrayRow:
-    """One array as stored: its dtype, shape (JSON), C-order bytes and their digest."""
-
-    name: str
-    dtype: str
-    shape: str
-    data: bytes
-    digest: str
 
 
 class RunStore:
@@ -138,7 +95,7 @@ class RunStore:
         self._db = open_store(self.path, readonly, field)
         if not readonly:
             self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.text_factory = _text  # text that is not UTF-8 any more reads, and fails its digest
+        self._db.text_factory = stored_text  # text that is not UTF-8 any more reads, and fails its digest
 
     def close(self) -> None:
         """Close the connection (committed runs are already on disk)."""
@@ -206,7 +163,7 @@ class RunStore:
         arrays = self._db.execute(  # a value edited into text still reads as its bytes, and fails its digest
             "SELECT name, dtype, shape, CAST(data AS BLOB), digest FROM arrays WHERE key = ? ORDER BY name", (key,)
         ).fetchall()
-        return _verified_run(self.path, key, row, arrays)
+        return verified_run(self.path, key, row, arrays)
 
     def get(self, key: str) -> dict[str, np.ndarray] | None:
         """The verified result of ``key`` (name -> array), or None; CorruptRunError when it fails its checks."""
@@ -233,10 +190,10 @@ class RunStore:
         """
         if not isinstance(key, str) or not key:
             raise StoreError(f"key: must be a non-empty string, got {key!r}")
-        arrays = [_encode(key, name, array) for name, array in result.items()]
-        config_text = _json_text(key, "config", config_json)
-        meta_text = _json_text(key, "meta", meta)
-        digest = _run_digest(key, config_text, meta_text, [(array.name, array.digest) for array in arrays])
+        arrays = [encode_array(key, name, array) for name, array in result.items()]
+        config_text = json_text(key, "config", config_json)
+        meta_text = json_text(key, "meta", meta)
+        digest = run_digest(key, config_text, meta_text, [(array.name, array.digest) for array in arrays])
         with self._transaction(f"writing run {key}"):
             self._db.execute("DELETE FROM arrays WHERE key = ?", (key,))
             self._db.execute("DELETE FROM runs WHERE key = ?", (key,))
@@ -268,9 +225,9 @@ class RunStore:
         with self._transaction(f"writing record {name!r}"):
             self._db.execute(RECORDS_TABLE)
             row = self._db.execute("SELECT value, digest FROM records WHERE name = ?", (name,)).fetchone()
-            text = _json_text(name, "record", update(None if row is None else self._verified_record(name, *row)))
+            text = json_text(name, "record", update(None if row is None else self._verified_record(name, *row)))
             self._db.execute("INSERT OR REPLACE INTO records (name, value, digest) VALUES (?, ?, ?)",
-                             (name, text, _record_digest(name, text)))
+                             (name, text, record_digest(name, text)))
         return json.loads(text)
 
     def record(self, name: str) -> dict[str, Any] | None:
@@ -283,10 +240,10 @@ class RunStore:
 
     def _verified_record(self, name: str, text: Any, digest: Any) -> dict[str, Any]:
         """A record's JSON object, after its checksum; StoreError naming the record and the store otherwise."""
-        if _record_digest(name, text) != digest:
+        if record_digest(name, text) != digest:
             raise StoreError(f"run store {str(self.path)!r}: record {name!r} is corrupt: it fails its checksum")
         try:
-            return _json_object(self.path, name, "record", text)
+            return json_object(self.path, name, "record", text)
         except CorruptRunError as exc:
             raise StoreError(f"run store {str(self.path)!r}: record {name!r} is corrupt: {exc.reason}") from None
 
@@ -341,7 +298,7 @@ class RunStore:
         """The flattened config fields of every stored run, sorted (a config that is no JSON object is corrupt)."""
         names: set[str] = set()
         for key, text in self._db.execute("SELECT key, config FROM runs"):
-            names.update(config_fields(_json_object(self.path, key, "config", text)))
+            names.update(config_fields(json_object(self.path, key, "config", text)))
         return sorted(names)
 
     def _rows(self, fields: list[str]) -> Iterator[list[Any]]:
@@ -357,84 +314,3 @@ class RunStore:
             for name, array in run.result.items():
                 if not name.startswith(TRACE_ARRAY_PREFIX):
                     yield from array_rows(prefix, seed, run.config.get("record_steps"), name, array)
-
-
-def _text(data: bytes) -> str:
-    """A stored text value, its bytes kept (invalid UTF-8 as surrogate escapes) so a digest can judge it."""
-    return data.decode("utf-8", "surrogateescape")
-
-
-def _encode(key: str, name: str, array: np.ndarray) -> _ArrayRow:
-    """The stored row of a numeric array (anything else is refused, naming run and array)."""
-    if not isinstance(name, str) or not name:
-        raise StoreError(f"run {key}: array names must be non-empty strings, got {name!r}")
-    if not isinstance(array, np.ndarray) or array.dtype.kind not in _NUMERIC_KINDS:
-        kind = array.dtype if isinstance(array, np.ndarray) else type(array).__name__
-        raise StoreError(f"run {key}: result {name!r} must be a numeric numpy array (bool, int, float), got {kind}")
-    dtype, shape, data = array.dtype.str, json.dumps(list(array.shape)), array.tobytes()
-    return _ArrayRow(name, dtype, shape, data, _array_digest(key, name, dtype, shape, data))
-
-
-def _array_digest(key: str, name: str, dtype: Any, shape: Any, data: bytes) -> str:
-    """SHA-256 of an array row bound to its run key and name, so a row moved to another run fails it."""
-    digest = hashlib.sha256(json.dumps([key, name, dtype, shape]).encode())
-    digest.update(b"\n")
-    digest.update(data)
-    return digest.hexdigest()
-
-
-def _run_digest(key: str, config_text: Any, meta_text: Any, arrays: list[tuple[str, str]]) -> str:
-    """SHA-256 of a run row: its key, config and metadata text and its arrays' names and digests."""
-    return hashlib.sha256(json.dumps([key, config_text, meta_text, sorted(arrays)]).encode()).hexdigest()
-
-
-def _record_digest(name: str, text: Any) -> str:
-    """SHA-256 of a record: its name and JSON text."""
-    return hashlib.sha256(json.dumps(["record", name, text]).encode()).hexdigest()
-
-
-def _verified_run(path: Path, key: str, row: tuple[Any, ...], arrays: list[tuple[Any, ...]]) -> StoredRun:
-    """The run of a ``runs`` row and its ``arrays`` rows; CorruptRunError when a checksum fails."""
-    config_text, meta_text, digest = row
-    result: dict[str, np.ndarray] = {}
-    for name, dtype, shape, data, array_digest in arrays:
-        if not isinstance(data, bytes) or _array_digest(key, name, dtype, shape, data) != array_digest:
-            raise CorruptRunError(path, key, f"array {name!r} fails its checksum (its bytes, dtype or shape "
-                                             "changed, or it was moved from another run)")
-        result[name] = _decode(path, key, name, dtype, shape, data)
-    if _run_digest(key, config_text, meta_text, [(array[0], array[4]) for array in arrays]) != digest:
-        raise CorruptRunError(path, key, "its config, metadata or set of arrays fails the run checksum")
-    return StoredRun(key, _json_object(path, key, "config", config_text), _json_object(path, key, "metadata", meta_text),
-                     result)
-
-
-def _json_object(path: Path, key: str, what: str, text: Any) -> dict[str, Any]:
-    """The JSON object a run's config or metadata text holds (text that checks out against its digest
-    but is no JSON object is corrupt)."""
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise CorruptRunError(path, key, f"its {what} is not JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise CorruptRunError(path, key, f"its {what} is JSON but not an object (got {type(value).__name__})")
-    return value
-
-
-def _decode(path: Path, key: str, name: str, dtype: str, shape: str, data: bytes) -> np.ndarray:
-    """The array of a row whose digest checked out (a row that still cannot be read is corrupt)."""
-    try:
-        kind = np.dtype(dtype)
-        dims = tuple(json.loads(shape))
-        if kind.kind not in _NUMERIC_KINDS or len(data) != kind.itemsize * int(np.prod(dims, dtype=np.int64)):
-            raise ValueError(f"{len(data)} bytes do not hold a {dtype} array of shape {dims}")
-        return np.frombuffer(data, dtype=kind).reshape(dims).copy()
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise CorruptRunError(path, key, f"array {name!r} cannot be read ({exc})") from None
-
-
-def _json_text(key: str, what: str, value: Mapping[str, Any]) -> str:
-    """Canonical JSON text (sorted keys, finite numbers) of a run's config or metadata."""
-    try:
-        return json.dumps(value, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise StoreError(f"run {key}: {what} is not JSON-serialisable: {exc}") from None
