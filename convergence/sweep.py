@@ -5,7 +5,7 @@ for. The function must be pure (its result depends on its arguments only), so a 
 same whichever executor runs it, in whatever order tasks complete; the sweep adds no order
 dependence of its own (results come back keyed, in task order).
 
-Executors: "serial" (this process), "process" (a local ``ProcessPoolExecutor``) and "dask" (the
+Executors (``convergence.sweep_executors``): "serial" (this process), "process" (a local ``ProcessPoolExecutor``) and "dask" (the
 workers of a ``dask.distributed`` cluster, reached with ``Client(scheduler_address)``). The pool
 and Dask share one code path: submit every task, take results ``as_completed``. With a run store,
 the driver process writes each finished task in its own transaction as it arrives, so a sweep
@@ -24,18 +24,12 @@ thread). Dask workers are other processes on other machines and get no such star
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
-import multiprocessing
 import os
-import socket
-import threading
 import time
 import warnings
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import as_completed as futures_as_completed
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol
@@ -44,8 +38,11 @@ import numpy as np
 
 from .algorithms.kernel_threads import check_threads, using_kernel_threads
 from .budget import max_cpu_hours
-from .config import ConfigError
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
+from .sweep_executors import (
+    SCHEDULER_TIMEOUT_S, Result, SweepError, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
+    warm_driver,
+)
 
 __all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT_S", "MissingRunError", "OutdatedRunError", "OutdatedRunWarning", "SweepError",
            "SweepMonitor", "SweepResults", "SweepOptions", "SweepTask", "check_scheduler", "local_process_pool",
@@ -54,13 +51,6 @@ __all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT_S", "MissingRunError", "OutdatedRunEr
 EXECUTORS = ("serial", "process", "dask")
 
 logger = logging.getLogger(__name__)
-
-_PARENT_POLL_S = 0.5  # how often a pool worker checks that the driver is alive
-SCHEDULER_TIMEOUT_S = 5.0
-"""How long reaching a Dask scheduler may take before the sweep gives up (connect and handshake)."""
-_SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # dask.distributed's network transports
-
-Result = dict[str, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -84,13 +74,6 @@ class SweepTask:
     warm_key: Hashable | None = None
     result_names: frozenset[str] | None = None
     check: Callable[[Mapping[str, np.ndarray]], None] | None = None
-
-
-_WARM_KEYS: set[Hashable] = set()
-"""The warm keys of the tasks this process has run (module docstring, "Compiling once")."""
-
-
-Finish = Callable[[SweepTask, Result, float], None]  # records one finished task: its result and seconds
 
 
 class SweepMonitor(Protocol):
@@ -123,14 +106,6 @@ class _ProgressBar:
 
     def sweep_finished(self, description: str, total: int, cached: int, seconds: float) -> None:
         self._bar.close()
-
-
-class SweepError(RuntimeError):
-    """A task of a sweep failed; ``key`` names it and the task's own exception is the cause."""
-
-    def __init__(self, key: str, error: BaseException) -> None:
-        super().__init__(f"sweep task {key} failed: {type(error).__name__}: {error}")
-        self.key = key
 
 
 class MissingRunError(StoreError):
@@ -289,15 +264,15 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
     try:
         if executor == "serial":
             with using_kernel_threads(options.threads):
-                _run_serial(pending, finish)
+                run_serial(pending, finish)
         elif executor == "process" and pending:
-            rest = _warm_driver(pending, finish)
+            rest = warm_driver(pending, finish)
             if len(rest) > 1:
-                _run_pool(rest, options.jobs, finish)
+                run_pool(rest, options.jobs, finish)
             else:
-                _run_serial(rest, finish)
+                run_serial(rest, finish)
         elif executor == "dask" and pending:
-            _run_dask(pending, options.scheduler, finish)
+            run_dask(pending, options.scheduler, finish)
     finally:
         if monitor is not None:
             monitor.sweep_finished(description, len(unique), len(cached), time.perf_counter() - start)
@@ -371,156 +346,3 @@ def _unique(tasks: Sequence[SweepTask]) -> list[SweepTask]:
     return list(first.values())
 
 
-def _call(fn: Callable[..., Result], args: tuple) -> tuple[Result, float]:
-    """Worker body: ``fn(*args)`` checked to be a mapping of names to arrays, and its run time."""
-    start = time.perf_counter()
-    result = fn(*args)
-    elapsed = time.perf_counter() - start
-    if not isinstance(result, Mapping) or not all(
-        isinstance(name, str) and isinstance(value, np.ndarray) for name, value in result.items()
-    ):
-        raise TypeError(f"{getattr(fn, '__name__', fn)!s} must return a mapping of names to numpy arrays")
-    return dict(result), elapsed
-
-
-def _run_serial(pending: list[SweepTask], finish: Finish) -> None:
-    """Run the tasks one after the other in this process (their warm keys are then warm here)."""
-    for task in pending:
-        try:
-            result, elapsed = _call(task.fn, task.args)
-        except Exception as error:
-            raise SweepError(task.key, error) from error
-        if task.warm_key is not None:
-            _WARM_KEYS.add(task.warm_key)
-        finish(task, result, elapsed)
-
-
-def _warm_driver(pending: list[SweepTask], finish: Finish) -> list[SweepTask]:
-    """Run here, before a pool forks, the first pending task of each warm key this process has not
-    run yet (module docstring, "Compiling once"); return the other tasks, in their order."""
-    first: dict[Hashable, SweepTask] = {}
-    for task in pending:
-        if task.warm_key is not None and task.warm_key not in _WARM_KEYS:
-            first.setdefault(task.warm_key, task)
-    _run_serial(list(first.values()), finish)
-    ran = {task.key for task in first.values()}
-    return [task for task in pending if task.key not in ran]
-
-
-def local_process_pool(workers: int) -> ProcessPoolExecutor:
-    """A local process pool of ``workers`` processes that forks where the platform can (the workers
-    inherit this process's compiled kernels and loaded modules, module docstring) and whose workers
-    end by themselves if this process is killed (``_watch_parent``). The sweeps' pool, and
-    ``fedbound verify``'s pool of claims (``reports.claim_pool``)."""
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_watch_parent,
-                               initargs=(os.getpid(),))
-
-
-def _watch_parent(parent: int) -> None:
-    """Pool-worker initializer: a daemon thread ends this worker once its parent (the driver) is gone.
-
-    A driver killed with SIGKILL cannot shut its pool down, and its workers, blocked reading a
-    task queue whose other ends their siblings still hold, would otherwise live on. When the
-    parent dies the worker is re-parented, so ``os.getppid()`` changes: checked every
-    ``_PARENT_POLL_S`` seconds.
-    """
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(_PARENT_POLL_S)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="fedbound-parent-watch", daemon=True).start()
-
-
-def _run_pool(pending: list[SweepTask], jobs: int, finish: Finish) -> None:
-    """Run the tasks on a local process pool of ``jobs`` workers (no more than there are tasks);
-    the workers end by themselves if the driver is killed (``_watch_parent``)."""
-    pool = local_process_pool(min(jobs, len(pending)))
-    try:
-        futures = {pool.submit(_call, task.fn, task.args): task for task in pending}
-        stop = functools.partial(pool.shutdown, wait=True, cancel_futures=True)  # lets the running ones finish
-        _collect(futures, futures_as_completed(futures), stop, finish)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def check_scheduler(address: Any, name: str = "scheduler") -> str:
-    """``address`` if it is a Dask scheduler address ([scheme://]host:port) that accepts a TCP
-    connection within SCHEDULER_TIMEOUT_S; ConfigError naming ``name`` otherwise.
-
-    Checked with a plain socket before any Dask client exists, so a bad address fails in seconds
-    with one message (a Client that never connected reports errors again from its destructor).
-    """
-    if not isinstance(address, str):
-        raise ConfigError(f"{name}: expected an address such as tcp://host:8786, got {address!r}")
-    scheme, _, rest = address.rpartition("://")
-    host, _, port_text = rest.rpartition(":")
-    if scheme not in ("",) + _SCHEDULER_SCHEMES or not host.strip("[]") or not port_text.isdigit():
-        raise ConfigError(f"{name}: expected [{'|'.join(_SCHEDULER_SCHEMES)}://]host:port, got {address!r}")
-    port = int(port_text)
-    if not 1 <= port <= 65535:
-        raise ConfigError(f"{name}: port {port} is outside 1..65535 in {address!r}")
-    try:
-        socket.create_connection((host.strip("[]"), port), timeout=SCHEDULER_TIMEOUT_S).close()
-    except OSError as exc:
-        raise ConfigError(f"{name}: no Dask scheduler reachable at {address!r} ({exc})") from None
-    return address
-
-
-def _run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish) -> None:
-    """Run the tasks on the workers of the Dask cluster whose scheduler is at ``scheduler``."""
-    from dask.distributed import Client, as_completed  # here, so that only Dask sweeps pay for the import
-
-    check_scheduler(scheduler)
-    try:
-        client = Client(scheduler, set_as_default=False, timeout=SCHEDULER_TIMEOUT_S)
-    except OSError as exc:
-        raise ConfigError(f"scheduler: cannot connect to the Dask scheduler at {scheduler!r} ({exc})") from None
-    with client:
-        futures = {client.submit(_call, task.fn, task.args, pure=False): task for task in pending}
-        try:
-            completed = as_completed(list(futures), loop=client.loop)
-            _collect(futures, completed, lambda: client.cancel(_running(futures)), finish)
-        finally:
-            client.cancel(_running(futures))
-
-
-def _running(futures: Iterable[Any]) -> list[Any]:
-    """The futures not yet done (queued or running)."""
-    return [future for future in futures if not future.done()]
-
-
-def _collect(
-    futures: Mapping[Any, SweepTask],
-    completed: Iterator[Any],
-    stop: Callable[[], object],
-    finish: Finish,
-) -> None:
-    """Finish each future's task as it completes; on a failure, stop the rest and raise SweepError.
-
-    Before raising, every other task that had already finished successfully is finished too, so
-    no computed result is lost.
-    """
-    finished: set[str] = set()
-    for future in completed:
-        task = futures[future]
-        try:
-            result, elapsed = future.result()
-        except Exception as error:
-            failed, failure = task, error
-            break
-        finish(task, result, elapsed)
-        finished.add(task.key)
-    else:
-        return
-    stop()
-    for future, task in futures.items():
-        if task is failed or task.key in finished or not future.done() or future.cancelled():
-            continue
-        try:
-            result, elapsed = future.result()
-        except Exception:
-            continue
-        finish(task, result, elapsed)
-    raise SweepError(failed.key, failure) from failure

@@ -322,9 +322,9 @@ def test_a_pool_forks_after_the_driver_ran_one_task_of_each_new_warm_key(monkeyp
     runs in the driver, before the pool forks; every other task runs in a worker that inherited the
     dispatcher the driver compiled (so it compiles nothing); a key run once is not run in the driver again;
     tasks without a key all go to the pool. The results are those of a serial sweep, in task order."""
-    from convergence import sweep
+    from convergence import sweep_executors
 
-    monkeypatch.setattr(sweep, "_WARM_KEYS", set())
+    monkeypatch.setattr(sweep_executors, "_WARM_KEYS", set())
     assert not _twice.signatures  # nothing compiled in this process yet: each worker would compile its own
     tasks = [SweepTask(f"k{i}", _where_compiled, (float(i),), {"i": i}, "twice") for i in range(6)]
     options = SweepOptions(jobs=2, progress=False)
