@@ -54,6 +54,7 @@ from .li2020_constants import (
 )
 from .li2020_eq8 import Eq8Constants, eq8_optimal_E, eq8_rounds_shape
 from .minibatch_moments import gradient_variance
+from .claim_text import param_text, parse_claim_text, variant_id
 from .parameters import (
     MODES,
     DataPlans,
@@ -63,12 +64,9 @@ from .parameters import (
     PlanError,
     describe_parameters,
     named_parameters,
-    param_text,
     parameter,
-    parse_claim_text,
     plan_parameters,
     resolve_plan,
-    variant_id,
 )
 from .partition_heterogeneity import (
     DEFAULT_B_SQ_GRID,

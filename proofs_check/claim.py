@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from convergence.verdict import Status, SubCheck, Uninformative, Verdict
 
-from .parameters import ModePlans, ParameterSpec, ParamValue, named_parameters, resolve_plan, variant_id
+from .claim_text import variant_id
+from .parameters import ModePlans, ParameterSpec, ParamValue, named_parameters, resolve_plan
 from .plot_specs import PLOT_SPECS, PlotSpec
 from .references import Reference
 

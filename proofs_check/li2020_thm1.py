@@ -72,7 +72,6 @@ import numpy as np
 from convergence import (
     FedAvgConfig,
     FedAvgExtras,
-    FedAvgTrace,
     Hypothesis,
     RunConfig,
     RunRequest,
@@ -84,18 +83,17 @@ from convergence import (
     execute,
     log_spaced_rounds,
 )
-from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, check_real, problem_constants, problem_spec
+from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, problem_constants, problem_spec
 
 from .bound_ceilings import gap_ceiling
 from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
 from .plot_specs import Curve, CurvesPlot, RatePlot, rate_plot
 from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants
-from .minibatch_moments import gradient_variance
+from .li2020_recursion import check_recursion, recursion_terms
 from .plans import RECURSION_SEEDS, Li2020Thm1Plan
 
 __all__ = [
     "evaluate", "Instance", "INSTANCES", "li_hypotheses", "RecursionInstance", "RECURSION_INSTANCE", "RECURSION_SEEDS",
-    "RecursionTerms", "recursion_terms", "check_recursion",
 ]
 
 CLAIM_ID = "li2020.thm1"
@@ -231,78 +229,6 @@ def _run_instance(
     if not inst.stochastic:
         table.update(_recursion_finding(inst.spec, problem, optimum, c, schedule, traj, cfg.algorithm, settings))
     return checks, plot, table
-
-
-@dataclass(frozen=True, eq=False)
-class RecursionTerms:
-    """Both sides of eq. 13 per seed and local step along S traced seeds of T steps each.
-
-    ``steps`` (T,) the 0-based global step t of each column; ``eta`` (T,) eta_t; ``current`` (S, T)
-    ||wbar_t - w*||^2; ``next_expected`` (S, T) ||wbar_t - eta_t gbar_t - w*||^2 + eta_t^2 V_t, the
-    expectation of ||wbar_{t+1} - w*||^2 given the past (module docstring); ``radius`` the largest
-    ||w_t^k - w*|| over every seed, step and client; ``grad_sq`` the largest ||g_{t,k}||^2.
-    """
-
-    steps: np.ndarray
-    eta: np.ndarray
-    current: np.ndarray
-    next_expected: np.ndarray
-    radius: float
-    grad_sq: float
-
-
-def recursion_terms(
-    problem: FederatedProblem, optimum: Optimum, traces: tuple[FedAvgTrace, ...], first_step: int = 0
-) -> RecursionTerms:
-    """RecursionTerms of the traces of a run's seeds (``RunResult.extras.traces`` of a traced FedAvg
-    run; batch size from the traces); ``first_step`` is the global step of each trace's first local
-    step (0 for a run from the start, t0 for a window restarted at step t0 with the schedule
-    shifted by t0)."""
-    if not traces:
-        raise ValueError("traces: need at least one traced seed")
-    p, w_star = problem.weights, optimum.w_star
-    T = traces[0].step_sizes.size
-    eta = traces[0].step_sizes
-    local = np.stack([trace.local_models for trace in traces])  # (S, T+1, N, d)
-    average = np.stack([trace.averages for trace in traces])[:, :T]
-    gbar = np.stack([trace.mean_full_gradients for trace in traces])
-    variance = np.einsum("k,stk->st", p**2, gradient_variance(problem, local[:, :T], traces[0].batch_size))
-    current = np.sum((average - w_star) ** 2, axis=2)
-    following = np.sum((average - eta[None, :, None] * gbar - w_star) ** 2, axis=2) + eta**2 * variance
-    return RecursionTerms(
-        np.arange(first_step, first_step + T), eta, current, following,
-        float(np.max(np.linalg.norm(local - w_star, axis=-1))),
-        float(np.max(np.stack([trace.stochastic_gradient_sq for trace in traces]))),
-    )
-
-
-def check_recursion(
-    claim_id: str,
-    terms: RecursionTerms,
-    mu: float,
-    B: float,
-    *,
-    B_scale: float = 1.0,
-    deterministic: bool,
-    hypotheses: tuple[Hypothesis, ...] = (),
-    notes: str = "",
-) -> Verdict:
-    """Eq. 13, E X_t <= B_scale eta_t^2 B at every step (module docstring), by check_upper_bound on
-    X_t^s = next_expected - (1 - eta_t mu) current; B_scale = 1 is the paper's (another value is a
-    planted variant). evidence adds ``max_lhs_over_rhs``, max_t Delta_{t+1} / ((1 - eta_t mu) Delta_t
-    + B_scale eta_t^2 B) with Delta the means over seeds."""
-    mu = check_real("mu", mu, 0.0)
-    B = check_real("B", B, 0.0, strict=True)
-    B_scale = check_real("B_scale", B_scale, 0.0, strict=True)
-    eta = terms.eta
-    allowance = B_scale * eta**2 * B
-    values = terms.next_expected - (1 - eta * mu) * terms.current
-    verdict = check_upper_bound(
-        claim_id, terms.steps + 1.0, values, allowance, hypotheses=hypotheses, deterministic=deterministic,
-        notes=notes,
-    )
-    lhs_rhs = float(np.max(terms.next_expected.mean(axis=0) / ((1 - eta * mu) * terms.current.mean(axis=0) + allowance)))
-    return verdict.with_evidence(max_lhs_over_rhs=lhs_rhs)
 
 
 def _recursion_instance(

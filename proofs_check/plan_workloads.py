@@ -31,7 +31,8 @@ from typing import Any
 from convergence.budget import Workload, check_workload, exceeds, pass_workload, run_workload
 
 from . import plans as p
-from .parameters import ModePlans, variant_id
+from .claim_text import variant_id
+from .parameters import ModePlans
 
 __all__ = ["check_claim_budget", "check_claims_budget", "plan_workload"]
 

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 from convergence.verdict import Status
 
 from .claim import Claim, PlantedVariant, UnknownClaimError
-from .parameters import ModePlans, ParamValue, named_parameters, parse_claim_text, variant_id
+from .claim_text import parse_claim_text, variant_id
+from .parameters import ModePlans, ParamValue, named_parameters
 from .plans import (
     ConstantsPlan,
     ConstantStepControlPlan,

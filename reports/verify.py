@@ -53,7 +53,7 @@ from convergence.store import StoreError
 from convergence.sweep import MissingRunError
 from convergence.verdict import Verdict
 from proofs_check.claim import Claim, VerifySettings
-from proofs_check.parameters import parse_claim_text
+from proofs_check.claim_text import parse_claim_text
 from proofs_check.plan_workloads import check_claims_budget
 from proofs_check.plot_specs import PlotSpec
 from proofs_check.registry import CLAIMS, ClaimSelection, select_claim
