@@ -1,0 +1,212 @@
+"""The claims of Li, Huang, Yang, Wang, Zhang (ICLR 2020), "On the Convergence of FedAvg on Non-IID Data":
+Theorems 1-4 (``LI2020_THEOREM_CLAIMS``), the schemes and the choices of E and K (``LI2020_EXPERIMENT_CLAIMS``).
+Data of the registry (``proofs_check.registry``, whose docstring says how a claim is written)."""
+
+from __future__ import annotations
+
+from .claim import Claim, PlantedVariant
+from .parameters import ModePlans
+from .plans import (
+    Li2020Eq8Plan,
+    Li2020KEffectPlan,
+    Li2020Thm1Plan,
+    Li2020SchemesPlan,
+    Li2020SamplingPlan,
+    Li2020Thm4Plan,
+)
+from .references import LI2020
+
+__all__ = ["LI2020_THEOREM_CLAIMS", "LI2020_EXPERIMENT_CLAIMS"]
+
+_LI_THM4_DEFAULT = Li2020Thm4Plan(E_grid=(2, 3, 5, 10, 20), eta_grid=(5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2),
+                                  simulated_rounds=120_000, gd_rounds=150_000, decay_rounds=400_000)
+
+_LI_SAMPLING_PLAN = ModePlans(
+    quick=Li2020SamplingPlan(horizon=300.0, participants=(1, 5), unbalanced_participants=(1, 2), image_horizon=300.0,
+                             image_clients=10, image_samples=1000, image_participants=2, image_seeds=8),
+    default=Li2020SamplingPlan(horizon=1000.0, participants=(1, 5), unbalanced_participants=(1, 2), image_horizon=300.0,
+                               image_clients=10, image_samples=1000, image_participants=2, image_seeds=16),
+    full=Li2020SamplingPlan(horizon=3000.0, participants=(1, 2, 5, 10), unbalanced_participants=(1, 2, 3, 4),
+                            image_horizon=300.0, image_clients=100, image_samples=0, image_participants=10,
+                            image_seeds=32),
+)
+"""The plan shared by li2020.thm2 and li2020.thm3 (the same instances, one scheme each). The image instances
+run N = 10 devices of 100 rows each by default (the paper: N = 100, Table 2's 542 rows per device, the full
+plan's, with K = 10): their record points cost a pass over the rows per seed."""
+_LI_SAMPLING_VARIANTS = (
+    PlantedVariant("C dropped", "eq. 6 without C (Theorem 1's bound under sampling): at K = 1 on the balanced "
+                   "instance the sampled client's noise alone exceeds it (gap/bound about 2)", {"C_scale": 0.0},
+                   sub_check="explicit bound (eq. 6)"),
+    PlantedVariant("bound x 0.001", "eq. 6 divided by 1000 (tightness 0.03-0.06 on the balanced synthetic instance, "
+                   "0.004-0.016 on the balanced image ones: a bound this much smaller is false on each of them)",
+                   {"bound_scale": 0.001}, sub_check="explicit bound (eq. 6)"),
+    PlantedVariant("rate O(T^-2)", "claimed exponent -2 in gamma + T (measured about -1)", {"claimed_exponent": -2.0},
+                   sub_check="rate exponent <="),
+)
+"""The planted variants shared by li2020.thm2 and li2020.thm3."""
+
+LI2020_THEOREM_CLAIMS = (
+    Claim(
+        "li2020.thm4", (LI2020,), "Theorem 4/5 and Lemma 6 (Appendix C)",
+        "Appendix C problem (N = 5, p = 4, μ = 2e-4), exact local gradients, constant η, E > 1: FedAvg converges "
+        "to w̃* with ‖w̃* − w*‖ ≥ (E−1) η/16 · ‖(A₁+μI)(A₂+μI) w*‖; with E = 1 it converges to w*; with a "
+        "decaying step it converges to w* for any E. To first order (eq. 33, App. C.5) ‖w̃* − w*‖ = (E−1) η ‖c‖ + O(η²), "
+        "c = ½ S⁻¹ (Σᵢ Sᵢ² − S₁S) w*, Sᵢ = Aᵢ + μI, S = Σᵢ Sᵢ.",
+        "the smallest ratio ‖w̃* − w*‖ / lower bound over the (η, E) grid (must be ≥ 1; a loose lower bound, the sharp "
+        "first-order coefficient is a sub-check)",
+        "proofs_check.li2020_thm4:evaluate",
+        plan=ModePlans(
+            quick=Li2020Thm4Plan(E_grid=(2, 5, 10), eta_grid=(1e-3, 3e-3, 1e-2, 3e-2), simulated_rounds=40_000,
+                                 gd_rounds=60_000, decay_rounds=100_000),
+            default=_LI_THM4_DEFAULT,
+            full=Li2020Thm4Plan(E_grid=_LI_THM4_DEFAULT.E_grid, eta_grid=_LI_THM4_DEFAULT.eta_grid,
+                                simulated_rounds=200_000, gd_rounds=300_000, decay_rounds=1_000_000),
+        ),
+        variants=(
+            PlantedVariant("lower bound x 32", "eq. 34 with 1/16 replaced by 1/0.5: a lower bound 32 times larger, above "
+                           "the measured bias (margin 18.3)", {"lower_bound_constant": 2.0},
+                           sub_check="lower bound (eq. 34)"),
+            PlantedVariant("coefficient x 1.5", "the first-order coefficient of eq. 33 multiplied by 1.5, so "
+                           "bias / ((E-1) eta |c|) tends to 2/3 instead of 1", {"coefficient_scale": 1.5},
+                           sub_check="first-order coefficient (eq. 33)"),
+        ),
+    ),
+    Claim(
+        "li2020.thm1", (LI2020,), "Theorem 1 (eq. 4-5)",
+        "Assumptions 1-4, κ = L/μ, γ = max{8κ, E}, η_t = 2/(μ(γ+t)): E F(w_T) − F* ≤ κ/(γ+T−1) · "
+        "(2B/μ + μγ/2 · E‖w₁ − w*‖²), B = Σ p_k² σ_k² + 6LΓ + 8(E−1)²G²; hence O(1/T). The proof's one-step "
+        "recursion (eq. 13): Δ_{t+1} ≤ (1 − η_t μ) Δ_t + η_t² B, Δ_t = E‖w̄_t − w*‖², at every local step.",
+        "the fitted exponent of the gap E F(w_T) − F* in γ + T on the counterexample, over the last decade (claimed ≤ −1); "
+        "the explicit bound lies above the gap's ceiling L R²/2 at every record point on both instances (listed as "
+        "uninformative), eq. 13 the sub-check that can fail",
+        "proofs_check.li2020_thm1:evaluate",
+        plan=ModePlans(
+            quick=Li2020Thm1Plan(horizon_scale=0.2, recursion_steps=200),
+            default=Li2020Thm1Plan(horizon_scale=1.0, recursion_steps=400),
+            full=Li2020Thm1Plan(horizon_scale=3.0, recursion_steps=1000),
+        ),
+        variants=(
+            PlantedVariant("bound x 1e-7", "eq. 4's right-hand side divided by 10^7 (eq. 4 is 73-1,031 x the gap's "
+                           "ceiling L R^2/2 and 6.6e4-1.9e6 x the measured gap, so only a bound this much smaller is "
+                           "false; it falls below the ceiling and is counted)", {"bound_scale": 1e-7},
+                           sub_check="explicit bound (eq. 4)"),
+            PlantedVariant("rate O(T^-3)", "claimed exponent -3 in gamma + T (measured about -2.0 and -1.7)",
+                           {"claimed_exponent": -3.0}, sub_check="rate exponent <="),
+            PlantedVariant("eq. 13 with B/2", "the one-step recursion with B halved (the first step uses 0.82 of "
+                           "eta_t^2 B on the E = 1 instance)", {"recursion_B_scale": 0.5},
+                           sub_check="one-step recursion (eq. 13)"),
+        ),
+    ),
+    Claim(
+        "li2020.thm2", (LI2020,), "Theorem 2 (eq. 6), Sec. 3.3 and App. B",
+        "Assumptions 1-5 (Scheme I: K clients drawn with replacement by p_k, simple average), κ, γ, B as in "
+        "Theorem 1, η_t = 2/(μ(γ+t)) decayed per local iteration: E F(w_T) − F* ≤ κ/(γ+T−1) · (2(B+C)/μ + μγ/2 · "
+        "E‖w₁ − w*‖²), C = (4/K) E² G²; hence O(1/T), for every K.",
+        "the largest ratio mean gap / eq. 6 over T on the balanced instance at the first K of the grid, K = 1 (must "
+        "be ≤ 1; tightness per run and T in the evidence)",
+        "proofs_check.li2020_partial:evaluate_thm2",
+        plan=_LI_SAMPLING_PLAN,
+        variants=_LI_SAMPLING_VARIANTS,
+    ),
+    Claim(
+        "li2020.thm3", (LI2020,), "Theorem 3 and the transformation of Sec. 3.3, App. B",
+        "Assumptions 1-4 and 6 (Scheme II: K clients uniformly without replacement, w ← (N/K) Σ_{k∈S} p_k w_k, "
+        "balanced data p_k = 1/N), η_t = 2/(μ(γ+t)) per local iteration: eq. 6 with C = (N−K)/(N−1) · (4/K) E² G²; "
+        "on unbalanced data, transformed Scheme II (F̃_k = N p_k F_k, simple average) satisfies it with L, μ, σ_k, G "
+        "replaced by νL, ςμ, √ν σ_k, √ν G, ν = N max p_k, ς = N min p_k. Scheme II itself is not covered on "
+        "unbalanced data (its hypothesis is checked).",
+        "the largest ratio mean gap / eq. 6 over T on the balanced instance at the first K of the grid, K = 1 (must "
+        "be ≤ 1; tightness per run and T in the evidence)",
+        "proofs_check.li2020_partial:evaluate_thm3",
+        plan=_LI_SAMPLING_PLAN,
+        variants=_LI_SAMPLING_VARIANTS,
+    ),
+)
+
+LI2020_EXPERIMENT_CLAIMS = (
+    Claim(
+        "li2020.schemes", (LI2020,), "Sec. 3.3, App. D.3 (Fig. 1c, 1d, Fig. 4)",
+        "FedAvg with K = 10 of N = 100 devices a round, E local SGD steps a round (E = 20 on MNIST, 10 on the "
+        "synthetic data; E counts local steps, Sec. 2 and App. D; the authors' code took 10 per unit of E: "
+        "steps_per_E = 10), step η₀/(1 + round) (the experiments' decay per round): "
+        "Scheme I (K draws by p_k with replacement, simple average) is stable and the best; Scheme II (uniform "
+        "without replacement, (N/K) Σ p_k w_k) is unstable on unbalanced data; transformed Scheme II (F̃_k = p_k N F_k, "
+        "simple average) is stable but slower than Scheme I, and equals Scheme II on balanced data; the original "
+        "scheme (McMahan: Σ_{k∉S} p_k w + Σ_{k∈S} p_k w_k) is slower than Scheme I even with its step tuned.",
+        "Scheme I's final loss minus the original scheme's on the balanced image instance, paired over seeds (claimed "
+        "< 0); every sub-check is a paired ordering over seeds at level 0.95, FAIL by Holm over the 25 sub-checks",
+        "proofs_check.li2020_schemes:evaluate_schemes",
+        plan=ModePlans(
+            quick=Li2020SchemesPlan(image_rounds=30, synthetic_rounds=30, original_steps=(0.1,), synthetic=False),
+            default=Li2020SchemesPlan(image_rounds=60, synthetic_rounds=40, original_steps=(0.1, 0.5), synthetic=True),
+            full=Li2020SchemesPlan(image_rounds=200, synthetic_rounds=200, original_steps=(0.1, 0.5, 0.9, 1.1),
+                                   synthetic=True),
+        ),
+        variants=(
+            PlantedVariant("Scheme II stable", "Scheme II claimed more stable than Scheme I on unbalanced data (the "
+                           "paper's Fig. 1d and 4 show the opposite)", {"scheme_ii_stable": True},
+                           sub_check="less stable than"),
+            PlantedVariant("original faster", "the original scheme claimed to reach the target loss before Scheme I",
+                           {"original_faster": True}, sub_check="the original scheme faster than Scheme I"),
+            PlantedVariant("tII = II unbalanced", "transformed Scheme II claimed equal to Scheme II on unbalanced data "
+                           "(N p_k != 1 there)", {"equality_data": "unbalanced"},
+                           sub_check="transformed Scheme II equals Scheme II"),
+        ),
+    ),
+    Claim(
+        "li2020.eq8", (LI2020,), "Sec. 3.4 eq. 8 and App. D.2 (Fig. 1a)",
+        "Rounds to an ε accuracy T_ε/E ∝ (1 + 1/K) E G² + (Σ p_k² σ_k² + LΓ + κG²)/E + G²: they first decrease, "
+        "then increase in E, so an optimal E* = √((Σ p_k² σ_k² + LΓ + κG²)/((1 + 1/K) G²)) exists (E local SGD "
+        "steps a round, Scheme I, K = 30 of N = 100, η_t = η₀/(1 + round), η₀ = 0.1, b = 24 on synthetic(α, β), b = 64 on unbalanced "
+        "MNIST; the paper sees the trade-off on its unbalanced data sets, not on balanced MNIST).",
+        "the measured E* on the first instance (theoretical: eq. 8's E*): the grid value with the fewest mean "
+        "rounds to F ≤ F* + "
+        "0.3 (F(w₀) − F*); the check: E* strictly inside the grid, paired over seeds",
+        "proofs_check.li2020_eq8:evaluate",
+        plan=ModePlans(
+            quick=Li2020Eq8Plan(E_grid=(5, 50, 1000), rounds=30, n_clients=20, participants=6,
+                                instance="synthetic(1,1)"),
+            default=Li2020Eq8Plan(E_grid=(5, 20, 50, 200, 1000), rounds=35, n_clients=20, participants=6,
+                                  instance=None),
+            full=Li2020Eq8Plan(E_grid=(5, 10, 20, 50, 100, 200, 500, 1000), rounds=200, n_clients=100,
+                               participants=30, instance=None),
+        ),
+        variants=(
+            PlantedVariant("E* = smallest E", "local steps do not help: the fewest rounds at the grid's smallest E "
+                           "(measured on the default plan: E = 5 needs 3.1 and 1.7 times the rounds of E* = 200 on "
+                           "synthetic(0,0) and (1,1), or misses the target, as on the image instance)",
+                           {"claimed_optimum": "smallest"}, sub_check="E* smallest"),
+            PlantedVariant("rounds fall monotonically in E", "no optimum: the fewest rounds at the grid's largest E "
+                           "(measured: E = 1000 needs 47% and 29% more rounds than E* = 200 on synthetic(0,0) and "
+                           "(1,1), 53% on the digits' image instance, 17% on Fashion-MNIST's)",
+                           {"claimed_optimum": "largest"}, sub_check="E* largest"),
+        ),
+    ),
+    Claim(
+        "li2020.k-effect", (LI2020,), "Sec. 3.4 (choice of K) and App. D.2 (Fig. 1b, Fig. 3)",
+        "Under non-iid data the number K of clients sampled per round has a weak effect on convergence (no linear "
+        "speedup: K enters Theorems 2-3 only through C = (4/K) E² G²); a larger K is slightly better (Scheme I, "
+        "E = 5 local steps, η₀ = 0.1, b = 24 on synthetic(α, β), b = 64 on MNIST, K from 5 to 100 of N = 100).",
+        "the largest |log E[g(K)/g(K_max)]| / log 1.25 over the K grid on the first instance, g the final gap "
+        "(≤ 1: every K within 25% of the largest K)",
+        "proofs_check.li2020_k_effect:evaluate",
+        plan=ModePlans(
+            quick=Li2020KEffectPlan(K_grid=(2, 20), rounds=60, n_clients=20, instance="synthetic(1,1)"),
+            default=Li2020KEffectPlan(K_grid=(2, 4, 6, 10, 20), rounds=60, n_clients=20, instance=None),
+            full=Li2020KEffectPlan(K_grid=(5, 10, 30, 50, 100), rounds=200, n_clients=100, instance=None),
+        ),
+        variants=(
+            PlantedVariant("smaller K better", "the smallest K's final gap below the largest K's (measured: K = 2's is "
+                           "7.5% and 12% above K = 20's on synthetic(0,0) and (1,1), 7.7% on Fashion-MNIST's image "
+                           "instance, 10% on the digits')", {"larger_K_better": False}, sub_check="order: "),
+            PlantedVariant("linear speedup in K", "strong effect, as with iid data: the final gap proportional to 1/K, "
+                           "so halving K doubles it (measured: within 12% across a tenfold K range)",
+                           {"claimed_K_exponent": 1.0}, sub_check="weak effect"),
+        ),
+    ),
+)
+"""Li et al.'s choices of E and K (``proofs_check.li2020_choices``): the default and quick plans run
+N = 20 clients so that the exact optimum (a Newton solve on every row) fits the budget;
+``--full`` runs the paper's N = 100 and K grid. The default plans run synthetic(0,0), synthetic(1,1)
+and the unbalanced image recipe (Fashion-MNIST here, the digits in CI); the quick plans
+synthetic(1,1) only."""
