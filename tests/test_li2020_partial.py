@@ -29,7 +29,7 @@ from proofs_check.claim import claim_optimum
 from proofs_check.li2020_sampling import (
     BALANCED, UNBALANCED, balanced_weights_hypothesis, image_instances, sampling_constants, sampling_schedule,
 )
-from proofs_check.registry import _LI_SAMPLING_PLAN
+from proofs_check.registry_li2020 import _LI_SAMPLING_PLAN
 
 CLAIM_IDS = ("li2020.thm2", "li2020.thm3")
 
