@@ -31,7 +31,7 @@ Measured coverage of the two-sided 95% interval (Monte Carlo, disjoint replicate
 R = 400-3200 replicates, binomial standard error 0.004-0.011), with S = 4 / 8 / 16 / 32:
 
   (a) FedAvg with Li et al.'s step eta_t = 2/(mu(gamma+t)), least squares, batch 1, E = 1, the truth
-      from the exact moment recursion (``proofs_check.run_moments.exact_expectations``), x = gamma + T:
+      from the exact moment recursion (``proofs_check.constants.run_moments.exact_expectations``), x = gamma + T:
       N = 4, d = 3, T <= 30 gamma, last decade   jackknife .946 .942 .956 .968   former hull .882 .896 .935 .943
         its last half decade                     jackknife .944 .944 .946 .948   former hull .917 .924 .936 .953
       N = 4, d = 3, T = 1..60 gamma              jackknife .952 .932 .940 .948   per-seed    .938 .911 .886 .828

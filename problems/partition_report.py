@@ -13,7 +13,7 @@ images: rows x_i = the image's pixels in [0, 1] (H W C features, no bias column)
     F_k(w) = (1/n_k) sum_{i in client k} softmax cross-entropy(w; x_i, y_i) + (l2/2) ||w||^2,
 
 so d = H W C x C (640 for the 8x8 digits) and mu = l2. The heterogeneity measures of that problem
-(Gamma, sigma_G^2, the (G, B)-BGD pair) are computed in ``proofs_check.partition_heterogeneity``.
+(Gamma, sigma_G^2, the (G, B)-BGD pair) are computed in ``proofs_check.constants.partition_heterogeneity``.
 """
 
 from __future__ import annotations

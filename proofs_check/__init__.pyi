@@ -1,7 +1,7 @@
 """Type stub of the proofs_check package: its public API. ``__init__.py`` loads these names lazily
 (lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
 
-from .assumption_constants import (
+from .constants.assumptions import (
     ClientEstimate,
     Estimate,
     gradient_dissimilarity,
@@ -12,17 +12,11 @@ from .assumption_constants import (
     strong_convexity,
     variance_bound,
 )
-from .bgd_constants import BGDPair, bgd_curve, bgd_pair, bgd_threshold
-from .claim import (
-    Claim,
-    ClaimResult,
-    PlantedVariant,
-    UnknownClaimError,
-    Uninformative,
-    VerifySettings,
-    combine_checks,
-)
-from .plot_specs import (
+from .constants.bgd import BGDPair, bgd_curve, bgd_pair, bgd_threshold
+from .framework.claim import Claim, ClaimResult, PlantedVariant, UnknownClaimError
+from .framework.evaluation import Uninformative, claim_optimum, combine_checks
+from .framework.settings import VerifySettings
+from .framework.plot_specs import (
     PLOT_SPECS,
     BiasPlot,
     Curve,
@@ -35,14 +29,14 @@ from .plot_specs import (
     plot_spec_from_json,
     rate_plot,
 )
-from .ding2020_constants import DingConstants, ding_bound
-from .references import REFERENCES, Reference
-from .falsifiable_claims import FALSIFIABLE, FedAvgInstance, exact_moments
-from .falsify_search import FalsifiableClaim, FalsifyResult, falsify, reproduce
-from .fedavg_lemma_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
-from .fedavg_lemmas import check_lemmas, collect, lemma_table
-from .gradient_bounds import GradientBounds, stochastic_gradient_bounds
-from .li2020_constants import (
+from .constants.ding2020 import DingConstants, ding_bound
+from .framework.references import REFERENCES, Reference
+from .falsifier.claims import FALSIFIABLE, FedAvgInstance, exact_moments
+from .falsifier.search import FalsifiableClaim, FalsifyResult, falsify, reproduce
+from .lemmas.fedavg_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
+from .lemmas.fedavg import check_lemmas, collect, lemma_table
+from .constants.gradient_bounds import GradientBounds, stochastic_gradient_bounds
+from .constants.li2020 import (
     LiConstants,
     li_sampling_C,
     li_theorem1_B,
@@ -53,9 +47,9 @@ from .li2020_constants import (
     li_transformed_constants,
 )
 from .li2020_eq8 import Eq8Constants, eq8_optimal_E, eq8_rounds_shape
-from .minibatch_moments import gradient_variance
-from .claim_text import param_text, parse_claim_text, variant_id
-from .parameters import (
+from .constants.minibatch_moments import gradient_variance
+from .framework.claim_text import param_text, parse_claim_text, variant_id
+from .framework.parameters import (
     MODES,
     DataPlans,
     ModePlans,
@@ -68,7 +62,7 @@ from .parameters import (
     plan_parameters,
     resolve_plan,
 )
-from .partition_heterogeneity import (
+from .constants.partition_heterogeneity import (
     DEFAULT_B_SQ_GRID,
     PartitionHeterogeneity,
     partition_heterogeneity,
@@ -76,7 +70,6 @@ from .partition_heterogeneity import (
 )
 from .plans import (
     ConstantsPlan,
-    ConstantStepControlPlan,
     DingFig2Plan,
     DingFig4Plan,
     DingFig5Plan,
@@ -97,7 +90,8 @@ from .plans import (
     YuTheorem1Plan,
     Sec5DataPlans,
 )
-from .regions import EVERYWHERE, Ball, Everywhere, Points, Region
-from .registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
-from .run_moments import IterateMoments, iterate_moments
-from .trajectory_constants import power_smoothness, sample_minibatch_moments, secant_smoothness
+from .constants.regions import EVERYWHERE, Ball, Everywhere, Points, Region
+from .claims.checks.constant_step_control import ConstantStepControlPlan
+from .framework.registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
+from .constants.run_moments import IterateMoments, iterate_moments
+from .constants.trajectory import power_smoothness, sample_minibatch_moments, secant_smoothness

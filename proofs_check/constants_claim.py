@@ -2,7 +2,7 @@
 
 The constants of the assumptions (THEOREMS.md notation) for each default problem
 (``proofs_check.default_problems``), each with the definition and method it uses
-(``proofs_check.assumption_constants``, ``proofs_check.bgd_constants``), over the ball of radius
+(``proofs_check.constants.assumptions``, ``proofs_check.constants.bgd``), over the ball of radius
 ||w*|| around w*, validated two ways so that the estimators can fail:
 
 * sampling: at random pairs of points of the ball, the mu-strong-convexity and L-smoothness
@@ -24,7 +24,7 @@ from scipy.linalg import eigh
 from convergence import Status, Verdict
 from problems import FederatedProblem, build_problem, exact_optimum, problem_constants
 
-from .assumption_constants import (
+from .constants.assumptions import (
     gradient_dissimilarity,
     heterogeneity,
     parameter_bound,
@@ -33,12 +33,14 @@ from .assumption_constants import (
     strong_convexity,
     variance_bound,
 )
-from .bgd_constants import bgd_pair
-from .claim import ClaimResult, VerifySettings, combine_checks
+from .constants.bgd import bgd_pair
+from .framework.claim import ClaimResult
+from .framework.evaluation import combine_checks
+from .framework.settings import VerifySettings
 from .default_problems import BATCH, DEFAULT_PROBLEMS
-from .minibatch_moments import all_client_terms, gradient_variance
+from .constants.minibatch_moments import all_client_terms, gradient_variance
 from .plans import PLANTABLE_CONSTANTS, ConstantsPlan
-from .regions import Ball
+from .constants.regions import Ball
 
 __all__ = ["evaluate_constants", "extreme_eigenvectors", "sign_fixed", "PLANTABLE_CONSTANTS", "PLANTED_SCALE", "WITNESS_TOLERANCE", "SAMPLES"]
 

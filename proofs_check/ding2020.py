@@ -73,13 +73,17 @@ from convergence import (
 )
 from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
 
-from .claim import ClaimResult, VerifySettings, combine_checks
-from .ding2020_constants import DingConstants, ding_bound
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import combine_checks
+
+from .framework.settings import VerifySettings
+from .constants.ding2020 import DingConstants, ding_bound
 from .ding2020_hypotheses import (
     PAPER_SETTING, ding_hypotheses, largest_local_steps, paper_hypotheses, paper_setting_note,
 )
 from .plans import DingTheoremPlan
-from .plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
+from .framework.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
 
 __all__ = ["evaluate_thm1", "evaluate_thm2", "THEOREM_PREDICTOR", "run_configs"]
 

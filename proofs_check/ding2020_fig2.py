@@ -74,9 +74,13 @@ from convergence import (
 )
 from problems import BlockCyclicImageProblem, build_block_cyclic, problem_spec
 
-from .claim import ClaimResult, VerifySettings, combine_checks
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import combine_checks
+
+from .framework.settings import VerifySettings
 from .plans import DingFig2Plan
-from .plot_specs import Curve, CurvesPlot
+from .framework.plot_specs import Curve, CurvesPlot
 
 __all__ = ["evaluate_fig2", "Fig2Curves", "fig2_curves", "NETWORK_OF_DATASET", "PAPER_FIG2", "SEC5_PREDICTOR",
            "SHUFFLE_SEED", "sec5_configs", "sec5_problem", "single_model_per_block"]

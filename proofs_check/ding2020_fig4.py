@@ -61,7 +61,11 @@ import numpy as np
 
 from convergence import FedAvgConfig, FedAvgCyclicConfig, RunConfig, RunRequest, StepSize, Verdict, execute
 
-from .claim import ClaimResult, VerifySettings, combine_checks
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import combine_checks
+
+from .framework.settings import VerifySettings
 from .ding2020_fig2 import SHUFFLE_SEED, sec5_configs, sec5_problem, single_model_per_block
 from .ding2020_sec5 import check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot
 from .plans import DingFig4Plan

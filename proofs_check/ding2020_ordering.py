@@ -49,8 +49,12 @@ from convergence import (
     check_upper_bound, execute,
 )
 
-from .claim import ClaimResult, VerifySettings, combine_checks
-from .plot_specs import Curve, CurvesPlot
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import combine_checks
+
+from .framework.settings import VerifySettings
+from .framework.plot_specs import Curve, CurvesPlot
 from .ding2020 import CYCLES, DingRun, instance, run_configs
 from .plans import DingOrderingPlan
 

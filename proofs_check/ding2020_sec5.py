@@ -55,7 +55,7 @@ from convergence import RunResult, Status, Verdict, check_ordering
 
 from .ding2020_fig2 import NETWORK_OF_DATASET, fig2_curves
 from .plans import DingSec5Plan
-from .plot_specs import Curve, CurvesPlot
+from .framework.plot_specs import Curve, CurvesPlot
 
 __all__ = ["FAMILY_ALPHA", "last_cycle_rounds", "last_cycle_accuracy", "check_paired_threshold", "sweep_notes",
            "sweep_plot"]

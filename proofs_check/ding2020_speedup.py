@@ -77,8 +77,12 @@ import numpy as np
 from convergence import Hypothesis, Status, Verdict, block_cyclic_gaps, check_rate_exponent
 from problems import BlockCyclicProblem
 
-from .claim import ClaimResult, VerifySettings, combine_checks
-from .plot_specs import RatePlot, RateSeries, ReferenceRate, rate_plot
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import combine_checks
+
+from .framework.settings import VerifySettings
+from .framework.plot_specs import RatePlot, RateSeries, ReferenceRate, rate_plot
 from .ding2020 import CYCLES, DingRun, instance, run_configs
 from .ding2020_hypotheses import ding_hypotheses, largest_local_steps
 from .plans import DingSpeedupPlan

@@ -99,11 +99,15 @@ from convergence import (
 )
 from problems import BlockCyclicImageProblem
 
-from .claim import ClaimResult, VerifySettings, combine_checks
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import combine_checks
+
+from .framework.settings import VerifySettings
 from .ding2020_fig2 import NETWORK_OF_DATASET, sec5_configs, sec5_problem
 from .li2020_choices import rounds_to_target
 from .plans import DingTable1Plan
-from .plot_specs import Curve, CurvesPlot, RatePlot, RateSeries, ReferenceRate
+from .framework.plot_specs import Curve, CurvesPlot, RatePlot, RateSeries, ReferenceRate
 
 __all__ = ["evaluate_table1", "RoundsToTarget", "rounds_to_accuracy", "RoundsChecks", "check_rounds_fall",
            "algorithm_test_count", "PAPER_TABLE1", "ALPHA"]

@@ -5,8 +5,8 @@ synthetic(1, 1) instance) with Li's schedule, yu2019.drift on heterogeneous leas
 with a constant step (the proof does not need identical data), and ding2020.lemma2, 3, 6, 8, 9 on
 the Ding instance with MC-PSGD (the theorem's step sizes, I = 4 so that the drift of lemma 3 is not
 trivially 0), each a sub-check whose worst ratio LHS / RHS over every step is reported with its
-interval. Constants as the assumptions define them (``proofs_check.fedavg_lemmas``,
-``proofs_check.ding2020_lemmas``). Every run keeps every local iterate (a traced request through
+interval. Constants as the assumptions define them (``proofs_check.lemmas.fedavg``,
+``proofs_check.lemmas.ding2020``). Every run keeps every local iterate (a traced request through
 ``convergence.execute`` on the NumPy reference path), so ``--jobs`` runs its seeds in parallel and
 ``--store`` keeps its traces like any other run.
 
@@ -33,20 +33,25 @@ import numpy as np
 from convergence import FedAvgConfig, MCPSGDConfig, Status, StepSize, Verdict
 from problems import BlockCyclicProblem, build_problem, problem_constants, problem_spec
 
-from .claim import ClaimResult, Uninformative, VerifySettings, combine_checks
+from .framework.claim import ClaimResult
+from convergence.verdict import Uninformative
+
+from .framework.evaluation import combine_checks
+
+from .framework.settings import VerifySettings
 from .default_problems import BATCH, DEFAULT_PROBLEMS
 from .ding2020 import CYCLES
 from .ding2020 import instance as ding_instance
-from .ding2020_lemmas import (
+from .lemmas.ding2020 import (
     DingLemmaData,
     collect_ding,
     ding_lemma2,
     ding_lemma3,
     ding_lemma6,
 )
-from .ding2020_lemma_table import ding_rows
-from .fedavg_lemmas import LemmaData, collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
-from .lemma_verdicts import PLANTED_MARGIN, attained_offset, planted_factor
+from .lemmas.ding2020_table import ding_rows
+from .lemmas.fedavg import LemmaData, collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
+from .lemmas.verdicts import PLANTED_MARGIN, attained_offset, planted_factor
 from .plans import PLANTABLE_LEMMAS, LemmasPlan
 
 __all__ = ["evaluate_lemmas", "PLANTABLE_LEMMAS", "LEMMA2_EQUALITY"]

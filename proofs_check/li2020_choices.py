@@ -72,7 +72,9 @@ import numpy as np
 from convergence import FedAvgConfig, FedAvgExtras, RunConfig, RunRequest, RunResult, StepSize, execute
 from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, problem_spec, resolve_li_dataset
 
-from .claim import VerifySettings, claim_optimum
+from .framework.evaluation import claim_optimum
+
+from .framework.settings import VerifySettings
 
 __all__ = [
     "ChoiceInstance", "CHOICE_INSTANCES", "IMAGE_SOURCE_PIXELS", "choice_instances", "SchemeIRun", "LossCurves",

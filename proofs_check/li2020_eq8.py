@@ -89,13 +89,17 @@ from scipy import stats
 
 from convergence import Status, Verdict, check_ordering
 
-from .claim import ClaimResult, VerifySettings, combine_checks
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import combine_checks
+
+from .framework.settings import VerifySettings
 from .li2020_choices import (
     E_READING, LossCurves, SchemeIRun, choice_instances, image_note, rounds_to_target, scheme_i_curves,
 )
-from .li2020_constants import li_theorem1_constants
+from .constants.li2020 import li_theorem1_constants
 from .plans import Li2020Eq8Plan
-from .plot_specs import Curve, CurvesPlot
+from .framework.plot_specs import Curve, CurvesPlot
 
 __all__ = ["evaluate", "Eq8Constants", "eq8_rounds_shape", "eq8_optimal_E", "ScaleFit", "fit_scale",
            "check_optimum_location", "ALPHA"]

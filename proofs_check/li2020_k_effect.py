@@ -55,10 +55,14 @@ import numpy as np
 
 from convergence import Status, Verdict, check_lower_bound, check_ordering, check_upper_bound, log_spaced_rounds
 
-from .claim import ClaimResult, VerifySettings, combine_checks
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import combine_checks
+
+from .framework.settings import VerifySettings
 from .li2020_choices import LossCurves, SchemeIRun, choice_instances, e_reading, image_note, scheme_i_curves
 from .plans import Li2020KEffectPlan
-from .plot_specs import Curve, CurvesPlot
+from .framework.plot_specs import Curve, CurvesPlot
 
 __all__ = ["evaluate", "final_gaps", "check_weak_effect", "ALPHA"]
 

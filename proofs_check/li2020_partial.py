@@ -14,7 +14,7 @@ experiments' per-round decay) and B = sum_k p_k^2 sigma_k^2 + 6 L Gamma + 8 (E-1
   sqrt(nu) sigma_k, sqrt(nu) G, nu = N max p_k, varsigma = N min p_k (checked as printed; a direct
   substitution would scale sigma_k^2 and G^2 by up to nu^2, see ``li2020_constants``).
 
-C, eq. 6 and the transformed constants are stated once in ``proofs_check.li2020_constants``
+C, eq. 6 and the transformed constants are stated once in ``proofs_check.constants.li2020``
 (``li_sampling_C``, ``li_theorem1_bound(c, steps, C)``, ``li_transformed_constants``), beside
 Theorem 1's; the hypotheses are Theorem 1's (``li2020_thm1.li_hypotheses``, on the transformed
 constants for transformed Scheme II) plus, for Scheme II, Assumption 6's p_k = 1/N
@@ -91,16 +91,18 @@ from convergence import (
 )
 from problems import FederatedProblem, Optimum, build_problem, problem_constants
 
-from .bound_ceilings import gap_ceiling
-from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
-from .li2020_constants import li_sampling_C, li_theorem1_bound, li_transform_factors
+from .constants.bound_ceilings import gap_ceiling
+from .framework.claim import ClaimResult
+from .framework.evaluation import claim_optimum, combine_checks
+from .framework.settings import VerifySettings
+from .constants.li2020 import li_sampling_C, li_theorem1_bound, li_transform_factors
 from .li2020_sampling import (
     BALANCED, BATCH_SIZE, LOCAL_STEPS, UNBALANCED, SamplingRun, balanced_weights_hypothesis, image_instances,
     sampling_constants, sampling_schedule,
 )
 from .li2020_thm1 import li_hypotheses
 from .plans import Li2020SamplingPlan
-from .plot_specs import Curve, CurvesPlot
+from .framework.plot_specs import Curve, CurvesPlot
 
 __all__ = ["evaluate_thm2", "evaluate_thm3", "RATE_TOLERANCE", "IMAGE_RECORD_POINTS"]
 

@@ -14,7 +14,7 @@ import numpy as np
 from convergence import FedAvgTrace, Hypothesis, Verdict, check_upper_bound
 from problems import FederatedProblem, Optimum, check_real
 
-from .minibatch_moments import gradient_variance
+from .constants.minibatch_moments import gradient_variance
 
 __all__ = ["RecursionTerms", "recursion_terms", "check_recursion"]
 

@@ -64,7 +64,7 @@ import numpy as np
 from convergence import Hypothesis, StepSize
 from problems import FederatedProblem, Optimum, ProblemSpec, problem_constants, problem_spec, resolve_li_dataset
 
-from .li2020_constants import LiConstants, li_theorem1_constants, li_transform_factors, li_transformed_constants
+from .constants.li2020 import LiConstants, li_theorem1_constants, li_transform_factors, li_transformed_constants
 from .plans import Li2020SamplingPlan
 
 __all__ = [

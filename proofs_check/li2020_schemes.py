@@ -149,10 +149,14 @@ from convergence import (
 )
 from problems import FamilySpec, FederatedProblem, Optimum, build_problem, resolve_li_dataset
 
-from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import claim_optimum, combine_checks
+
+from .framework.settings import VerifySettings
 from .li2020_choices import IMAGE_SOURCE_PIXELS, e_reading, source_step_scale, step_note
 from .plans import Li2020SchemesPlan
-from .plot_specs import Curve, CurvesPlot
+from .framework.plot_specs import Curve, CurvesPlot
 
 __all__ = ["evaluate_schemes", "SchemeInstance", "SCHEME_LABELS", "instability", "rounds_to_target",
            "EQUALITY_TOLERANCE", "TARGET_PROGRESS"]

@@ -85,10 +85,12 @@ from convergence import (
 )
 from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, problem_constants, problem_spec
 
-from .bound_ceilings import gap_ceiling
-from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
-from .plot_specs import Curve, CurvesPlot, RatePlot, rate_plot
-from .li2020_constants import LiConstants, li_theorem1_bound, li_theorem1_constants
+from .constants.bound_ceilings import gap_ceiling
+from .framework.claim import ClaimResult
+from .framework.evaluation import claim_optimum, combine_checks
+from .framework.settings import VerifySettings
+from .framework.plot_specs import Curve, CurvesPlot, RatePlot, rate_plot
+from .constants.li2020 import LiConstants, li_theorem1_bound, li_theorem1_constants
 from .li2020_recursion import check_recursion, recursion_terms
 from .plans import RECURSION_SEEDS, Li2020Thm1Plan
 

@@ -77,9 +77,13 @@ from convergence import (
 )
 from problems import FederatedProblem, build_problem, li_counterexample_matrices, problem_spec
 
-from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import claim_optimum, combine_checks
+
+from .framework.settings import VerifySettings
 from .plans import Li2020Thm4Plan
-from .plot_specs import BiasPlot, Curve, CurvesPlot, RatePlot, rate_plot
+from .framework.plot_specs import BiasPlot, Curve, CurvesPlot, RatePlot, rate_plot
 
 __all__ = ["evaluate", "first_order_coefficient", "ProofIdentity", "proof_identity"]
 

@@ -1,10 +1,10 @@
 """The plans of the shipped claims: one frozen dataclass per claim, every field a parameter.
 
-A plan holds what a claim's evaluation takes (``proofs_check.parameters``): the grid, whose
+A plan holds what a claim's evaluation takes (``proofs_check.framework.parameters``): the grid, whose
 values per mode (``--quick``, default, ``--full``) the registry states next to the claim
 (``ModePlans``), and the constants of the statement it checks, whose defaults are the paper's (a
 planted variant of the power self-test changes one of them). Grid fields have no default here:
-each mode's plan gives them in ``proofs_check.registry``. ``seeds`` fields take ``--seeds``
+each mode's plan gives them in ``proofs_check.framework.registry``. ``seeds`` fields take ``--seeds``
 unless given (raised to their minimum, which says how many seeds a check needs).
 
 The evaluators read their plan and nothing else of the mode: ``evaluate(settings, plan)``, the
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .parameters import PlanError, parameter
+from .framework.parameters import PlanError, parameter
 from .plans_sec5 import (
     FIG5_CLAIMS, SEC5_AUTO_ORDER, SEC5_CLASSES, SEC5_DATASETS, SEC5_MARGIN, TABLE1_DIRECTIONS, DingBlocksPlan, DingFig2Plan,
     DingFig4Plan, DingFig5Plan, DingSec5Plan, DingTable1Plan, Sec5DataPlans,
@@ -24,8 +24,8 @@ from .plans_sec5 import (
 
 __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
-    "YuTheorem1Plan", "YuCorollary2Plan", "YuCNNPlan", "ConstantsPlan", "LemmasPlan", "ConstantStepControlPlan",
-    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "CONTROL_STEPS", "RECURSION_SEEDS", "Li2020SchemesPlan",
+    "YuTheorem1Plan", "YuCorollary2Plan", "YuCNNPlan", "ConstantsPlan", "LemmasPlan",
+    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "RECURSION_SEEDS", "Li2020SchemesPlan",
     "LI_IMAGE_DATA", "STEPS_PER_E_DOC", "Li2020SamplingPlan", "SAMPLING_SEEDS", "SPEEDUP_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
     "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS",
@@ -37,9 +37,6 @@ PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
 PLANTABLE_LEMMAS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift", "ding2020.lemma2",
                     "ding2020.lemma3", "ding2020.lemma6")
 """The lemmas of the lemma table that can be planted false (``proofs_check.report_items``)."""
-CONTROL_STEPS = ("constant", "li")
-"""The step sizes of the negative control: the constant eta = 0.05, or Li's Theorem 1 schedule (its
-true counterpart)."""
 RECURSION_SEEDS = 32
 """At least this many seeds for li2020.thm1's eq. 13 sub-check: its per-step noise is of the order of
 the slack; with 32 seeds the one-sided limits clear the bound at every step."""
@@ -210,15 +207,6 @@ class LemmasPlan:
     seeds: int = parameter(16, "seeds of every run (at least 16: Li's Lemma 2 compares realised noise)", minimum=16,
                            from_settings="seeds")
     planted: str | None = parameter(None, "a lemma planted false", choices=PLANTABLE_LEMMAS)
-
-
-@dataclass(frozen=True)
-class ConstantStepControlPlan:
-    """control.constant-step-rate: the horizon and the step size (its true counterpart: Li's)."""
-
-    rounds: int = parameter(doc="rounds of the run (E = 5)", minimum=1)
-    step: str = parameter("constant", "the step size: the constant 0.05, or Li's Theorem 1 schedule",
-                          choices=CONTROL_STEPS)
 
 
 STEPS_PER_E_DOC = ("local SGD steps per unit of the paper's E: 1 as Li et al. define E, local iterations per round "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .parameters import PlanError, parameter
+from .framework.parameters import PlanError, parameter
 
 __all__ = ["DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS",
            "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan", "FIG5_CLAIMS", "DingFig5Plan"]

@@ -1,18 +1,17 @@
 """The claims that cut across the papers: the assumption constants, the lemma table and the negative control.
-Data of the registry (``proofs_check.registry``)."""
+Data of the registry (``proofs_check.framework.registry``)."""
 
 from __future__ import annotations
 
 from convergence.verdict import Status
 
-from .claim import Claim, PlantedVariant
-from .parameters import ModePlans
+from .framework.claim import Claim, PlantedVariant
+from .framework.parameters import ModePlans
 from .plans import (
     ConstantsPlan,
-    ConstantStepControlPlan,
     LemmasPlan,
 )
-from .references import DING2020, LI2020, LIU2022_NOTE, YU2019
+from .framework.references import DING2020, LI2020, LIU2022_NOTE, YU2019
 
 __all__ = ["CROSS_CLAIMS"]
 
@@ -37,6 +36,7 @@ CROSS_CLAIMS = (
             PlantedVariant("sigma_G^2 10% off", "sigma_G^2 reported at 0.9 of its sup over the ball", {"planted": "sigma_G^2"},
                            sub_check="validation (samples and witnesses)"),
         ),
+        order=160,
     ),
     Claim(
         "lemmas", (LI2020, DING2020, YU2019),
@@ -63,19 +63,8 @@ CROSS_CLAIMS = (
             PlantedVariant("ding2020.lemma6", "Ding Lemma 6 with its additive constant lowered below the largest measured window gap",
                            {"planted": "ding2020.lemma6"}, sub_check="ding2020.lemma6"),
         ),
-    ),
-    Claim(
-        "control.constant-step-rate", (LI2020,), "negative control: Theorem 4 makes it false",
-        "False claim: FedAvg with a constant step and E > 1 converges at O(1/T) on the Appendix C problem "
-        "(it converges to a biased limit, so the gap levels off).",
-        "the fitted exponent of the gap in T (claimed −1; a working checker must FAIL it)",
-        "proofs_check.controls:evaluate_constant_step",
-        plan=ModePlans(quick=ConstantStepControlPlan(rounds=40_000), default=ConstantStepControlPlan(rounds=200_000)),
-        expected=Status.FAIL,
-        variants=(
-            PlantedVariant("true counterpart: decaying step", "true counterpart: Li's step 2/(mu(gamma+t)) (Theorem 1), fitted in "
-                           "gamma + T, same check: must PASS, so the control's FAIL is the constant step's doing",
-                           {"step": "li"}, expected=Status.PASS, sub_check="the claim"),
-        ),
+        order=170,
     ),
 )
+
+LEGACY_CLAIMS = CROSS_CLAIMS

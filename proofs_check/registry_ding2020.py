@@ -1,10 +1,10 @@
 """The claims of Ding et al. (arXiv 2002.07454), "Distributed Optimization over Block-Cyclic Data": Theorems 1-2,
-the speedup, the orderings and the Sec. 5 experiments. Data of the registry (``proofs_check.registry``)."""
+the speedup, the orderings and the Sec. 5 experiments. Data of the registry (``proofs_check.framework.registry``)."""
 
 from __future__ import annotations
 
-from .claim import Claim, PlantedVariant
-from .parameters import ModePlans
+from .framework.claim import Claim, PlantedVariant
+from .framework.parameters import ModePlans
 from .plans import (
     DingFig2Plan,
     DingFig4Plan,
@@ -15,7 +15,7 @@ from .plans import (
     DingTheoremPlan,
     Sec5DataPlans,
 )
-from .references import DING2020
+from .framework.references import DING2020
 
 __all__ = ["DING2020_CLAIMS"]
 
@@ -59,6 +59,7 @@ DING2020_CLAIMS = (
         "proofs_check.ding2020:evaluate_thm1",
         plan=_DING_THEOREM_PLAN,
         variants=_DING_THEOREM_VARIANTS,
+        order=50,
     ),
     Claim(
         "ding2020.thm2", (DING2020,), "Theorem 2 (MC-PSGD)",
@@ -69,6 +70,7 @@ DING2020_CLAIMS = (
         "proofs_check.ding2020:evaluate_thm2",
         plan=_DING_THEOREM_PLAN,
         variants=_DING_THEOREM_VARIANTS,
+        order=60,
     ),
     Claim(
         "ding2020.speedup", (DING2020,), "Sec. 3.2, Sec. 4.1 and Theorem 2 (eq. 20)",
@@ -89,6 +91,7 @@ DING2020_CLAIMS = (
             PlantedVariant("traffic M^(1/4)", "MC-PSGD sends M^(1/4) times MM-PSGD's floats instead of 2 M^(1/4)",
                            {"traffic_factor": 1.0}, sub_check="MC / MM traffic"),
         ),
+        order=70,
     ),
     Claim(
         "ding2020.ordering", (DING2020,), "Sec. 5 (Fig. 2)",
@@ -110,6 +113,7 @@ DING2020_CLAIMS = (
             PlantedVariant("orders reversed", "FedAvg's single model beats the block predictors; MM-PSGD beats MC-PSGD",
                            {"reverse_orders": True}, sub_check=" beat"),
         ),
+        order=80,
     ),
     Claim(
         "ding2020.fig2", (DING2020,), "Sec. 5 (Fig. 2)",
@@ -135,6 +139,7 @@ DING2020_CLAIMS = (
                            "than the MM-PSGD and MC-PSGD predictors", {"claimed_winner": "fedavg_cyclic"},
                            sub_check="(a) FedAvg on block-cyclic data above the"),
         ),
+        order=90,
     ),
     Claim(
         "ding2020.table1", (DING2020,), "Sec. 5 (Table 1, Fig. 3)",
@@ -161,6 +166,7 @@ DING2020_CLAIMS = (
             PlantedVariant("rounds rise with I", "the rounds to target claimed to rise as I grows (the opposite of "
                            "Table 1)", {"claimed_direction": "rise"}, sub_check="(b) "),
         ),
+        order=100,
     ),
     Claim(
         "ding2020.fig4", (DING2020,), "Sec. 5 (Fig. 4)",
@@ -187,6 +193,7 @@ DING2020_CLAIMS = (
                            "to lose accuracy as M grows and FedAvg on block-cyclic data claimed to keep it within the "
                            "margin", {"claimed_degrading": "predictors"}, sub_check=": degrades from M"),
         ),
+        order=110,
     ),
     Claim(
         "ding2020.fig5", (DING2020,), "Sec. 5 (Fig. 5)",
@@ -214,5 +221,8 @@ DING2020_CLAIMS = (
                            "proportional share (rho_min/rho_max) of the highest rate's plus the margin",
                            {"claimed": "proportional"}, sub_check="proportional to the rate between"),
         ),
+        order=120,
     ),
 )
+
+LEGACY_CLAIMS = DING2020_CLAIMS

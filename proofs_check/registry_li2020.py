@@ -1,11 +1,11 @@
 """The claims of Li, Huang, Yang, Wang, Zhang (ICLR 2020), "On the Convergence of FedAvg on Non-IID Data":
 Theorems 1-4 (``LI2020_THEOREM_CLAIMS``), the schemes and the choices of E and K (``LI2020_EXPERIMENT_CLAIMS``).
-Data of the registry (``proofs_check.registry``, whose docstring says how a claim is written)."""
+Data of the registry (``proofs_check.framework.registry``, whose docstring says how a claim is written)."""
 
 from __future__ import annotations
 
-from .claim import Claim, PlantedVariant
-from .parameters import ModePlans
+from .framework.claim import Claim, PlantedVariant
+from .framework.parameters import ModePlans
 from .plans import (
     Li2020Eq8Plan,
     Li2020KEffectPlan,
@@ -14,7 +14,7 @@ from .plans import (
     Li2020SamplingPlan,
     Li2020Thm4Plan,
 )
-from .references import LI2020
+from .framework.references import LI2020
 
 __all__ = ["LI2020_THEOREM_CLAIMS", "LI2020_EXPERIMENT_CLAIMS"]
 
@@ -70,6 +70,7 @@ LI2020_THEOREM_CLAIMS = (
                            "bias / ((E-1) eta |c|) tends to 2/3 instead of 1", {"coefficient_scale": 1.5},
                            sub_check="first-order coefficient (eq. 33)"),
         ),
+        order=10,
     ),
     Claim(
         "li2020.thm1", (LI2020,), "Theorem 1 (eq. 4-5)",
@@ -96,6 +97,7 @@ LI2020_THEOREM_CLAIMS = (
                            "eta_t^2 B on the E = 1 instance)", {"recursion_B_scale": 0.5},
                            sub_check="one-step recursion (eq. 13)"),
         ),
+        order=20,
     ),
     Claim(
         "li2020.thm2", (LI2020,), "Theorem 2 (eq. 6), Sec. 3.3 and App. B",
@@ -107,6 +109,7 @@ LI2020_THEOREM_CLAIMS = (
         "proofs_check.li2020_partial:evaluate_thm2",
         plan=_LI_SAMPLING_PLAN,
         variants=_LI_SAMPLING_VARIANTS,
+        order=30,
     ),
     Claim(
         "li2020.thm3", (LI2020,), "Theorem 3 and the transformation of Sec. 3.3, App. B",
@@ -120,6 +123,7 @@ LI2020_THEOREM_CLAIMS = (
         "proofs_check.li2020_partial:evaluate_thm3",
         plan=_LI_SAMPLING_PLAN,
         variants=_LI_SAMPLING_VARIANTS,
+        order=40,
     ),
 )
 
@@ -152,6 +156,7 @@ LI2020_EXPERIMENT_CLAIMS = (
                            "(N p_k != 1 there)", {"equality_data": "unbalanced"},
                            sub_check="transformed Scheme II equals Scheme II"),
         ),
+        order=190,
     ),
     Claim(
         "li2020.eq8", (LI2020,), "Sec. 3.4 eq. 8 and App. D.2 (Fig. 1a)",
@@ -181,6 +186,7 @@ LI2020_EXPERIMENT_CLAIMS = (
                            "(1,1), 53% on the digits' image instance, 17% on Fashion-MNIST's)",
                            {"claimed_optimum": "largest"}, sub_check="E* largest"),
         ),
+        order=200,
     ),
     Claim(
         "li2020.k-effect", (LI2020,), "Sec. 3.4 (choice of K) and App. D.2 (Fig. 1b, Fig. 3)",
@@ -203,6 +209,7 @@ LI2020_EXPERIMENT_CLAIMS = (
                            "so halving K doubles it (measured: within 12% across a tenfold K range)",
                            {"claimed_K_exponent": 1.0}, sub_check="weak effect"),
         ),
+        order=210,
     ),
 )
 """Li et al.'s choices of E and K (``proofs_check.li2020_choices``): the default and quick plans run
@@ -210,3 +217,5 @@ N = 20 clients so that the exact optimum (a Newton solve on every row) fits the 
 ``--full`` runs the paper's N = 100 and K grid. The default plans run synthetic(0,0), synthetic(1,1)
 and the unbalanced image recipe (Fashion-MNIST here, the digits in CI); the quick plans
 synthetic(1,1) only."""
+
+LEGACY_CLAIMS = (*LI2020_THEOREM_CLAIMS, *LI2020_EXPERIMENT_CLAIMS)

@@ -1,16 +1,16 @@
 """The claims of Yu, Yang, Zhu (AAAI 2019) as restated in J. Liu's lecture note: Theorem 1, Corollary 2 and
-the CNN form. Data of the registry (``proofs_check.registry``)."""
+the CNN form. Data of the registry (``proofs_check.framework.registry``)."""
 
 from __future__ import annotations
 
-from .claim import Claim, PlantedVariant
-from .parameters import ModePlans
+from .framework.claim import Claim, PlantedVariant
+from .framework.parameters import ModePlans
 from .plans import (
     YuCNNPlan,
     YuCorollary2Plan,
     YuTheorem1Plan,
 )
-from .references import LIU2022_NOTE, YU2019
+from .framework.references import LIU2022_NOTE, YU2019
 
 __all__ = ["YU2019_CLAIMS"]
 
@@ -32,6 +32,7 @@ YU2019_CLAIMS = (
                            "squared gradient norm (tightness about 0.3): false on the instance", {"bound_scale": 0.2},
                            sub_check="explicit bound"),
         ),
+        order=130,
     ),
     Claim(
         "yu2019.cor2", (YU2019, LIU2022_NOTE), "Corollary 2 (as restated in Liu's lecture note)",
@@ -44,6 +45,7 @@ YU2019_CLAIMS = (
             PlantedVariant("rate O(1/(NT))", "claimed exponent -1 in N T (and in N) instead of -1/2: steeper than the "
                            "measured about -0.5", {"claimed_exponent": -1.0}, sub_check="rate in N T"),
         ),
+        order=140,
     ),
     Claim(
         "yu2019.cnn", (YU2019, LIU2022_NOTE), "Theorem 1 and Corollary 2 (as restated in Liu's lecture note), on a CNN",
@@ -60,5 +62,8 @@ YU2019_CLAIMS = (
             default=YuCNNPlan(clients=(1, 2), horizons=(32, 64, 128, 256), speedup_clients=(1, 2, 4)),
             full=YuCNNPlan(clients=(1, 2, 4), horizons=(64, 256, 1024, 4096, 16384), speedup_clients=(1, 2, 4, 8)),
         ),
+        order=150,
     ),
 )
+
+LEGACY_CLAIMS = YU2019_CLAIMS

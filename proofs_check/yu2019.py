@@ -34,12 +34,14 @@ from convergence import (
 )
 from problems import build_problem, problem_constants, problem_spec
 
-from .bound_ceilings import gradient_ceiling
-from .claim import ClaimResult, VerifySettings, claim_optimum, combine_checks
-from .plot_specs import rate_plot
-from .assumption_constants import second_moment_bound, variance_bound
+from .constants.bound_ceilings import gradient_ceiling
+from .framework.claim import ClaimResult
+from .framework.evaluation import claim_optimum, combine_checks
+from .framework.settings import VerifySettings
+from .framework.plot_specs import rate_plot
+from .constants.assumptions import second_moment_bound, variance_bound
 from .plans import YuCorollary2Plan, YuSweepPlan, YuTheorem1Plan
-from .regions import Ball
+from .constants.regions import Ball
 
 __all__ = ["evaluate_thm1", "evaluate_cor2", "yu_sync_interval", "yu_theorem1_bound"]
 

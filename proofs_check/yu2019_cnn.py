@@ -100,10 +100,14 @@ from convergence import (
 from problems import ImageClassificationProblem, ProblemSpec, build_problem, problem_spec
 from problems.models.cnn import ConvNet, MaxPool2d, ReLU
 
-from .claim import ClaimResult, VerifySettings, combine_checks
+from .framework.claim import ClaimResult
+
+from .framework.evaluation import combine_checks
+
+from .framework.settings import VerifySettings
 from .plans import YuCNNPlan
-from .plot_specs import rate_plot
-from .trajectory_constants import power_smoothness, sample_minibatch_moments, secant_smoothness
+from .framework.plot_specs import rate_plot
+from .constants.trajectory import power_smoothness, sample_minibatch_moments, secant_smoothness
 from .yu2019 import RATE_TOLERANCE, yu_sync_interval, yu_theorem1_bound
 
 __all__ = ["FD_RADIUS", "POWER_ITERATIONS", "RECORD_POINTS", "RunConstants", "ScheduleL", "evaluate_cnn",

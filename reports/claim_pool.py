@@ -47,8 +47,8 @@ from multiprocessing.reduction import ForkingPickler
 from typing import Protocol, TypeVar
 
 from convergence.verdict import Verdict
-from proofs_check.claim import VerifySettings
-from proofs_check.registry import ClaimSelection
+from proofs_check.framework.settings import VerifySettings
+from proofs_check.framework.registry import ClaimSelection
 
 from .progress import ProgressTally, VerifyProgress, typical_seconds
 

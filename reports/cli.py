@@ -87,7 +87,7 @@ def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     from convergence import check_sweep_memory
     from proofs_check import VerifySettings, default_claims, select_claim
-    from proofs_check.plan_workloads import check_claims_budget
+    from proofs_check.framework.plan_workloads import check_claims_budget
 
     from .verify import prepare_out, verify
 
@@ -219,8 +219,8 @@ def _export(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     if args.falsifiable:
         return _list_falsifiable()
-    from proofs_check.parameters import describe_parameters
-    from proofs_check.registry import CLAIMS
+    from proofs_check.framework.parameters import describe_parameters
+    from proofs_check.framework.registry import CLAIMS
 
     for claim in CLAIMS.values():
         tag = " [negative control, expected FAIL]" if claim.expected is not None else ""

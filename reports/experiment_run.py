@@ -32,7 +32,9 @@ from typing import Any
 from convergence import RunConfig, RunRequest, Status, Verdict, check_requests, execute
 from convergence.algorithms import algorithm_for
 from problems import FederatedProblem, OptimumError, build_problem
-from proofs_check.claim import ClaimResult, VerifySettings, claim_optimum
+from proofs_check.framework.claim import ClaimResult
+from proofs_check.framework.evaluation import claim_optimum
+from proofs_check.framework.settings import VerifySettings
 
 from .experiment_algorithm import GridCell
 from .experiment_fields import ExperimentError

@@ -34,8 +34,9 @@ import numpy as np
 
 from convergence import Uninformative, Verdict, check_ordering, check_rate_exponent, check_upper_bound
 from convergence.argument_checks import as_record_points
-from proofs_check.claim import ClaimResult, combine_checks
-from proofs_check.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
+from proofs_check.framework.claim import ClaimResult
+from proofs_check.framework.evaluation import combine_checks
+from proofs_check.framework.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
 
 from .experiment_algorithm import GridCell
 from .experiment_checks import METRICS, BoundCheck, Check, OrderingCheck, RateCheck

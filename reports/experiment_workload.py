@@ -84,7 +84,7 @@ def check_experiment_budget(experiment: Experiment, limit_hours: float | None = 
 
 def _optimum(objective: Any) -> Any:
     """The exact optimum, computed only when an expression of the estimate needs it (F_star, Gamma, ...)."""
-    from proofs_check.claim import claim_optimum
+    from proofs_check.framework.evaluation import claim_optimum
 
     return claim_optimum(objective)[0]
 

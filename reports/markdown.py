@@ -41,7 +41,7 @@ from .report_files import ReportFigure, atomic_write, relative_path
 from .run_metadata import fedbound_version
 
 if TYPE_CHECKING:
-    from proofs_check.claim import Claim
+    from proofs_check.framework.claim import Claim
 
 __all__ = ["render_markdown", "write_markdown"]
 

@@ -1,4 +1,4 @@
-"""Report figures: draw a plot spec (``proofs_check.plot_specs``) as PNG and SVG with the Agg backend.
+"""Report figures: draw a plot spec (``proofs_check.framework.plot_specs``) as PNG and SVG with the Agg backend.
 
 ``save_plot(spec, path)`` dispatches on the spec's class (``RatePlot``, ``BiasPlot``,
 ``CurvesPlot``), saves one PNG to ``path`` (creating its folder) and the same figure as SVG beside
@@ -32,7 +32,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from proofs_check.plot_specs import (  # noqa: E402
+from proofs_check.framework.plot_specs import (  # noqa: E402
     PLOT_SPECS,
     BiasPlot,
     CurvesPlot,

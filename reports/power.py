@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from convergence.verdict import Status, Verdict
 
 if TYPE_CHECKING:
-    from proofs_check.claim import PlantedVariant
+    from proofs_check.framework.claim import PlantedVariant
 
 __all__ = ["PowerRow", "AS_STATED", "WHOLE_CLAIM", "power_summary"]
 

@@ -35,8 +35,8 @@ from .report_files import ReportFigure
 from .run_metadata import META_ORDER
 
 if TYPE_CHECKING:
-    from proofs_check.claim import Claim
-    from proofs_check.references import Reference
+    from proofs_check.framework.claim import Claim
+    from proofs_check.framework.references import Reference
 
 __all__ = [
     "TITLE", "ALARM_ADVICE", "POWER_INTRO", "CONTROLS_INTRO", "TIGHTNESS_HEADER", "MAX_EVIDENCE_ROWS", "Table",

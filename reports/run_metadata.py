@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .report_files import ReportFigure, relative_path
 
 if TYPE_CHECKING:
-    from proofs_check.claim import VerifySettings
+    from proofs_check.framework.settings import VerifySettings
 
 __all__ = ["run_metadata", "library_versions", "git_commit", "fedbound_version", "META_ORDER"]
 

@@ -52,11 +52,12 @@ from typing import Any
 from convergence.store import StoreError
 from convergence.sweep import MissingRunError
 from convergence.verdict import Verdict
-from proofs_check.claim import Claim, VerifySettings
-from proofs_check.claim_text import parse_claim_text
-from proofs_check.plan_workloads import check_claims_budget
-from proofs_check.plot_specs import PlotSpec
-from proofs_check.registry import CLAIMS, ClaimSelection, select_claim
+from proofs_check.framework.claim import Claim
+from proofs_check.framework.settings import VerifySettings
+from proofs_check.framework.claim_text import parse_claim_text
+from proofs_check.framework.plan_workloads import check_claims_budget
+from proofs_check.framework.plot_specs import PlotSpec
+from proofs_check.framework.registry import CLAIMS, ClaimSelection, select_claim
 
 from .claim_pool import evaluate_claims
 from .html_report import write_html
@@ -123,7 +124,7 @@ def verify(claims: Sequence[str | Claim | ClaimSelection], settings: VerifySetti
     silent. ``command``: the command line recorded in the report's metadata. ValueError, before
     anything runs, for a claim text or parameter that is not valid, a plan whose fields do not fit
     together, a claim or the claims together estimated over ``settings.max_cpu_hours``
-    (``proofs_check.plan_workloads.check_claims_budget``: BudgetError naming the parameter),
+    (``proofs_check.framework.plan_workloads.check_claims_budget``: BudgetError naming the parameter),
     ``power`` with no selected claim that has a variant, or a variant whose parameters its claim
     does not take."""
     if isinstance(claims, str):

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from proofs_check.falsify_search import FalsifiableClaim, falsify
+from proofs_check.falsifier.search import FalsifiableClaim, falsify
 
 BUDGETS = (25, 50, 100, 200)
 
@@ -139,7 +139,7 @@ def hit_count(claim: FalsifiableClaim, budget: int, seeds: range) -> int:
 def lemma3_planted(constant: float) -> FalsifiableClaim:
     """Li's Lemma 3 with the constant 4 replaced by ``constant`` on the li2020.lemma3 strategy: with v the
     built-in violation, spread / (4 X) = v + 1 up to rounding, so the planted one is (4 / constant)(v + 1) - 1."""
-    from proofs_check.falsifiable_claims import FALSIFIABLE
+    from proofs_check.falsifier.claims import FALSIFIABLE
 
     lemma3 = FALSIFIABLE["li2020.lemma3"]
     return FalsifiableClaim(f"lemma3[{constant}]", f"Li Lemma 3 with constant {constant}", lemma3.inputs,

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from problems import FederatedProblem, exact_optimum, random_quadratic
-from proofs_check.assumption_constants import (
+from proofs_check.constants.assumptions import (
     gradient_dissimilarity,
     heterogeneity,
     parameter_bound,
@@ -24,11 +24,11 @@ from proofs_check.assumption_constants import (
     strong_convexity,
     variance_bound,
 )
-from proofs_check.bgd_constants import bgd_curve, bgd_pair, bgd_threshold
-from proofs_check.minibatch_moments import gradient_variance
-from proofs_check.regions import Ball, EVERYWHERE, Points
-from proofs_check.strategies import logistic_problems, quadratic_problems, softmax_problems
-from proofs_check.trust_region import Quadratic
+from proofs_check.constants.bgd import bgd_curve, bgd_pair, bgd_threshold
+from proofs_check.constants.minibatch_moments import gradient_variance
+from proofs_check.constants.regions import Ball, EVERYWHERE, Points
+from proofs_check.falsifier.strategies import logistic_problems, quadratic_problems, softmax_problems
+from proofs_check.constants.trust_region import Quadratic
 
 E1, E2 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
 

@@ -1,4 +1,4 @@
-"""The ceilings of Li's and Yu's explicit bounds (proofs_check.bound_ceilings): their closed forms, that they
+"""The ceilings of Li's and Yu's explicit bounds (proofs_check.constants.bound_ceilings): their closed forms, that they
 bound the quantity over the ball, and that a bound above them is reported uninformative, never PASS."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 from convergence import Status, check_upper_bound
 from proofs_check import combine_checks
-from proofs_check.bound_ceilings import gap_ceiling, gradient_ceiling
+from proofs_check.constants.bound_ceilings import gap_ceiling, gradient_ceiling
 
 
 def test_ceilings_are_their_closed_forms() -> None:

@@ -33,10 +33,10 @@ from convergence.budget import (
 from convergence.config import ConfigError
 from problems import build_problem, problem_spec
 from proofs_check import FALSIFIABLE, falsify, select_claim
-from proofs_check.claim import VerifySettings
-from proofs_check.falsify_search import EXAMPLE_SECONDS, falsify_workload
-from proofs_check.plan_workloads import check_claim_budget, check_claims_budget, plan_workload
-from proofs_check.registry import CLAIMS, default_claims
+from proofs_check.framework.settings import VerifySettings
+from proofs_check.falsifier.search import EXAMPLE_SECONDS, falsify_workload
+from proofs_check.framework.plan_workloads import check_claim_budget, check_claims_budget, plan_workload
+from proofs_check.framework.registry import CLAIMS, default_claims
 from reports.cli import main
 from reports.experiment_file import load_experiment
 from reports.experiment_workload import experiment_workload

@@ -21,7 +21,7 @@ from proofs_check import (
     select_claim,
     variant_id,
 )
-from proofs_check.claim_text import param_text
+from proofs_check.framework.claim_text import param_text
 from reports.cli import main
 from reports.progress import VerifyProgress
 from reports.verify import verify

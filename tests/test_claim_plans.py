@@ -5,7 +5,6 @@ mode with another mode's grid gives that mode's verdict)."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
 import json
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from proofs_check import CLAIMS, VerifySettings, get_claim
-from proofs_check.parameters import MODES, ModePlans, PlanError, parameter, plan_parameters, resolve_plan
+from proofs_check.framework.parameters import MODES, ModePlans, PlanError, parameter, plan_parameters, resolve_plan
 from proofs_check.plans import DingTheoremPlan, YuTheorem1Plan
 from reports.verdicts_json import write_verdicts_json
 
@@ -63,8 +62,7 @@ def test_the_mode_is_chosen_in_one_place() -> None:
 @pytest.mark.parametrize("claim_id", list(CLAIMS))
 def test_every_evaluator_takes_the_settings_and_its_plan(claim_id: str) -> None:
     claim = get_claim(claim_id)
-    module, _, function = claim.evaluator.partition(":")
-    signature = inspect.signature(getattr(importlib.import_module(module), function))
+    signature = inspect.signature(claim._evaluator())
     assert list(signature.parameters) == ["settings", "plan"]
     assert signature.parameters["plan"].annotation in (claim.plan.plan_type.__name__, claim.plan.plan_type)
 

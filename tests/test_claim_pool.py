@@ -20,8 +20,8 @@ import pytest
 
 from convergence import MissingRunError, StoreError
 from convergence.verdict import Status
-from proofs_check.claim import VerifySettings
-from proofs_check.registry import select_claim
+from proofs_check.framework.settings import VerifySettings
+from proofs_check.framework.registry import select_claim
 from reports.claim_pool import CHAINS, claims_side_by_side, evaluate_claims
 from reports.progress import SweepRecord, VerifyProgress
 

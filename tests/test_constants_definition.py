@@ -3,7 +3,7 @@ and the power self-test of the ``lemmas`` claim: planted false lemmas FAIL, the 
 
 Definition (Li et al., ICLR 2020, Assumptions 3-4, ``papers/li2020_fedavg_noniid.txt`` l.137-143):
 sigma_k^2 = max_t E var_k(w_t^k, b), G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2, client k's minibatch
-gradient at client k's own iterate, E over the run (``proofs_check.run_moments.IterateMoments``).
+gradient at client k's own iterate, E over the run (``proofs_check.constants.run_moments.IterateMoments``).
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from scipy import stats
 
 from convergence import FedAvgConfig, Status, StepSize
 from problems import FederatedProblem, li_counterexample, problem_constants, random_quadratic
-from proofs_check.assumption_constants import second_moment_bound
-from proofs_check.claim import VerifySettings
+from proofs_check.constants.assumptions import second_moment_bound
+from proofs_check.framework.settings import VerifySettings
 from proofs_check.constants_claim import extreme_eigenvectors, sign_fixed
-from proofs_check.registry import get_claim
-from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance, exact_moments
-from proofs_check.fedavg_lemmas import collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
-from proofs_check.lemma_verdicts import PLANTED_MARGIN, attained_scale, planted_factor
+from proofs_check.framework.registry import get_claim
+from proofs_check.falsifier.claims import FALSIFIABLE, FedAvgInstance, exact_moments
+from proofs_check.lemmas.fedavg import collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
+from proofs_check.lemmas.verdicts import PLANTED_MARGIN, attained_scale, planted_factor
 from proofs_check.plans import PLANTABLE_LEMMAS
-from proofs_check.regions import Points
-from proofs_check.run_moments import IterateMoments, iterate_moments
+from proofs_check.constants.regions import Points
+from proofs_check.constants.run_moments import IterateMoments, iterate_moments
 
 evaluate_lemmas = get_claim("lemmas").evaluate  # the mode's plan, parameters by name
 evaluate_constants = get_claim("assumptions.constants").evaluate

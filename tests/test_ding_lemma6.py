@@ -13,9 +13,9 @@ import pytest
 from convergence import Status, StepSize
 from convergence import MCPSGDConfig, MMPSGDConfig
 from proofs_check.ding2020 import instance
-from proofs_check.ding2020_lemmas import DingLemmaData, collect_ding, ding_lemma6, ding_lemma6_constant
-from proofs_check.lemma_verdicts import PLANTED_MARGIN, attained_offset
-from proofs_check.minibatch_moments import gradient_variance
+from proofs_check.lemmas.ding2020 import DingLemmaData, collect_ding, ding_lemma6, ding_lemma6_constant
+from proofs_check.lemmas.verdicts import PLANTED_MARGIN, attained_offset
+from proofs_check.constants.minibatch_moments import gradient_variance
 
 SMALL = instance(n_clients=3, n_blocks=2)
 

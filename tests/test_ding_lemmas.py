@@ -11,8 +11,8 @@ from convergence import Status, StepSize
 from convergence import MCPSGDConfig, MMPSGDConfig, RunConfig, run
 from problems import BlockCyclicProblem, block_cyclic_softmax
 from proofs_check.ding2020 import instance
-from proofs_check.ding2020_constants import lemma9_ceiling, lemma9_constant
-from proofs_check.ding2020_lemmas import (
+from proofs_check.constants.ding2020 import lemma9_ceiling, lemma9_constant
+from proofs_check.lemmas.ding2020 import (
     DING_LEMMA_IDS,
     LEMMA8_BY_CONSTRUCTION,
     DingLemmaData,
@@ -22,7 +22,7 @@ from proofs_check.ding2020_lemmas import (
     ding_lemma8,
     ding_lemma9,
 )
-from proofs_check.ding2020_lemma_table import check_ding_lemmas, ding_lemma_table
+from proofs_check.lemmas.ding2020_table import check_ding_lemmas, ding_lemma_table
 
 SMALL = instance(n_clients=3, n_blocks=2)
 SOFTMAX = block_cyclic_softmax(n_clients=3, n_blocks=2, n_features=3, n_classes=3, samples_per_client=6, l2=0.01)

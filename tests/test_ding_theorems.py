@@ -16,7 +16,7 @@ from convergence import Status, Verdict
 from problems import ProblemError, build_block_cyclic, exact_optimum, problem_spec
 from proofs_check import VerifySettings, get_claim
 from proofs_check.ding2020 import instance, run_configs
-from proofs_check.ding2020_constants import DingConstants, ding_bound
+from proofs_check.constants.ding2020 import DingConstants, ding_bound
 from proofs_check.ding2020_hypotheses import ding_hypotheses
 
 evaluate_thm1 = get_claim("ding2020.thm1").evaluate  # the mode's plan, parameters by name

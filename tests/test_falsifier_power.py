@@ -29,9 +29,9 @@ from falsify_hit_rates import PLANTED, hit_count
 from hypothesis import strategies as st
 from scipy import stats
 
-from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance
-from proofs_check.falsify_proposals import Climb, stall_after
-from proofs_check.falsify_search import FalsifiableClaim, falsify
+from proofs_check.falsifier.claims import FALSIFIABLE, FedAvgInstance
+from proofs_check.falsifier.proposals import Climb, stall_after
+from proofs_check.falsifier.search import FalsifiableClaim, falsify
 
 BUDGET = 50
 SEEDS = range(20)
@@ -195,8 +195,8 @@ _RUN = textwrap.dedent(f"""
         sys.path.insert(0, sys.argv[1])
         import odd_constants  # noqa: F401
     from hypothesis import strategies as st
-    from proofs_check.falsifiable_claims import FALSIFIABLE
-    from proofs_check.falsify_search import FalsifiableClaim, falsify
+    from proofs_check.falsifier.claims import FALSIFIABLE
+    from proofs_check.falsifier.search import FalsifiableClaim, falsify
     odd = {{{", ".join(_ODD)}}}
     toy = st.tuples(st.integers(1, 4), st.integers(1, 4), st.floats(0.0, 1.0), st.floats(0.0, 1.0))
     claims = [FalsifiableClaim("toy.drift", "", toy, lambda x: (x[0] - 1) * (x[1] - 1) * x[2] * x[3] / 9 - 0.38),

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from convergence import FedAvgConfig, RunConfig, StepSize, run
 from problems import exact_optimum, heterogeneity_gamma, random_quadratic
-from proofs_check.falsifiable_claims import FALSIFIABLE, FedAvgInstance
-from proofs_check.falsify_search import FalsifiableClaim, _RunningMedian, falsify, reproduce
-from proofs_check.minibatch_moments import gradient_variance
-from proofs_check.run_moments import exact_expectations
+from proofs_check.falsifier.claims import FALSIFIABLE, FedAvgInstance
+from proofs_check.falsifier.search import FalsifiableClaim, _RunningMedian, falsify, reproduce
+from proofs_check.constants.minibatch_moments import gradient_variance
+from proofs_check.constants.run_moments import exact_expectations
 
 PLANTED = [claim_id for claim_id, claim in FALSIFIABLE.items() if claim.known_false]
 TRUE = [claim_id for claim_id, claim in FALSIFIABLE.items() if not claim.known_false]

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from convergence import FedAvgConfig, RunConfig, Status, StepSize, run
 from problems import FederatedProblem, identical_quadratic, li_counterexample, problem_constants, random_quadratic
-from proofs_check.fedavg_lemmas import LEMMA_IDS, collect, li_lemma1, li_lemma2, li_lemma3, lemma_table, yu_drift
-from proofs_check.strategies import fedavg_configs, quadratic_problems
+from proofs_check.lemmas.fedavg import LEMMA_IDS, collect, li_lemma1, li_lemma2, li_lemma3, lemma_table, yu_drift
+from proofs_check.falsifier.strategies import fedavg_configs, quadratic_problems
 
 COUNTEREXAMPLE = li_counterexample(5, 4, 2e-4)
 
@@ -157,7 +157,7 @@ def test_lemma_table_rows() -> None:
 @settings(max_examples=8, deadline=None)
 @given(st.data())
 def test_li_lemma3_never_fails(data: st.DataObject) -> None:
-    # the example of proofs_check.strategies' module docstring
+    # the example of proofs_check.falsifier.strategies' module docstring
     problem = data.draw(quadratic_problems(n_clients=(2, 3), dim=(2, 3)))
     config = data.draw(fedavg_configs(problem, local_steps=(2, 4), rounds=(1, 4), n_seeds=(4, 8)))
     assert li_lemma3(collect(problem, config)).status is not Status.FAIL

@@ -25,7 +25,7 @@ from proofs_check import (
     li_transformed_constants,
     select_claim,
 )
-from proofs_check.claim import claim_optimum
+from proofs_check.framework.evaluation import claim_optimum
 from proofs_check.li2020_sampling import (
     BALANCED, UNBALANCED, balanced_weights_hypothesis, image_instances, sampling_constants, sampling_schedule,
 )

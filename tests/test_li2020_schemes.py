@@ -13,7 +13,7 @@ from convergence import Status
 from convergence.store import RunStore
 from proofs_check import VerifySettings, get_claim
 from proofs_check.li2020_schemes import instability, rounds_to_target
-from proofs_check.plot_specs import CurvesPlot
+from proofs_check.framework.plot_specs import CurvesPlot
 
 
 def test_instability_is_the_total_rise_of_the_loss_curve() -> None:

@@ -20,13 +20,13 @@ from squared_hinge_model import SquaredHingeModel
 from convergence import FedAvgConfig, StepSize
 from problems import FederatedProblem, exact_optimum, random_quadratic
 from problems.models import CurvatureBounds, LeastSquaresModel, LinearModel, LogisticModel, SoftmaxModel
-from proofs_check.assumption_constants import gradient_dissimilarity, second_moment_bound, variance_bound
-from proofs_check.bgd_constants import bgd_curve, bgd_pair
-from proofs_check.gradient_bounds import sample_curvature
-from proofs_check.least_squares_moments import LeastSquaresMoments
-from proofs_check.minibatch_moments import client_terms, gradient_variance
-from proofs_check.regions import EVERYWHERE, Ball
-from proofs_check.run_moments import exact_expectations
+from proofs_check.constants.assumptions import gradient_dissimilarity, second_moment_bound, variance_bound
+from proofs_check.constants.bgd import bgd_curve, bgd_pair
+from proofs_check.constants.gradient_bounds import sample_curvature
+from proofs_check.constants.least_squares_moments import LeastSquaresMoments
+from proofs_check.constants.minibatch_moments import client_terms, gradient_variance
+from proofs_check.constants.regions import EVERYWHERE, Ball
+from proofs_check.constants.run_moments import exact_expectations
 
 
 class ScaledSquaresTag(NamedTuple):

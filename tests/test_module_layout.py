@@ -147,18 +147,18 @@ def test_the_scan_finds_every_kind_of_private_import() -> None:
         PrivateImport("proofs_check.sub.module", "proofs_check.convergence.rates", "_MIN")}
     assert scan("from . import _helpers\n", "proofs_check", is_package=True) == {
         PrivateImport("proofs_check", "proofs_check", "_helpers")}
-    assert scan("from convergence._rng import seed_key\n", "proofs_check.falsify_search") == {
-        PrivateImport("proofs_check.falsify_search", "convergence._rng", "convergence._rng")}
+    assert scan("from convergence._rng import seed_key\n", "proofs_check.falsifier.search") == {
+        PrivateImport("proofs_check.falsifier.search", "convergence._rng", "convergence._rng")}
     assert scan("import convergence._rng as rng\n", "reports.cli") == {
         PrivateImport("reports.cli", "convergence._rng", "convergence._rng")}
-    assert scan("from convergence import rates as R\nR._is_real(1.0)\n", "proofs_check.claim") == {
-        PrivateImport("proofs_check.claim", "convergence.rates", "_is_real")}
+    assert scan("from convergence import rates as R\nR._is_real(1.0)\n", "proofs_check.framework.claim") == {
+        PrivateImport("proofs_check.framework.claim", "convergence.rates", "_is_real")}
     assert scan("import convergence.rates\nconvergence.rates._as_count(1, 'n', minimum=0)\n", "reports.cli") == {
         PrivateImport("reports.cli", "convergence.rates", "_as_count")}
     # a package's own private module, dunders and an object's private attribute are not private imports
     assert scan("from ._base import FederatedProblem\nfrom .x import __version__\n", "problems.quadratic") == set()
     assert scan("import os\nfrom dataclasses import replace\nos._exit(0)\nreplace._x\nself._y = 1\n",
-                "proofs_check.regions") == set()
+                "proofs_check.constants.regions") == set()
 
 
 def _lazy_exports(package: Path) -> dict[str, str]:

@@ -12,7 +12,7 @@ import pytest
 
 from convergence import Status, Verdict, check_rate_exponent, check_upper_bound
 from proofs_check import ClaimResult
-from proofs_check.plot_specs import (
+from proofs_check.framework.plot_specs import (
     BiasPlot,
     Curve,
     CurvesPlot,

@@ -4,7 +4,7 @@ rates (``convergence.check_rate_exponent``), measured by Monte Carlo where the t
 (a) FedAvg with Li et al.'s decaying step eta_t = 2 / (mu (gamma + t)) (Thm 1) on a small
 least-squares problem, batch 1, every client in every round: the truth, the least-squares slope
 of log E[F(w_T) - F*] in gamma + T, comes from the exact second-moment recursion
-(``proofs_check.run_moments.exact_expectations``); the samples from a vectorised replay of the same
+(``proofs_check.constants.run_moments.exact_expectations``); the samples from a vectorised replay of the same
 run (``replay_gaps``, checked against the recursion below). The fits are li2020.thm1's: the last
 decade of gamma + T, and the check's tail (its last half decade).
 (b) Synthetic power laws q_sj = x_j^-1 Z_sj with multiplicative chi-square noise of mean 1
@@ -29,7 +29,7 @@ import pytest
 from convergence import FedAvgConfig, StepSize, check_rate_exponent, fit_rate, log_spaced_rounds
 from convergence.verdict import Status
 from problems import FederatedProblem, exact_optimum, problem_constants, random_quadratic
-from proofs_check.run_moments import exact_expectations
+from proofs_check.constants.run_moments import exact_expectations
 
 ALPHA = 0.05
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from convergence.verdict import Hypothesis, Status, SubCheck, Verdict
-from proofs_check.plot_specs import BiasPlot, Curve, CurvesPlot, FittedPowerLaw, RatePlot, RateSeries
+from proofs_check.framework.plot_specs import BiasPlot, Curve, CurvesPlot, FittedPowerLaw, RatePlot, RateSeries
 from reports.html_report import render_html, write_html
 from reports.markdown import render_markdown, write_markdown
 from reports.plots import save_plot

@@ -14,7 +14,7 @@ import problems.image_data as image_data
 from problems import ProblemError, resolve_image_dataset, resolve_li_dataset
 from proofs_check import VerifySettings, get_claim
 from proofs_check.ding2020_fig2 import sec5_problem
-from proofs_check.parameters import describe_parameters
+from proofs_check.framework.parameters import describe_parameters
 from proofs_check.plans import SEC5_AUTO_ORDER, DingFig2Plan, DingFig4Plan, DingFig5Plan, DingTable1Plan
 from test_image_data import cifar_archive, cifar_batch, write_mnist
 
@@ -98,7 +98,7 @@ def test_digits_defaults_are_unchanged(data: Path, claim_id: str) -> None:
 
 
 def test_plans_per_data_set_are_checked_as_the_modes_plans() -> None:
-    from proofs_check.parameters import ModePlans
+    from proofs_check.framework.parameters import ModePlans
     from proofs_check.plans import Sec5DataPlans
 
     fig2, fig4 = DIGITS_DEFAULTS["ding2020.fig2"], DIGITS_DEFAULTS["ding2020.fig4"]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from convergence import FedAvgConfig
 from problems import FederatedProblem, LossKind, problem_constants
-from proofs_check.strategies import (
+from proofs_check.falsifier.strategies import (
     block_cyclic_problems,
     build_drawn_problem,
     fedavg_configs,

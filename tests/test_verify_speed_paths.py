@@ -28,7 +28,7 @@ from convergence.algorithms import algorithm_for
 from convergence.algorithms.padded_clients import PaddedClients
 from convergence.run import run_seed
 from problems import FederatedProblem
-from proofs_check.minibatch_moments import client_terms
+from proofs_check.constants.minibatch_moments import client_terms
 from reports.cli import main
 
 LOSSES = ["least_squares", "logistic", "softmax"]

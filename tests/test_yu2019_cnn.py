@@ -12,7 +12,7 @@ import pytest
 from convergence import PRSGDConfig, RunConfig, Status, StepSize, check_rate_exponent, run
 from problems import ProblemError, build_block_cyclic, build_problem, identical_images, problem_spec, random_quadratic
 from proofs_check import VerifySettings, get_claim, power_smoothness, sample_minibatch_moments, secant_smoothness
-from proofs_check.minibatch_moments import gradient_variance
+from proofs_check.constants.minibatch_moments import gradient_variance
 from proofs_check.yu2019 import RATE_TOLERANCE, yu_theorem1_bound
 from proofs_check.yu2019_cnn import rate_hypotheses, restoring_L, round_up, smoothness_hypothesis
 

@@ -11,7 +11,7 @@ weighted objectives, gradients, Hessians, the reference path's batched gradients
 Row-weighted objectives (exact optimum, constants): G(w) = sum_i r_i l(z_i, y_i) + (mu/2)||w||^2 + c
 with Hessian sum_i r_i (x_i x_i') kron D_i + mu I, D_i = d^2 l / dz^2 (C, C) at z_i.
 
-Constants the assumption checks take from the model (``proofs_check.gradient_bounds``):
+Constants the assumption checks take from the model (``proofs_check.constants.gradient_bounds``):
 * the per-sample curvature: one row's Hessian (x_i x_i') kron D_i has norm ||x_i||^2 lambda_max(D_i)
   <= ``curvature.upper`` ||x_i||^2, so g_i(w) = x_i (dl/dz)' is (``curvature.upper`` ||x_i||^2)-Lipschitz;
 * ``gradient_bound``: beta = sup over margins z and valid targets y of ||dl/dz(z, y)||^2, so that

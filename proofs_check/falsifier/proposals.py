@@ -42,7 +42,7 @@ import random
 import numpy as np
 from scipy.stats import qmc
 
-from .falsify_choices import Choice, Chooser, mutant
+from .choices import Choice, Chooser, mutant
 
 __all__ = ["DESIGN_DIMENSIONS", "FAILED_WEIGHT", "FIRST_WIDTH", "IGNORED_WEIGHT", "MAX_WIDTH", "MIN_WEIGHT", "Climb",
            "SobolDesign", "stall_after"]

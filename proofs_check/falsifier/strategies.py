@@ -25,8 +25,8 @@ Example: a user's own property test (run with pytest).
     from hypothesis import given, settings, strategies as st
 
     from convergence import Status
-    from proofs_check.fedavg_lemmas import collect, li_lemma3
-    from proofs_check.strategies import fedavg_configs, quadratic_problems
+    from proofs_check.lemmas.fedavg import collect, li_lemma3
+    from proofs_check.falsifier.strategies import fedavg_configs, quadratic_problems
 
     @settings(max_examples=20, deadline=None)
     @given(st.data())
@@ -123,7 +123,7 @@ def _teacher_problem(
         mu=mu,
         n_classes=C,
         spec=problem_spec(f"strategies.{loss}", **params),
-        notes="Teacher-labelled clients (proofs_check.strategies).",
+        notes="Teacher-labelled clients (proofs_check.falsifier.strategies).",
     )
 
 

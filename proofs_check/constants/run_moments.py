@@ -15,9 +15,9 @@ sum_k p_k E||g_k(w_t^k)||^2 by G^2). Two ways to obtain E:
 
 * ``iterate_moments``: the mean over seeds of the moments given each seed's stored iterates (the
   step's minibatch integrated exactly; an estimate of E, exact for a deterministic run): the lemma
-  checks of ``proofs_check.fedavg_lemmas``.
+  checks of ``proofs_check.lemmas.fedavg``.
 * ``exact_expectations``: exact expectations along a least-squares FedAvg run (below): the falsifier's
-  built-in claims (``proofs_check.falsifiable_claims``).
+  built-in claims (``proofs_check.falsifier.claims``).
 
 Where the iterates are not stored (long theorem runs), a supremum over a region that contains
 every client's iterates (``assumption_constants.variance_bound``, ``second_moment_bound`` on a

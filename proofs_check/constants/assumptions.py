@@ -17,10 +17,10 @@ Definitions and sources (line numbers of ``shared/THEOREMS.md`` and ``shared/pap
 * sigma_k^2 (Li, Assumption 3, li2020_fedavg_noniid.txt l.137) and G^2 (Li, Assumption 4, l.141)
   over a region: sigma_k^2 = sup_w var_k(w, b), G^2 = sup_{w,k} ||grad F_k(w)||^2 + var_k(w, b)
   (``minibatch_moments``). The one definition along a run, at each client's own iterates, is
-  ``proofs_check.run_moments.IterateMoments``; a supremum over a region that contains every
+  ``proofs_check.constants.run_moments.IterateMoments``; a supremum over a region that contains every
   client's iterates is an upper estimate of it, valid in an upper bound only.
   Ding et al. 2020 (Assumptions 3-4) state theirs for all x (and Assumption 5 keeps every x in the
-  ball ||x|| <= B), so their constants are the region form over Ball(0, B) (``proofs_check.ding2020_lemmas``).
+  ball ||x|| <= B), so their constants are the region form over Ball(0, B) (``proofs_check.lemmas.ding2020``).
   The lecture note's Yu et al. assumption is also "for all x", infinite for least squares on R^d;
   its drift lemma's proof uses it only at the clients' own iterates, so the iterate form applies.
 * B (parameter bound, Ding et al. 2020, Assumption 5 ||x||^2 <= B^2): max ||w|| over the region.
@@ -29,9 +29,9 @@ Definitions and sources (line numbers of ``shared/THEOREMS.md`` and ``shared/pap
   THEOREMS.md l.111-115):
   sup_w sum_k q_k ||grad F_k(w) - grad F(w)||^2 with q_k = 1/N ("uniform", the note's (1/N) sum)
   or q_k = p_k ("p"); grad F = sum_k p_k grad F_k is the gradient of the problem's objective.
-* The (G, B)-BGD pair: ``proofs_check.bgd_constants``.
+* The (G, B)-BGD pair: ``proofs_check.constants.bgd``.
 
-Regions (``proofs_check.regions``): a ``Ball``, a finite set of ``Points`` (the constant is then the
+Regions (``proofs_check.constants.regions``): a ``Ball``, a finite set of ``Points`` (the constant is then the
 exact maximum over them) or ``EVERYWHERE``. Over a ball, a quadratic model (``problem.model.quadratic``:
 least squares) is exact (each quantity is a quadratic in w, ``least_squares_moments``, maximised by
 ``trust_region``); other models (logistic, softmax) get certified bounds (``gradient_bounds``: from

@@ -85,11 +85,11 @@ from convergence import (
 )
 from problems import BlockCyclicProblem, exact_optimum, problem_constants
 
-from .assumption_constants import ClientEstimate, Estimate, second_moment_bound, variance_bound
-from .claim import VerifySettings
-from .ding2020_constants import lemma6_constant, lemma9_ceiling, lemma9_constant
-from .lemma_verdicts import upper_bound_verdict
-from .regions import Ball
+from ..constants.assumptions import ClientEstimate, Estimate, second_moment_bound, variance_bound
+from ..framework.settings import VerifySettings
+from ..constants.ding2020 import lemma6_constant, lemma9_ceiling, lemma9_constant
+from .verdicts import upper_bound_verdict
+from ..constants.regions import Ball
 
 __all__ = [
     "DING_LEMMA_IDS",

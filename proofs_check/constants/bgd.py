@@ -29,7 +29,7 @@ from scipy.linalg import eigh
 
 from problems import FederatedProblem
 
-from .assumption_constants import Estimate, Weighting, dissimilarity_weights
+from .assumptions import Estimate, Weighting, dissimilarity_weights
 from .gradient_bounds import centre_terms, dissimilarity_bounds, gradient_norm_bounds
 from .least_squares_moments import LeastSquaresMoments
 from .minibatch_moments import all_client_terms

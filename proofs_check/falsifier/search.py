@@ -60,7 +60,7 @@ inputs themselves) and decoded by ``decode`` (default: the identity). For exampl
                              st.tuples(st.integers(-9, 9), st.integers(-9, 9)), excess)
     print(falsify(claim, budget=100, seed=0).message)   # no violation in 100 examples
 
-The built-in claims are in ``proofs_check.falsifiable_claims``.
+The built-in claims are in ``proofs_check.falsifier.claims``.
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ from hypothesis.control import BuildContext
 from hypothesis.errors import StopTest
 from hypothesis.internal.conjecture.data import ConjectureData
 
-from .falsify_choices import Choice, Chooser, complexity, identity_key, simpler_values
-from .falsify_proposals import Climb, SobolDesign
+from .choices import Choice, Chooser, complexity, identity_key, simpler_values
+from .proposals import Climb, SobolDesign
 
 if TYPE_CHECKING:
     from convergence.budget import Workload

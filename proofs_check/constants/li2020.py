@@ -23,7 +23,7 @@ How each constant is obtained here:
   the largest ||grad F_k(w_t^k)||^2 over every local iterate of the run, measured exactly by the kernel.
 
 ``li_theorem1_B`` and ``li_theorem1_rate_bound`` state B and eq. 4 once, for the theorem's check
-(``proofs_check.li2020_thm1``) and for the falsifier's exact version (``proofs_check.falsifiable_claims``).
+(``proofs_check.li2020_thm1``) and for the falsifier's exact version (``proofs_check.falsifier.claims``).
 
 Partial participation (Sec. 3.3, ``proofs_check.li2020_partial``): Theorems 2 and 3 state eq. 6, which
 is eq. 4 with B replaced by B + C,
@@ -50,7 +50,7 @@ import numpy as np
 
 from problems import FederatedProblem, Optimum, check_int, check_real, heterogeneity_gamma, problem_constants
 
-from .assumption_constants import second_moment_bound, variance_bound
+from .assumptions import second_moment_bound, variance_bound
 from .regions import Ball
 
 __all__ = [

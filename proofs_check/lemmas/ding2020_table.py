@@ -1,4 +1,4 @@
-"""Ding et al. (2020)'s lemma table: every lemma of ``proofs_check.ding2020_lemmas`` on one
+"""Ding et al. (2020)'s lemma table: every lemma of ``proofs_check.lemmas.ding2020`` on one
 block-cyclic config, as (label, verdict) rows and as ``LemmaRow``s (the lemmas claim and the table of
 ``fedbound verify``)."""
 
@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from convergence import MCPSGDConfig, MMPSGDConfig, Verdict
 from problems import BlockCyclicProblem
 
-from .claim import VerifySettings
-from .ding2020_lemmas import DingLemmaData, collect_ding, ding_lemma2, ding_lemma3, ding_lemma6, ding_lemma8, ding_lemma9
-from .lemma_verdicts import LemmaRow
+from ..framework.settings import VerifySettings
+from .ding2020 import DingLemmaData, collect_ding, ding_lemma2, ding_lemma3, ding_lemma6, ding_lemma8, ding_lemma9
+from .verdicts import LemmaRow
 
 __all__ = ["check_ding_lemmas", "ding_rows", "ding_lemma_table"]
 

@@ -15,7 +15,7 @@ defines them:
 * Yu's drift (constant step s, sync interval K, xbar_t = (1/N) sum_i x_t^i):
   E||xbar_t - x_t^i||^2 <= 4 s^2 K^2 G^2 for every client i.
 
-``proofs_check.fedavg_lemmas`` evaluates them with expectations over seeds, ``proofs_check.
+``proofs_check.lemmas.fedavg`` evaluates them with expectations over seeds, ``proofs_check.
 falsifiable_claims`` with exact expectations; the constants 4 are arguments so that planted
 variants (a constant too small) are the same statement with another number.
 """

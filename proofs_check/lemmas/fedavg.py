@@ -3,13 +3,13 @@
 Each lemma is an inequality LHS_t <= RHS_t between expectations, for every local step t. A
 ``LemmaData`` holds the traces of every seed of a FedAvg config (``convergence.execute`` with
 ``trace=True`` on the NumPy reference path: every local iterate w_t^k, ``convergence.FedAvgTrace``)
-and the constants of the assumptions along the run (``proofs_check.run_moments``). Both sides are
+and the constants of the assumptions along the run (``proofs_check.constants.run_moments``). Both sides are
 evaluated at every local step t = 0..T-1 (plotted at Li's 1-based index t + 1) for every seed; the
 expectation is the mean over seeds with a Student-t interval, and ``convergence.check_upper_bound``
 gives the verdict: PASS when the interval stays below the bound at every step, FAIL when it is
 provably above somewhere (Holm over the steps, family-wise error rate 5%), INCONCLUSIVE otherwise.
 
-Statements (right-hand sides in ``proofs_check.fedavg_lemma_bounds``; ``shared/THEOREMS.md`` l.49-55
+Statements (right-hand sides in ``proofs_check.lemmas.fedavg_bounds``; ``shared/THEOREMS.md`` l.49-55
 and l.110, ``papers/li2020_fedavg_noniid.txt`` l.361-378, ``papers/liu_lecture_fl_fedavg.md`` l.363;
 notation of ``convergence.algorithms.fedavg.trace``: wbar_t = sum_k p_k w_t^k,
 g_t = sum_k p_k g_{t,k}, gbar_t = sum_k p_k grad F_k(w_t^k)):
@@ -39,16 +39,16 @@ g_t = sum_k p_k g_{t,k}, gbar_t = sum_k p_k grad F_k(w_t^k)):
   Checked on FedAvg as fedbound runs it (the gradient at a synchronisation step is taken at the
   averaged model; Yu's PR-SGD takes it before averaging), which the proof does not use.
 
-Constants: L, mu (Li's max_k L_k, min_k mu_k) and Gamma from ``proofs_check.assumption_constants``;
+Constants: L, mu (Li's max_k L_k, min_k mu_k) and Gamma from ``proofs_check.constants.assumptions``;
 sigma_k^2 and G^2 by the one definition of Li's Assumptions 3-4 (``run_moments.iterate_moments``):
 sigma_k^2 = max_t E var_k(w_t^k, b), G^2 = max_{t,k} E||g_k(w_t^k, xi)||^2, client k's minibatch
 gradient at client k's own iterate, E the mean over the seeds of the moments given each seed's
 iterates (exact for a deterministic run). These are the constants the falsifier computes exactly
-(``proofs_check.falsifiable_claims``), so a planted constant a little below what the run needs must FAIL.
+(``proofs_check.falsifier.claims``), so a planted constant a little below what the run needs must FAIL.
 
 Planted variants (the power self-test of ``proofs_check.lemmas_claim.evaluate_lemmas``): each lemma
 takes a factor on its constant (``scale``, ``factor``, ``constant``), planted where the data prove
-it too small (``proofs_check.lemma_verdicts.planted_factor``).
+it too small (``proofs_check.lemmas.verdicts.planted_factor``).
 """
 
 from __future__ import annotations
@@ -60,11 +60,11 @@ import numpy as np
 from convergence import FedAvgConfig, FedAvgTrace, Hypothesis, RunConfig, RunRequest, Verdict, execute
 from problems import FederatedProblem, Optimum, exact_optimum
 
-from .assumption_constants import Estimate, heterogeneity, smoothness, strong_convexity
-from .claim import VerifySettings
-from .fedavg_lemma_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
-from .lemma_verdicts import LemmaRow, upper_bound_verdict
-from .run_moments import IterateMoments, iterate_moments
+from ..constants.assumptions import Estimate, heterogeneity, smoothness, strong_convexity
+from ..framework.settings import VerifySettings
+from .fedavg_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
+from .verdicts import LemmaRow, upper_bound_verdict
+from ..constants.run_moments import IterateMoments, iterate_moments
 
 __all__ = [
     "LEMMA_IDS",

@@ -1,8 +1,8 @@
 """The built-in falsifiable claims: Li et al.'s Lemmas 1-3 and Theorem 1, Yu et al.'s drift, with exact expectations.
 
 Built-in claims (``FALSIFIABLE``) take a ``FedAvgInstance`` (a least-squares problem drawn by
-``proofs_check.strategies`` and a FedAvg config meeting the claim's hypotheses) and evaluate every
-expectation exactly (``proofs_check.run_moments.exact_expectations``). True ones (``shared/THEOREMS.md``
+``proofs_check.falsifier.strategies`` and a FedAvg config meeting the claim's hypotheses) and evaluate every
+expectation exactly (``proofs_check.constants.run_moments.exact_expectations``). True ones (``shared/THEOREMS.md``
 l.19-24, l.49-55, l.110): li2020.lemma1, li2020.lemma2, li2020.lemma3, yu2019.drift (identical data,
 constant step) and li2020.thm1 (E F(w_T) - F* <= C / (gamma + T - 1), C = kappa (2B/mu + mu gamma/2
 ||w_1 - w*||^2), Li schedule). Planted false ones (``known_false``): li2020.lemma3[constant=0.01]
@@ -11,13 +11,13 @@ Theorem 1's C; Li's T is the index of the iterate, local steps done + 1).
 
 Each side is a linear function of the propagated second moment, hence exact up to rounding; a
 violation counts only beyond a rounding allowance of 1e-9 times the size of the terms compared.
-The right-hand sides are those the lemma checks use (``proofs_check.fedavg_lemma_bounds``,
-``proofs_check.li2020_constants``), with the constants the smallest for which the assumptions hold
+The right-hand sides are those the lemma checks use (``proofs_check.lemmas.fedavg_bounds``,
+``proofs_check.constants.li2020``), with the constants the smallest for which the assumptions hold
 as the papers state them (expectations along the run), by the one definition of
-``proofs_check.run_moments.IterateMoments``: sigma_k^2 = max_t E var_k(w_t^k), G^2 =
+``proofs_check.constants.run_moments.IterateMoments``: sigma_k^2 = max_t E var_k(w_t^k), G^2 =
 max_{t,k} E||g_k(w_t^k, xi)||^2, client k's minibatch gradient at client k's own iterate (Li et al.
 ICLR 2020, Assumptions 3-4), here with exact expectations; the lemma checks of
-``proofs_check.fedavg_lemmas`` use the same definition with the mean over seeds. L, mu and Gamma
+``proofs_check.lemmas.fedavg`` use the same definition with the mean over seeds. L, mu and Gamma
 are exact.
 """
 
@@ -33,10 +33,10 @@ from hypothesis import strategies as st
 from convergence import FedAvgConfig, StepSize
 from problems import FederatedProblem, exact_optimum, problem_constants
 
-from .falsify_search import FalsifiableClaim
-from .fedavg_lemma_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
-from .li2020_constants import li_theorem1_B, li_theorem1_rate_bound
-from .run_moments import ExactExpectations, IterateMoments, exact_expectations
+from .search import FalsifiableClaim
+from ..lemmas.fedavg_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
+from ..constants.li2020 import li_theorem1_B, li_theorem1_rate_bound
+from ..constants.run_moments import ExactExpectations, IterateMoments, exact_expectations
 from .strategies import build_drawn_problem, fedavg_configs, quadratic_problems
 
 __all__ = ["FedAvgInstance", "instances", "exact_moments", "FALSIFIABLE"]
@@ -46,7 +46,7 @@ _ROUNDING = 1e-9  # relative rounding allowance of the exact expectations
 
 @dataclass(frozen=True)
 class FedAvgInstance:
-    """A problem drawn by ``proofs_check.strategies`` and a FedAvg config: the inputs of the
+    """A problem drawn by ``proofs_check.falsifier.strategies`` and a FedAvg config: the inputs of the
     built-in claims. JSON: {"problem": spec, "algorithm": config.to_json()}."""
 
     problem: FederatedProblem
@@ -86,7 +86,7 @@ def _trace_of(instance: FedAvgInstance) -> ExactExpectations:
 def exact_moments(instance: FedAvgInstance) -> IterateMoments:
     """Li's Assumption 3-4 moments of a least-squares FedAvg instance with exact expectations (one
     realisation, shapes (1, T, N)): the constants the built-in claims use, by the definition the
-    lemma checks of ``proofs_check.fedavg_lemmas`` estimate with the mean over seeds."""
+    lemma checks of ``proofs_check.lemmas.fedavg`` estimate with the mean over seeds."""
     return _trace_of(instance).moments
 
 

@@ -2,7 +2,7 @@
 
 Assumptions 3-4 of Li et al. (ICLR 2020) bound, at every client's own iterate, the variance sigma^2
 and the second moment G^2 of that client's stochastic gradient (the one definition is
-``proofs_check.run_moments.IterateMoments``); Ding et al. (2020) state theirs for every x of the
+``proofs_check.constants.run_moments.IterateMoments``); Ding et al. (2020) state theirs for every x of the
 ball of their Assumption 5. Over a ball that contains every iterate of the run (its centre and
 radius come from quantities the kernels track exactly) the bounds below are upper estimates of
 those constants: valid in an upper bound, too large for a check that needs the constant itself.
@@ -17,7 +17,7 @@ squares, 1/4 logistic, 1/2 softmax; ``problems.models.linear``), valid for a con
     var_k <= (1/b) mean_i (||g_i(c) - gbar_k(c)|| + (l_i + L_k - mu) R)^2,
     E||g||^2 <= (||grad F_k(c)|| + L_k R)^2 + that variance bound.
 
-The estimators of ``proofs_check.assumption_constants`` and ``proofs_check.bgd_constants`` take,
+The estimators of ``proofs_check.constants.assumptions`` and ``proofs_check.constants.bgd`` take,
 for a model that is not quadratic, the Lipschitz bound from the centre c0 and, where the model
 bounds its residual (per-sample gradient x_i (x) r_i with ||r_i||^2 <= beta, the model's
 ``gradient_bound``: beta = 1 logistic since |sigmoid(z) - y| <= 1, beta = 2 softmax since

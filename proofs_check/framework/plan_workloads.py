@@ -1,6 +1,7 @@
 """The work a claim's plan asks for, counted from the plan alone, and the check that it fits.
 
-``plan_workload(plan)`` counts, for each shipped plan class, the runs its evaluator makes: configs,
+``plan_workload(plan)`` counts, through the plan's own ``workload()`` method (each claim's plan
+dataclass has one, beside its evaluator; ``runs_workload`` is their unit), the runs its evaluator makes: configs,
 seeds, rounds, local steps and clients per round, record points, whether they are traced (the
 NumPy reference path), and for the CNN claims the network's flops per image
 (``convergence.budget``, which prices the count). Nothing is built: no problem, no config, no
@@ -30,17 +31,17 @@ from typing import Any
 
 from convergence.budget import Workload, check_workload, exceeds, pass_workload, run_workload
 
-from . import plans as p
+from .. import plans as p
 from .claim_text import variant_id
 from .parameters import ModePlans
 
-__all__ = ["check_claim_budget", "check_claims_budget", "plan_workload"]
+__all__ = ["check_claim_budget", "check_claims_budget", "plan_workload", "runs_workload", "network_flops_per_image"]
 
 _CYCLES = 2
 """C of Ding et al.'s theorem runs (``ding2020.CYCLES``, the lemma table's MC-PSGD run too)."""
 
 
-def _runs(*, configs: Any = 1, seeds: Any = 1, rounds: Any, E: Any = 1, clients: Any = 1, records: Any = 1,
+def runs_workload(*, configs: Any = 1, seeds: Any = 1, rounds: Any, E: Any = 1, clients: Any = 1, records: Any = 1,
           rows: Any = 0, network_flops: Any = 0, reference: bool = False) -> Workload:
     """``configs`` configs of one shape (``convergence.budget.run_workload``); a linear model's
     arithmetic is not counted (module docstring), a CNN's is (``network_flops`` per image)."""
@@ -50,7 +51,7 @@ def _runs(*, configs: Any = 1, seeds: Any = 1, rounds: Any, E: Any = 1, clients:
 
 
 @functools.lru_cache(maxsize=None)
-def _flops_per_image(network: str) -> float:
+def network_flops_per_image(network: str) -> float:
     """Flops of one image's forward and backward pass through a shipped network (``problems.models.cnn``)."""
     from problems.models.cnn import networks
 
@@ -59,32 +60,32 @@ def _flops_per_image(network: str) -> float:
 
 def _sec5_flops(dataset: str) -> float:
     """Flops per image of the network Ding et al.'s Sec. 5 claims train on ``dataset`` (resolved, never "auto")."""
-    from .ding2020_fig2 import NETWORK_OF_DATASET
+    from ..ding2020_fig2 import NETWORK_OF_DATASET
 
-    return _flops_per_image(NETWORK_OF_DATASET.get(dataset, "digits_net"))
+    return network_flops_per_image(NETWORK_OF_DATASET.get(dataset, "digits_net"))
 
 
 def _li_thm4(plan: p.Li2020Thm4Plan) -> Workload:
     # the constant-step (E = 5), gradient-descent (E = 1) and decaying-step (E = 5) runs, N clients, exact gradients
-    return (_runs(rounds=plan.simulated_rounds, E=5, clients=plan.N, records=41)
-            + _runs(rounds=plan.gd_rounds, E=1, clients=plan.N)
-            + _runs(rounds=plan.decay_rounds, E=5, clients=plan.N, records=41))
+    return (runs_workload(rounds=plan.simulated_rounds, E=5, clients=plan.N, records=41)
+            + runs_workload(rounds=plan.gd_rounds, E=1, clients=plan.N)
+            + runs_workload(rounds=plan.decay_rounds, E=5, clients=plan.N, records=41))
 
 
 def _li_thm1(plan: p.Li2020Thm1Plan) -> Workload:
     # two rate instances (N = 5, exact; N = 10, seeds): horizon_over_gamma (60, 30) x scale x gamma >= E steps,
     # and the traced eq. 13 run (N = 4, E = 1) with recursion_seeds seeds
-    rates = sum((_runs(seeds=seeds, rounds=h * plan.horizon_scale, E=plan.E, clients=N, records=40)
+    rates = sum((runs_workload(seeds=seeds, rounds=h * plan.horizon_scale, E=plan.E, clients=N, records=40)
                  for h, N, seeds in ((60, 5, 1), (30, 10, plan.seeds))), Workload())
-    return rates + _runs(seeds=plan.recursion_seeds, rounds=plan.recursion_steps, clients=4, reference=True)
+    return rates + runs_workload(seeds=plan.recursion_seeds, rounds=plan.recursion_steps, clients=4, reference=True)
 
 
 def _li_sampling(plan: p.Li2020SamplingPlan) -> Workload:
     # E = 1, batch 1: horizon x 12 steps on K clients (N = 10 balanced, N = 4 unbalanced) per K of the plan, and
     # the two image instances at image_horizon x their gamma (>= 1) steps on image_participants clients
-    synthetic = sum((_runs(seeds=plan.seeds, rounds=12 * plan.horizon, clients=K, records=60)
+    synthetic = sum((runs_workload(seeds=plan.seeds, rounds=12 * plan.horizon, clients=K, records=60)
                      for K in plan.participants + plan.unbalanced_participants), Workload())
-    images = _runs(configs=2, seeds=plan.image_seeds, rounds=plan.image_horizon, clients=plan.image_participants,
+    images = runs_workload(configs=2, seeds=plan.image_seeds, rounds=plan.image_horizon, clients=plan.image_participants,
                    records=30)
     return synthetic + images
 
@@ -92,26 +93,26 @@ def _li_sampling(plan: p.Li2020SamplingPlan) -> Workload:
 def _ding_theorem(plan: p.DingTheoremPlan) -> Workload:
     # T = C M K steps per client on the N clients of the current block, per K, on one or two instances
     instances = 2 if plan.identical_instance else 1
-    return sum((_runs(configs=instances, seeds=plan.seeds, rounds=_CYCLES * plan.M * K, clients=plan.N)
+    return sum((runs_workload(configs=instances, seeds=plan.seeds, rounds=_CYCLES * plan.M * K, clients=plan.N)
                 for K in plan.K_grid), Workload())
 
 
 def _ding_speedup(plan: p.DingSpeedupPlan) -> Workload:
     # MC-PSGD (two chains) at K > C M N per N of the N sweep (M = 3), K = 1024 per M of the M sweep (N = 4)
-    n_sweep = sum((_runs(seeds=plan.seeds, rounds=_CYCLES * 3 * (_CYCLES * 3 * N + 1), clients=2 * N)
+    n_sweep = sum((runs_workload(seeds=plan.seeds, rounds=_CYCLES * 3 * (_CYCLES * 3 * N + 1), clients=2 * N)
                    for N in plan.N_grid), Workload())
-    m_sweep = sum((_runs(seeds=plan.seeds, rounds=_CYCLES * M * 1024, clients=2 * 4) for M in plan.M_grid), Workload())
+    m_sweep = sum((runs_workload(seeds=plan.seeds, rounds=_CYCLES * M * 1024, clients=2 * 4) for M in plan.M_grid), Workload())
     return n_sweep + m_sweep
 
 
 def _ding_ordering(plan: p.DingOrderingPlan) -> Workload:
     # MM-PSGD, MC-PSGD (two chains), FedAvg-cyclic and FedAvg on shuffled data at T = C M K, N = 4, M = 3
-    return _runs(configs=5, seeds=plan.seeds, rounds=_CYCLES * 3 * plan.K, clients=4)
+    return runs_workload(configs=5, seeds=plan.seeds, rounds=_CYCLES * 3 * plan.K, clients=4)
 
 
 def _sec5(plan: p.DingSec5Plan, rounds: Any, local_steps: Any, clients: Any, records: Any = 1) -> Workload:
     """Runs of a Sec. 5 plan: ``clients`` clients a round (both chains counted), minibatch images."""
-    return _runs(seeds=plan.seeds, rounds=rounds, E=local_steps, clients=clients, records=records,
+    return runs_workload(seeds=plan.seeds, rounds=rounds, E=local_steps, clients=clients, records=records,
                  rows=plan.batch_size, network_flops=_sec5_flops(plan.dataset))
 
 
@@ -150,20 +151,20 @@ def _yu_pairs(clients: Sequence[int], horizons: Sequence[int]) -> list[tuple[int
 
 def _yu_sweep(plan: p.YuSweepPlan) -> Workload:
     # PR-SGD: T steps per client on N clients, per (N, T) with T >= N^3
-    return sum((_runs(seeds=plan.seeds, rounds=T, clients=N, records=12)
+    return sum((runs_workload(seeds=plan.seeds, rounds=T, clients=N, records=12)
                 for N, T in _yu_pairs(plan.clients, plan.horizons)), Workload())
 
 
 def _yu_cnn(plan: p.YuCNNPlan) -> Workload:
     # the sweep, the speed-up runs at the largest T and the pilot run (smallest N, largest T), minibatch images;
     # PR-SGD tracks the gradient of f (n_train images) at the average at every one of the T steps
-    from .yu2019_cnn import NETWORK
+    from ..yu2019_cnn import NETWORK
 
     T_max = max(plan.horizons)
     pairs = set(_yu_pairs(plan.clients, plan.horizons)) | {(N, T_max) for N in plan.speedup_clients}
     pairs = sorted(pairs) + [(min(plan.clients), T_max)]
-    flops = _flops_per_image(NETWORK)
-    return sum((_runs(seeds=plan.seeds, rounds=T, clients=N, records=7, rows=plan.batch_size, network_flops=flops)
+    flops = network_flops_per_image(NETWORK)
+    return sum((runs_workload(seeds=plan.seeds, rounds=T, clients=N, records=7, rows=plan.batch_size, network_flops=flops)
                 + pass_workload(passes=plan.seeds * T, rows=plan.n_train, flops_per_row=flops, network=True)
                 for N, T in pairs), Workload())
 
@@ -175,24 +176,20 @@ def _constants(plan: p.ConstantsPlan) -> Workload:
 def _lemmas(plan: p.LemmasPlan) -> Workload:
     # traced FedAvg (E = 5) on the two default problems (N = 5, 10) and Yu's drift instance (N = 4), and the
     # traced MC-PSGD run of Ding's lemmas (C = 2, M = 3, E = 16, I = 4, N = 4, two chains)
-    fedavg = sum((_runs(seeds=plan.seeds, rounds=plan.rounds, E=5, clients=N, reference=True) for N in (5, 10, 4)),
+    fedavg = sum((runs_workload(seeds=plan.seeds, rounds=plan.rounds, E=5, clients=N, reference=True) for N in (5, 10, 4)),
                  Workload())
-    return fedavg + _runs(seeds=plan.seeds, rounds=_CYCLES * 3 * 16, E=4, clients=2 * 4, reference=True)
-
-
-def _control(plan: p.ConstantStepControlPlan) -> Workload:
-    return _runs(rounds=plan.rounds, E=5, clients=5, records=40)  # E = 5 on the counterexample (N = 5), exact
+    return fedavg + runs_workload(seeds=plan.seeds, rounds=_CYCLES * 3 * 16, E=4, clients=2 * 4, reference=True)
 
 
 def _li_schemes(plan: p.Li2020SchemesPlan) -> Workload:
     # 3 schemes and the original per step of its grid, on the two image instances (E = 20 steps_per_E) and,
     # with synthetic, Fig. 4's two (E = 10 steps_per_E); K participants, every round recorded
     per_instance = 3 + len(plan.original_steps)
-    images = _runs(configs=2 * per_instance, seeds=plan.seeds, rounds=plan.image_rounds, E=20 * plan.steps_per_E,
+    images = runs_workload(configs=2 * per_instance, seeds=plan.seeds, rounds=plan.image_rounds, E=20 * plan.steps_per_E,
                    clients=plan.participants, records=plan.image_rounds + 1)
     if not plan.synthetic:
         return images
-    return images + _runs(configs=2 * per_instance, seeds=plan.seeds, rounds=plan.synthetic_rounds,
+    return images + runs_workload(configs=2 * per_instance, seeds=plan.seeds, rounds=plan.synthetic_rounds,
                           E=10 * plan.steps_per_E, clients=plan.participants, records=plan.synthetic_rounds + 1)
 
 
@@ -203,13 +200,13 @@ def _instances(instance: str | None) -> int:
 
 def _li_eq8(plan: p.Li2020Eq8Plan) -> Workload:
     # Scheme I with K participants per E of the grid, every round recorded, on each instance
-    return sum((_runs(configs=_instances(plan.instance), seeds=plan.seeds, rounds=plan.rounds, E=E,
+    return sum((runs_workload(configs=_instances(plan.instance), seeds=plan.seeds, rounds=plan.rounds, E=E,
                       clients=plan.participants, records=plan.rounds + 1) for E in plan.E_grid), Workload())
 
 
 def _li_k_effect(plan: p.Li2020KEffectPlan) -> Workload:
     # Scheme I with E local steps per K of the grid, on each instance
-    return sum((_runs(configs=_instances(plan.instance), seeds=plan.seeds, rounds=plan.rounds, E=plan.E, clients=K,
+    return sum((runs_workload(configs=_instances(plan.instance), seeds=plan.seeds, rounds=plan.rounds, E=plan.E, clients=K,
                       records=plan.tail_rounds + 1) for K in plan.K_grid), Workload())
 
 
@@ -229,7 +226,6 @@ _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
     p.YuCNNPlan: _yu_cnn,
     p.ConstantsPlan: _constants,
     p.LemmasPlan: _lemmas,
-    p.ConstantStepControlPlan: _control,
     p.Li2020SchemesPlan: _li_schemes,
     p.Li2020Eq8Plan: _li_eq8,
     p.Li2020KEffectPlan: _li_k_effect,
@@ -240,6 +236,8 @@ def plan_workload(plan: Any) -> Workload:
     """The work ``plan`` asks for (module docstring: a lower bound, counted without building
     anything); TypeError for a plan of no shipped claim (a claim's own plan has no count here:
     its runs are priced by ``convergence.execute``)."""
+    if callable(getattr(plan, "workload", None)):
+        return plan.workload()
     try:
         count = _WORKLOADS[type(plan)]
     except KeyError:
@@ -261,7 +259,8 @@ def check_claim_budget(claim: Any, params: Mapping[str, Any], settings: Any) -> 
     BudgetError if it is over the limit or beyond the memory available. Nothing is counted for a
     read-only store (nothing is computed) or a claim of another package (no count here: its runs
     are priced by ``convergence.execute``)."""
-    if settings.store_readonly or type(claim.plan.default) not in _WORKLOADS:
+    counted = type(claim.plan.default) in _WORKLOADS or callable(getattr(claim.plan.default, "workload", None))
+    if settings.store_readonly or not counted:
         return Workload()
     plan = claim.plan_for(settings, params)
     work = plan_workload(plan)

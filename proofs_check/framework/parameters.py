@@ -11,7 +11,7 @@ it (``minimum``, ``above``, ``maximum``, ``choices``). A field with ``from_setti
 takes its value from ``VerifySettings.seeds`` (``--seeds``), raised to the field's minimum.
 
 ``ModePlans(quick=..., default=..., full=...)`` states the plan of each mode as data next to the
-claim (``proofs_check.registry``); ``ModePlans.select(mode)`` is the one place the mode chooses a
+claim (``proofs_check.framework.registry``); ``ModePlans.select(mode)`` is the one place the mode chooses a
 plan, and ``resolve_plan`` then applies the settings and the parameters given by name, and, for a
 claim whose plan depends on the data present (``ModePlans.by_data``, a ``DataPlans``: e.g. a
 ``dataset`` "auto" with a scale per data set), swaps in the plan of the data found, each value
@@ -207,7 +207,7 @@ def plan_parameters(plan_type: type) -> tuple[ParameterSpec, ...]:
     for f in dataclasses.fields(plan_type):
         rule = f.metadata.get(_METADATA_KEY)
         if rule is None:
-            raise TypeError(f"{plan_type.__name__}.{f.name}: declare plan fields with proofs_check.parameters.parameter")
+            raise TypeError(f"{plan_type.__name__}.{f.name}: declare plan fields with proofs_check.framework.parameters.parameter")
         kind, item, optional = _kind(hints[f.name])
         if kind is None:
             raise TypeError(f"{plan_type.__name__}.{f.name}: a plan parameter is an int, float, bool, str, str | None "

@@ -39,8 +39,8 @@ from problems import (
     summarize_partition,
 )
 
-from .assumption_constants import Estimate, gradient_dissimilarity, heterogeneity
-from .bgd_constants import BGDPair, bgd_curve
+from .assumptions import Estimate, gradient_dissimilarity, heterogeneity
+from .bgd import BGDPair, bgd_curve
 from .regions import Points
 
 __all__ = ["DEFAULT_B_SQ_GRID", "PartitionHeterogeneity", "partition_heterogeneity", "partition_report"]

@@ -14,11 +14,11 @@ import numpy as np
 from convergence import Ceiling
 from problems import exact_optimum, problem_constants
 
-from .assumption_constants import second_moment_bound, variance_bound
+from .assumptions import second_moment_bound, variance_bound
 from .regions import Ball
 
 if TYPE_CHECKING:
-    from .ding2020 import DingRun
+    from ..ding2020 import DingRun
 
 __all__ = ["lemma6_constant", "lemma9_constant", "lemma9_ceiling", "DingConstants", "ding_bound"]
 
