@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,9 @@ def test_readme_has_python_blocks() -> None:
 def test_readme_block_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FEDBOUND_DATA", str(tmp_path / "data"))  # from_arrays writes here, not to the user's cache
-    namespace: dict = {"__name__": f"readme_block_{index}"}
+    module = types.ModuleType(f"readme_block_{index}")  # a module of its own, as a user's file would be
+    monkeypatch.setitem(sys.modules, module.__name__, module)  # (dataclasses look their module up)
+    namespace = module.__dict__
     exec(compile(BLOCKS[index], f"README.md block {index}", "exec"), namespace)
     for name, value in list(namespace.items()):
         if name.startswith("test_") and callable(value):
