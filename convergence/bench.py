@@ -69,10 +69,8 @@ the pool's start-up is included, as a user's sweep pays it).
 from __future__ import annotations
 
 import math
-import os
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,19 +84,12 @@ from .algorithms import FedAvgConfig, algorithm_for, using_kernel_threads
 from .algorithms.fedavg.packing import PackedClients, pack_clients
 from .bench_jax import jax_peer
 from .bench_peers import numpy_peer_fedavg, peer_inputs
+from .bench_timing import MIN_REPEATS, jax_one_thread, matmul_gflops, median_seconds
 from .run import run_seed
 from .schedules import StepSize
 
-__all__ = ["Workload", "WORKLOADS", "MIN_REPEATS", "run_bench", "format_bench", "machine_rates", "product_rate",
-           "sweep_scaling", "kernel_thread_scaling", "median_seconds", "matmul_gflops", "jax_one_thread"]
-
-MIN_REPEATS = 3
-"""Fewest timings a median is taken over."""
-
-JAX_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-"""XLA_FLAGS asking JAX's CPU backend for one thread (set only when jax is not yet imported and
-XLA_FLAGS is unset)."""
-
+__all__ = ["Workload", "WORKLOADS", "run_bench", "format_bench", "machine_rates", "product_rate",
+           "sweep_scaling", "kernel_thread_scaling"]
 
 @dataclass(frozen=True)
 class Workload:
@@ -134,14 +125,6 @@ def _check_repeats(repeats: int) -> int:
     return repeats
 
 
-def matmul_gflops(repeats: int = 5, dtype: type = np.float64) -> float:
-    """Single-core GFLOP/s of a 1000 x 1000 matrix product in ``dtype`` (median of ``repeats``)."""
-    rng = np.random.default_rng(0)
-    a, b = rng.random((1000, 1000)).astype(dtype), rng.random((1000, 1000)).astype(dtype)
-    with threadpool_limits(limits=1):
-        return 2e9 / median_seconds(lambda: a @ b, repeats) / 1e9
-
-
 def machine_rates(repeats: int = 5) -> dict[str, float]:
     """Single-core GFLOP/s of a 1000 x 1000 float64 matrix product, and ns per exp over a buffer
     of 2^16 doubles in [-10, 0] (fits in cache; the range of softmax's shifted logits) of NumPy's
@@ -158,13 +141,6 @@ def machine_rates(repeats: int = 5) -> dict[str, float]:
     kernel_exp = median_seconds(lambda: exp_inplace(work, work.size), repeats, calls=100) / x.size * 1e9
     return {"matmul_gflops_1core": matmul, "exp_ns": min(numpy_exp, kernel_exp), "exp_numpy_ns": numpy_exp,
             "exp_kernel_ns": kernel_exp, "exp_buffer": x.size}
-
-
-def jax_one_thread() -> None:
-    """Ask JAX's CPU backend for one thread (XLA_FLAGS = JAX_ONE_THREAD), when jax is not yet
-    imported and XLA_FLAGS is unset (a user's own flags are kept)."""
-    if "jax" not in sys.modules and "XLA_FLAGS" not in os.environ:
-        os.environ["XLA_FLAGS"] = JAX_ONE_THREAD
 
 
 def product_rate(packed: PackedClients, batch_size: int, repeats: int = 5) -> tuple[float, str]:
@@ -194,15 +170,6 @@ def product_rate(packed: PackedClients, batch_size: int, repeats: int = 5) -> tu
     return flops / seconds / 1e9, shapes
 
 
-def median_seconds(fn: Callable[[], Any], repeats: int, calls: int = 1) -> float:
-    """Median over ``repeats`` of the time of ``calls`` calls of fn, per call."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - start) / calls)
-    return float(np.median(times))
 
 
 def _time_engine(problem: FederatedProblem, workload: Workload, engine: str, repeats: int) -> float:

@@ -49,7 +49,7 @@ from problems.models.cnn import Conv2d, Dense, MaxPool2d
 from problems.models.cnn.kernel import sgd_steps
 from problems.models.cnn.reference import sgd_steps_np
 
-from .bench import MIN_REPEATS, jax_one_thread, matmul_gflops, median_seconds
+from .bench_timing import MIN_REPEATS, jax_one_thread, matmul_gflops, median_seconds
 
 __all__ = ["CNN_BATCH", "CNNBench", "MatrixProduct", "cnn_bench", "format_cnn_bench", "jax_cnn_peer",
            "product_rate_float32", "step_products"]

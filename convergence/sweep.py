@@ -40,7 +40,7 @@ from .algorithms.kernel_threads import check_threads, using_kernel_threads
 from .budget import max_cpu_hours
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 from .sweep_executors import (
-    SCHEDULER_TIMEOUT_S, Result, SweepError, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
+    SCHEDULER_TIMEOUT_S, Result, SweepError, SweepTask, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
     warm_driver,
 )
 
@@ -51,29 +51,6 @@ __all__ = ["EXECUTORS", "SCHEDULER_TIMEOUT_S", "MissingRunError", "OutdatedRunEr
 EXECUTORS = ("serial", "process", "dask")
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SweepTask:
-    """One unit of a sweep: ``fn(*args)`` returns the result stored under ``key``.
-
-    ``fn`` must be a top-level (picklable) pure function returning a mapping of names to NumPy
-    arrays; ``config_json`` is what the key stands for, stored beside the result. ``warm_key``: tasks
-    with equal keys run the same compiled code (module docstring, "Compiling once"); None: no hint.
-    ``result_names``: the names of the arrays ``fn`` returns (None: not checked); a stored run of
-    the key whose arrays have other names holds an older format of the result and is recomputed
-    (``run_sweep``). ``check``: called on a stored result before it is used, raises ValueError
-    saying why it cannot be this task's result (a shape or a value ``fn`` never returns); such a
-    run is corrupt, as one that fails its checksums (None: not checked).
-    """
-
-    key: str
-    fn: Callable[..., Result]
-    args: tuple
-    config_json: dict[str, Any]
-    warm_key: Hashable | None = None
-    result_names: frozenset[str] | None = None
-    check: Callable[[Mapping[str, np.ndarray]], None] | None = None
 
 
 class SweepMonitor(Protocol):

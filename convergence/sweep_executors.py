@@ -15,16 +15,14 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .config import ConfigError
 
-if TYPE_CHECKING:
-    from .sweep import SweepTask
-
-__all__ = ["SCHEDULER_TIMEOUT_S", "Result", "Finish", "SweepError", "call_task", "run_serial", "warm_driver",
+__all__ = ["SCHEDULER_TIMEOUT_S", "Result", "SweepTask", "Finish", "SweepError", "call_task", "run_serial", "warm_driver",
            "local_process_pool", "run_pool", "check_scheduler", "run_dask"]
 
 _PARENT_POLL_S = 0.5  # how often a pool worker checks that the driver is alive
@@ -33,7 +31,32 @@ SCHEDULER_TIMEOUT_S = 5.0
 _SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # dask.distributed's network transports
 
 Result = dict[str, np.ndarray]
-Finish = Callable[["SweepTask", Result, float], None]  # records one finished task: its result and seconds
+
+
+@dataclass(frozen=True)
+class SweepTask:
+    """One unit of a sweep: ``fn(*args)`` returns the result stored under ``key``.
+
+    ``fn`` must be a top-level (picklable) pure function returning a mapping of names to NumPy
+    arrays; ``config_json`` is what the key stands for, stored beside the result. ``warm_key``: tasks
+    with equal keys run the same compiled code (module docstring, "Compiling once"); None: no hint.
+    ``result_names``: the names of the arrays ``fn`` returns (None: not checked); a stored run of
+    the key whose arrays have other names holds an older format of the result and is recomputed
+    (``run_sweep``). ``check``: called on a stored result before it is used, raises ValueError
+    saying why it cannot be this task's result (a shape or a value ``fn`` never returns); such a
+    run is corrupt, as one that fails its checksums (None: not checked).
+    """
+
+    key: str
+    fn: Callable[..., Result]
+    args: tuple
+    config_json: dict[str, Any]
+    warm_key: Hashable | None = None
+    result_names: frozenset[str] | None = None
+    check: Callable[[Mapping[str, np.ndarray]], None] | None = None
+
+
+Finish = Callable[[SweepTask, Result, float], None]  # records one finished task: its result and seconds
 
 _WARM_KEYS: set[Hashable] = set()
 """The warm keys of the tasks this process has run (module docstring, "Compiling once")."""

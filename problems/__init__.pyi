@@ -2,7 +2,8 @@
 (lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
 
 from ._base import FederatedProblem, LossKind, ProblemError
-from .arrays import data_folder, from_arrays
+from .arrays import from_arrays
+from .data_folder import data_folder
 from .blas_threads import one_blas_thread
 from .block_partition import BlockAccuracy, BlockCyclicPartition, block_cyclic_partition, block_test_accuracy
 from .block_cyclic_images import BlockCyclicImageProblem, block_cyclic_images

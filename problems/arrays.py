@@ -42,33 +42,15 @@ from ._base import FederatedProblem, LossKind, ProblemError
 from ._params import as_choice
 from .registry import build_problem
 from .spec import FamilySpec
+from .data_folder import DATA_ENV, data_folder
 from .validation import check_int, check_real
 
-__all__ = ["arrays_problem", "data_folder", "from_arrays"]
-
-DATA_ENV = "FEDBOUND_DATA"
-"""Environment variable naming the data folder (when no ``data_dir`` is given)."""
+__all__ = ["arrays_problem", "from_arrays"]
 
 _LOSSES = tuple(kind.value for kind in LossKind)
 _ENTRIES = ("X", "y", "offsets", "weights")
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry can carry: fixed, so the bytes are too
 _WEIGHT_TOLERANCE = 1e-9  # as FederatedProblem's check of sum_k p_k = 1
-
-
-def data_folder(data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The folder that holds arrays files: ``data_dir``, else $FEDBOUND_DATA, else the user cache folder."""
-    if data_dir is not None:
-        if not isinstance(data_dir, (str, os.PathLike)) or not str(data_dir):
-            raise ProblemError(f"data_dir: expected a folder path, got {data_dir!r}")
-        return Path(data_dir).expanduser().resolve()
-    from_env = os.environ.get(DATA_ENV)
-    if from_env:
-        return Path(from_env).expanduser().resolve()
-    try:
-        import platformdirs
-    except ImportError:
-        return Path.home() / ".cache" / "fedbound"
-    return Path(platformdirs.user_cache_dir("fedbound"))
 
 
 def from_arrays(

@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .arrays import data_folder
+from .data_folder import data_folder
 from .image_data import PUBLISHED_MD5
 from .validation import ProblemError
 

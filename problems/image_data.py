@@ -58,7 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .arrays import data_folder
+from .data_folder import data_folder
 from .cifar import parse_cifar10
 from .file_checksum import FileIdentity, check_digests, file_identity, read_checked
 from .idx import parse_idx
