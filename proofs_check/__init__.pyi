@@ -82,8 +82,6 @@ from .plans import (
     Li2020KEffectPlan,
     Li2020SchemesPlan,
     Li2020SamplingPlan,
-    Li2020Thm1Plan,
-    Li2020Thm4Plan,
     YuCNNPlan,
     YuCorollary2Plan,
     YuSweepPlan,
@@ -92,6 +90,8 @@ from .plans import (
 )
 from .constants.regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .claims.checks.constant_step_control import ConstantStepControlPlan
+from .claims.li2020.thm1 import Li2020Thm1Plan
+from .claims.li2020.thm4 import Li2020Thm4Plan
 from .framework.registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
 from .constants.run_moments import IterateMoments, iterate_moments
 from .constants.trajectory import power_smoothness, sample_minibatch_moments, secant_smoothness

@@ -100,7 +100,7 @@ from .li2020_sampling import (
     BALANCED, BATCH_SIZE, LOCAL_STEPS, UNBALANCED, SamplingRun, balanced_weights_hypothesis, image_instances,
     sampling_constants, sampling_schedule,
 )
-from .li2020_thm1 import li_hypotheses
+from .claims.li2020.hypotheses import li_hypotheses
 from .plans import Li2020SamplingPlan
 from .framework.plot_specs import Curve, CurvesPlot
 

@@ -23,9 +23,9 @@ from .plans_sec5 import (
 )
 
 __all__ = [
-    "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
+    "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "YuCNNPlan", "ConstantsPlan", "LemmasPlan",
-    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "RECURSION_SEEDS", "Li2020SchemesPlan",
+    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "Li2020SchemesPlan",
     "LI_IMAGE_DATA", "STEPS_PER_E_DOC", "Li2020SamplingPlan", "SAMPLING_SEEDS", "SPEEDUP_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
     "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS",
@@ -37,9 +37,6 @@ PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
 PLANTABLE_LEMMAS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift", "ding2020.lemma2",
                     "ding2020.lemma3", "ding2020.lemma6")
 """The lemmas of the lemma table that can be planted false (``proofs_check.report_items``)."""
-RECURSION_SEEDS = 32
-"""At least this many seeds for li2020.thm1's eq. 13 sub-check: its per-step noise is of the order of
-the slack; with 32 seeds the one-sided limits clear the bound at every step."""
 SPEEDUP_SEEDS = 8
 """At least this many seeds for yu2019.cor2 and ding2020.speedup, whose exponents lie 0.05-0.2 inside
 their thresholds: with 4 seeds the rate intervals (Student t on 3 df with the jackknife over seeds,
@@ -48,46 +45,6 @@ M sweep 0.04 +- 0.22 against 0.25); with 8 every one lies inside."""
 SAMPLING_SEEDS = 128
 """At least this many seeds for li2020.thm2 / thm3: their gaps are noise-driven (the exponent is -1
 itself, not steeper), so the rate fit needs a narrow interval; 128 seeds give about +-0.03."""
-
-
-@dataclass(frozen=True)
-class Li2020Thm4Plan:
-    """li2020.thm4: the (E, eta) grid of the exact limits, the horizons of the three simulated runs
-    (constant step E = 5, eta = 0.05; gradient descent E = 1, eta = 0.2; the decaying step of App.
-    C.2, E = 5), the Appendix C problem (N, p, mu) and the constants of eq. 33-34."""
-
-    E_grid: tuple[int, ...] = parameter(doc="local steps E of the bias grid (E >= 2: Theorem 4 is about E > 1)",
-                                        minimum=2)
-    eta_grid: tuple[float, ...] = parameter(doc="constant steps eta of the bias grid (hypothesis: eta < 1/(4 + mu))",
-                                            above=0)
-    simulated_rounds: int = parameter(doc="rounds of the simulated constant-step run (E = 5, eta = 0.05)", minimum=1)
-    gd_rounds: int = parameter(doc="rounds of simulated gradient descent (E = 1, eta = 0.2)", minimum=1)
-    decay_rounds: int = parameter(doc="rounds of the decaying-step run (E = 5, App. C.2)", minimum=1)
-    N: int = parameter(5, "clients of the Appendix C problem", minimum=2)
-    p: int = parameter(4, "block size of the Appendix C problem (d = N p + 1)", minimum=2)
-    mu: float = parameter(2e-4, "l2 regularisation mu of the Appendix C problem", above=0)
-    lower_bound_constant: float = parameter(1 / 16, "the constant of eq. 34 (1/16)", above=0)
-    coefficient_scale: float = parameter(1.0, "multiplies the first-order coefficient ||c|| of eq. 33", above=0)
-
-
-@dataclass(frozen=True)
-class Li2020Thm1Plan:
-    """li2020.thm1: E and the horizons of the two rate instances, the eq. 13 run, the seeds, and the
-    constants of eq. 4, the claimed rate and eq. 13's B."""
-
-    horizon_scale: float = parameter(doc="multiplies each rate instance's horizon (60 gamma and 30 gamma local "
-                                         "steps)", above=0)
-    recursion_steps: int = parameter(doc="local steps of the eq. 13 run (E = 1, where eq. 13 bites)", minimum=1)
-    E: int = parameter(5, "local steps per round on both rate instances (hypotheses: gamma = max{8 kappa, E}, "
-                          "eta_1 <= 1/(4L))", minimum=1)
-    seeds: int = parameter(4, "seeds of the synthetic(1,1) instance (the counterexample is deterministic)", minimum=1,
-                           from_settings="seeds")
-    recursion_seeds: int = parameter(RECURSION_SEEDS, "seeds of the eq. 13 run (at least 32: its noise is of the "
-                                                      "order of the slack)", minimum=RECURSION_SEEDS,
-                                     from_settings="seeds")
-    bound_scale: float = parameter(1.0, "multiplies the bound of eq. 4", above=0)
-    claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
-    recursion_B_scale: float = parameter(1.0, "multiplies B in eq. 13", above=0)
 
 
 @dataclass(frozen=True)

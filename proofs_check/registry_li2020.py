@@ -9,17 +9,12 @@ from .framework.parameters import ModePlans
 from .plans import (
     Li2020Eq8Plan,
     Li2020KEffectPlan,
-    Li2020Thm1Plan,
     Li2020SchemesPlan,
     Li2020SamplingPlan,
-    Li2020Thm4Plan,
 )
 from .framework.references import LI2020
 
 __all__ = ["LI2020_THEOREM_CLAIMS", "LI2020_EXPERIMENT_CLAIMS"]
-
-_LI_THM4_DEFAULT = Li2020Thm4Plan(E_grid=(2, 3, 5, 10, 20), eta_grid=(5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2),
-                                  simulated_rounds=120_000, gd_rounds=150_000, decay_rounds=400_000)
 
 _LI_SAMPLING_PLAN = ModePlans(
     quick=Li2020SamplingPlan(horizon=300.0, participants=(1, 5), unbalanced_participants=(1, 2), image_horizon=300.0,
@@ -46,59 +41,6 @@ _LI_SAMPLING_VARIANTS = (
 """The planted variants shared by li2020.thm2 and li2020.thm3."""
 
 LI2020_THEOREM_CLAIMS = (
-    Claim(
-        "li2020.thm4", (LI2020,), "Theorem 4/5 and Lemma 6 (Appendix C)",
-        "Appendix C problem (N = 5, p = 4, μ = 2e-4), exact local gradients, constant η, E > 1: FedAvg converges "
-        "to w̃* with ‖w̃* − w*‖ ≥ (E−1) η/16 · ‖(A₁+μI)(A₂+μI) w*‖; with E = 1 it converges to w*; with a "
-        "decaying step it converges to w* for any E. To first order (eq. 33, App. C.5) ‖w̃* − w*‖ = (E−1) η ‖c‖ + O(η²), "
-        "c = ½ S⁻¹ (Σᵢ Sᵢ² − S₁S) w*, Sᵢ = Aᵢ + μI, S = Σᵢ Sᵢ.",
-        "the smallest ratio ‖w̃* − w*‖ / lower bound over the (η, E) grid (must be ≥ 1; a loose lower bound, the sharp "
-        "first-order coefficient is a sub-check)",
-        "proofs_check.li2020_thm4:evaluate",
-        plan=ModePlans(
-            quick=Li2020Thm4Plan(E_grid=(2, 5, 10), eta_grid=(1e-3, 3e-3, 1e-2, 3e-2), simulated_rounds=40_000,
-                                 gd_rounds=60_000, decay_rounds=100_000),
-            default=_LI_THM4_DEFAULT,
-            full=Li2020Thm4Plan(E_grid=_LI_THM4_DEFAULT.E_grid, eta_grid=_LI_THM4_DEFAULT.eta_grid,
-                                simulated_rounds=200_000, gd_rounds=300_000, decay_rounds=1_000_000),
-        ),
-        variants=(
-            PlantedVariant("lower bound x 32", "eq. 34 with 1/16 replaced by 1/0.5: a lower bound 32 times larger, above "
-                           "the measured bias (margin 18.3)", {"lower_bound_constant": 2.0},
-                           sub_check="lower bound (eq. 34)"),
-            PlantedVariant("coefficient x 1.5", "the first-order coefficient of eq. 33 multiplied by 1.5, so "
-                           "bias / ((E-1) eta |c|) tends to 2/3 instead of 1", {"coefficient_scale": 1.5},
-                           sub_check="first-order coefficient (eq. 33)"),
-        ),
-        order=10,
-    ),
-    Claim(
-        "li2020.thm1", (LI2020,), "Theorem 1 (eq. 4-5)",
-        "Assumptions 1-4, κ = L/μ, γ = max{8κ, E}, η_t = 2/(μ(γ+t)): E F(w_T) − F* ≤ κ/(γ+T−1) · "
-        "(2B/μ + μγ/2 · E‖w₁ − w*‖²), B = Σ p_k² σ_k² + 6LΓ + 8(E−1)²G²; hence O(1/T). The proof's one-step "
-        "recursion (eq. 13): Δ_{t+1} ≤ (1 − η_t μ) Δ_t + η_t² B, Δ_t = E‖w̄_t − w*‖², at every local step.",
-        "the fitted exponent of the gap E F(w_T) − F* in γ + T on the counterexample, over the last decade (claimed ≤ −1); "
-        "the explicit bound lies above the gap's ceiling L R²/2 at every record point on both instances (listed as "
-        "uninformative), eq. 13 the sub-check that can fail",
-        "proofs_check.li2020_thm1:evaluate",
-        plan=ModePlans(
-            quick=Li2020Thm1Plan(horizon_scale=0.2, recursion_steps=200),
-            default=Li2020Thm1Plan(horizon_scale=1.0, recursion_steps=400),
-            full=Li2020Thm1Plan(horizon_scale=3.0, recursion_steps=1000),
-        ),
-        variants=(
-            PlantedVariant("bound x 1e-7", "eq. 4's right-hand side divided by 10^7 (eq. 4 is 73-1,031 x the gap's "
-                           "ceiling L R^2/2 and 6.6e4-1.9e6 x the measured gap, so only a bound this much smaller is "
-                           "false; it falls below the ceiling and is counted)", {"bound_scale": 1e-7},
-                           sub_check="explicit bound (eq. 4)"),
-            PlantedVariant("rate O(T^-3)", "claimed exponent -3 in gamma + T (measured about -2.0 and -1.7)",
-                           {"claimed_exponent": -3.0}, sub_check="rate exponent <="),
-            PlantedVariant("eq. 13 with B/2", "the one-step recursion with B halved (the first step uses 0.82 of "
-                           "eta_t^2 B on the E = 1 instance)", {"recursion_B_scale": 0.5},
-                           sub_check="one-step recursion (eq. 13)"),
-        ),
-        order=20,
-    ),
     Claim(
         "li2020.thm2", (LI2020,), "Theorem 2 (eq. 6), Sec. 3.3 and App. B",
         "Assumptions 1-5 (Scheme I: K clients drawn with replacement by p_k, simple average), κ, γ, B as in "

@@ -65,21 +65,6 @@ def _sec5_flops(dataset: str) -> float:
     return network_flops_per_image(NETWORK_OF_DATASET.get(dataset, "digits_net"))
 
 
-def _li_thm4(plan: p.Li2020Thm4Plan) -> Workload:
-    # the constant-step (E = 5), gradient-descent (E = 1) and decaying-step (E = 5) runs, N clients, exact gradients
-    return (runs_workload(rounds=plan.simulated_rounds, E=5, clients=plan.N, records=41)
-            + runs_workload(rounds=plan.gd_rounds, E=1, clients=plan.N)
-            + runs_workload(rounds=plan.decay_rounds, E=5, clients=plan.N, records=41))
-
-
-def _li_thm1(plan: p.Li2020Thm1Plan) -> Workload:
-    # two rate instances (N = 5, exact; N = 10, seeds): horizon_over_gamma (60, 30) x scale x gamma >= E steps,
-    # and the traced eq. 13 run (N = 4, E = 1) with recursion_seeds seeds
-    rates = sum((runs_workload(seeds=seeds, rounds=h * plan.horizon_scale, E=plan.E, clients=N, records=40)
-                 for h, N, seeds in ((60, 5, 1), (30, 10, plan.seeds))), Workload())
-    return rates + runs_workload(seeds=plan.recursion_seeds, rounds=plan.recursion_steps, clients=4, reference=True)
-
-
 def _li_sampling(plan: p.Li2020SamplingPlan) -> Workload:
     # E = 1, batch 1: horizon x 12 steps on K clients (N = 10 balanced, N = 4 unbalanced) per K of the plan, and
     # the two image instances at image_horizon x their gamma (>= 1) steps on image_participants clients
@@ -211,8 +196,6 @@ def _li_k_effect(plan: p.Li2020KEffectPlan) -> Workload:
 
 
 _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
-    p.Li2020Thm4Plan: _li_thm4,
-    p.Li2020Thm1Plan: _li_thm1,
     p.Li2020SamplingPlan: _li_sampling,
     p.DingTheoremPlan: _ding_theorem,
     p.DingSpeedupPlan: _ding_speedup,
