@@ -81,7 +81,6 @@ from .plans import (
     Li2020Eq8Plan,
     Li2020KEffectPlan,
     Li2020SchemesPlan,
-    Li2020SamplingPlan,
     YuCNNPlan,
     YuCorollary2Plan,
     YuSweepPlan,
@@ -90,6 +89,7 @@ from .plans import (
 )
 from .constants.regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .claims.checks.constant_step_control import ConstantStepControlPlan
+from .claims.li2020.sampling import Li2020SamplingPlan
 from .claims.li2020.thm1 import Li2020Thm1Plan
 from .claims.li2020.thm4 import Li2020Thm4Plan
 from .framework.registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim

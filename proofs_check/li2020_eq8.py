@@ -94,7 +94,7 @@ from .framework.claim import ClaimResult
 from .framework.evaluation import combine_checks
 
 from .framework.settings import VerifySettings
-from .li2020_choices import (
+from .claims.li2020.choices import (
     E_READING, LossCurves, SchemeIRun, choice_instances, image_note, rounds_to_target, scheme_i_curves,
 )
 from .constants.li2020 import li_theorem1_constants

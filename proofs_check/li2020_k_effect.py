@@ -60,7 +60,7 @@ from .framework.claim import ClaimResult
 from .framework.evaluation import combine_checks
 
 from .framework.settings import VerifySettings
-from .li2020_choices import LossCurves, SchemeIRun, choice_instances, e_reading, image_note, scheme_i_curves
+from .claims.li2020.choices import LossCurves, SchemeIRun, choice_instances, e_reading, image_note, scheme_i_curves
 from .plans import Li2020KEffectPlan
 from .framework.plot_specs import Curve, CurvesPlot
 

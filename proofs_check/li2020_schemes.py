@@ -154,7 +154,7 @@ from .framework.claim import ClaimResult
 from .framework.evaluation import claim_optimum, combine_checks
 
 from .framework.settings import VerifySettings
-from .li2020_choices import IMAGE_SOURCE_PIXELS, e_reading, source_step_scale, step_note
+from .claims.li2020.choices import IMAGE_SOURCE_PIXELS, e_reading, source_step_scale, step_note
 from .plans import Li2020SchemesPlan
 from .framework.plot_specs import Curve, CurvesPlot
 

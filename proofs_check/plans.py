@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .framework.parameters import PlanError, parameter
+from .claims.li2020.choices import LI_CHOICE_INSTANCES, LI_IMAGE_DATA, STEPS_PER_E_DOC
 from .plans_sec5 import (
     FIG5_CLAIMS, SEC5_AUTO_ORDER, SEC5_CLASSES, SEC5_DATASETS, SEC5_MARGIN, TABLE1_DIRECTIONS, DingBlocksPlan, DingFig2Plan,
     DingFig4Plan, DingFig5Plan, DingSec5Plan, DingTable1Plan, Sec5DataPlans,
@@ -26,8 +27,8 @@ __all__ = [
     "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "YuCNNPlan", "ConstantsPlan", "LemmasPlan",
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "Li2020SchemesPlan",
-    "LI_IMAGE_DATA", "STEPS_PER_E_DOC", "Li2020SamplingPlan", "SAMPLING_SEEDS", "SPEEDUP_SEEDS",
-    "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
+    "SPEEDUP_SEEDS",
+    "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
     "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS",
     "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan", "FIG5_CLAIMS", "DingFig5Plan",
 ]
@@ -42,11 +43,6 @@ SPEEDUP_SEEDS = 8
 their thresholds: with 4 seeds the rate intervals (Student t on 3 df with the jackknife over seeds,
 ``convergence.rates``) straddle them (yu2019.cor2 about -0.50 +- 0.07 against -0.45, ding2020.speedup's
 M sweep 0.04 +- 0.22 against 0.25); with 8 every one lies inside."""
-SAMPLING_SEEDS = 128
-"""At least this many seeds for li2020.thm2 / thm3: their gaps are noise-driven (the exponent is -1
-itself, not steeper), so the rate fit needs a narrow interval; 128 seeds give about +-0.03."""
-
-
 @dataclass(frozen=True)
 class DingTheoremPlan:
     """ding2020.thm1 and ding2020.thm2: the K grid (T = C M K, C = 2), the instance's N and M, the
@@ -166,14 +162,6 @@ class LemmasPlan:
     planted: str | None = parameter(None, "a lemma planted false", choices=PLANTABLE_LEMMAS)
 
 
-STEPS_PER_E_DOC = ("local SGD steps per unit of the paper's E: 1 as Li et al. define E, local iterations per round "
-                   "(Sec. 2, App. D), 10 as the authors' code ran Fig. 1b-1d, 3 and 4 (fedavgpy's LrdWorker takes 10 "
-                   "minibatch steps per 'epoch')")
-"""The one meaning of ``steps_per_E`` in li2020.schemes and li2020.k-effect (``li2020_choices.E_READING``)."""
-LI_IMAGE_DATA = ("auto", "mnist", "fashion-mnist", "digits")
-"""The image data of li2020.schemes, li2020.eq8 and li2020.k-effect (``problems.li_images``: "auto" is MNIST, else
-Fashion-MNIST, else the digits)."""
-
 
 @dataclass(frozen=True)
 class Li2020SchemesPlan:
@@ -204,54 +192,6 @@ class Li2020SchemesPlan:
                                                "Scheme II", choices=("balanced", "unbalanced"))
 
 
-@dataclass(frozen=True)
-class Li2020SamplingPlan:
-    """li2020.thm2 and li2020.thm3 (``proofs_check.li2020_partial``; one plan, as both check eq. 6 on the
-    same instances): the horizon, the seeds, K on the balanced (N = 10) and the unbalanced (N = 4)
-    synthetic instance; the image instances' data, size, ridge, K, horizon and seeds; and the constants
-    of eq. 6 and of the rate."""
-
-    horizon: float = parameter(doc="local steps T of every run, in units of Theorem 1's gamma = 12 of both instances (the "
-                                    "rate is fitted over the last two decades of gamma + T)", above=0)
-    participants: tuple[int, ...] = parameter(doc="K of the balanced instance (N = 10 clients)", minimum=1, maximum=10)
-    unbalanced_participants: tuple[int, ...] = parameter(doc="K of the unbalanced instance (N = 4 clients)", minimum=1,
-                                                         maximum=4)
-    image_horizon: float = parameter(doc="local steps T of every image run, in units of that run's own gamma (Theorem "
-                                         "1's, gamma~ for transformed Scheme II)", above=0)
-    image_clients: int = parameter(doc="devices N of the image instances (a multiple of 10; the paper: 100)", minimum=10)
-    image_samples: int = parameter(doc="rows of each image instance (0: the family's default, Table 2's per-device "
-                                       "count on 28x28 data, 16 per device on the digits)", minimum=0)
-    image_participants: int = parameter(doc="K of every image run", minimum=1)
-    image_seeds: int = parameter(doc="seeds of every image run (each costs about four synthetic ones; the rate interval "
-                                     "over 16 seeds is about +-0.05 on the digits and Fashion-MNIST)", minimum=8)
-    seeds: int = parameter(SAMPLING_SEEDS, "seeds of every run (at least 128: the gap is noise-driven, its exponent -1 itself)",
-                           minimum=SAMPLING_SEEDS, from_settings="seeds")
-    image_l2: float = parameter(1.0, "l2 weight lambda of the image instances (mu = 2 lambda; the paper's 1e-4 gives "
-                                     "gamma = 8 kappa of 1e5 steps and more, see li2020_partial)", above=0)
-    dataset: str = parameter("auto", "image data of the image instances (auto: MNIST, else Fashion-MNIST, else the "
-                                     "bundled digits)", choices=LI_IMAGE_DATA)
-    bound_scale: float = parameter(1.0, "multiplies the bound of eq. 6", above=0)
-    C_scale: float = parameter(1.0, "multiplies C in eq. 6 (0: C dropped, Theorem 1's bound)", minimum=0)
-    claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
-
-    def __post_init__(self) -> None:
-        if self.image_clients % 10:
-            raise PlanError("image_clients", f"Li's recipe puts each of the 10 labels on 2N/10 devices, so N must be a "
-                                             f"multiple of 10; got {self.image_clients}")
-        if self.image_samples % (2 * self.image_clients):
-            raise PlanError("image_samples", f"the balanced image instance gives each of the N = {self.image_clients} "
-                                             f"devices two equal label shares, so the rows must be a multiple of 2N = "
-                                             f"{2 * self.image_clients} (or 0: the family's default); got "
-                                             f"{self.image_samples}")
-        if self.image_participants > self.image_clients:
-            raise PlanError("image_participants", f"K <= N = {self.image_clients} (Scheme II samples without "
-                                                  f"replacement); got {self.image_participants}")
-
-
-LI_CHOICE_INSTANCES = ("synthetic(0,0)", "synthetic(1,1)", "image unbalanced")
-"""The instances li2020.eq8 and li2020.k-effect run on, by label (``proofs_check.li2020_choices.
-CHOICE_INSTANCES`` holds each one's problem family and batch size; a new instance is one label here
-and one entry there). "image unbalanced" is Li's unbalanced MNIST recipe on the plan's ``dataset``."""
 EQ8_OPTIMUM_CLAIMS = ("interior", "smallest", "largest")
 """Where li2020.eq8 says the rounds-minimising E* lies in the E grid: strictly inside it (eq. 8's
 U-shape), or at its smallest or its largest E (planted false variants: no optimum, monotone rounds)."""

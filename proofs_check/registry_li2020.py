@@ -10,63 +10,12 @@ from .plans import (
     Li2020Eq8Plan,
     Li2020KEffectPlan,
     Li2020SchemesPlan,
-    Li2020SamplingPlan,
 )
 from .framework.references import LI2020
 
 __all__ = ["LI2020_THEOREM_CLAIMS", "LI2020_EXPERIMENT_CLAIMS"]
 
-_LI_SAMPLING_PLAN = ModePlans(
-    quick=Li2020SamplingPlan(horizon=300.0, participants=(1, 5), unbalanced_participants=(1, 2), image_horizon=300.0,
-                             image_clients=10, image_samples=1000, image_participants=2, image_seeds=8),
-    default=Li2020SamplingPlan(horizon=1000.0, participants=(1, 5), unbalanced_participants=(1, 2), image_horizon=300.0,
-                               image_clients=10, image_samples=1000, image_participants=2, image_seeds=16),
-    full=Li2020SamplingPlan(horizon=3000.0, participants=(1, 2, 5, 10), unbalanced_participants=(1, 2, 3, 4),
-                            image_horizon=300.0, image_clients=100, image_samples=0, image_participants=10,
-                            image_seeds=32),
-)
-"""The plan shared by li2020.thm2 and li2020.thm3 (the same instances, one scheme each). The image instances
-run N = 10 devices of 100 rows each by default (the paper: N = 100, Table 2's 542 rows per device, the full
-plan's, with K = 10): their record points cost a pass over the rows per seed."""
-_LI_SAMPLING_VARIANTS = (
-    PlantedVariant("C dropped", "eq. 6 without C (Theorem 1's bound under sampling): at K = 1 on the balanced "
-                   "instance the sampled client's noise alone exceeds it (gap/bound about 2)", {"C_scale": 0.0},
-                   sub_check="explicit bound (eq. 6)"),
-    PlantedVariant("bound x 0.001", "eq. 6 divided by 1000 (tightness 0.03-0.06 on the balanced synthetic instance, "
-                   "0.004-0.016 on the balanced image ones: a bound this much smaller is false on each of them)",
-                   {"bound_scale": 0.001}, sub_check="explicit bound (eq. 6)"),
-    PlantedVariant("rate O(T^-2)", "claimed exponent -2 in gamma + T (measured about -1)", {"claimed_exponent": -2.0},
-                   sub_check="rate exponent <="),
-)
-"""The planted variants shared by li2020.thm2 and li2020.thm3."""
-
 LI2020_THEOREM_CLAIMS = (
-    Claim(
-        "li2020.thm2", (LI2020,), "Theorem 2 (eq. 6), Sec. 3.3 and App. B",
-        "Assumptions 1-5 (Scheme I: K clients drawn with replacement by p_k, simple average), κ, γ, B as in "
-        "Theorem 1, η_t = 2/(μ(γ+t)) decayed per local iteration: E F(w_T) − F* ≤ κ/(γ+T−1) · (2(B+C)/μ + μγ/2 · "
-        "E‖w₁ − w*‖²), C = (4/K) E² G²; hence O(1/T), for every K.",
-        "the largest ratio mean gap / eq. 6 over T on the balanced instance at the first K of the grid, K = 1 (must "
-        "be ≤ 1; tightness per run and T in the evidence)",
-        "proofs_check.li2020_partial:evaluate_thm2",
-        plan=_LI_SAMPLING_PLAN,
-        variants=_LI_SAMPLING_VARIANTS,
-        order=30,
-    ),
-    Claim(
-        "li2020.thm3", (LI2020,), "Theorem 3 and the transformation of Sec. 3.3, App. B",
-        "Assumptions 1-4 and 6 (Scheme II: K clients uniformly without replacement, w ← (N/K) Σ_{k∈S} p_k w_k, "
-        "balanced data p_k = 1/N), η_t = 2/(μ(γ+t)) per local iteration: eq. 6 with C = (N−K)/(N−1) · (4/K) E² G²; "
-        "on unbalanced data, transformed Scheme II (F̃_k = N p_k F_k, simple average) satisfies it with L, μ, σ_k, G "
-        "replaced by νL, ςμ, √ν σ_k, √ν G, ν = N max p_k, ς = N min p_k. Scheme II itself is not covered on "
-        "unbalanced data (its hypothesis is checked).",
-        "the largest ratio mean gap / eq. 6 over T on the balanced instance at the first K of the grid, K = 1 (must "
-        "be ≤ 1; tightness per run and T in the evidence)",
-        "proofs_check.li2020_partial:evaluate_thm3",
-        plan=_LI_SAMPLING_PLAN,
-        variants=_LI_SAMPLING_VARIANTS,
-        order=40,
-    ),
 )
 
 LI2020_EXPERIMENT_CLAIMS = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from problems import li_images
-from proofs_check.li2020_choices import source_step_scale
+from proofs_check.claims.li2020.choices import source_step_scale
 
 
 def _softmax_weight_gradient(V: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:

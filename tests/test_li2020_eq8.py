@@ -13,7 +13,7 @@ import pytest
 from convergence import Status
 from problems import build_problem, problem_spec, resolve_li_dataset
 from proofs_check import VerifySettings, get_claim, select_claim
-from proofs_check.li2020_choices import CHOICE_INSTANCES, IMAGE_SOURCE_PIXELS, choice_instances, rounds_to_target
+from proofs_check.claims.li2020.choices import CHOICE_INSTANCES, IMAGE_SOURCE_PIXELS, choice_instances, rounds_to_target
 from proofs_check.li2020_eq8 import Eq8Constants, check_optimum_location, eq8_optimal_E, eq8_rounds_shape, fit_scale
 from proofs_check.plans import LI_CHOICE_INSTANCES, Li2020Eq8Plan
 

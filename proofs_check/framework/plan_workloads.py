@@ -32,6 +32,7 @@ from typing import Any
 from convergence.budget import Workload, check_workload, exceeds, pass_workload, run_workload
 
 from .. import plans as p
+from ..claims.li2020.choices import LI_CHOICE_INSTANCES
 from .claim_text import variant_id
 from .parameters import ModePlans
 
@@ -63,16 +64,6 @@ def _sec5_flops(dataset: str) -> float:
     from ..ding2020_fig2 import NETWORK_OF_DATASET
 
     return network_flops_per_image(NETWORK_OF_DATASET.get(dataset, "digits_net"))
-
-
-def _li_sampling(plan: p.Li2020SamplingPlan) -> Workload:
-    # E = 1, batch 1: horizon x 12 steps on K clients (N = 10 balanced, N = 4 unbalanced) per K of the plan, and
-    # the two image instances at image_horizon x their gamma (>= 1) steps on image_participants clients
-    synthetic = sum((runs_workload(seeds=plan.seeds, rounds=12 * plan.horizon, clients=K, records=60)
-                     for K in plan.participants + plan.unbalanced_participants), Workload())
-    images = runs_workload(configs=2, seeds=plan.image_seeds, rounds=plan.image_horizon, clients=plan.image_participants,
-                   records=30)
-    return synthetic + images
 
 
 def _ding_theorem(plan: p.DingTheoremPlan) -> Workload:
@@ -180,7 +171,7 @@ def _li_schemes(plan: p.Li2020SchemesPlan) -> Workload:
 
 def _instances(instance: str | None) -> int:
     """How many of Li's choice instances a plan runs (None: all of them)."""
-    return len(p.LI_CHOICE_INSTANCES) if instance is None else 1
+    return len(LI_CHOICE_INSTANCES) if instance is None else 1
 
 
 def _li_eq8(plan: p.Li2020Eq8Plan) -> Workload:
@@ -196,7 +187,6 @@ def _li_k_effect(plan: p.Li2020KEffectPlan) -> Workload:
 
 
 _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
-    p.Li2020SamplingPlan: _li_sampling,
     p.DingTheoremPlan: _ding_theorem,
     p.DingSpeedupPlan: _ding_speedup,
     p.DingOrderingPlan: _ding_ordering,
