@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .framework.parameters import PlanError, parameter
-from .claims.li2020.choices import LI_CHOICE_INSTANCES, LI_IMAGE_DATA, STEPS_PER_E_DOC
 from .plans_sec5 import (
     FIG5_CLAIMS, SEC5_AUTO_ORDER, SEC5_CLASSES, SEC5_DATASETS, SEC5_MARGIN, TABLE1_DIRECTIONS, DingBlocksPlan, DingFig2Plan,
     DingFig4Plan, DingFig5Plan, DingSec5Plan, DingTable1Plan, Sec5DataPlans,
@@ -26,9 +25,8 @@ from .plans_sec5 import (
 __all__ = [
     "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
     "YuTheorem1Plan", "YuCorollary2Plan", "YuCNNPlan", "ConstantsPlan", "LemmasPlan",
-    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "Li2020SchemesPlan",
+    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS",
     "SPEEDUP_SEEDS",
-    "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
     "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS",
     "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan", "FIG5_CLAIMS", "DingFig5Plan",
 ]
@@ -160,98 +158,3 @@ class LemmasPlan:
     seeds: int = parameter(16, "seeds of every run (at least 16: Li's Lemma 2 compares realised noise)", minimum=16,
                            from_settings="seeds")
     planted: str | None = parameter(None, "a lemma planted false", choices=PLANTABLE_LEMMAS)
-
-
-
-@dataclass(frozen=True)
-class Li2020SchemesPlan:
-    """li2020.schemes: the rounds of the image (Fig. 1c/1d) and synthetic (Fig. 4) instances, the
-    original scheme's step grid, the image data and size, the seeds, the paper's hyper-parameters,
-    and the planted alternatives."""
-
-    image_rounds: int = parameter(doc="rounds on the balanced and unbalanced image instances (E = 20)", minimum=4)
-    synthetic_rounds: int = parameter(doc="rounds on synthetic(0,0) and synthetic(1,1) (E = 10)", minimum=4)
-    original_steps: tuple[float, ...] = parameter(doc="eta_0 grid of the original scheme, the best final loss kept "
-                                                      "(the paper tuned it in 0.1, 0.5, 0.9, 1.1; per source pixel on "
-                                                      "the image instances, like eta0)", above=0)
-    synthetic: bool = parameter(doc="also run the synthetic(0,0) and synthetic(1,1) instances of Fig. 4")
-    dataset: str = parameter("auto", "image data of the Fig. 1c/1d instances (auto: MNIST, else Fashion-MNIST, "
-                                     "else the bundled digits)", choices=LI_IMAGE_DATA)
-    image_samples: int = parameter(0, "rows of each image instance (0: the family's default, Table 2's count on "
-                                      "28x28 data, 16 per device on the digits)", minimum=0)
-    seeds: int = parameter(4, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
-                           from_settings="seeds")
-    participants: int = parameter(10, "K devices per round (Fig. 1c/1d, Fig. 4: K = 10)", minimum=1)
-    steps_per_E: int = parameter(1, STEPS_PER_E_DOC, minimum=1)
-    eta0: float = parameter(0.1, "eta_0 of the step eta_0 / (1 + round) of Schemes I, II and transformed II (on the "
-                                 "image instances per source pixel: x m/f on their f pooled features of m pixels)",
-                            above=0)
-    scheme_ii_stable: bool = parameter(False, "claim Scheme II more stable than Scheme I on unbalanced data")
-    original_faster: bool = parameter(False, "claim the original scheme reaches the target loss before Scheme I")
-    equality_data: str = parameter("balanced", "image data on which transformed Scheme II is claimed to equal "
-                                               "Scheme II", choices=("balanced", "unbalanced"))
-
-
-EQ8_OPTIMUM_CLAIMS = ("interior", "smallest", "largest")
-"""Where li2020.eq8 says the rounds-minimising E* lies in the E grid: strictly inside it (eq. 8's
-U-shape), or at its smallest or its largest E (planted false variants: no optimum, monotone rounds)."""
-
-
-@dataclass(frozen=True)
-class Li2020Eq8Plan:
-    """li2020.eq8 (Fig. 1a): the E grid and rounds of the Scheme I runs, the instances' size and K,
-    the target, the seeds, the image data, and where the optimum E* is claimed to lie."""
-
-    E_grid: tuple[int, ...] = parameter(doc="local steps E of the sweep (at least 3 values: two ends and an "
-                                            "interior)", minimum=1)
-    rounds: int = parameter(doc="rounds of every run (a run that misses the target counts as rounds + 1: censored)",
-                            minimum=1)
-    n_clients: int = parameter(doc="clients N of every instance (the paper: 100)", minimum=2)
-    participants: int = parameter(doc="K clients drawn per round by Scheme I (Fig. 1a: K = 30 of N = 100)", minimum=1)
-    instance: str | None = parameter(doc="run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
-    eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 1a: 0.1; on the image "
-                                 "instance per source pixel, scaled to its pooled features)", above=0)
-    dataset: str = parameter("auto", "image data of the image instance (auto: MNIST, else Fashion-MNIST, else the "
-                                     "bundled digits)", choices=LI_IMAGE_DATA)
-    target_fraction: float = parameter(0.3, "the target accuracy: F(w) <= F* + target_fraction (F(w_0) - F*)",
-                                       above=0, maximum=1)
-    seeds: int = parameter(6, "seeds of every run (at least 6: the paired tests are Bonferroni-corrected over the "
-                              "interior candidates for E*)", minimum=6, from_settings="seeds")
-    claimed_optimum: str = parameter("interior", "where E* is claimed to lie in the grid",
-                                     choices=EQ8_OPTIMUM_CLAIMS)
-
-    def __post_init__(self) -> None:
-        if len(self.E_grid) < 3:
-            raise PlanError("E_grid", f"needs at least 3 values (two ends and an interior E), got {self.E_grid}")
-
-
-@dataclass(frozen=True)
-class Li2020KEffectPlan:
-    """li2020.k-effect (Fig. 1b, Fig. 3): the K grid and rounds of the Scheme I runs, the instances'
-    size, E, the final-loss window, the seeds, the image data, and the claimed dependence on K."""
-
-    K_grid: tuple[int, ...] = parameter(doc="clients K drawn per round by Scheme I (Fig. 3: 5 ... 100 of N = 100)",
-                                        minimum=1)
-    rounds: int = parameter(doc="rounds of every run", minimum=1)
-    n_clients: int = parameter(doc="clients N of every instance (the paper: 100)", minimum=2)
-    instance: str | None = parameter(doc="run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
-    E: int = parameter(5, "the paper's E (Fig. 3: 5): E x steps_per_E local steps per round", minimum=1)
-    steps_per_E: int = parameter(1, STEPS_PER_E_DOC, minimum=1)
-    eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 3: 0.1; on the image "
-                                 "instance per source pixel, scaled to its pooled features)", above=0)
-    dataset: str = parameter("auto", "image data of the image instance (auto: MNIST, else Fashion-MNIST, else the "
-                                     "bundled digits)", choices=LI_IMAGE_DATA)
-    tail_rounds: int = parameter(10, "the final loss is the mean gap over the last tail_rounds rounds", minimum=1)
-    seeds: int = parameter(6, "seeds of every run (at least 6: the order check is paired over seeds and the "
-                              "largest and smallest K differ by a few percent)", minimum=6, from_settings="seeds")
-    tolerance: float = parameter(0.25, "weak effect: each gap(K)/gap(K_max) within a factor 1 + tolerance of "
-                                       "(K_max/K)^claimed_K_exponent", above=0)
-    claimed_K_exponent: float = parameter(0.0, "the claimed final gap is proportional to K^-claimed_K_exponent "
-                                               "(0: weak effect; 1: the iid linear speedup)")
-    larger_K_better: bool = parameter(True, "the claimed order: the largest K's final gap below the smallest K's")
-
-    def __post_init__(self) -> None:
-        if len(self.K_grid) < 2:
-            raise PlanError("K_grid", f"needs at least 2 values, got {self.K_grid}")
-        if self.tail_rounds > self.rounds:
-            raise PlanError("tail_rounds", f"{self.tail_rounds} exceeds rounds = {self.rounds}")

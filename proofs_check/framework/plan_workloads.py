@@ -32,7 +32,6 @@ from typing import Any
 from convergence.budget import Workload, check_workload, exceeds, pass_workload, run_workload
 
 from .. import plans as p
-from ..claims.li2020.choices import LI_CHOICE_INSTANCES
 from .claim_text import variant_id
 from .parameters import ModePlans
 
@@ -157,35 +156,6 @@ def _lemmas(plan: p.LemmasPlan) -> Workload:
     return fedavg + runs_workload(seeds=plan.seeds, rounds=_CYCLES * 3 * 16, E=4, clients=2 * 4, reference=True)
 
 
-def _li_schemes(plan: p.Li2020SchemesPlan) -> Workload:
-    # 3 schemes and the original per step of its grid, on the two image instances (E = 20 steps_per_E) and,
-    # with synthetic, Fig. 4's two (E = 10 steps_per_E); K participants, every round recorded
-    per_instance = 3 + len(plan.original_steps)
-    images = runs_workload(configs=2 * per_instance, seeds=plan.seeds, rounds=plan.image_rounds, E=20 * plan.steps_per_E,
-                   clients=plan.participants, records=plan.image_rounds + 1)
-    if not plan.synthetic:
-        return images
-    return images + runs_workload(configs=2 * per_instance, seeds=plan.seeds, rounds=plan.synthetic_rounds,
-                          E=10 * plan.steps_per_E, clients=plan.participants, records=plan.synthetic_rounds + 1)
-
-
-def _instances(instance: str | None) -> int:
-    """How many of Li's choice instances a plan runs (None: all of them)."""
-    return len(LI_CHOICE_INSTANCES) if instance is None else 1
-
-
-def _li_eq8(plan: p.Li2020Eq8Plan) -> Workload:
-    # Scheme I with K participants per E of the grid, every round recorded, on each instance
-    return sum((runs_workload(configs=_instances(plan.instance), seeds=plan.seeds, rounds=plan.rounds, E=E,
-                      clients=plan.participants, records=plan.rounds + 1) for E in plan.E_grid), Workload())
-
-
-def _li_k_effect(plan: p.Li2020KEffectPlan) -> Workload:
-    # Scheme I with E local steps per K of the grid, on each instance
-    return sum((runs_workload(configs=_instances(plan.instance), seeds=plan.seeds, rounds=plan.rounds, E=plan.E, clients=K,
-                      records=plan.tail_rounds + 1) for K in plan.K_grid), Workload())
-
-
 _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
     p.DingTheoremPlan: _ding_theorem,
     p.DingSpeedupPlan: _ding_speedup,
@@ -199,9 +169,6 @@ _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
     p.YuCNNPlan: _yu_cnn,
     p.ConstantsPlan: _constants,
     p.LemmasPlan: _lemmas,
-    p.Li2020SchemesPlan: _li_schemes,
-    p.Li2020Eq8Plan: _li_eq8,
-    p.Li2020KEffectPlan: _li_k_effect,
 }
 
 

@@ -61,7 +61,11 @@ steps either way), while App. D.2's "E = 5" of the K experiments ran 50 steps (`
 li2020.schemes) reproduces that code.
 
 The plan constants every Li experiment claim shares are here too: ``LI_IMAGE_DATA`` (also the sampling
-claims', ``sampling``), ``STEPS_PER_E_DOC`` and ``LI_CHOICE_INSTANCES``.
+claims', ``sampling``), ``STEPS_PER_E_DOC`` and ``LI_CHOICE_INSTANCES``. The plans of li2020.eq8 and
+li2020.k-effect (``eq8``, ``k_effect``): the default and quick plans run N = 20 clients so that the exact
+optimum (a Newton solve on every row) fits the budget; ``--full`` runs the paper's N = 100 and K grid. The
+default plans run synthetic(0,0), synthetic(1,1) and the unbalanced image recipe (Fashion-MNIST here, the
+digits in CI); the quick plans synthetic(1,1) only.
 """
 
 from __future__ import annotations
