@@ -40,7 +40,7 @@ O(eta). As eta -> 0, G_k -> E I and H_k -> E(E-1)/2 I, so
     (w~ - w*) / ((E-1) eta) -> 1/2 (sum_k p_k Q_k)^{-1} sum_k p_k Q_k grad F_k(w*),            (**)
 
 the first-order client-drift bias; Li et al.'s Appendix C.5 expansion of eq. (33) is (**) for
-their problem (see proofs_check.li2020_thm4).
+their problem (see proofs_check.claims.li2020.thm4).
 """
 
 from __future__ import annotations

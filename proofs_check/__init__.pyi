@@ -46,7 +46,6 @@ from .constants.li2020 import (
     li_transform_factors,
     li_transformed_constants,
 )
-from .li2020_eq8 import Eq8Constants, eq8_optimal_E, eq8_rounds_shape
 from .constants.minibatch_moments import gradient_variance
 from .framework.claim_text import param_text, parse_claim_text, variant_id
 from .framework.parameters import (
@@ -78,12 +77,6 @@ from .plans import (
     DingTable1Plan,
     DingTheoremPlan,
     LemmasPlan,
-    Li2020Eq8Plan,
-    Li2020KEffectPlan,
-    Li2020SchemesPlan,
-    Li2020SamplingPlan,
-    Li2020Thm1Plan,
-    Li2020Thm4Plan,
     YuCNNPlan,
     YuCorollary2Plan,
     YuSweepPlan,
@@ -92,6 +85,13 @@ from .plans import (
 )
 from .constants.regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .claims.checks.constant_step_control import ConstantStepControlPlan
+from .claims.li2020.eq8 import Li2020Eq8Plan
+from .claims.li2020.eq8_shape import Eq8Constants, eq8_optimal_E, eq8_rounds_shape
+from .claims.li2020.k_effect import Li2020KEffectPlan
+from .claims.li2020.sampling import Li2020SamplingPlan
+from .claims.li2020.schemes import Li2020SchemesPlan
+from .claims.li2020.thm1 import Li2020Thm1Plan
+from .claims.li2020.thm4 import Li2020Thm4Plan
 from .framework.registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
 from .constants.run_moments import IterateMoments, iterate_moments
 from .constants.trajectory import power_smoothness, sample_minibatch_moments, secant_smoothness

@@ -105,7 +105,7 @@ from .framework.evaluation import combine_checks
 
 from .framework.settings import VerifySettings
 from .ding2020_fig2 import NETWORK_OF_DATASET, sec5_configs, sec5_problem
-from .li2020_choices import rounds_to_target
+from .claims.li2020.choices import rounds_to_target
 from .plans import DingTable1Plan
 from .framework.plot_specs import Curve, CurvesPlot, RatePlot, RateSeries, ReferenceRate
 

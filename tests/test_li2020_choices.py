@@ -1,4 +1,4 @@
-"""li2020_choices' step rule per source pixel (eta_0 on m pixels -> eta_0 m / f on f window averages), the one
+"""li2020/choices' step rule per source pixel (eta_0 on m pixels -> eta_0 m / f on f window averages), the one
 rule li2020.eq8, li2020.k-effect and li2020.schemes share, against its derivation (the module docstring)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from problems import li_images
-from proofs_check.li2020_choices import source_step_scale
+from proofs_check.claims.li2020.choices import source_step_scale
 
 
 def _softmax_weight_gradient(V: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -19,7 +19,7 @@ def _softmax_weight_gradient(V: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.
 
 
 def test_one_step_on_window_averages_is_the_pixel_step_on_window_constant_images() -> None:
-    # Derivation (li2020_choices): with P (f, m) the averaging matrix and V = W P, a step W <- W - s G_W moves V by
+    # Derivation (li2020/choices): with P (f, m) the averaging matrix and V = W P, a step W <- W - s G_W moves V by
     # -(s f / m) G_V Pi, Pi the projector on window-constant weights; for images constant over each window
     # G_V Pi = G_V, so s = eta m / f on the features is exactly the step eta on the pixels.
     problem = li_images(dataset="digits", balanced=True, n_clients=10, n_samples=160)  # 2 x 2 pooling: f = 16

@@ -13,9 +13,11 @@ import pytest
 from convergence import Status
 from problems import build_problem, problem_spec, resolve_li_dataset
 from proofs_check import VerifySettings, get_claim, select_claim
-from proofs_check.li2020_choices import CHOICE_INSTANCES, IMAGE_SOURCE_PIXELS, choice_instances, rounds_to_target
-from proofs_check.li2020_eq8 import Eq8Constants, check_optimum_location, eq8_optimal_E, eq8_rounds_shape, fit_scale
-from proofs_check.plans import LI_CHOICE_INSTANCES, Li2020Eq8Plan
+from proofs_check.claims.li2020.choices import (
+    CHOICE_INSTANCES, IMAGE_SOURCE_PIXELS, LI_CHOICE_INSTANCES, choice_instances, rounds_to_target,
+)
+from proofs_check.claims.li2020.eq8 import Li2020Eq8Plan, check_optimum_location
+from proofs_check.claims.li2020.eq8_shape import Eq8Constants, eq8_optimal_E, eq8_rounds_shape, fit_scale
 
 # K = 4, sum p^2 sigma^2 = 1, L = 2, Gamma = 0.5, kappa = 10, G^2 = 2:
 # A = 1 + 2 * 0.5 + 10 * 2 = 22, (1 + 1/4) G^2 = 2.5, E* = sqrt(22 / 2.5) = sqrt(8.8) = 2.96648...
@@ -159,7 +161,7 @@ def test_step_scale_is_the_pooling_identity() -> None:
     # The digits pooled 2 x 2 (f = 16 features) against the same rows at full 8 x 8 resolution (m = 64):
     # the feature model W is the pixel model V = P' W (bias row shared), and one SGD step with s = eta m / f
     # on W moves V by -eta Pi G_V, Pi = (m / f) P'P the projector onto window-constant pixel weights
-    # (li2020_choices' docstring). On the digits the instance scales by 1024 / 16 = 64: each 8 x 8 cell
+    # (li2020/choices' docstring). On the digits the instance scales by 1024 / 16 = 64: each 8 x 8 cell
     # is itself a 4 x 4 block average of a 32 x 32 bitmap (1024 / 64 = 16 = 4 x 4).
     coarse = build_problem(problem_spec("li_images", dataset="digits", balanced=False, n_clients=20))
     fine = build_problem(problem_spec("li_images", dataset="digits", balanced=False, n_clients=20, pool=1))

@@ -10,8 +10,7 @@ import pytest
 from convergence import Status
 from problems import resolve_li_dataset
 from proofs_check import VerifySettings, get_claim, select_claim
-from proofs_check.li2020_k_effect import check_weak_effect, final_gaps
-from proofs_check.plans import Li2020KEffectPlan
+from proofs_check.claims.li2020.k_effect import Li2020KEffectPlan, check_weak_effect, final_gaps
 
 K_GRID = (5, 10, 50, 100)
 
@@ -142,7 +141,7 @@ def test_a_fail_that_does_not_survive_holm_is_shown_as_such(settings: VerifySett
 
 def test_claim_passes_on_the_image_instance_over_the_digits(settings: VerifySettings) -> None:
     # the quick plan (K in {2, 20}, E = 5, 60 rounds) on Li's unbalanced image recipe over the digits, b = 64,
-    # eta_0 = 0.1 per source pixel = 6.4 on the 16 features (li2020_choices); measured: K = 2's final gap 10%
+    # eta_0 = 0.1 per source pixel = 6.4 on the 16 features (li2020/choices); measured: K = 2's final gap 10%
     # above K = 20's, paired interval of the difference [0.036, 0.104]
     result = select_claim("li2020.k-effect[instance=image unbalanced,dataset=digits]").evaluate(settings)
     verdict = result.verdict

@@ -26,10 +26,10 @@ from proofs_check import (
     select_claim,
 )
 from proofs_check.framework.evaluation import claim_optimum
-from proofs_check.li2020_sampling import (
-    BALANCED, UNBALANCED, balanced_weights_hypothesis, image_instances, sampling_constants, sampling_schedule,
+from proofs_check.claims.li2020.sampling import (
+    BALANCED, SAMPLING_PLANS, UNBALANCED, balanced_weights_hypothesis, image_instances, sampling_constants,
+    sampling_schedule,
 )
-from proofs_check.registry_li2020 import _LI_SAMPLING_PLAN
 
 CLAIM_IDS = ("li2020.thm2", "li2020.thm3")
 
@@ -128,7 +128,7 @@ def digits_only(tmp_path_factory):
 def test_image_instances_resolve_auto_before_the_run_id(digits_only):
     # "auto" is resolved when the specs are made, so a run id names the data it ran on: here the digits, the
     # same ids as an explicit dataset="digits" (a machine with Fashion-MNIST gets its own, never "auto")
-    auto, digits = (image_instances(dataclasses.replace(_LI_SAMPLING_PLAN.default, dataset=d)) for d in ("auto", "digits"))
+    auto, digits = (image_instances(dataclasses.replace(SAMPLING_PLANS.default, dataset=d)) for d in ("auto", "digits"))
     algorithm = FedAvgConfig(1, 4, StepSize.li(2.0, 4.0, 1), 1, 1.0, (4,), (0,), participation="scheme_i",
                              participants=2)
     for a, b in zip(auto, digits):
@@ -145,7 +145,7 @@ def test_image_constants_bound_an_independent_evaluation(digits_only):
     # certified upper bound and mu exact (problems.problem_constants): evaluated directly at random points of the
     # ball (own RNG, not regions.ball_samples), with batch 1 E||g_k||^2 = (1/n_k) sum_i ||grad l_i(w) + mu w||^2
     # and var_k = (1/n_k) sum_i ||grad l_i(w) + mu w - grad F_k(w)||^2; the secant slopes of grad F_k lie in [mu, L].
-    problem = build_problem(image_instances(_LI_SAMPLING_PLAN.default)[1].spec)  # unbalanced
+    problem = build_problem(image_instances(SAMPLING_PLANS.default)[1].spec)  # unbalanced
     optimum, _ = claim_optimum(problem)
     radius = 0.3  # about the largest ||w_t^k - w*|| of the default runs (0.20-0.29 on the digits)
     c = sampling_constants(problem, optimum, "scheme_i", radius, 0.0)

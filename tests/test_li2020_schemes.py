@@ -1,5 +1,5 @@
 """li2020.schemes (Li et al. ICLR 2020, Fig. 1c, 1d, Fig. 4): the statistics on hand-made curves, and the
-claim on the quick plan over the bundled digits (the step per source pixel, li2020_choices' rule), with its
+claim on the quick plan over the bundled digits (the step per source pixel, li2020/choices' rule), with its
 planted variants."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from convergence import Status
 from convergence.store import RunStore
 from proofs_check import VerifySettings, get_claim
-from proofs_check.li2020_schemes import instability, rounds_to_target
+from proofs_check.claims.li2020.scheme_checks import instability, rounds_to_target
 from proofs_check.framework.plot_specs import CurvesPlot
 
 
@@ -83,7 +83,7 @@ def test_quick_plan_on_the_digits_measures_what_the_paper_reports(quick_result) 
 
 def test_every_image_run_steps_eta0_times_source_pixels_over_features(settings: VerifySettings, quick_result) -> None:
     # the quick plan: Schemes I, II, transformed II at eta_0 = 0.1 and the original scheme's grid (0.1,), each
-    # 0.1 x 1024 / 16 = 6.4 on the digits' pooled features (li2020_choices.source_step_scale)
+    # 0.1 x 1024 / 16 = 6.4 on the digits' pooled features (li2020/choices.source_step_scale)
     with RunStore(settings.store, readonly=True) as store:
         configs = [store.config(key) for key in store.keys()]
     image = [c for c in configs if c["problem"]["family"] == "li_images"]

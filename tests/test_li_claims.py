@@ -17,9 +17,9 @@ from convergence import (
 )
 from problems import FederatedProblem, ProblemSpec, build_problem, exact_optimum, problem_constants, problem_spec
 from proofs_check import LiConstants, VerifySettings, get_claim, li_theorem1_bound, li_theorem1_constants
-from proofs_check.li2020_recursion import RecursionTerms, check_recursion, recursion_terms
-from proofs_check.li2020_thm1 import RECURSION_INSTANCE, RECURSION_SEEDS
-from proofs_check.li2020_thm4 import first_order_coefficient, proof_identity
+from proofs_check.claims.li2020.bias import first_order_coefficient, proof_identity
+from proofs_check.claims.li2020.recursion import RECURSION_INSTANCE, RecursionTerms, check_recursion, recursion_terms
+from proofs_check.claims.li2020.thm1 import RECURSION_SEEDS
 
 QUICK = VerifySettings(seeds=2, quick=True, jobs=1, progress=False)
 evaluate_thm1 = get_claim("li2020.thm1").evaluate  # the mode's plan, parameters by name

@@ -23,9 +23,9 @@ How each constant is obtained here:
   the largest ||grad F_k(w_t^k)||^2 over every local iterate of the run, measured exactly by the kernel.
 
 ``li_theorem1_B`` and ``li_theorem1_rate_bound`` state B and eq. 4 once, for the theorem's check
-(``proofs_check.li2020_thm1``) and for the falsifier's exact version (``proofs_check.falsifier.claims``).
+(``proofs_check.claims.li2020.thm1``) and for the falsifier's exact version (``proofs_check.falsifier.claims``).
 
-Partial participation (Sec. 3.3, ``proofs_check.li2020_partial``): Theorems 2 and 3 state eq. 6, which
+Partial participation (Sec. 3.3, ``proofs_check.claims.li2020.sampling_checks``): Theorems 2 and 3 state eq. 6, which
 is eq. 4 with B replaced by B + C,
 
     Scheme I (Theorem 2):   C = (4/K) E^2 G^2,

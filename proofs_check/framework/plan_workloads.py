@@ -65,31 +65,6 @@ def _sec5_flops(dataset: str) -> float:
     return network_flops_per_image(NETWORK_OF_DATASET.get(dataset, "digits_net"))
 
 
-def _li_thm4(plan: p.Li2020Thm4Plan) -> Workload:
-    # the constant-step (E = 5), gradient-descent (E = 1) and decaying-step (E = 5) runs, N clients, exact gradients
-    return (runs_workload(rounds=plan.simulated_rounds, E=5, clients=plan.N, records=41)
-            + runs_workload(rounds=plan.gd_rounds, E=1, clients=plan.N)
-            + runs_workload(rounds=plan.decay_rounds, E=5, clients=plan.N, records=41))
-
-
-def _li_thm1(plan: p.Li2020Thm1Plan) -> Workload:
-    # two rate instances (N = 5, exact; N = 10, seeds): horizon_over_gamma (60, 30) x scale x gamma >= E steps,
-    # and the traced eq. 13 run (N = 4, E = 1) with recursion_seeds seeds
-    rates = sum((runs_workload(seeds=seeds, rounds=h * plan.horizon_scale, E=plan.E, clients=N, records=40)
-                 for h, N, seeds in ((60, 5, 1), (30, 10, plan.seeds))), Workload())
-    return rates + runs_workload(seeds=plan.recursion_seeds, rounds=plan.recursion_steps, clients=4, reference=True)
-
-
-def _li_sampling(plan: p.Li2020SamplingPlan) -> Workload:
-    # E = 1, batch 1: horizon x 12 steps on K clients (N = 10 balanced, N = 4 unbalanced) per K of the plan, and
-    # the two image instances at image_horizon x their gamma (>= 1) steps on image_participants clients
-    synthetic = sum((runs_workload(seeds=plan.seeds, rounds=12 * plan.horizon, clients=K, records=60)
-                     for K in plan.participants + plan.unbalanced_participants), Workload())
-    images = runs_workload(configs=2, seeds=plan.image_seeds, rounds=plan.image_horizon, clients=plan.image_participants,
-                   records=30)
-    return synthetic + images
-
-
 def _ding_theorem(plan: p.DingTheoremPlan) -> Workload:
     # T = C M K steps per client on the N clients of the current block, per K, on one or two instances
     instances = 2 if plan.identical_instance else 1
@@ -181,39 +156,7 @@ def _lemmas(plan: p.LemmasPlan) -> Workload:
     return fedavg + runs_workload(seeds=plan.seeds, rounds=_CYCLES * 3 * 16, E=4, clients=2 * 4, reference=True)
 
 
-def _li_schemes(plan: p.Li2020SchemesPlan) -> Workload:
-    # 3 schemes and the original per step of its grid, on the two image instances (E = 20 steps_per_E) and,
-    # with synthetic, Fig. 4's two (E = 10 steps_per_E); K participants, every round recorded
-    per_instance = 3 + len(plan.original_steps)
-    images = runs_workload(configs=2 * per_instance, seeds=plan.seeds, rounds=plan.image_rounds, E=20 * plan.steps_per_E,
-                   clients=plan.participants, records=plan.image_rounds + 1)
-    if not plan.synthetic:
-        return images
-    return images + runs_workload(configs=2 * per_instance, seeds=plan.seeds, rounds=plan.synthetic_rounds,
-                          E=10 * plan.steps_per_E, clients=plan.participants, records=plan.synthetic_rounds + 1)
-
-
-def _instances(instance: str | None) -> int:
-    """How many of Li's choice instances a plan runs (None: all of them)."""
-    return len(p.LI_CHOICE_INSTANCES) if instance is None else 1
-
-
-def _li_eq8(plan: p.Li2020Eq8Plan) -> Workload:
-    # Scheme I with K participants per E of the grid, every round recorded, on each instance
-    return sum((runs_workload(configs=_instances(plan.instance), seeds=plan.seeds, rounds=plan.rounds, E=E,
-                      clients=plan.participants, records=plan.rounds + 1) for E in plan.E_grid), Workload())
-
-
-def _li_k_effect(plan: p.Li2020KEffectPlan) -> Workload:
-    # Scheme I with E local steps per K of the grid, on each instance
-    return sum((runs_workload(configs=_instances(plan.instance), seeds=plan.seeds, rounds=plan.rounds, E=plan.E, clients=K,
-                      records=plan.tail_rounds + 1) for K in plan.K_grid), Workload())
-
-
 _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
-    p.Li2020Thm4Plan: _li_thm4,
-    p.Li2020Thm1Plan: _li_thm1,
-    p.Li2020SamplingPlan: _li_sampling,
     p.DingTheoremPlan: _ding_theorem,
     p.DingSpeedupPlan: _ding_speedup,
     p.DingOrderingPlan: _ding_ordering,
@@ -226,9 +169,6 @@ _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
     p.YuCNNPlan: _yu_cnn,
     p.ConstantsPlan: _constants,
     p.LemmasPlan: _lemmas,
-    p.Li2020SchemesPlan: _li_schemes,
-    p.Li2020Eq8Plan: _li_eq8,
-    p.Li2020KEffectPlan: _li_k_effect,
 }
 
 

@@ -2,21 +2,48 @@
 
     Delta_{t+1} <= (1 - eta_t mu) Delta_t + eta_t^2 B,        Delta_t = E||wbar_t - w*||^2,
 
-checked at every local step of traced seeds (``li2020_thm1``'s module docstring says how both sides
-are measured exactly given the past: ``RecursionTerms``)."""
+checked at every local step of traced seeds (``thm1``'s module docstring says how both sides
+are measured exactly given the past: ``RecursionTerms``), and the instance where it bites
+(``RECURSION_INSTANCE``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convergence import FedAvgTrace, Hypothesis, Verdict, check_upper_bound
-from problems import FederatedProblem, Optimum, check_real
+import convergence
+import problems
+from convergence.verdict import Hypothesis, Verdict
 
-from .constants.minibatch_moments import gradient_variance
+from ... import constants
 
-__all__ = ["RecursionTerms", "recursion_terms", "check_recursion"]
+if TYPE_CHECKING:
+    from convergence import FedAvgTrace
+    from problems import FederatedProblem, Optimum, ProblemSpec
+
+__all__ = ["RecursionTerms", "recursion_terms", "check_recursion", "RecursionInstance", "RECURSION_INSTANCE"]
+
+
+@dataclass(frozen=True)
+class RecursionInstance:
+    """A run on which eq. 13 is checked at every local step (its length and seeds come from the
+    plan: ``recursion_steps``, ``recursion_seeds`` >= thm1.RECURSION_SEEDS)."""
+
+    label: str
+    spec: ProblemSpec
+    local_steps: int
+    batch_size: int
+
+
+RECURSION_INSTANCE = RecursionInstance(
+    "identical quadratic, E = 1",
+    problems.problem_spec("identical_quadratic", n_clients=4, dim=5, mu=1.0, L=1.5, samples_per_client=20, seed=0),
+    1, 1,
+)
+"""Identical clients (Gamma = 0), E = 1 (8 (E-1)^2 G^2 = 0), batch 1: B = sum_k p_k^2 sigma_k^2, the
+minibatch noise alone; kappa = 1.5 gives gamma = 12 and eta_1 = 2/(13 mu) <= 1/(4L) = 1/6."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,7 +79,7 @@ def recursion_terms(
     local = np.stack([trace.local_models for trace in traces])  # (S, T+1, N, d)
     average = np.stack([trace.averages for trace in traces])[:, :T]
     gbar = np.stack([trace.mean_full_gradients for trace in traces])
-    variance = np.einsum("k,stk->st", p**2, gradient_variance(problem, local[:, :T], traces[0].batch_size))
+    variance = np.einsum("k,stk->st", p**2, constants.gradient_variance(problem, local[:, :T], traces[0].batch_size))
     current = np.sum((average - w_star) ** 2, axis=2)
     following = np.sum((average - eta[None, :, None] * gbar - w_star) ** 2, axis=2) + eta**2 * variance
     return RecursionTerms(
@@ -77,13 +104,13 @@ def check_recursion(
     X_t^s = next_expected - (1 - eta_t mu) current; B_scale = 1 is the paper's (another value is a
     planted variant). evidence adds ``max_lhs_over_rhs``, max_t Delta_{t+1} / ((1 - eta_t mu) Delta_t
     + B_scale eta_t^2 B) with Delta the means over seeds."""
-    mu = check_real("mu", mu, 0.0)
-    B = check_real("B", B, 0.0, strict=True)
-    B_scale = check_real("B_scale", B_scale, 0.0, strict=True)
+    mu = problems.check_real("mu", mu, 0.0)
+    B = problems.check_real("B", B, 0.0, strict=True)
+    B_scale = problems.check_real("B_scale", B_scale, 0.0, strict=True)
     eta = terms.eta
     allowance = B_scale * eta**2 * B
     values = terms.next_expected - (1 - eta * mu) * terms.current
-    verdict = check_upper_bound(
+    verdict = convergence.check_upper_bound(
         claim_id, terms.steps + 1.0, values, allowance, hypotheses=hypotheses, deterministic=deterministic,
         notes=notes,
     )

@@ -1,4 +1,5 @@
-"""li2020.thm2 and li2020.thm3: FedAvg with partial participation (Schemes I and II) converges as O(1/T).
+"""The sub-checks of li2020.thm2 and li2020.thm3 (``thm2``, ``thm3``): FedAvg with partial participation
+(Schemes I and II) converges as O(1/T).
 
 Li, Huang, Yang, Wang, Zhang, "On the Convergence of FedAvg on Non-IID Data" (ICLR 2020), Sec. 3.3,
 Theorems 2 and 3 (proofs in App. B). With Theorem 1's kappa, gamma = max{8 kappa, E}, the step
@@ -16,11 +17,11 @@ experiments' per-round decay) and B = sum_k p_k^2 sigma_k^2 + 6 L Gamma + 8 (E-1
 
 C, eq. 6 and the transformed constants are stated once in ``proofs_check.constants.li2020``
 (``li_sampling_C``, ``li_theorem1_bound(c, steps, C)``, ``li_transformed_constants``), beside
-Theorem 1's; the hypotheses are Theorem 1's (``li2020_thm1.li_hypotheses``, on the transformed
+Theorem 1's; the hypotheses are Theorem 1's (``hypotheses.li_hypotheses``, on the transformed
 constants for transformed Scheme II) plus, for Scheme II, Assumption 6's p_k = 1/N
-(``li2020_sampling.balanced_weights_hypothesis``).
+(``sampling.balanced_weights_hypothesis``).
 
-Instances, their runs and their constants: ``proofs_check.li2020_sampling``.
+Instances, their runs and their constants, and the plan: ``sampling``.
 
 Sub-checks of every run (``convergence.check_upper_bound``, ``check_rate_exponent``):
 * explicit bound: the expectation E F(w_T) - F* over the sampling and the minibatches is estimated by
@@ -63,7 +64,7 @@ synthetic grid included (with 16 image seeds II's rate was undecided, -0.96 [-1.
 The digits (gamma = 16, T = 4,893; gamma~ = 84, T = 25,219): tightness 0.006 (I, II), 0.0009 (transformed II),
 rate -0.99 [-1.03, -0.96] (I) and -0.99 [-1.02, -0.95] (II); 203 s CPU.
 
-Planted false variants change the plan's constants (``proofs_check.plans.Li2020SamplingPlan``):
+Planted false variants change the plan's constants (``sampling.Li2020SamplingPlan``):
 ``C_scale`` multiplies C (0: C dropped, Theorem 1's bound, false at K = 1 on the balanced instance),
 ``bound_scale`` multiplies eq. 6, ``claimed_exponent`` replaces -1.
 """
@@ -71,40 +72,31 @@ Planted false variants change the plan's constants (``proofs_check.plans.Li2020S
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convergence import (
-    FedAvgConfig,
-    FedAvgExtras,
-    Hypothesis,
-    RunConfig,
-    RunRequest,
-    RunResult,
-    StepSize,
-    Uninformative,
-    Verdict,
-    check_rate_exponent,
-    check_upper_bound,
-    execute,
-    log_spaced_rounds,
-)
-from problems import FederatedProblem, Optimum, build_problem, problem_constants
+import convergence
+import problems
+from convergence.verdict import Hypothesis, Uninformative, Verdict
 
-from .constants.bound_ceilings import gap_ceiling
-from .framework.claim import ClaimResult
-from .framework.evaluation import claim_optimum, combine_checks
-from .framework.settings import VerifySettings
-from .constants.li2020 import li_sampling_C, li_theorem1_bound, li_transform_factors
-from .li2020_sampling import (
-    BALANCED, BATCH_SIZE, LOCAL_STEPS, UNBALANCED, SamplingRun, balanced_weights_hypothesis, image_instances,
-    sampling_constants, sampling_schedule,
+from ... import constants
+from ...framework.claim import ClaimResult
+from ...framework.evaluation import claim_optimum, combine_checks
+from ...framework.plot_specs import Curve, CurvesPlot
+from .hypotheses import li_hypotheses
+from .sampling import (
+    BATCH_SIZE, LOCAL_STEPS, Li2020SamplingPlan, SamplingRun, balanced_weights_hypothesis, sampling_constants,
+    sampling_schedule,
 )
-from .li2020_thm1 import li_hypotheses
-from .plans import Li2020SamplingPlan
-from .framework.plot_specs import Curve, CurvesPlot
 
-__all__ = ["evaluate_thm2", "evaluate_thm3", "RATE_TOLERANCE", "IMAGE_RECORD_POINTS"]
+if TYPE_CHECKING:
+    from convergence import FedAvgExtras, RunResult, StepSize
+    from problems import FederatedProblem, Optimum
+
+    from ...framework.settings import VerifySettings
+
+__all__ = ["evaluate_sampling", "RATE_TOLERANCE", "RECORD_POINTS", "IMAGE_RECORD_POINTS"]
 
 RATE_TOLERANCE = 0.1
 """Room above the claimed exponent (module docstring: the noise-driven gap's exponent is -1 itself)."""
@@ -134,14 +126,14 @@ def _check_run(
     radius = float(np.sqrt(np.max(traj.extras.max_radius_sq)))
     c = sampling_constants(problem, optimum, run.participation, radius, float(np.max(traj.extras.max_grad_sq)))
     N, K = problem.n_clients, run.participants
-    C = plan.C_scale * li_sampling_C(run.theorem_scheme, K, N, LOCAL_STEPS, c.G_sq)
+    C = plan.C_scale * constants.li_sampling_C(run.theorem_scheme, K, N, LOCAL_STEPS, c.G_sq)
     steps = traj.steps.astype(float)
-    bound = plan.bound_scale * li_theorem1_bound(c, steps, C)
+    bound = plan.bound_scale * constants.li_theorem1_bound(c, steps, C)
     hypotheses = li_hypotheses(c, schedule, int(steps[-1]), run.label)
     if run.participation == "scheme_ii":
         h = balanced_weights_hypothesis(problem.weights)
         hypotheses += (Hypothesis(f"[{run.label}] {h.name}", h.met, h.detail),)
-    ceiling = gap_ceiling(float(problem_constants(problem).L_global), radius, f"FedAvg ({run.participation}) with "
+    ceiling = constants.gap_ceiling(float(problems.problem_constants(problem).L_global), radius, f"FedAvg ({run.participation}) with "
                           f"minibatch-{BATCH_SIZE} SGD steps")
     top = float(ceiling.value)
     planted = "" if plan.bound_scale == 1.0 else f" x {plan.bound_scale:g} (planted)"
@@ -149,7 +141,7 @@ def _check_run(
     where = (f"{run.label}, E = {LOCAL_STEPS}, batch {BATCH_SIZE}, {traj.gap.shape[0]} seeds, T up to {int(steps[-1])}, "
              f"eta_t = 2/(mu (gamma + t)) per local iteration (mu = {schedule.mu:.4g}, gamma = {schedule.gamma:.4g})")
     name = f"explicit bound (eq. 6), {run.label}"
-    upper = check_upper_bound(
+    upper = convergence.check_upper_bound(
         f"{claim_id}/{run.label}/bound", steps, traj.gap, bound, hypotheses=hypotheses, ceiling=ceiling,
         notes=f"{where}; E F(w_T) - F* estimated by the mean over seeds, tested against eq. 6{planted} with B = "
         f"{c.B:.6g} and C = {C:.6g}{planted_C} at every record point. The bound's smallest value is "
@@ -173,12 +165,12 @@ def _check_run(
         "final mean gap": float(np.mean(traj.gap[:, -1])), "data": problem.name,
     }
     if run.participation == "transformed_scheme_ii":
-        nu, varsigma = li_transform_factors(problem.weights)
+        nu, varsigma = constants.li_transform_factors(problem.weights)
         table.update({"nu = N max p_k": nu, "varsigma = N min p_k": varsigma,
                       "nu^2 (direct substitution's factor on sigma_k^2, G^2)": nu**2})
     if run.rate:
         horizon = c.gamma + steps
-        rate = check_rate_exponent(
+        rate = convergence.check_rate_exponent(
             f"{claim_id}/{run.label}/rate", horizon, traj.gap, claimed_exponent=plan.claimed_exponent,
             tolerance=RATE_TOLERANCE, fit_from=float(horizon[-1]) / 10**RATE_DECADES, tail_decades=RATE_DECADES,
             hypotheses=hypotheses,
@@ -194,31 +186,31 @@ def _check_run(
     return _Checked(checks, uninformative, table, curves)
 
 
-def _evaluate(
+def evaluate_sampling(
     claim_id: str, theorem: str, runs: tuple[SamplingRun, ...], settings: VerifySettings, plan: Li2020SamplingPlan
 ) -> ClaimResult:
     """Every run of ``runs`` with its sub-checks (module docstring), one sweep; the headline is the first
     counted bound check (the balanced instance at the first K of the plan, unless uninformative)."""
     instances = tuple(dict.fromkeys(r.instance for r in runs))
-    problems = {inst.label: build_problem(inst.spec) for inst in instances}
-    optima = {label: claim_optimum(problem) for label, problem in problems.items()}
-    schedules = [sampling_schedule(problems[r.instance.label], r.participation) for r in runs]
+    built = {inst.label: problems.build_problem(inst.spec) for inst in instances}
+    optima = {label: claim_optimum(problem) for label, problem in built.items()}
+    schedules = [sampling_schedule(built[r.instance.label], r.participation) for r in runs]
     requests = []
     for run, schedule in zip(runs, schedules):
-        if run.instance.image:  # the run's own gamma (li2020_sampling's docstring)
+        if run.instance.image:  # the run's own gamma (sampling's docstring)
             rounds, seeds, records = int(np.ceil(plan.image_horizon * schedule.gamma / LOCAL_STEPS)), plan.image_seeds, \
                 IMAGE_RECORD_POINTS
         else:
-            base_gamma = sampling_schedule(problems[run.instance.label], "scheme_i").gamma  # Theorem 1's, untransformed
+            base_gamma = sampling_schedule(built[run.instance.label], "scheme_i").gamma  # Theorem 1's, untransformed
             rounds, seeds, records = int(np.ceil(plan.horizon * base_gamma / LOCAL_STEPS)), plan.seeds, RECORD_POINTS
-        algorithm = FedAvgConfig(LOCAL_STEPS, rounds, schedule, BATCH_SIZE, 1.0, log_spaced_rounds(rounds, records),
+        algorithm = convergence.FedAvgConfig(LOCAL_STEPS, rounds, schedule, BATCH_SIZE, 1.0, convergence.log_spaced_rounds(rounds, records),
                                  tuple(range(seeds)), participation=run.participation, participants=run.participants)
-        requests.append(RunRequest(RunConfig(run.instance.spec, algorithm), optima[run.instance.label][0], track=True))
-    results = execute(requests, settings.sweep_options(), description=claim_id)
+        requests.append(convergence.RunRequest(convergence.RunConfig(run.instance.spec, algorithm), optima[run.instance.label][0], track=True))
+    results = convergence.execute(requests, settings.sweep_options(), description=claim_id)
     checks, uninformative, tables, plots = [], [], [], []
     curves: dict[str, list[Curve]] = {}
     for run, schedule, traj in zip(runs, schedules, results):
-        problem = problems[run.instance.label]
+        problem = built[run.instance.label]
         optimum, note = optima[run.instance.label]
         checked = _check_run(claim_id, run, traj, problem, optimum, note, schedule, plan)
         checks += checked.checks
@@ -244,7 +236,7 @@ def _evaluate(
     )
     tightness = ", ".join(f"{t['run']}: {t['bound tightness (max gap/bound)']:.3g}" for t in tables)
     image_note = "".join(
-        f" {inst.label}: {problems[inst.label].notes} Its lambda = {plan.image_l2:g} is not the paper's 1e-4 (eq. 6 "
+        f" {inst.label}: {built[inst.label].notes} Its lambda = {plan.image_l2:g} is not the paper's 1e-4 (eq. 6 "
         "holds for any mu > 0; with 1e-4, gamma = 8 kappa is 1e5 steps and more, beyond any affordable horizon); its "
         f"runs take {plan.image_seeds} seeds and T = {plan.image_horizon:g} x the run's own gamma."
         for inst in instances if inst.image)
@@ -262,29 +254,3 @@ def _evaluate(
     if planted:
         verdict = verdict.with_evidence(planted=planted)
     return ClaimResult(verdict, tuple(plots))
-
-
-def evaluate_thm2(settings: VerifySettings, plan: Li2020SamplingPlan) -> ClaimResult:
-    """li2020.thm2: Scheme I on BALANCED for each K of ``plan.participants`` (bound and rate) and on
-    UNBALANCED for each K of ``plan.unbalanced_participants`` (bound)."""
-    balanced, unbalanced = image_instances(plan)
-    K = plan.image_participants
-    runs = tuple(SamplingRun(BALANCED, "scheme_i", K, True) for K in plan.participants) + tuple(
-        SamplingRun(UNBALANCED, "scheme_i", K, False) for K in plan.unbalanced_participants) + (
-        SamplingRun(balanced, "scheme_i", K, True), SamplingRun(unbalanced, "scheme_i", K, False))
-    return _evaluate("li2020.thm2", "Theorem 2 (Scheme I)", runs, settings, plan)
-
-
-def evaluate_thm3(settings: VerifySettings, plan: Li2020SamplingPlan) -> ClaimResult:
-    """li2020.thm3: Scheme II on BALANCED for each K of ``plan.participants`` (bound and rate);
-    transformed Scheme II on UNBALANCED for each K of ``plan.unbalanced_participants`` (bound); and
-    Scheme II on UNBALANCED at the smallest of them, where p_k = 1/N is unmet (not applicable, reported
-    uninformative with its instability)."""
-    balanced, unbalanced = image_instances(plan)
-    K = plan.image_participants
-    runs = (tuple(SamplingRun(BALANCED, "scheme_ii", K, True) for K in plan.participants)
-            + tuple(SamplingRun(UNBALANCED, "transformed_scheme_ii", K, False) for K in plan.unbalanced_participants)
-            + (SamplingRun(UNBALANCED, "scheme_ii", min(plan.unbalanced_participants), False),
-               SamplingRun(balanced, "scheme_ii", K, True), SamplingRun(unbalanced, "transformed_scheme_ii", K, False),
-               SamplingRun(unbalanced, "scheme_ii", K, False)))
-    return _evaluate("li2020.thm3", "Theorem 3 (Scheme II)", runs, settings, plan)

@@ -47,45 +47,37 @@ What fedbound checks, each a sub-check of the verdict:
 6. decaying step: with the paper's eta_t = (1/5)/(5 + a t) (Appendix C.2), simulated FedAvg with
    E > 1 approaches w*, its distance shrinking like eta_t (fitted exponent in eta_0/eta_t <= -1).
 
-The plan (``proofs_check.plans.Li2020Thm4Plan``) gives the (E, eta) grid, the horizons of the
+The plan (``Li2020Thm4Plan``, below) gives the (E, eta) grid, the horizons of the
 three simulated runs and the problem (N, p, mu); planted false variants change its constants:
 ``lower_bound_constant`` replaces 1/16 in eq. 34, ``coefficient_scale`` multiplies ||c||.
+The closed forms (c, Lemma 6's identity) are in ``bias``.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convergence import (
-    FedAvgConfig,
-    Hypothesis,
-    RunConfig,
-    Status,
-    StepSize,
-    Verdict,
-    check_lower_bound,
-    check_rate_exponent,
-    check_upper_bound,
-    execute,
-    fedavg_fixed_point,
-    fedavg_limit_offset,
-    fit_rate,
-    log_spaced_rounds,
-    RunRequest,
-)
-from problems import FederatedProblem, build_problem, li_counterexample_matrices, problem_spec
+import convergence
+import problems
+from convergence.verdict import Hypothesis, Status, Verdict
 
-from .framework.claim import ClaimResult
+from ...framework.claim import Claim, ClaimResult, PlantedVariant
+from ...framework.evaluation import claim_optimum, combine_checks
+from ...framework.parameters import ModePlans, parameter
+from ...framework.plot_specs import BiasPlot, Curve, CurvesPlot, RatePlot, rate_plot
+from ...framework.references import LI2020
+from .bias import first_order_coefficient, identity_finding, proof_identity
 
-from .framework.evaluation import claim_optimum, combine_checks
+if TYPE_CHECKING:
+    from convergence.budget import Workload
+    from problems import FederatedProblem
 
-from .framework.settings import VerifySettings
-from .plans import Li2020Thm4Plan
-from .framework.plot_specs import BiasPlot, Curve, CurvesPlot, RatePlot, rate_plot
+    from ...framework.settings import VerifySettings
 
-__all__ = ["evaluate", "first_order_coefficient", "ProofIdentity", "proof_identity"]
+__all__ = ["CLAIM", "Li2020Thm4Plan", "evaluate"]
 
 CLAIM_ID = "li2020.thm4"
 LINEAR_TOLERANCE = 0.1
@@ -94,74 +86,39 @@ is (E-1) eta/2 ||A^{-1}(V - A_1 A) w*|| + O(eta^2), linear to first order)."""
 FIRST_ORDER_TOLERANCE = 0.1
 """Allowed excess of the fitted exponent of |ratio - 1| in 1/eta over -1 (the deviation from the
 first-order term is O(eta): exponent -1; a wrong coefficient gives a constant deviation, exponent 0)."""
-PAPER_LOWER_BOUND_CONSTANT = Li2020Thm4Plan.lower_bound_constant
-"""The constant of eq. 34 (Lemma 6), 1/16: the plan's default."""
-
-
-def first_order_coefficient(N: int, p: int, mu: float) -> np.ndarray:
-    """c = 1/2 S^{-1} (V - S_1 S) w* (d,), d = N p + 1: ||w~* - w*|| = (E-1) eta ||c|| + O(eta^2).
-
-    S_i = A_i + mu I from Li et al. eq. 28-29 (problems.li_counterexample_matrices), S = sum_i S_i,
-    V = sum_i S_i^2, w* = S^{-1} b; the derivation from eq. 33 and 35 is in the module docstring.
-    """
-    S, total, w_star = _shifted_matrices(N, p, mu)
-    V = np.einsum("kij,kjl->il", S, S)
-    return 0.5 * np.linalg.solve(total, (V - S[0] @ total) @ w_star)
-
-
-def _shifted_matrices(N: int, p: int, mu: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(S_i = A_i + mu I stacked (N, d, d), S = sum_i S_i (d, d), w* = S^{-1} b (d,)) from eq. 28-29."""
-    A, b = li_counterexample_matrices(N, p)
-    S = A + mu * np.eye(A.shape[1])[None]
-    total = S.sum(axis=0)
-    return S, total, np.linalg.solve(total, b.sum(axis=0))
 
 
 @dataclass(frozen=True)
-class ProofIdentity:
-    """Both sides of the last step of Lemma 6's proof (App. C.5), for S_i = A_i + mu I.
+class Li2020Thm4Plan:
+    """li2020.thm4: the (E, eta) grid of the exact limits, the horizons of the three simulated runs
+    (constant step E = 5, eta = 0.05; gradient descent E = 1, eta = 0.2; the decaying step of App.
+    C.2, E = 5), the Appendix C problem (N, p, mu) and the constants of eq. 33-34."""
 
-    ``claimed_gap`` = ||(V - S_1 S) - S_1 sum_{i>=2} S_i||_F (0 if the paper's identity held), beside
-    ``lhs_norm`` = ||V - S_1 S||_F and ``rhs_norm`` = ||S_1 sum_{i>=2} S_i||_F; ``corrected_gap`` =
-    ||(V - S_1 S) - (sum_{i>=2} S_i^2 - S_1 sum_{i>=2} S_i)||_F (0 up to rounding: the expansion of
-    V - S_1 S); ``cross_max`` = max_{i>=3} max |S_1 S_i| (0 when the paper's "A_1 A_i = 0, i >= 3"
-    holds); on w*: ``lhs_w`` = ||(V - S_1 S) w*||, ``paper_w`` = ||S_1 S_2 w*|| (eq. 34's norm).
-    """
+    E_grid: tuple[int, ...] = parameter(doc="local steps E of the bias grid (E >= 2: Theorem 4 is about E > 1)",
+                                        minimum=2)
+    eta_grid: tuple[float, ...] = parameter(doc="constant steps eta of the bias grid (hypothesis: eta < 1/(4 + mu))",
+                                            above=0)
+    simulated_rounds: int = parameter(doc="rounds of the simulated constant-step run (E = 5, eta = 0.05)", minimum=1)
+    gd_rounds: int = parameter(doc="rounds of simulated gradient descent (E = 1, eta = 0.2)", minimum=1)
+    decay_rounds: int = parameter(doc="rounds of the decaying-step run (E = 5, App. C.2)", minimum=1)
+    N: int = parameter(5, "clients of the Appendix C problem", minimum=2)
+    p: int = parameter(4, "block size of the Appendix C problem (d = N p + 1)", minimum=2)
+    mu: float = parameter(2e-4, "l2 regularisation mu of the Appendix C problem", above=0)
+    lower_bound_constant: float = parameter(1 / 16, "the constant of eq. 34 (1/16)", above=0)
+    coefficient_scale: float = parameter(1.0, "multiplies the first-order coefficient ||c|| of eq. 33", above=0)
 
-    mu: float
-    lhs_norm: float
-    rhs_norm: float
-    claimed_gap: float
-    corrected_gap: float
-    cross_max: float
-    lhs_w: float
-    paper_w: float
+    def workload(self) -> Workload:
+        """The constant-step (E = 5), gradient-descent (E = 1) and decaying-step (E = 5) runs, N clients,
+        exact gradients."""
+        from ...framework.plan_workloads import runs_workload
 
-    def describe(self) -> str:
-        """One sentence with the numbers."""
-        holds = self.claimed_gap <= 1e-12 * max(self.lhs_norm, 1.0)
-        verdict = "holds" if holds else "is false"
-        return (
-            f"mu = {self.mu:g}: 'V - A_1 A = A_1 sum_(i>=2) A_i' {verdict} (||V - A_1 A||_F = {self.lhs_norm:.4g}, "
-            f"||A_1 sum_(i>=2) A_i||_F = {self.rhs_norm:.4g}, difference {self.claimed_gap:.4g}); "
-            f"V - A_1 A = sum_(i>=2) A_i^2 - A_1 sum_(i>=2) A_i holds to {self.corrected_gap:.1e}; "
-            f"max_(i>=3) |A_1 A_i| = {self.cross_max:.3g}; on w*: ||(V - A_1 A) w*|| = {self.lhs_w:.4g} = "
-            f"{self.lhs_w / self.paper_w:.4g} x ||A_1 A_2 w*|| = {self.paper_w:.4g}"
-        )
+        return (runs_workload(rounds=self.simulated_rounds, E=5, clients=self.N, records=41)
+                + runs_workload(rounds=self.gd_rounds, E=1, clients=self.N)
+                + runs_workload(rounds=self.decay_rounds, E=5, clients=self.N, records=41))
 
 
-def proof_identity(N: int, p: int, mu: float) -> ProofIdentity:
-    """Evaluate the identity used in the last step of Lemma 6's proof (see ProofIdentity)."""
-    S, total, w_star = _shifted_matrices(N, p, mu)
-    lhs = np.einsum("kij,kjl->il", S, S) - S[0] @ total
-    rhs = S[0] @ S[1:].sum(axis=0)
-    corrected = np.einsum("kij,kjl->il", S[1:], S[1:]) - rhs
-    cross = max((float(np.max(np.abs(S[0] @ S[i]))) for i in range(2, N)), default=0.0)
-    return ProofIdentity(
-        float(mu), float(np.linalg.norm(lhs)), float(np.linalg.norm(rhs)), float(np.linalg.norm(lhs - rhs)),
-        float(np.linalg.norm(lhs - corrected)), cross, float(np.linalg.norm(lhs @ w_star)),
-        float(np.linalg.norm(S[0] @ S[1] @ w_star)),
-    )
+PAPER_LOWER_BOUND_CONSTANT = Li2020Thm4Plan.lower_bound_constant
+"""The constant of eq. 34 (Lemma 6), 1/16: the plan's default."""
 
 
 SHARP_ETAS = (1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3)
@@ -182,11 +139,11 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
     planted = {name: float(value) for name, value, default in (
         ("lower_bound_constant", lower_bound_constant, PAPER_LOWER_BOUND_CONSTANT),
         ("coefficient_scale", coefficient_scale, 1.0)) if value != default}
-    spec = problem_spec("li_counterexample", N=N, p=p, mu=mu)
-    problem = build_problem(spec)
+    spec = problems.problem_spec("li_counterexample", N=N, p=p, mu=mu)
+    problem = problems.build_problem(spec)
     optimum, optimum_note = claim_optimum(problem)
     w_star = optimum.w_star
-    A, _ = li_counterexample_matrices(N, p)
+    A, _ = problems.li_counterexample_matrices(N, p)
     shifted = A + mu * np.eye(problem.dim)[None]
     bound_norm = float(np.linalg.norm(shifted[0] @ shifted[1] @ w_star))
     local_steps, etas = list(plan.E_grid), list(plan.eta_grid)
@@ -194,7 +151,7 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
     xs, bias, bounds, groups, radii = [], [], [], [], []
     for E in local_steps:
         for eta in etas:
-            fp = fedavg_fixed_point(problem, eta, E)
+            fp = convergence.fedavg_fixed_point(problem, eta, E)
             xs.append((E - 1) * eta)
             bias.append(float(np.linalg.norm(fp.w - w_star)))
             bounds.append((E - 1) * eta * lower_bound_constant * bound_norm)
@@ -210,7 +167,7 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
     small_step = Hypothesis(
         "eta < 1/(4 + mu) (Appendix C.4)", max(etas) < 1 / (4 + mu), f"max eta = {max(etas):g}, 1/(4+mu) = {1 / (4 + mu):.6f}"
     )
-    lower = check_lower_bound(
+    lower = convergence.check_lower_bound(
         CLAIM_ID + "/lower-bound", xs[order], bias[order][None, :], bounds[order], hypotheses=(converging, small_step),
         deterministic=True,  # the exact fixed point of eq. 32: no sampling
         notes=f"bound (E-1) eta * {lower_bound_constant:.6g} * ||(A_1 + mu I)(A_2 + mu I) w*||, the norm = "
@@ -239,7 +196,7 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
             f"w* from the {optimum_note}. First-order coefficient (eq. 33, App. C.5): ||c|| = {c_norm:.6g} "
             f"(mu = {mu:g}), so the bias is (E-1) eta {c_norm:.4g} + O(eta^2) and eq. 34's constant 1/16 is "
             f"{c_norm / bound_norm * 16:.4g} times smaller than the sharp one, ||c|| / ||(A_1 + mu I)(A_2 + mu I) w*|| = "
-            f"{c_norm / bound_norm:.4g}. {_identity_finding(identities)}"
+            f"{c_norm / bound_norm:.4g}. {identity_finding(identities)}"
         ),
     )
     verdict = verdict.with_evidence(first_order_coefficient=c_norm,
@@ -260,25 +217,14 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
     )
     return ClaimResult(verdict, plots)
 
-
-def _identity_finding(identities: tuple[ProofIdentity, ...]) -> str:
-    """The finding about Lemma 6's last step, with its numbers, for each mu evaluated."""
-    text = "Finding (Lemma 6's last step, App. C.5): " + "; ".join(i.describe() for i in identities) + "."
-    if all(i.lhs_w >= i.paper_w for i in identities):
-        return (f"{text} The identity does not hold as a matrix identity, but on w* ||(V - A_1 A) w*|| >= "
-                "||A_1 A_2 w*||, so the inequality it feeds (eq. 34) survives the slip; the sub-checks measure eq. 34 "
-                "directly.")
-    return f"{text} On w* ||(V - A_1 A) w*|| < ||A_1 A_2 w*||: the proof's last step fails; the sub-checks measure eq. 34 directly."
-
-
 def _first_order(E: int, problem: FederatedProblem, w_star: np.ndarray, coefficient: float) -> tuple[str, Verdict]:
     """|ratio - 1| -> 0 like eta, ratio = ||w~* - w*|| / ((E-1) eta coefficient), over SHARP_ETAS."""
     etas = np.asarray(SHARP_ETAS)
-    bias = np.array([np.linalg.norm(fedavg_limit_offset(problem, float(eta), E, w_star)) for eta in etas])
+    bias = np.array([np.linalg.norm(convergence.fedavg_limit_offset(problem, float(eta), E, w_star)) for eta in etas])
     ratio = bias / ((E - 1) * etas * coefficient)
     deviation = np.abs(ratio - 1.0)
     order = np.argsort(1.0 / etas)
-    verdict = check_rate_exponent(
+    verdict = convergence.check_rate_exponent(
         f"{CLAIM_ID}/first-order/E={E}", (1.0 / etas)[order], deviation[order][None, :], claimed_exponent=-1.0,
         tolerance=FIRST_ORDER_TOLERANCE,  # O(eta) (exponent -1); a wrong coefficient leaves a constant (0)
         deterministic=True,  # exact limits (eq. 32 via the cancellation-free offset), no sampling
@@ -291,7 +237,7 @@ def _first_order(E: int, problem: FederatedProblem, w_star: np.ndarray, coeffici
 
 def _linearity(E: int, etas: list[float], bias: np.ndarray) -> tuple[str, Verdict]:
     """Exponent of the bias in eta at fixed E: 1 within LINEAR_TOLERANCE."""
-    fit = fit_rate(np.asarray(etas) * (E - 1), bias[None, :])
+    fit = convergence.fit_rate(np.asarray(etas) * (E - 1), bias[None, :])
     lo, hi = fit.interval
     ok = lo >= 1 - LINEAR_TOLERANCE and hi <= 1 + LINEAR_TOLERANCE
     off = hi < 1 - LINEAR_TOLERANCE or lo > 1 + LINEAR_TOLERANCE
@@ -307,14 +253,14 @@ def _linearity(E: int, etas: list[float], bias: np.ndarray) -> tuple[str, Verdic
 def _simulated_limit(settings, rounds, problem, spec, optimum) -> tuple[tuple[str, Verdict], CurvesPlot]:
     """Simulate ``rounds`` rounds of constant-step FedAvg (E = 5, eta = 0.05) and compare its end point with eq. 32."""
     E, eta = 5, 0.05
-    fp = fedavg_fixed_point(problem, eta, E)
-    records = log_spaced_rounds(rounds, 30)
-    cfg = RunConfig(spec, FedAvgConfig(E, rounds, StepSize.constant(eta), 0, 1.0, (0,) + records, (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], settings.sweep_options(), description="thm4 constant step")
+    fp = convergence.fedavg_fixed_point(problem, eta, E)
+    records = convergence.log_spaced_rounds(rounds, 30)
+    cfg = convergence.RunConfig(spec, convergence.FedAvgConfig(E, rounds, convergence.StepSize.constant(eta), 0, 1.0, (0,) + records, (0,)))
+    (traj,) = convergence.execute([convergence.RunRequest(cfg, optimum)], settings.sweep_options(), description="thm4 constant step")
     end = traj.iterates[0, -1]
     gap_to_limit = float(np.linalg.norm(end - fp.w) / np.linalg.norm(fp.w - optimum.w_star))
     bias = float(np.linalg.norm(fp.w - optimum.w_star))
-    verdict = check_upper_bound(
+    verdict = convergence.check_upper_bound(
         f"{CLAIM_ID}/simulated-limit", np.array([float(rounds * E)]), np.array([[gap_to_limit]]), np.array([1e-3]),
         deterministic=True,  # exact local gradients, full participation
         notes=(f"||w_T - w~*|| / ||w~* - w*|| after T = {rounds * E} steps with E = {E}, eta = {eta} "
@@ -337,12 +283,12 @@ def _gradient_descent(settings, rounds, problem, spec, optimum, etas) -> tuple[s
     """E = 1: the fixed point is w* for every eta (solved), and GD simulated for ``rounds`` steps gets there."""
     w_star = optimum.w_star
     scale = float(np.linalg.norm(w_star))
-    solved = np.array([np.linalg.norm(fedavg_fixed_point(problem, eta, 1).w - w_star) / scale for eta in etas])
-    cfg = RunConfig(spec, FedAvgConfig(1, rounds, StepSize.constant(0.2), 0, 1.0, (rounds,), (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], settings.sweep_options(), description="thm4 E=1")
+    solved = np.array([np.linalg.norm(convergence.fedavg_fixed_point(problem, eta, 1).w - w_star) / scale for eta in etas])
+    cfg = convergence.RunConfig(spec, convergence.FedAvgConfig(1, rounds, convergence.StepSize.constant(0.2), 0, 1.0, (rounds,), (0,)))
+    (traj,) = convergence.execute([convergence.RunRequest(cfg, optimum)], settings.sweep_options(), description="thm4 E=1")
     simulated = float(np.sqrt(traj.dist_sq[0, -1]) / scale)
     values = np.append(solved, simulated)[None, :]
-    verdict = check_upper_bound(
+    verdict = convergence.check_upper_bound(
         f"{CLAIM_ID}/E=1", np.arange(1.0, values.shape[1] + 1), values, np.full(values.shape[1], 1e-8),
         deterministic=True,  # solved limits and exact-gradient descent
         notes=(f"relative distance ||w~* - w*|| / ||w*|| of the E = 1 limit for eta in {etas} (solved), and of "
@@ -354,14 +300,14 @@ def _gradient_descent(settings, rounds, problem, spec, optimum, etas) -> tuple[s
 def _decaying_step(settings, rounds, spec, optimum) -> tuple[tuple[str, Verdict], RatePlot]:
     """Appendix C.2's decaying step, E = 5, ``rounds`` rounds: the distance to w* shrinks like eta_t."""
     E, a = 5, 1e-4
-    schedule = StepSize.inverse_time(1 / 25, a / 5)  # (1/5) / (5 + a t)
-    records = log_spaced_rounds(rounds, 40)
-    cfg = RunConfig(spec, FedAvgConfig(E, rounds, schedule, 0, 1.0, records, (0,)))
-    (traj,) = execute([RunRequest(cfg, optimum)], settings.sweep_options(), description="thm4 decaying step")
+    schedule = convergence.StepSize.inverse_time(1 / 25, a / 5)  # (1/5) / (5 + a t)
+    records = convergence.log_spaced_rounds(rounds, 40)
+    cfg = convergence.RunConfig(spec, convergence.FedAvgConfig(E, rounds, schedule, 0, 1.0, records, (0,)))
+    (traj,) = convergence.execute([convergence.RunRequest(cfg, optimum)], settings.sweep_options(), description="thm4 decaying step")
     steps = traj.steps.astype(float)
     x = 1 + (a / 5) * steps  # eta_0 / eta_t
     dist = np.sqrt(traj.dist_sq)
-    verdict = check_rate_exponent(
+    verdict = convergence.check_rate_exponent(
         f"{CLAIM_ID}/decaying-step", x, dist, claimed_exponent=-1.0, fit_from=float(x[-1]) / 10,
         tolerance=0.1,  # 10% of -1: the bias is Theta(eta) only to first order (eq. 33), O(eta^2) terms bend it
         deterministic=True,  # exact local gradients, full participation
@@ -377,3 +323,34 @@ def _decaying_step(settings, rounds, spec, optimum) -> tuple[tuple[str, Verdict]
     )
     return ("decaying step reaches w* (E = 5)", verdict), plot
 
+
+_DEFAULT = Li2020Thm4Plan(E_grid=(2, 3, 5, 10, 20), eta_grid=(5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2),
+                          simulated_rounds=120_000, gd_rounds=150_000, decay_rounds=400_000)
+
+
+CLAIM = Claim(
+    "li2020.thm4", (LI2020,), "Theorem 4/5 and Lemma 6 (Appendix C)",
+    "Appendix C problem (N = 5, p = 4, μ = 2e-4), exact local gradients, constant η, E > 1: FedAvg converges "
+    "to w̃* with ‖w̃* − w*‖ ≥ (E−1) η/16 · ‖(A₁+μI)(A₂+μI) w*‖; with E = 1 it converges to w*; with a "
+    "decaying step it converges to w* for any E. To first order (eq. 33, App. C.5) ‖w̃* − w*‖ = (E−1) η ‖c‖ + O(η²), "
+    "c = ½ S⁻¹ (Σᵢ Sᵢ² − S₁S) w*, Sᵢ = Aᵢ + μI, S = Σᵢ Sᵢ.",
+    "the smallest ratio ‖w̃* − w*‖ / lower bound over the (η, E) grid (must be ≥ 1; a loose lower bound, the sharp "
+    "first-order coefficient is a sub-check)",
+    evaluate,
+    plan=ModePlans(
+        quick=Li2020Thm4Plan(E_grid=(2, 5, 10), eta_grid=(1e-3, 3e-3, 1e-2, 3e-2), simulated_rounds=40_000,
+                             gd_rounds=60_000, decay_rounds=100_000),
+        default=_DEFAULT,
+        full=Li2020Thm4Plan(E_grid=_DEFAULT.E_grid, eta_grid=_DEFAULT.eta_grid,
+                            simulated_rounds=200_000, gd_rounds=300_000, decay_rounds=1_000_000),
+    ),
+    variants=(
+        PlantedVariant("lower bound x 32", "eq. 34 with 1/16 replaced by 1/0.5: a lower bound 32 times larger, above "
+                       "the measured bias (margin 18.3)", {"lower_bound_constant": 2.0},
+                       sub_check="lower bound (eq. 34)"),
+        PlantedVariant("coefficient x 1.5", "the first-order coefficient of eq. 33 multiplied by 1.5, so "
+                       "bias / ((E-1) eta |c|) tends to 2/3 instead of 1", {"coefficient_scale": 1.5},
+                       sub_check="first-order coefficient (eq. 33)"),
+    ),
+    order=10,
+)

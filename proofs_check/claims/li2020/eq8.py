@@ -10,7 +10,7 @@ a function that first decreases, then increases, with its minimum at
 
     E*_theory = sqrt(A / ((1 + 1/K) G^2)).
 
-Measured (Fig. 1a's experiment, runs of ``li2020_choices``): FedAvg with Scheme I, K clients per
+Measured (Fig. 1a's experiment, runs of ``choices``): FedAvg with Scheme I, K clients per
 round, eta_0 / (1 + round), on each instance over a grid of E, seeds 0..S-1; the target is
 F(w) <= F* + target_fraction (F(w_0) - F*) (the paper picks a target a little above the smallest
 loss its runs found: 0.95 against 0.7999 on synthetic(0,0); our instances differ, so the target is
@@ -34,7 +34,7 @@ counts as INCONCLUSIVE and the notes say so.
 A run that misses the target has censored rounds (a lower bound), which makes a comparison
 conservative when it is the point claimed worse and not otherwise: a PASS needs every seed of c* to
 reach the target, a FAIL every seed of o*.
-alpha = 0.05. E counts local SGD steps (``li2020_choices.E_READING``); the authors' code plots Fig.
+alpha = 0.05. E counts local SGD steps (``choices.E_READING``); the authors' code plots Fig.
 1a's axis in steps too, so its E grid is in steps under both readings of E. Planted false variants claim E* at the grid's smallest E ("local steps do not
 help") or its largest ("rounds fall monotonically in E: no optimum").
 
@@ -45,7 +45,7 @@ run, so G^2 is a loose bound), E*_theory against the measured E*, and the least-
 the mean rounds against h(E) over the grid, c = sum_E R(E) h(E) / sum_E h(E)^2, with its relative
 residual ||R - c h|| / ||R||.
 
-The image instance (``li2020_choices``: Li's unbalanced MNIST recipe, "auto" data). Fig. 1a's
+The image instance (``choices``: Li's unbalanced MNIST recipe, "auto" data). Fig. 1a's
 setting scaled to the budget: N = 20 devices (the paper: 100; the plan's N, shared with the
 synthetic instances), K = 6 (K/N = 0.3 as 30 of 100), b = 64, eta_0 = 0.1 per source pixel (16 x
 0.1 = 1.6 on 4 x 4-pooled 28 x 28 images, 64 x 0.1 = 6.4 on the digits' 16 features), the plan's
@@ -76,6 +76,8 @@ and the E = 1000 runs 12.6 s (1.26M local steps and 216 evaluations of F). The f
 62,864 rows, K = 30, 8 values of E, 200 rounds, 6 seeds), not run: about 68M local steps at ~8.5
 us and 9,648 evaluations of F at ~44 ms, about 1,000 CPU s (~8.5 min on 2 cores) for the image
 instance alone, estimated from those per-step and per-row costs.
+
+Eq. 8's shape h(E), its E* and the least-squares scale: ``eq8_shape``.
 """
 
 from __future__ import annotations
@@ -83,77 +85,77 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats
 
-from convergence import Status, Verdict, check_ordering
+import convergence
+from convergence.verdict import Status, Verdict
 
-from .framework.claim import ClaimResult
-
-from .framework.evaluation import combine_checks
-
-from .framework.settings import VerifySettings
-from .li2020_choices import (
-    E_READING, LossCurves, SchemeIRun, choice_instances, image_note, rounds_to_target, scheme_i_curves,
+from ... import constants
+from ...framework.claim import Claim, ClaimResult, PlantedVariant
+from ...framework.evaluation import combine_checks
+from ...framework.parameters import ModePlans, PlanError, parameter
+from ...framework.plot_specs import Curve, CurvesPlot
+from ...framework.references import LI2020
+from .choices import (
+    E_READING, LI_CHOICE_INSTANCES, LI_IMAGE_DATA, LossCurves, SchemeIRun, choice_instances, image_note,
+    rounds_to_target, scheme_i_curves,
 )
-from .constants.li2020 import li_theorem1_constants
-from .plans import Li2020Eq8Plan
-from .framework.plot_specs import Curve, CurvesPlot
+from .eq8_shape import Eq8Constants, eq8_optimal_E, eq8_rounds_shape, fit_scale
 
-__all__ = ["evaluate", "Eq8Constants", "eq8_rounds_shape", "eq8_optimal_E", "ScaleFit", "fit_scale",
-           "check_optimum_location", "ALPHA"]
+if TYPE_CHECKING:
+    from convergence.budget import Workload
+
+    from ...framework.settings import VerifySettings
+
+__all__ = ["CLAIM", "Li2020Eq8Plan", "EQ8_OPTIMUM_CLAIMS", "evaluate", "check_optimum_location", "ALPHA"]
 
 CLAIM_ID = "li2020.eq8"
 ALPHA = 0.05
 """The level of the paired tests (family-wise over the Bonferroni-corrected comparisons)."""
 
 
-@dataclass(frozen=True)
-class Eq8Constants:
-    """The constants of eq. 8 on one instance: K, sum_k p_k^2 sigma_k^2, L, Gamma, kappa, G^2."""
-
-    K: int
-    sum_p2_sigma2: float
-    L: float
-    Gamma: float
-    kappa: float
-    G_sq: float
-
-    @property
-    def A(self) -> float:
-        """A = sum_k p_k^2 sigma_k^2 + L Gamma + kappa G^2 (eq. 8's numerator of 1/E)."""
-        return self.sum_p2_sigma2 + self.L * self.Gamma + self.kappa * self.G_sq
-
-
-def eq8_rounds_shape(E: np.ndarray, c: Eq8Constants) -> np.ndarray:
-    """h(E) = (1 + 1/K) E G^2 + A / E + G^2 (eq. 8), shape of ``E``."""
-    E = np.asarray(E, dtype=np.float64)
-    return (1 + 1 / c.K) * E * c.G_sq + c.A / E + c.G_sq
-
-
-def eq8_optimal_E(c: Eq8Constants) -> float:
-    """argmin_E h(E) = sqrt(A / ((1 + 1/K) G^2)) (dh/dE = (1 + 1/K) G^2 - A / E^2 = 0)."""
-    return math.sqrt(c.A / ((1 + 1 / c.K) * c.G_sq))
+EQ8_OPTIMUM_CLAIMS = ("interior", "smallest", "largest")
+"""Where li2020.eq8 says the rounds-minimising E* lies in the E grid: strictly inside it (eq. 8's
+U-shape), or at its smallest or its largest E (planted false variants: no optimum, monotone rounds)."""
 
 
 @dataclass(frozen=True)
-class ScaleFit:
-    """The least-squares scale of measured rounds R (P,) against a shape h (P,): c = R.h / h.h and the
-    relative residual ||R - c h|| / ||R||."""
+class Li2020Eq8Plan:
+    """li2020.eq8 (Fig. 1a): the E grid and rounds of the Scheme I runs, the instances' size and K,
+    the target, the seeds, the image data, and where the optimum E* is claimed to lie."""
 
-    scale: float
-    relative_residual: float
+    E_grid: tuple[int, ...] = parameter(doc="local steps E of the sweep (at least 3 values: two ends and an "
+                                            "interior)", minimum=1)
+    rounds: int = parameter(doc="rounds of every run (a run that misses the target counts as rounds + 1: censored)",
+                            minimum=1)
+    n_clients: int = parameter(doc="clients N of every instance (the paper: 100)", minimum=2)
+    participants: int = parameter(doc="K clients drawn per round by Scheme I (Fig. 1a: K = 30 of N = 100)", minimum=1)
+    instance: str | None = parameter(doc="run only this instance (None: every one)", choices=LI_CHOICE_INSTANCES)
+    eta0: float = parameter(0.1, "eta_0 of the per-round decay eta_0 / (1 + round) (Fig. 1a: 0.1; on the image "
+                                 "instance per source pixel, scaled to its pooled features)", above=0)
+    dataset: str = parameter("auto", "image data of the image instance (auto: MNIST, else Fashion-MNIST, else the "
+                                     "bundled digits)", choices=LI_IMAGE_DATA)
+    target_fraction: float = parameter(0.3, "the target accuracy: F(w) <= F* + target_fraction (F(w_0) - F*)",
+                                       above=0, maximum=1)
+    seeds: int = parameter(6, "seeds of every run (at least 6: the paired tests are Bonferroni-corrected over the "
+                              "interior candidates for E*)", minimum=6, from_settings="seeds")
+    claimed_optimum: str = parameter("interior", "where E* is claimed to lie in the grid",
+                                     choices=EQ8_OPTIMUM_CLAIMS)
 
+    def __post_init__(self) -> None:
+        if len(self.E_grid) < 3:
+            raise PlanError("E_grid", f"needs at least 3 values (two ends and an interior E), got {self.E_grid}")
 
-def fit_scale(measured: np.ndarray, shape: np.ndarray) -> ScaleFit:
-    """``ScaleFit`` of ``measured`` (P,) against ``shape`` (P,), both finite, shape not all zero."""
-    measured, shape = np.asarray(measured, dtype=np.float64), np.asarray(shape, dtype=np.float64)
-    if measured.shape != shape.shape or measured.ndim != 1 or not np.all(np.isfinite(measured)) \
-            or not np.all(np.isfinite(shape)) or not np.any(shape):
-        raise ValueError("measured/shape: need two equal-length finite vectors, shape not all zero")
-    scale = float(measured @ shape / (shape @ shape))
-    return ScaleFit(scale, float(np.linalg.norm(measured - scale * shape) / np.linalg.norm(measured)))
+    def workload(self) -> Workload:
+        """Scheme I with K participants per E of the grid, every round recorded, on each instance."""
+        from ...framework.plan_workloads import runs_workload
+
+        instances = len(LI_CHOICE_INSTANCES) if self.instance is None else 1
+        return sum((runs_workload(configs=instances, seeds=self.seeds, rounds=self.rounds, E=E,
+                                  clients=self.participants, records=self.rounds + 1) for E in self.E_grid),
+                   convergence.Workload())
 
 
 _CLAIMED_SETS = ("interior", "smallest", "largest")
@@ -194,9 +196,9 @@ def check_optimum_location(
     best = int(inside[np.argmin(mean[inside])])
     rival = int(outside[np.argmin(mean[outside])])
     measured_star = int(E_grid[int(np.argmin(mean))])
-    beats = [check_ordering(f"{claim_id}/E={E_grid[best]} < E={E_grid[o]}", rounds[best], rounds[o],
+    beats = [convergence.check_ordering(f"{claim_id}/E={E_grid[best]} < E={E_grid[o]}", rounds[best], rounds[o],
                             confidence=1 - 2 * alpha / inside.size) for o in outside]
-    beaten = check_ordering(f"{claim_id}/E={E_grid[rival]} < E={E_grid[best]}", rounds[rival], rounds[best],
+    beaten = convergence.check_ordering(f"{claim_id}/E={E_grid[rival]} < E={E_grid[best]}", rounds[rival], rounds[best],
                             confidence=1 - 2 * alpha / outside.size)
     p_fail = min(1.0, outside.size * _one_sided_p(rounds[best] - rounds[rival])) if reached[rival].all() else 1.0
     where = {"interior": "strictly inside the grid", "smallest": "at the smallest E", "largest": "at the largest E"}
@@ -234,6 +236,8 @@ def _one_sided_p(differences: np.ndarray) -> float:
     mean = float(differences.mean())
     if se == 0.0:
         return 0.0 if mean > 0 else 1.0
+    from scipy import stats
+
     return float(stats.t.sf(mean / se, n - 1))
 
 
@@ -246,14 +250,14 @@ def _instance_check(curves: LossCurves, plan: Li2020Eq8Plan) -> tuple[Verdict, C
     measured_star = int(verdict.measured)
     radius = math.sqrt(max(float(np.max(r.extras.max_radius_sq)) for r in curves.results))
     observed = max(float(np.max(r.extras.max_grad_sq)) for r in curves.results)
-    li = li_theorem1_constants(curves.problem, curves.optimum, measured_star, curves.instance.batch_size, radius,
+    li = constants.li_theorem1_constants(curves.problem, curves.optimum, measured_star, curves.instance.batch_size, radius,
                                observed)
-    constants = Eq8Constants(plan.participants, float(curves.problem.weights**2 @ li.sigma_sq), li.L, li.Gamma,
+    eq8 = Eq8Constants(plan.participants, float(curves.problem.weights**2 @ li.sigma_sq), li.L, li.Gamma,
                              li.kappa, li.G_sq)
     E = np.asarray(plan.E_grid, dtype=np.float64)
     mean_rounds = rounds.mean(axis=1).astype(np.float64)
-    fit = fit_scale(mean_rounds, eq8_rounds_shape(E, constants))
-    theory_star = eq8_optimal_E(constants)
+    fit = fit_scale(mean_rounds, eq8_rounds_shape(E, eq8))
+    theory_star = eq8_optimal_E(eq8)
     verdict = dataclasses.replace(verdict, theoretical=theory_star)
     target = curves.F_star + target_gap
     table = {
@@ -262,7 +266,7 @@ def _instance_check(curves: LossCurves, plan: Li2020Eq8Plan) -> tuple[Verdict, C
         "mean rounds to target": dict(zip(map(str, plan.E_grid), mean_rounds.tolist())), "measured E*": measured_star,
         "eq. 8 E*": theory_star, "eq. 8 E* / measured E*": theory_star / measured_star, "scale c": fit.scale,
         "relative residual of c h(E)": fit.relative_residual, "L": li.L, "mu": li.mu, "kappa": li.kappa,
-        "Gamma": li.Gamma, "sum_k p_k^2 sigma_k^2": constants.sum_p2_sigma2, "G^2": li.G_sq,
+        "Gamma": li.Gamma, "sum_k p_k^2 sigma_k^2": eq8.sum_p2_sigma2, "G^2": li.G_sq,
         "R = max ||w - w*||": radius, "G^2 method": li.G_method,
     }
     dense = np.geomspace(E[0], E[-1], 64)
@@ -277,7 +281,7 @@ def _instance_check(curves: LossCurves, plan: Li2020Eq8Plan) -> tuple[Verdict, C
         f"{verdict.status.value}.",
         curves=(
             Curve(tuple(E), tuple(mean_rounds), "measured rounds to target (mean over seeds)"),
-            Curve(tuple(dense), tuple(fit.scale * eq8_rounds_shape(dense, constants)), "eq. 8, scaled"),
+            Curve(tuple(dense), tuple(fit.scale * eq8_rounds_shape(dense, eq8)), "eq. 8, scaled"),
             Curve((float(measured_star),) * 2, (float(mean_rounds.min()), float(mean_rounds.max())),
                   f"measured E* = {measured_star}"),
         ),
@@ -316,3 +320,35 @@ def evaluate(settings: VerifySettings, plan: Li2020Eq8Plan) -> ClaimResult:
         f"{E_READING}; the authors' code plots Fig. 1a's axis in steps too, so both readings of E agree here.{data}",
     )
     return ClaimResult(verdict.with_evidence(eq8=tables), tuple(plots))
+
+
+CLAIM = Claim(
+    "li2020.eq8", (LI2020,), "Sec. 3.4 eq. 8 and App. D.2 (Fig. 1a)",
+    "Rounds to an ε accuracy T_ε/E ∝ (1 + 1/K) E G² + (Σ p_k² σ_k² + LΓ + κG²)/E + G²: they first decrease, "
+    "then increase in E, so an optimal E* = √((Σ p_k² σ_k² + LΓ + κG²)/((1 + 1/K) G²)) exists (E local SGD "
+    "steps a round, Scheme I, K = 30 of N = 100, η_t = η₀/(1 + round), η₀ = 0.1, b = 24 on synthetic(α, β), b = 64 on unbalanced "
+    "MNIST; the paper sees the trade-off on its unbalanced data sets, not on balanced MNIST).",
+    "the measured E* on the first instance (theoretical: eq. 8's E*): the grid value with the fewest mean "
+    "rounds to F ≤ F* + "
+    "0.3 (F(w₀) − F*); the check: E* strictly inside the grid, paired over seeds",
+    evaluate,
+    plan=ModePlans(
+        quick=Li2020Eq8Plan(E_grid=(5, 50, 1000), rounds=30, n_clients=20, participants=6,
+                            instance="synthetic(1,1)"),
+        default=Li2020Eq8Plan(E_grid=(5, 20, 50, 200, 1000), rounds=35, n_clients=20, participants=6,
+                              instance=None),
+        full=Li2020Eq8Plan(E_grid=(5, 10, 20, 50, 100, 200, 500, 1000), rounds=200, n_clients=100,
+                           participants=30, instance=None),
+    ),
+    variants=(
+        PlantedVariant("E* = smallest E", "local steps do not help: the fewest rounds at the grid's smallest E "
+                       "(measured on the default plan: E = 5 needs 3.1 and 1.7 times the rounds of E* = 200 on "
+                       "synthetic(0,0) and (1,1), or misses the target, as on the image instance)",
+                       {"claimed_optimum": "smallest"}, sub_check="E* smallest"),
+        PlantedVariant("rounds fall monotonically in E", "no optimum: the fewest rounds at the grid's largest E "
+                       "(measured: E = 1000 needs 47% and 29% more rounds than E* = 200 on synthetic(0,0) and "
+                       "(1,1), 53% on the digits' image instance, 17% on Fashion-MNIST's)",
+                       {"claimed_optimum": "largest"}, sub_check="E* largest"),
+    ),
+    order=200,
+)

@@ -16,7 +16,7 @@ Scheme I's draws of round r depend on (seed, r, K), so runs that differ in E alo
 clients in every round. Comparisons are paired over seeds.
 
 An instance is data (``ChoiceInstance``: a problem family, its parameters, the batch size): the
-plans name instances by label (``proofs_check.plans.LI_CHOICE_INSTANCES``), and the number of
+plans name instances by label (``LI_CHOICE_INSTANCES``), and the number of
 clients N is a plan parameter (the paper's N = 100 in ``--full``; fewer in the default and quick
 plans, whose exact optimum, a damped Newton solve on every row, must fit the budget).
 
@@ -38,7 +38,7 @@ Li's lambda = 1e-4 on W (on V it would be lambda f / m; it hardly moves the iter
 horizons, but it sets mu, hence kappa in eq. 8's constants).
 
 The rule keeps the dimensionless step eta lambda_max(E[x x^T]) of the authors' code, which trains on
-the 784 pixels / 255 with a bias (github.com/lx10077/fedavgpy; ``li2020_schemes``' docstring lists
+the 784 pixels / 255 with a bias (github.com/lx10077/fedavgpy; ``schemes``' docstring lists
 what that code ran): measured on Fashion-MNIST with the bias column, lambda_max = 111.2 on the pixels
 and 7.54 on the 4 x 4 averages, a ratio of 14.7 against m / f = 16 (the rule is exact when images are
 constant over each window, P^T P = (f / m) Pi). It carries eta_0 across pooling, not across data
@@ -53,12 +53,19 @@ paper (McMahan et al., 2017), E epochs of SGD are performed in parallel. For the
 denote by E the times of updates rather than epochs"; App. D, "In each round, all selected devices run E
 steps of SGD in parallel", the setting of every experiment (Fig. 1-4); and eq. 8, the prediction
 Fig. 1a tests, is Theorem 2's bound, whose E is local iterations. So fedbound runs E local steps a round.
-The authors' code (github.com/lx10077/fedavgpy; ``li2020_schemes``' docstring) counts ``num_epoch``, 10
+The authors' code (github.com/lx10077/fedavgpy; ``schemes``' docstring) counts ``num_epoch``, 10
 minibatch steps each, and is not consistent with itself: Fig. 1a's axis is in steps (``plot/plot_E.py``
 plots 10 x ``num_epoch`` as "Local steps (E)", so there both readings agree and eq. 8's E grid is in
 steps either way), while App. D.2's "E = 5" of the K experiments ran 50 steps (``plot/plot_K.py`` reads
 ``ep5``) and App. D.3's E = 20 and 10 ran 200 and 100. ``steps_per_E`` = 10 (li2020.k-effect,
 li2020.schemes) reproduces that code.
+
+The plan constants every Li experiment claim shares are here too: ``LI_IMAGE_DATA`` (also the sampling
+claims', ``sampling``), ``STEPS_PER_E_DOC`` and ``LI_CHOICE_INSTANCES``. The plans of li2020.eq8 and
+li2020.k-effect (``eq8``, ``k_effect``): the default and quick plans run N = 20 clients so that the exact
+optimum (a Newton solve on every row) fits the budget; ``--full`` runs the paper's N = 100 and K grid. The
+default plans run synthetic(0,0), synthetic(1,1) and the unbalanced image recipe (Fashion-MNIST here, the
+digits in CI); the quick plans synthetic(1,1) only.
 """
 
 from __future__ import annotations
@@ -66,20 +73,38 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convergence import FedAvgConfig, FedAvgExtras, RunConfig, RunRequest, RunResult, StepSize, execute
-from problems import FederatedProblem, Optimum, ProblemSpec, build_problem, problem_spec, resolve_li_dataset
+import convergence
+import problems
 
-from .framework.evaluation import claim_optimum
+from ...framework.evaluation import claim_optimum
 
-from .framework.settings import VerifySettings
+if TYPE_CHECKING:
+    from convergence import FedAvgExtras, RunResult
+    from problems import FederatedProblem, Optimum, ProblemSpec
+
+    from ...framework.settings import VerifySettings
 
 __all__ = [
     "ChoiceInstance", "CHOICE_INSTANCES", "IMAGE_SOURCE_PIXELS", "choice_instances", "SchemeIRun", "LossCurves",
     "scheme_i_curves", "rounds_to_target", "image_note", "source_step_scale", "step_note", "E_READING", "e_reading",
+    "STEPS_PER_E_DOC", "LI_IMAGE_DATA", "LI_CHOICE_INSTANCES",
 ]
+
+STEPS_PER_E_DOC = ("local SGD steps per unit of the paper's E: 1 as Li et al. define E, local iterations per round "
+                   "(Sec. 2, App. D), 10 as the authors' code ran Fig. 1b-1d, 3 and 4 (fedavgpy's LrdWorker takes 10 "
+                   "minibatch steps per 'epoch')")
+"""The one meaning of ``steps_per_E`` in li2020.schemes and li2020.k-effect (``E_READING``)."""
+LI_IMAGE_DATA = ("auto", "mnist", "fashion-mnist", "digits")
+"""The image data of li2020.schemes, li2020.eq8 and li2020.k-effect (``problems.li_images``: "auto" is MNIST, else
+Fashion-MNIST, else the digits)."""
+LI_CHOICE_INSTANCES = ("synthetic(0,0)", "synthetic(1,1)", "image unbalanced")
+"""The instances li2020.eq8 and li2020.k-effect run on, by label (``CHOICE_INSTANCES``,
+below, holds each one's problem family and batch size; a new instance is one label here and one entry
+there). "image unbalanced" is Li's unbalanced MNIST recipe on the plan's ``dataset``."""
 
 E_READING = ("E counts local SGD steps per round, as Li et al. define it (Sec. 2: \"E be the number of local "
              "iterations performed in a device between two communications\", footnote 1: \"the times of updates "
@@ -138,7 +163,7 @@ class ChoiceInstance:
         used), with that data's source pixels; any other instance unchanged."""
         if not self.is_image:
             return self
-        name = resolve_li_dataset(dataset)
+        name = problems.resolve_li_dataset(dataset)
         params = tuple((key, value) for key, value in self.params if key != "dataset") + (("dataset", name),)
         return dataclasses.replace(self, params=params, source_pixels=IMAGE_SOURCE_PIXELS[name])
 
@@ -146,7 +171,7 @@ class ChoiceInstance:
         """The problem spec with N = ``n_clients`` clients."""
         if self.is_image and self.source_pixels is None:
             raise ValueError(f"{self.label}: an image instance needs its data set (ChoiceInstance.with_dataset)")
-        return problem_spec(self.family, **dict(self.params), n_clients=n_clients)
+        return problems.problem_spec(self.family, **dict(self.params), n_clients=n_clients)
 
     def step_scale(self, problem: FederatedProblem) -> float:
         """``source_step_scale`` of this instance's source pixels on ``problem``: m / f, or 1
@@ -218,14 +243,14 @@ def scheme_i_curves(
     ``record_rounds`` (increasing; each record costs a pass over the data per seed), seeds
     0..seeds-1, tracked, through ``settings``' executor and store."""
     spec = instance.spec(n_clients)
-    problem = build_problem(spec)
+    problem = problems.build_problem(spec)
     optimum, note = claim_optimum(problem)
     step = eta0 * instance.step_scale(problem)
     record, rounds = tuple(record_rounds), max(record_rounds)
-    configs = [FedAvgConfig(run.local_steps, rounds, StepSize.per_round(step), instance.batch_size, 1.0, record,
+    configs = [convergence.FedAvgConfig(run.local_steps, rounds, convergence.StepSize.per_round(step), instance.batch_size, 1.0, record,
                             tuple(range(seeds)), participation="scheme_i", participants=run.participants)
                for run in runs]
-    results = execute([RunRequest(RunConfig(spec, config), optimum, track=True) for config in configs],
+    results = convergence.execute([convergence.RunRequest(convergence.RunConfig(spec, config), optimum, track=True) for config in configs],
                       settings.sweep_options(), description=description)
     initial_gap = float(problem.objective(np.zeros(problem.dim)) - optimum.F_star)
     return LossCurves(instance, runs, np.asarray(record, dtype=np.int64), np.stack([result.gap for result in results]),
