@@ -23,4 +23,4 @@ from .sweep import (
     run_sweep,
 )
 from .sweep_runs import RunRequest, check_requests, execute
-from .verdict import Hypothesis, Status, SubCheck, Uninformative, Verdict
+from .verdict import Hypothesis, Status, SubCheck, Tightness, Uninformative, Verdict

@@ -62,7 +62,7 @@ from scipy import stats
 
 from .argument_checks import as_confidence, as_record_points, as_values
 from .check_rules import apply_downgrades, as_flag, as_hypotheses, check_claim_id, holm_adjusted
-from .verdict import Hypothesis, Status, Verdict
+from .verdict import Hypothesis, Status, Tightness, Verdict
 
 __all__ = ["TIGHT_RATIO", "Ceiling", "check_upper_bound", "check_lower_bound", "gamma_shape"]
 
@@ -343,8 +343,6 @@ def _check_bound(
         "mean_ratio": {"mean": mean_ratio, "p_value": p_whole},
         "test": {"method": method, "alpha": alpha, "n_points": n_points, "n_seeds": n_seeds,
                  "deterministic": deterministic, "limits": limits},
-        "tightness": float(ratio[worst]),
-        "tightness_label": label,
         "confidence": confidence,
     }
     if ceiling is not None:
@@ -356,6 +354,7 @@ def _check_bound(
         measured=float(ratio[worst]),
         theoretical=1.0,
         interval=(float(ratio_lo[worst]), float(ratio_hi[worst])),
+        tightness=Tightness(float(ratio[worst]), label),
         hypotheses=hypotheses,
         notes=note,
         evidence=evidence,

@@ -34,9 +34,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Status", "Hypothesis", "Verdict", "SubCheck", "Uninformative"]
+__all__ = ["Status", "Hypothesis", "Tightness", "Verdict", "SubCheck", "Uninformative"]
 
-_TYPED_KEYS = ("checks", "uninformative")
+_TYPED_KEYS = ("checks", "uninformative", "tightness", "tightness_label")
 """Evidence keys that are typed fields of a Verdict, written into the JSON evidence by ``to_json``."""
 
 
@@ -59,6 +59,30 @@ class Hypothesis:
     name: str
     met: bool
     detail: str
+
+
+TIGHTNESS_LABELS = ("tight", "upper bound", "lower bound", "violated")
+"""What a bound check's tightness says (``convergence.bound_checks``): "tight" when the measured
+quantity reaches the bound to within its tight ratio, "violated" beyond the bound, else "upper bound"
+or "lower bound" (a valid bound, that far from the data)."""
+
+
+@dataclass(frozen=True)
+class Tightness:
+    """How close a bound check's data come to the bound: ``ratio`` is the extreme over the record
+    points of measured / bound (its largest for an upper bound, smallest for a lower bound) and
+    ``label`` one of ``TIGHTNESS_LABELS``. In JSON it is the evidence keys ``tightness`` (the ratio)
+    and ``tightness_label``."""
+
+    ratio: float
+    label: str
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ratio, bool) or not isinstance(self.ratio, (int, float)):
+            raise ValueError(f"tightness: expected a number, got {self.ratio!r}")
+        if self.label not in TIGHTNESS_LABELS:
+            raise ValueError(f"tightness_label: expected one of {TIGHTNESS_LABELS}, got {self.label!r}")
+        object.__setattr__(self, "ratio", float(self.ratio))
 
 
 @dataclass(frozen=True)
@@ -97,6 +121,7 @@ class Verdict:
     uninformative: tuple[Uninformative, ...] = ()
     p_fail: float | None = None
     cannot_fail: str = ""
+    tightness: Tightness | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.status, Status):
@@ -111,6 +136,8 @@ class Verdict:
             raise ValueError(f"cannot_fail: a check that could not have failed is INCONCLUSIVE, got {self.status.value}")
         if self.expected is not None and not isinstance(self.expected, Status):
             raise ValueError(f"expected: expected None or a Status, got {self.expected!r}")
+        if self.tightness is not None and not isinstance(self.tightness, Tightness):
+            raise ValueError(f"tightness: expected None or a Tightness, got {type(self.tightness).__name__}")
         object.__setattr__(self, "hypotheses", _typed_tuple("hypotheses", self.hypotheses, Hypothesis))
         object.__setattr__(self, "checks", _typed_tuple("checks", self.checks, SubCheck))
         object.__setattr__(self, "uninformative", _typed_tuple("uninformative", self.uninformative, Uninformative))
@@ -118,7 +145,8 @@ class Verdict:
             raise ValueError(f"evidence: expected a mapping, got {type(self.evidence).__name__}")
         for key in _TYPED_KEYS:
             if key in self.evidence:
-                raise ValueError(f"evidence.{key}: sub-checks are the typed field Verdict.{key}, not evidence")
+                raise ValueError(f"evidence.{key}: the typed field Verdict.{key.removesuffix('_label')} holds it, "
+                                 "not evidence")
         object.__setattr__(self, "evidence", _frozen(self.evidence, "evidence"))
 
     @property
@@ -147,6 +175,8 @@ class Verdict:
         if self.uninformative:
             evidence["uninformative"] = [u.to_json() for u in self.uninformative]
         evidence.update(_thawed(self.evidence))
+        if self.tightness is not None:
+            evidence.update(tightness=_finite_or_none(self.tightness.ratio), tightness_label=self.tightness.label)
         return {
             "claim_id": self.claim_id,
             "status": self.status.value,
@@ -171,6 +201,7 @@ class Verdict:
         evidence = dict(data.get("evidence") or {})
         checks = evidence.pop("checks", [])
         uninformative = evidence.pop("uninformative", [])
+        ratio, label = evidence.pop("tightness", None), evidence.pop("tightness_label", None)
         return cls(
             claim_id=str(data["claim_id"]),
             status=Status(data["status"]),
@@ -185,6 +216,7 @@ class Verdict:
             uninformative=tuple(Uninformative.from_json(u) for u in uninformative),
             p_fail=None if data.get("p_fail") is None else float(data["p_fail"]),
             cannot_fail=str(data.get("cannot_fail", "")),
+            tightness=None if label is None else Tightness(_float_or_nan(ratio), str(label)),
         )
 
     def to_frame(self) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from convergence.verdict import Verdict
+from convergence.verdict import Tightness, Verdict
 
 __all__ = ["MISSING", "format_value", "format_figure", "format_interval", "format_hypotheses", "format_tightness",
            "claim_tightness"]
@@ -76,24 +76,24 @@ def format_hypotheses(v: Verdict) -> str:
     return f"{'yes' if v.hypotheses_met else 'NO'} ({met}/{len(v.hypotheses)})"
 
 
-def format_tightness(evidence: Mapping[str, Any]) -> str:
-    """``0.347 (upper bound)`` from a bound check's evidence; "" when it has no tightness."""
-    if evidence.get("tightness") is None:
+def format_tightness(tightness: Tightness | None) -> str:
+    """``0.347 (upper bound)`` of a bound check (``Verdict.tightness``); "" when there is none."""
+    if tightness is None:
         return ""
-    return f"{format_value(evidence['tightness'])} ({evidence.get('tightness_label', MISSING)})"
+    return f"{format_value(tightness.ratio)} ({tightness.label})"
 
 
 def claim_tightness(v: Verdict, compact: bool = False) -> str:
     """The tightness of the claim's headline when it is a bound check; otherwise that of each bound
     sub-check ("name: 0.02 (upper bound); ..."; ``compact``: their range and count); "" when none."""
-    own = format_tightness(v.evidence)
+    own = format_tightness(v.tightness)
     if own:
         return own
-    checks = [(c.name, c.verdict.evidence) for c in v.checks if format_tightness(c.verdict.evidence)]
+    checks = [(c.name, c.verdict) for c in v.checks if c.verdict.tightness is not None]
     if not checks:
         return ""
     if not compact:
-        return "; ".join(f"{name}: {format_tightness(ev)}" for name, ev in checks)
-    ratios = [float(ev["tightness"]) for _, ev in checks]
-    labels = ", ".join(dict.fromkeys(str(ev.get("tightness_label")) for _, ev in checks))
+        return "; ".join(f"{name}: {format_tightness(check.tightness)}" for name, check in checks)
+    ratios = [check.tightness.ratio for _, check in checks]
+    labels = ", ".join(dict.fromkeys(check.tightness.label for _, check in checks))
     return f"{len(checks)} bound sub-check(s): {format_value(min(ratios))}..{format_value(max(ratios))} ({labels})"

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from convergence.verdict import Status, Verdict
+from convergence.verdict import Status, Tightness, Verdict
 
 if TYPE_CHECKING:
     from proofs_check.framework.claim import PlantedVariant
@@ -47,8 +47,8 @@ class PowerRow:
     ``ID[param=value,...]`` for a variant); ``variant`` AS_STATED or the variant's name;
     ``params`` the plan parameters the variant changed (empty as stated); ``expected`` and
     ``got`` statuses; ``measured`` / ``theoretical`` / ``interval`` the verdict's headline
-    figures; ``tightness`` and ``tightness_label`` the headline's measured/bound and "tight" /
-    "upper bound" / "lower bound" when it is a bound check (None otherwise); ``failed_checks``
+    figures; ``tightness`` the headline's (``Verdict.tightness``: measured/bound and its label, in
+    JSON the keys ``tightness`` and ``tightness_label``) when it is a bound check, else None; ``failed_checks``
     the sub-checks that FAILed; ``notes`` the verdict's notes and every sub-check's status;
     for a variant, ``sub_check`` the sub-check it plants, ``planted_status`` that sub-check's status
     here (None when the verdict has no such sub-check), ``untested`` the reason its power could not
@@ -65,8 +65,7 @@ class PowerRow:
     theoretical: float
     interval: tuple[float, float] | None = None
     params: Mapping[str, Any] = field(default_factory=dict, hash=False)
-    tightness: float | None = None
-    tightness_label: str | None = None
+    tightness: Tightness | None = None
     failed_checks: tuple[str, ...] = ()
     notes: str = ""
     sub_check: str = ""
@@ -105,7 +104,6 @@ class PowerRow:
         ``verdict.expected``, PASS for a claim that is not a negative control) or a planted variant,
         judged against ``stated``, the claim's verdict as stated (module docstring)."""
         failed = tuple(c.name for c in verdict.checks if c.verdict.status is Status.FAIL)
-        tightness = verdict.evidence.get("tightness")
         checks = [f"{c.name}: {c.verdict.status.value}" for c in verdict.checks]
         notes = verdict.notes + (f" Sub-checks: {'; '.join(checks)}." if checks else "")
         planted = _planted(verdict, variant.sub_check) if variant is not None else ()
@@ -130,8 +128,7 @@ class PowerRow:
             theoretical=verdict.theoretical,
             interval=verdict.interval,
             params={} if variant is None else dict(variant.params),
-            tightness=None if tightness is None else float(tightness),
-            tightness_label=verdict.evidence.get("tightness_label") if tightness is not None else None,
+            tightness=verdict.tightness,
             failed_checks=failed,
             notes=notes,
             sub_check="" if variant is None else variant.sub_check,
@@ -150,8 +147,8 @@ class PowerRow:
             "got": self.got.value, "as_expected": self.as_expected, "measured": _finite(self.measured),
             "theoretical": _finite(self.theoretical),
             "interval": None if self.interval is None else [_finite(v) for v in self.interval],
-            "tightness": None if self.tightness is None else _finite(self.tightness),
-            "tightness_label": self.tightness_label, "failed_checks": list(self.failed_checks), "notes": self.notes,
+            "tightness": None if self.tightness is None else _finite(self.tightness.ratio),
+            "tightness_label": None if self.tightness is None else self.tightness.label, "failed_checks": list(self.failed_checks), "notes": self.notes,
             "sub_check": self.sub_check, "planted_status": None if self.planted_status is None else self.planted_status.value,
             "untested": self.untested, "advice": self.advice,
         }
@@ -166,8 +163,9 @@ class PowerRow:
             measured=_nan(data["measured"]), theoretical=_nan(data["theoretical"]),
             interval=None if interval is None else (_nan(interval[0]), _nan(interval[1])),
             params=dict(data.get("params") or {}),
-            tightness=None if data.get("tightness") is None else float(data["tightness"]),
-            tightness_label=data.get("tightness_label"), failed_checks=tuple(data.get("failed_checks", ())),
+            tightness=None if data.get("tightness_label") is None else Tightness(
+                math.nan if data.get("tightness") is None else float(data["tightness"]), str(data["tightness_label"])),
+            failed_checks=tuple(data.get("failed_checks", ())),
             notes=str(data.get("notes", "")), sub_check=str(data.get("sub_check", "")),
             planted_status=None if data.get("planted_status") is None else Status(data["planted_status"]),
             untested=str(data.get("untested", "")), advice=str(data.get("advice", "")),

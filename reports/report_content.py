@@ -151,7 +151,7 @@ def power_table(rows: Sequence[PowerRow]) -> Table:
     return Table(_POWER_HEADERS, tuple(
         (r.claim_id, _power_variant(r), r.expected.value, r.got.value, _power_mark(r),
          format_value(r.measured),
-         format_tightness({"tightness": r.tightness, "tightness_label": r.tightness_label}) or MISSING,
+         format_tightness(r.tightness) or MISSING,
          r.description) for r in rows))
 
 
@@ -195,7 +195,7 @@ def checks_table(v: Verdict) -> Table | None:
         (c.name, c.verdict.status.value, format_figure(c.verdict.measured), format_figure(c.verdict.theoretical),
          format_interval(c.verdict.interval, format_figure), c.verdict.notes)
         for c in v.checks)
-    tightness = [format_tightness(c.verdict.evidence) for c in v.checks]
+    tightness = [format_tightness(c.verdict.tightness) for c in v.checks]
     if not any(tightness):
         return Table(_CHECK_HEADERS, rows)
     return Table((*_CHECK_HEADERS[:-1], TIGHTNESS_HEADER, _CHECK_HEADERS[-1]),
@@ -204,12 +204,13 @@ def checks_table(v: Verdict) -> Table | None:
 
 def evidence_items(v: Verdict) -> tuple[list[tuple[str, str]], list[Table]]:
     """A verdict's evidence as scalar items and tables: the uninformative sub-checks (sub-check,
-    status, reason, the data alone) first, then lists of records, then per-point columns (one
+    status, reason, the data alone) first, then its tightness (``Verdict.tightness``), lists of records, then per-point columns (one
     table per common length). Nested mappings are flattened with dotted keys; a 1-D list of
     scalars is a column; anything else is summarised by its shape."""
     uninformative = [{"sub-check": u.name, "status": u.verdict.status.value, "reason": u.reason,
                       "the data alone": u.alone} for u in v.uninformative]
-    evidence = {"uninformative": uninformative, **v.evidence} if uninformative else v.evidence
+    tightness = {} if v.tightness is None else {"tightness": v.tightness.ratio, "tightness_label": v.tightness.label}
+    evidence = {**({"uninformative": uninformative} if uninformative else {}), **tightness, **v.evidence}
     scalars: list[tuple[str, str]] = []
     columns: dict[int, dict[str, list[Any]]] = {}
     records = []

@@ -257,20 +257,20 @@ class TestUpperBound:
         assert verdict.measured == pytest.approx(0.5, abs=0.02)  # looseness ~ 2
         assert verdict.theoretical == 1.0
         assert verdict.interval[0] <= verdict.measured <= verdict.interval[1] < 1.0
-        assert verdict.evidence["tightness"] == verdict.measured
-        assert verdict.evidence["tightness_label"] == "upper bound" and "upper bound (" in verdict.notes
+        assert verdict.tightness.ratio == verdict.measured
+        assert verdict.tightness.label == "upper bound" and "upper bound (" in verdict.notes
 
     def test_bound_within_ten_percent_is_tight(self) -> None:
         verdict = check_upper_bound("u", X, 0.95 * 10.0 / X, 10.0 / X, deterministic=True)
         assert verdict.status is Status.PASS
-        assert verdict.evidence["tightness"] == pytest.approx(0.95) and verdict.evidence["tightness_label"] == "tight"
+        assert verdict.tightness.ratio == pytest.approx(0.95) and verdict.tightness.label == "tight"
 
     def test_bound_crossed_is_labelled_violated(self) -> None:
         # mean/bound = 1.2 > 1: the label must not call a crossed bound "tight" (the status says FAIL too).
         verdict = check_upper_bound("u", X, 1.2 * 10.0 / X, 10.0 / X, deterministic=True)
-        assert verdict.status is Status.FAIL and verdict.evidence["tightness_label"] == "violated"
+        assert verdict.status is Status.FAIL and verdict.tightness.label == "violated"
         lower = check_lower_bound("l", X, np.full(X.size, 0.8), np.ones(X.size), deterministic=True)
-        assert lower.status is Status.FAIL and lower.evidence["tightness_label"] == "violated"
+        assert lower.status is Status.FAIL and lower.tightness.label == "violated"
 
     def test_deterministic_value_on_the_bound_passes(self) -> None:
         # One deterministic row: the limits are the point itself, and mean = bound satisfies hi <= bound.
@@ -409,7 +409,7 @@ class TestLowerBound:
         verdict = check_lower_bound("l", X, noisy(np.full(X.size, 2.0)), np.ones(X.size))
         assert verdict.status is Status.PASS
         assert verdict.measured == pytest.approx(2.0, abs=0.05)
-        assert verdict.evidence["tightness_label"] == "lower bound"
+        assert verdict.tightness.label == "lower bound"
 
     def test_values_below_fail_and_name_the_point(self) -> None:
         bound = np.ones(X.size)
@@ -449,7 +449,7 @@ class TestLowerBound:
     def test_deterministic_and_stochastic_single_rows(self) -> None:
         bound, curve = np.ones(X.size), np.full(X.size, 1.05)
         assert check_lower_bound("l", X, curve, bound, deterministic=True).status is Status.PASS
-        assert check_lower_bound("l", X, curve, bound, deterministic=True).evidence["tightness_label"] == "tight"
+        assert check_lower_bound("l", X, curve, bound, deterministic=True).tightness.label == "tight"
         assert check_lower_bound("l", X, curve, bound).status is Status.INCONCLUSIVE
 
     def test_unmet_hypothesis_is_inconclusive(self) -> None:

@@ -187,7 +187,7 @@ def test_lemma9_B_covers_the_optima() -> None:
     assert data.B_sq > 1e3 * max(float(np.max(np.sum(trace.local_models**2, axis=2))) for trace in data.traces)
     verdict = ding_lemma9(data)
     assert verdict.status is Status.INCONCLUSIVE and verdict.cannot_fail and verdict.hypotheses_met
-    assert verdict.evidence["tightness"] < 1
+    assert verdict.tightness.ratio < 1
 
 
 def test_check_ding_lemmas_and_table() -> None:

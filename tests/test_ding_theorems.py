@@ -105,7 +105,7 @@ def test_thm1_true_claim_passes_and_planted_variants_fail() -> None:
     rate = checks["rate O(1/sqrt(NT)), identical blocks, MM-PSGD"]
     assert true.status is Status.PASS and true.claim_id == "ding2020.thm1"
     assert bound.status is Status.PASS and 0 < bound.measured < 1
-    assert bound.evidence["tightness_label"] == "upper bound"  # measured / bound is about 1e-3
+    assert bound.tightness.label == "upper bound"  # measured / bound is about 1e-3
     assert rate.status is Status.PASS and rate.measured < -0.5
     assert all(h.met for h in true.hypotheses) and any("C M N = 24" in h.detail for h in true.hypotheses)
     # a steeper rate than the data's (about -0.9) and a bound 1e5 times smaller both FAIL
@@ -142,7 +142,7 @@ def test_thm2_true_claim_passes_and_planted_variants_fail() -> None:
     assert true.status is Status.PASS
     per_block = [c for name, c in checks.items() if name.startswith("per-block rate")]
     assert len(per_block) == 3 and "excess over the floor, blocks apart, MC-PSGD" in checks
-    assert checks["explicit bound, identical blocks, MC-PSGD"].evidence["tightness_label"] == "upper bound"
+    assert checks["explicit bound, identical blocks, MC-PSGD"].tightness.label == "upper bound"
     assert {u.name for u in true.uninformative} == {
         "explicit bound, blocks apart, MC-PSGD", "rate O(1/sqrt(NT)), blocks apart, MC-PSGD"}
     steep = evaluate_thm2(QUICK4, claimed_exponent=-1.5).verdict

@@ -170,13 +170,13 @@ def test_summary_shows_the_tightness_of_bound_sub_checks_when_the_headline_is_a_
     bound = check_upper_bound("c/bound", x, np.full((1, 3), 0.5), np.ones(3), deterministic=True)
     rate = Verdict("c/rate", Status.PASS, -1.2, -1.0, (-1.3, -1.1))
     claim = combine_checks("c", [("explicit bound", bound), ("rate", rate)], headline=rate)
-    assert "tightness" not in claim.evidence
+    assert claim.tightness is None and "tightness" not in claim.to_json()["evidence"]  # the headline is a rate
     md = render_markdown([claim])
     assert "| explicit bound: 0.5 (upper bound) |" in md  # summary cell
     assert "| explicit bound | PASS | 0.5 | 1 |" in md and "| 0.5 (upper bound) |" in md  # sub-check table
     assert "1 bound sub-check(s): 0.5..0.5 (upper bound)" in format_verdict_table([claim])
     headline = combine_checks("d", [("explicit bound", bound)], headline=bound)
-    assert headline.evidence["tightness"] == 0.5 and headline.evidence["tightness_label"] == "upper bound"
+    assert headline.tightness.ratio == 0.5 and headline.tightness.label == "upper bound"
 
 
 def _sub(name: str, status: Status, p_fail: float | None = None, n_seeds: int = 4) -> tuple[str, Verdict]:

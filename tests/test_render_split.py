@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from convergence import Status, Uninformative, Verdict, check_upper_bound
+from convergence import Status, Tightness, Uninformative, Verdict, check_upper_bound
 from proofs_check import combine_checks
 from reports.formatting import claim_tightness, format_figure, format_interval, format_tightness, format_value
 from reports.html_report import render_html
@@ -66,8 +66,8 @@ def test_figures_intervals_and_tightness() -> None:
     assert format_figure(float("nan")) == "n/a" and format_figure(0.25) == "0.25"
     assert format_interval(None) == "n/a" and format_interval((0.1, float("inf"))) == "[0.1, inf]"
     assert format_interval((0.1, float("inf")), format_figure) == "[0.1, n/a]"
-    assert format_tightness({"tightness": 0.5, "tightness_label": "upper bound"}) == "0.5 (upper bound)"
-    assert format_tightness({}) == ""
+    assert format_tightness(Tightness(0.5, "upper bound")) == "0.5 (upper bound)"
+    assert format_tightness(None) == ""
     claim = _claim()  # its headline is the bound check: the claim's own tightness
     assert claim_tightness(claim) == claim_tightness(claim, compact=True) == "0.5 (upper bound)"
     rate_first = combine_checks("d", [(c.name, c.verdict) for c in claim.checks], headline=claim.checks[1].verdict)

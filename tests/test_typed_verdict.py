@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from convergence import Hypothesis, Status, SubCheck, Uninformative, Verdict, check_upper_bound
+from convergence import Hypothesis, Status, SubCheck, Tightness, Uninformative, Verdict, check_upper_bound
 from proofs_check import combine_checks
 
 X = np.array([1.0, 2.0, 4.0, 8.0])
@@ -62,8 +62,20 @@ def test_with_evidence_builds_a_new_verdict_and_never_replaces_a_key() -> None:
     assert w.evidence["constant"] == 0.25 and "constant" not in v.evidence
     assert list(w.evidence)[-1] == "constant" and list(w.evidence)[:-1] == list(v.evidence)
     assert (w.status, w.measured, w.checks) == (v.status, v.measured, v.checks)
-    with pytest.raises(ValueError, match=r"^evidence\.tightness: already set"):
-        v.with_evidence(tightness=1.0)
+    with pytest.raises(ValueError, match=r"^evidence\.bound: already set"):
+        v.with_evidence(bound=1.0)
+    with pytest.raises(ValueError, match=r"^evidence\.tightness: the typed field Verdict\.tightness holds it"):
+        v.with_evidence(tightness=1.0)  # a typed field, written into the JSON evidence by to_json
+
+
+def test_tightness_is_typed_and_round_trips_through_json() -> None:
+    v = _bound_check()
+    assert v.tightness == Tightness(v.measured, "upper bound") and "tightness" not in v.evidence
+    data = v.to_json()
+    assert (data["evidence"]["tightness"], data["evidence"]["tightness_label"]) == (v.measured, "upper bound")
+    assert Verdict.from_json(data) == v
+    with pytest.raises(ValueError, match=r"^tightness_label: expected one of"):
+        Tightness(0.5, "loose")
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [

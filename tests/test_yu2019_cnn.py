@@ -202,7 +202,7 @@ def test_the_quick_plan_is_inconclusive_outside_its_hypotheses_with_the_finding_
     assert "Hypothesis unmet: f L-smooth" in verdict.notes and "Fitted exponents" in verdict.notes
     assert {u.name.split(",")[0] for u in verdict.uninformative} == {"Theorem 1 with estimated constants"}
     for u in verdict.uninformative:
-        assert u.verdict.status is Status.INCONCLUSIVE and u.verdict.evidence["tightness"] < 1
+        assert u.verdict.status is Status.INCONCLUSIVE and u.verdict.tightness.ratio < 1
     constants = verdict.evidence["constants_estimated"]
     assert len(constants) == 2 and all(c["L (estimate)"] >= c["L Hessian (estimate)"] > 0 for c in constants)
     assert all(c["lowest f recorded"] < c["f(xbar_0) - 0"] for c in constants)  # f* <= the lowest loss seen
@@ -222,4 +222,4 @@ def test_the_default_plan_is_inconclusive_with_its_pre_asymptotic_finding_and_a_
     assert all(v.status is Status.INCONCLUSIVE and v.interval[0] > -0.45 for v in rates)
     assert all("The data alone give FAIL" in v.notes for v in rates)
     assert all(h.met for v in rates for h in v.hypotheses if not h.name.startswith("f L-smooth"))
-    assert all(u.verdict.evidence["tightness"] < 0.1 for u in verdict.uninformative)
+    assert all(u.verdict.tightness.ratio < 0.1 for u in verdict.uninformative)

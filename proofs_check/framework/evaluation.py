@@ -35,9 +35,8 @@ def combine_checks(
     PASSes (each an intersection-union test at alpha: no correction needed), else INCONCLUSIVE.
     The verdict's ``p_fail`` is the smallest Holm-adjusted p-value, so claims nest.
 
-    The headline check gives measured / theoretical / interval, and its tightness (evidence
-    'tightness' = measured/bound and 'tightness_label', "tight" or "upper bound" / "lower bound",
-    when it is a bound check: ``convergence.check_upper_bound``); every sub-check is kept in
+    The headline check gives measured / theoretical / interval, and its tightness
+    (``Verdict.tightness``, when it is a bound check: ``convergence.check_upper_bound``); every sub-check is kept in
     ``Verdict.checks`` (a ``SubCheck``: its name and its own verdict).
 
     ``uninformative`` sub-checks (``convergence.Uninformative``), and every check that found itself
@@ -82,8 +81,6 @@ def combine_checks(
                       f"{'; '.join(demoted)}.")
     hypotheses = tuple(h for _, v in checks for h in v.hypotheses)
     unique = tuple({(h.name, h.detail): h for h in hypotheses}.values())
-    has_tightness = "tightness" in headline.evidence
-    evidence = {key: headline.evidence[key] for key in ("tightness", "tightness_label") if has_tightness}
     return Verdict(
         claim_id=claim_id,
         status=status,
@@ -92,9 +89,9 @@ def combine_checks(
         interval=headline.interval,
         hypotheses=unique,
         notes=" ".join(part for part in (notes, skipped, holm_note.strip()) if part),
-        evidence=evidence,
         expected=expected,
         checks=tuple(SubCheck(name, v) for name, v in checks),
+        tightness=headline.tightness,
         uninformative=tuple(uninformative),
         p_fail=float(adjusted.min()),
     )
