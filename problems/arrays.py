@@ -43,6 +43,7 @@ from ._params import as_choice
 from .registry import build_problem
 from .spec import FamilySpec
 from .data_folder import DATA_ENV, data_folder
+from .digest import file_digest, is_hex_digest
 from .validation import check_int, check_real
 
 __all__ = ["arrays_problem", "from_arrays"]
@@ -121,7 +122,7 @@ def arrays_problem(
     """
     if not isinstance(file, str) or not file or Path(file).name != file:
         raise ProblemError(f"file: expected a file name in the data folder, got {file!r}")
-    if not isinstance(sha256, str) or len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+    if not is_hex_digest(sha256, "sha256"):
         raise ProblemError(f"sha256: expected 64 lower-case hex digits, got {sha256!r}")
     path = data_folder(data_dir) / file
     try:
@@ -235,7 +236,7 @@ def _write(folder: Path, arrays: dict[str, np.ndarray]) -> tuple[str, str]:
     file = f"{sha256}.npz"
     path = folder / file
     try:
-        if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256:
+        if path.is_file() and file_digest(path, "sha256") == sha256:
             return file, sha256
         folder.mkdir(parents=True, exist_ok=True)
         partial = folder / f".{file}.{os.getpid()}.partial"
