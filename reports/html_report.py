@@ -35,7 +35,7 @@ def render_html(
     power: Sequence[PowerRow] = (),
 ) -> str:
     """The report as one self-contained HTML page: inline CSS, PNGs embedded as data URIs."""
-    doc = report_document(verdicts, figures, meta, claims=claims, grids=grids, power=power)
+    doc = report_document(verdicts, figures, meta, claims, grids, power)
     e = html.escape
     body = [f"<h1>{e(TITLE)}</h1>"]
     if doc.control_alarms:

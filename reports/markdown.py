@@ -34,7 +34,7 @@ def render_markdown(
     power: Sequence[PowerRow] = (),
 ) -> str:
     """The report as Markdown; figure paths are written relative to ``base_dir`` when given."""
-    doc = report_document(verdicts, figures, meta, claims=claims, grids=grids, power=power)
+    doc = report_document(verdicts, figures, meta, claims, grids, power)
     out = [f"# {TITLE}", ""]
     if doc.control_alarms:
         out += [f"> **ALARM: {len(doc.control_alarms)} negative control(s) did not come out as expected.** "

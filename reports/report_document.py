@@ -1,6 +1,6 @@
 """A report's content assembled once, for the Markdown and HTML renderers to lay out.
 
-``report_document(verdicts, figures, meta, claims=..., grids=..., power=...)`` gathers, in the
+``report_document(verdicts, figures, meta, claims, grids, power)`` gathers, in the
 order both reports show them, every part that ``reports.report_content`` words: the alarms (negative
 controls and planted variants not as expected), the run's metadata, the verdict summary and its
 tables, the power self-test, a ``ClaimCard`` per claim and per negative control, and the
@@ -120,17 +120,12 @@ class ReportDocument:
     references: tuple[Reference, ...]
 
 
-def report_document(
-    verdicts: Sequence[Verdict],
-    figures: Sequence[ReportFigure] = (),
-    meta: Mapping[str, Any] | None = None,
-    *,
-    claims: Mapping[str, Claim] | None = None,
-    grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    power: Sequence[PowerRow] = (),
-) -> ReportDocument:
+def report_document(verdicts: Sequence[Verdict], figures: Sequence[ReportFigure], meta: Mapping[str, Any] | None,
+                    claims: Mapping[str, Claim] | None, grids: Mapping[str, Sequence[Mapping[str, Any]]] | None,
+                    power: Sequence[PowerRow]) -> ReportDocument:
     """The content of the report on ``verdicts`` (claim ids unique; every figure's claim among them,
-    ValueError otherwise), with claim metadata, sweep grids and power rows where given."""
+    ValueError otherwise), with claim metadata, sweep grids and power rows where given: the arguments
+    of ``render_markdown`` and ``render_html``."""
     by_claim = figures_by_claim(verdicts, figures)
     info = dict(claims or {})
     grids = dict(grids or {})
