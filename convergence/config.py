@@ -2,18 +2,17 @@
 
 Every algorithm config (``convergence.algorithms``) validates its fields with these, so a bad
 value gets one ConfigError naming the field; ``config_digest`` turns a config's canonical JSON
-(sorted keys, no whitespace) into run ids and store keys, stable across processes and machines.
+(sorted keys, no whitespace: ``problems.canonical_json``) into run ids and store keys, stable across
+processes and machines.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 import numpy as np
 
-from problems import check_int, check_ints
+from problems import check_int, check_ints, json_digest
 
 from ._rng import SEED_MAX
 
@@ -22,11 +21,10 @@ __all__ = [
 ]
 
 
-def config_digest(data: Any, hex_digits: int = 16) -> str:
-    """The first ``hex_digits`` hex digits of the SHA-256 of ``data``'s canonical JSON (sorted keys,
-    no whitespace): the one way run ids and store keys are made, stable across processes."""
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:hex_digits]
+def config_digest(data: Any) -> str:
+    """The run id or store key of a config's JSON ``data``: the first 16 hex digits of the SHA-256 of
+    its canonical JSON (``problems.json_digest``), stable across processes."""
+    return json_digest(data, 16)
 
 
 class ConfigError(ValueError):

@@ -26,6 +26,8 @@ Public API (everything else is private):
   ``lognormal_partition``, ``iid_partition`` (labels, N, seed -> client_of_row), the typed
   ``PartitionRecipe`` (``RECIPES``), and ``summarize_partition`` -> ``PartitionSummary``,
   ``partition_problem`` (Li et al.'s softmax, ``LI_SOFTMAX_L2``);
+* digests (``digest``), one way for every layer: ``canonical_json`` and ``json_digest`` (SHA-256 of
+  it: spec digests, run ids), ``file_digest(path, algorithm)`` (streamed) and ``is_hex_digest``;
 * the registry: ``build_problem(spec)``, ``build_block_cyclic(spec)``;
 * constants: ``ProblemConstants``, ``problem_constants``;
 * optima: ``Optimum``, ``OptimumError``, ``exact_optimum``, ``heterogeneity_gamma``, ``check_optimum``;

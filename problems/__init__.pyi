@@ -10,6 +10,7 @@ from .block_cyclic_images import BlockCyclicImageProblem, block_cyclic_images
 from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax, label_block_partition
 from .constants import ProblemConstants, problem_constants
 from .counterexample import li_counterexample, li_counterexample_matrices
+from .digest import canonical_json, file_digest, is_hex_digest, json_digest
 from .data_fetch import FETCHABLE, SOURCES, FetchError, FetchedFile, RemoteFile, fetch_dataset
 from .families import Family, families, register_family
 from .identical import identical_images, identical_quadratic

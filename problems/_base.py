@@ -35,7 +35,7 @@ import numpy as np
 from .models.linear import LinearModel
 from .models.registry import model_for
 from .spec import ProblemSpec
-from .validation import ProblemError, check_int, check_real
+from .validation import ProblemError, check_array, check_int, check_real
 
 __all__ = ["LossKind", "FederatedProblem", "ProblemError"]
 
@@ -228,28 +228,14 @@ def _loss_kind(value: Any) -> LossKind:
         raise ProblemError(f"loss: expected one of {[kind.value for kind in LossKind]}, got {value!r}") from None
 
 
-def _as_array(name: str, value: Any) -> np.ndarray:
-    """``np.asarray(value)``, with ProblemError naming ``name`` for ragged or unconvertible data."""
-    try:
-        return np.asarray(value)
-    except (ValueError, TypeError) as exc:
-        raise ProblemError(f"{name}: cannot be read as an array ({exc})") from None
-
-
 def _float_array(name: str, value: Any) -> np.ndarray:
     """``value`` as a C-contiguous float64 array of real numbers; ProblemError naming ``name`` otherwise.
 
     Only real (bool excluded) numeric data are taken: strings, objects and complex numbers are refused.
     """
-    array = _as_array(name, value)
-    if array.dtype.kind not in "iuf":
-        raise ProblemError(f"{name}: expected real numbers, got an array of dtype {array.dtype}")
-    return np.ascontiguousarray(array, dtype=np.float64)
+    return np.ascontiguousarray(check_array(name, value, "iuf", "real numbers"), dtype=np.float64)
 
 
 def _int_array(name: str, value: Any) -> np.ndarray:
     """``value`` as a 1-d C-contiguous int64 array of integers; ProblemError naming ``name`` otherwise."""
-    array = _as_array(name, value)
-    if array.dtype.kind not in "iu":
-        raise ProblemError(f"{name}: expected integers, got an array of dtype {array.dtype}")
-    return np.ascontiguousarray(array, dtype=np.int64).reshape(-1)
+    return np.ascontiguousarray(check_array(name, value, "iu", "integers"), dtype=np.int64).reshape(-1)

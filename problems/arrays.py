@@ -43,7 +43,8 @@ from ._params import as_choice
 from .registry import build_problem
 from .spec import FamilySpec
 from .data_folder import DATA_ENV, data_folder
-from .validation import check_int, check_real
+from .digest import file_digest, is_hex_digest
+from .validation import check_array, check_int, check_real
 
 __all__ = ["arrays_problem", "from_arrays"]
 
@@ -121,7 +122,7 @@ def arrays_problem(
     """
     if not isinstance(file, str) or not file or Path(file).name != file:
         raise ProblemError(f"file: expected a file name in the data folder, got {file!r}")
-    if not isinstance(sha256, str) or len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+    if not is_hex_digest(sha256, "sha256"):
         raise ProblemError(f"sha256: expected 64 lower-case hex digits, got {sha256!r}")
     path = data_folder(data_dir) / file
     try:
@@ -159,13 +160,7 @@ def arrays_problem(
 
 def _real_array(name: str, value: Any) -> np.ndarray:
     """``value`` as a float64 array of finite real numbers; ProblemError naming ``name`` otherwise."""
-    try:
-        array = np.asarray(value)
-    except (ValueError, TypeError) as exc:
-        raise ProblemError(f"{name}: cannot be read as an array ({exc})") from None
-    if array.dtype.kind not in "iuf":
-        raise ProblemError(f"{name}: expected real numbers, got an array of dtype {array.dtype}")
-    array = array.astype(np.float64)
+    array = check_array(name, value, "iuf", "real numbers").astype(np.float64)
     if not np.all(np.isfinite(array)):
         raise ProblemError(f"{name}: contains NaN or infinite values")
     return array
@@ -173,12 +168,7 @@ def _real_array(name: str, value: Any) -> np.ndarray:
 
 def _client_ids(value: Any, n: int) -> np.ndarray:
     """client_of_row as an int64 array of ids 0..N-1, each used; ProblemError naming ``client_of_row``."""
-    try:
-        ids = np.asarray(value)
-    except (ValueError, TypeError) as exc:
-        raise ProblemError(f"client_of_row: cannot be read as an array ({exc})") from None
-    if ids.dtype.kind not in "iu":
-        raise ProblemError(f"client_of_row: expected integer client ids, got an array of dtype {ids.dtype}")
+    ids = check_array("client_of_row", value, "iu", "integer client ids")
     if ids.shape != (n,):
         raise ProblemError(f"client_of_row: expected shape ({n},), one client id per row of X, got {ids.shape}")
     if ids.min() < 0:
@@ -235,7 +225,7 @@ def _write(folder: Path, arrays: dict[str, np.ndarray]) -> tuple[str, str]:
     file = f"{sha256}.npz"
     path = folder / file
     try:
-        if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256:
+        if path.is_file() and file_digest(path, "sha256") == sha256:
             return file, sha256
         folder.mkdir(parents=True, exist_ok=True)
         partial = folder / f".{file}.{os.getpid()}.partial"

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .data_folder import data_folder
+from .digest import file_digest, is_hex_digest
 from .image_data import PUBLISHED_MD5
 from .validation import ProblemError
 
@@ -71,9 +72,8 @@ class RemoteFile:
             raise ProblemError(f"name: expected a plain file name, got {self.name!r}")
         if not isinstance(self.url, str) or not self.url.startswith(("http://", "https://")):
             raise ProblemError(f"url: expected an http:// or https:// URL for {self.name}, got {self.url!r}")
-        md5 = self.md5
-        if not isinstance(md5, str) or len(md5) != 32 or any(c not in "0123456789abcdef" for c in md5):
-            raise ProblemError(f"md5: expected 32 lower-case hex digits for {self.name}, got {md5!r}")
+        if not is_hex_digest(self.md5, "md5"):
+            raise ProblemError(f"md5: expected 32 lower-case hex digits for {self.name}, got {self.md5!r}")
 
 
 def _published(name: str, base_url: str) -> tuple[RemoteFile, ...]:
@@ -142,7 +142,11 @@ def _fetch_file(remote: RemoteFile, folder: Path, progress: bool, timeout: float
     """One file: skipped when present and verified, else downloaded, checked and moved into place."""
     path = folder / remote.name
     if path.exists():
-        present = _file_md5(path, remote)
+        try:
+            present = file_digest(path, "md5")
+        except OSError as exc:
+            raise FetchError(f"{path}: cannot read the file in place ({exc.strerror or exc}); "
+                             f"source {remote.url}") from None
         if present != remote.md5:
             raise FetchError(
                 f"{path}: already present with MD5 {present}, not the published {remote.md5} (from {remote.url}); "
@@ -214,15 +218,3 @@ def _progress_bar(name: str, total: int | None, shown: bool):
 
     return tqdm(total=total, desc=name, unit="B", unit_scale=True, unit_divisor=1024, leave=False,
                 disable=not shown)
-
-
-def _file_md5(path: Path, remote: RemoteFile) -> str:
-    """MD5 hex digest of a file in place, read in chunks; FetchError naming it when unreadable."""
-    digest = hashlib.md5()
-    try:
-        with path.open("rb") as stream:
-            while chunk := stream.read(_CHUNK):
-                digest.update(chunk)
-    except OSError as exc:
-        raise FetchError(f"{path}: cannot read the file in place ({exc.strerror or exc}); source {remote.url}") from None
-    return digest.hexdigest()

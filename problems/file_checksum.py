@@ -18,6 +18,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from .digest import is_hex_digest
 from .validation import ProblemError, check_memory
 
 __all__ = ["FileIdentity", "check_digests", "file_identity", "read_checked", "regular_file"]
@@ -67,7 +68,7 @@ def check_digests(accepted: tuple[str, ...]) -> tuple[str, ...]:
     if isinstance(accepted, str):
         raise ProblemError(f"accepted: expected a tuple of MD5 digests, got the string {accepted!r}")
     for md5 in accepted:
-        if not isinstance(md5, str) or len(md5) != 32 or any(c not in "0123456789abcdef" for c in md5):
+        if not is_hex_digest(md5, "md5"):
             raise ProblemError(f"accepted: expected MD5 digests of 32 lower-case hex digits, got {md5!r}")
     return tuple(accepted)
 

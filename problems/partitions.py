@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from .validation import ProblemError, check_int, check_real
+from .validation import ProblemError, check_array, check_int, check_real
 
 __all__ = [
     "DEFAULT_MIN_SIZE",
@@ -165,12 +165,7 @@ def lognormal_partition(
 
 def _inputs(labels: Any, n_clients: Any, seed: Any) -> tuple[np.ndarray, int, np.random.Generator]:
     """Checked labels (n,) int64 >= 0, N in [1, n] and the seeded generator."""
-    try:
-        array = np.asarray(labels)
-    except (TypeError, ValueError) as exc:
-        raise ProblemError(f"labels: cannot be read as an array ({exc})") from None
-    if array.dtype.kind not in "iu":
-        raise ProblemError(f"labels: expected integer class labels, got an array of dtype {array.dtype}")
+    array = check_array("labels", labels, "iu", "integer class labels")
     if array.ndim != 1 or array.size == 0:
         raise ProblemError(f"labels: expected a non-empty 1-d array, got shape {array.shape}")
     if array.min() < 0:

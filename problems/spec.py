@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import abc
 import functools
-import hashlib
-import json
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .digest import canonical_json, json_digest
 from .families import Scalar, find_family
 from .validation import ProblemError, check_int
 
@@ -97,12 +96,12 @@ class ProblemSpec(abc.ABC):
     @functools.cached_property
     def canonical_json(self) -> str:
         """``to_json()`` as compact JSON with sorted keys (what run ids hash)."""
-        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return canonical_json(self.to_json())
 
     @property
     def digest(self) -> str:
         """SHA-256 (hex) of the canonical JSON."""
-        return hashlib.sha256(self.canonical_json.encode()).hexdigest()
+        return json_digest(self.to_json())
 
     @classmethod
     def from_json(cls, data: Any) -> ProblemSpec:

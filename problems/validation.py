@@ -28,6 +28,7 @@ __all__ = [
     "ProblemError",
     "MEMORY_FRACTION",
     "available_memory",
+    "check_array",
     "check_int",
     "check_ints",
     "check_memory",
@@ -89,6 +90,19 @@ def check_ints(
     for i, item in enumerate(items):
         check_int(f"{name}[{i}]", item, minimum=minimum, maximum=maximum, error=error)
     return tuple(int(item) for item in items)
+
+
+def check_array(name: str, value: Any, kinds: str, expected: str) -> np.ndarray:
+    """``np.asarray(value)`` when its dtype kind is one of ``kinds`` (e.g. "iu" integers, "iuf" real
+    numbers: bool, complex, strings and objects are refused); ProblemError naming ``name`` for ragged or
+    unconvertible data, or "expected ``expected``" with the dtype found."""
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise ProblemError(f"{name}: cannot be read as an array ({exc})") from None
+    if array.dtype.kind not in kinds:
+        raise ProblemError(f"{name}: expected {expected}, got an array of dtype {array.dtype}")
+    return array
 
 
 def check_real(

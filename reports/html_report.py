@@ -1,7 +1,7 @@
 """The report as one self-contained HTML page (``index.html``): inline CSS, PNGs embedded as data
 URIs (with links to their SVGs), status badges, claim ids linking to their cards. The parts and
-their order are those of the Markdown report (``reports.markdown``); what each part says is
-``reports.report_content``."""
+their order are those of the Markdown report (``reports.report_document``), which this module
+lays out."""
 
 from __future__ import annotations
 
@@ -14,33 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from convergence.verdict import Status, Verdict
 
-from .power import PowerRow, power_summary
-from .report_content import (
-    ALARM_ADVICE,
-    CONTROLS_INTRO,
-    POWER_INTRO,
-    TITLE,
-    Table,
-    alarms,
-    checks_table,
-    control_outcome,
-    controls_table,
-    evidence_items,
-    figures_by_claim,
-    grid_tables,
-    headline,
-    hypotheses_heading,
-    meta_items,
-    power_alarms,
-    power_untested,
-    power_table,
-    references,
-    split_controls,
-    summary_table,
-    verdict_summary,
-)
+from .power import PowerRow
+from .report_content import ALARM_ADVICE, CONTROLS_INTRO, POWER_INTRO, TITLE, Table
+from .report_document import ClaimCard, report_document
 from .report_files import ReportFigure, atomic_write
-from .run_metadata import fedbound_version
 
 if TYPE_CHECKING:
     from proofs_check.framework.claim import Claim
@@ -58,48 +35,39 @@ def render_html(
     power: Sequence[PowerRow] = (),
 ) -> str:
     """The report as one self-contained HTML page: inline CSS, PNGs embedded as data URIs."""
-    by_claim = figures_by_claim(verdicts, figures)
-    info = dict(claims or {})
-    grids = dict(grids or {})
-    checked, controls = split_controls(verdicts)
+    doc = report_document(verdicts, figures, meta, claims, grids, power)
     e = html.escape
     body = [f"<h1>{e(TITLE)}</h1>"]
-    control_alarms = alarms(verdicts)
-    if control_alarms:
-        items = "".join(f"<li><code>{e(v.claim_id)}</code>: {e(control_outcome(v))}</li>" for v in control_alarms)
-        body.append(f'<div class="alarm" role="alert"><p>ALARM: {len(control_alarms)} negative control(s) did not '
+    if doc.control_alarms:
+        items = "".join(f"<li><code>{e(a.claim_id)}</code>: {e(a.outcome)}</li>" for a in doc.control_alarms)
+        body.append(f'<div class="alarm" role="alert"><p>ALARM: {len(doc.control_alarms)} negative control(s) did not '
                     f"come out as expected. {e(ALARM_ADVICE)}</p><ul>{items}</ul></div>")
-    variant_alarms = power_alarms(power)
-    if variant_alarms:
-        items = "".join(f"<li>{e(line)}</li>" for line in variant_alarms)
-        body.append(f'<div class="alarm" role="alert"><p>ALARM: {len(variant_alarms)} planted variant(s) did not '
+    if doc.variant_alarms:
+        items = "".join(f"<li>{e(line)}</li>" for line in doc.variant_alarms)
+        body.append(f'<div class="alarm" role="alert"><p>ALARM: {len(doc.variant_alarms)} planted variant(s) did not '
                     f"come out as expected. {e(ALARM_ADVICE)}</p><ul>{items}</ul></div>")
-    rows = "".join(f"<dt>{e(k)}</dt><dd>{_meta_value(k, v, meta)}</dd>" for k, v in meta_items(meta))
-    body.append(f'<h2>Run</h2><dl class="meta">{rows}<dt>fedbound</dt><dd>{e(fedbound_version())}</dd></dl>')
-    body.append(f"<h2>Verdicts</h2><p>{e(verdict_summary(verdicts))}</p>")
-    if checked:
-        body.append(_table(summary_table(checked, info), "summary"))
-    if controls:
-        body.append(f"<h2>Negative controls</h2><p>{e(CONTROLS_INTRO)}</p>"
-                    + _table(controls_table(controls), "summary"))
-    if power:
-        body.append(f'<h2 id="power">Power self-test</h2><p>{e(POWER_INTRO)}</p><p>{e(power_summary(power))}</p>'
-                    + _table(power_table(power), "summary power"))
-        untested = power_untested(power)
-        if untested:
-            body.append("<ul>" + "".join(f"<li>power untested, {e(line)}</li>" for line in untested) + "</ul>")
-    for heading, group in (("Claims", checked), ("Negative control details", controls)):
-        if group:
-            body.append(f"<h2>{e(heading)}</h2>")
-            body += [_section(v, by_claim[v.claim_id], info.get(v.claim_id), grids.get(v.claim_id, ()))
-                     for v in group]
-    cited = references(verdicts, info)
-    if cited:
+    rows = "".join(f"<dt>{e(k)}</dt><dd>{_meta_value(k, v, doc.files)}</dd>" for k, v in doc.meta)
+    body.append(f'<h2>Run</h2><dl class="meta">{rows}<dt>fedbound</dt><dd>{e(doc.version)}</dd></dl>')
+    body.append(f"<h2>Verdicts</h2><p>{e(doc.verdict_summary)}</p>")
+    if doc.summary is not None:
+        body.append(_table(doc.summary, "summary"))
+    if doc.controls is not None:
+        body.append(f"<h2>Negative controls</h2><p>{e(CONTROLS_INTRO)}</p>" + _table(doc.controls, "summary"))
+    if doc.power is not None:
+        body.append(f'<h2 id="power">Power self-test</h2><p>{e(POWER_INTRO)}</p><p>{e(doc.power.summary)}</p>'
+                    + _table(doc.power.table, "summary power"))
+        if doc.power.untested:
+            body.append("<ul>" + "".join(f"<li>power untested, {e(line)}</li>" for line in doc.power.untested)
+                        + "</ul>")
+    for heading, cards in doc.sections:
+        body.append(f"<h2>{e(heading)}</h2>")
+        body += [_section(card) for card in cards]
+    if doc.references:
         items = "".join(
             f'<li id="ref-{e(r.key)}">[{e(r.key)}] {e(r.entry)}'
-            + (f' <a href="{e(r.url)}">{e(r.url)}</a>' if r.url else "") + "</li>" for r in cited)
+            + (f' <a href="{e(r.url)}">{e(r.url)}</a>' if r.url else "") + "</li>" for r in doc.references)
         body.append(f'<h2>References</h2><ul class="references">{items}</ul>')
-    body.append(f'<footer class="note">generated by fedbound {e(fedbound_version())}</footer>')
+    body.append(f'<footer class="note">generated by fedbound {e(doc.version)}</footer>')
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
@@ -164,22 +132,21 @@ dl.meta dd{margin:0;word-break:break-word}
 """
 
 
-def _section(v: Verdict, figures: Sequence[ReportFigure], claim: Claim | None = None,
-             grid: Sequence[Mapping[str, Any]] = ()) -> str:
+def _section(card: ClaimCard) -> str:
     """The card of one claim or negative control."""
     e = html.escape
-    kind = " (negative control)" if v.expected is not None else ""
+    v, claim = card.verdict, card.claim
     out = [f'<article id="{e(_anchor(v.claim_id))}">',
-           f"<h3><code>{e(v.claim_id)}</code> {_badge(v.status.value)}{e(kind)}</h3>"]
+           f"<h3><code>{e(v.claim_id)}</code> {_badge(v.status.value)}{e(card.kind)}</h3>"]
     if claim is not None:
         cites = " ".join(f'<a href="#ref-{e(r.key)}">[{e(r.key)}]</a>' for r in claim.references)
         out += [f'<p class="citation">{e(claim.citation)} {cites}</p>',
                 f'<p class="statement"><strong>Statement.</strong> {e(claim.statement)}</p>',
                 f'<p class="quantity"><strong>Measured</strong> = {e(claim.measured)}.</p>']
-    if v.expected is not None:
-        out.append(f'<p class="alarm" role="alert">ALARM: {e(control_outcome(v))}. {e(ALARM_ADVICE)}</p>'
-                   if not v.as_expected else f'<p class="control">{e(control_outcome(v))}</p>')
-    out.append(f"<p>{e(headline(v))}</p>")
+    if card.control is not None:
+        out.append(f'<p class="alarm" role="alert">ALARM: {e(card.control)}. {e(ALARM_ADVICE)}</p>'
+                   if card.alarm else f'<p class="control">{e(card.control)}</p>')
+    out.append(f"<p>{e(card.headline)}</p>")
     if v.notes:
         out.append(f'<p class="notes">{e(v.notes)}</p>')
     if v.hypotheses:
@@ -187,22 +154,20 @@ def _section(v: Verdict, figures: Sequence[ReportFigure], claim: Claim | None = 
             f'<li class="met">met: <code>{e(h.name)}</code>: {e(h.detail)}</li>' if h.met
             else f'<li class="unmet"><strong>UNMET</strong>: <code>{e(h.name)}</code>: {e(h.detail)}</li>'
             for h in v.hypotheses)
-        out.append(f"<h4>{e(hypotheses_heading(v))}</h4><ul>{items}</ul>")
-    checks = checks_table(v)
-    if checks is not None:
-        out += ["<h4>Sub-checks</h4>", _table(checks, "checks")]
-    scalars, tables = evidence_items(v)
-    if scalars or tables:
+        out.append(f"<h4>{e(card.hypotheses_heading)}</h4><ul>{items}</ul>")
+    if card.checks is not None:
+        out += ["<h4>Sub-checks</h4>", _table(card.checks, "checks")]
+    if card.scalars or card.tables:
         out.append("<h4>Evidence</h4>")
-        if scalars:
-            out.append("<ul>" + "".join(f"<li>{e(k)}: {e(val)}</li>" for k, val in scalars) + "</ul>")
-        out += [_table(t, "evidence") for t in tables]
-    if grid:
+        if card.scalars:
+            out.append("<ul>" + "".join(f"<li>{e(k)}: {e(val)}</li>" for k, val in card.scalars) + "</ul>")
+        out += [_table(t, "evidence") for t in card.tables]
+    if card.grid:
         out.append("<details><summary>Configurations run</summary>")
-        for caption, table in grid_tables(grid):
+        for caption, table in card.grid:
             out += [f'<p class="note">{e(caption)}</p>', _table(table, "grid")]
         out.append("</details>")
-    for fig in figures:
+    for fig in card.figures:
         svg = e(fig.path.with_suffix(".svg").name)
         caption = f'<figcaption>{e(fig.caption)} (<a href="{svg}">SVG</a>)</figcaption>'
         out.append(f'<figure><img src="{_data_uri(fig)}" alt="{e(fig.caption or v.claim_id)}">{caption}</figure>')
@@ -263,7 +228,7 @@ def _data_uri(fig: ReportFigure) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
-def _meta_value(key: str, value: str, meta: Mapping[str, Any] | None) -> str:
-    if key == "files" and meta:
-        return ", ".join(f'<a href="{html.escape(name)}">{html.escape(name)}</a>' for name in meta["files"])
+def _meta_value(key: str, value: str, files: Sequence[str]) -> str:
+    if key == "files":
+        return ", ".join(f'<a href="{html.escape(name)}">{html.escape(name)}</a>' for name in files)
     return html.escape(value)

@@ -12,33 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from convergence.verdict import Verdict
 
-from .power import PowerRow, power_summary
-from .report_content import (
-    ALARM_ADVICE,
-    CONTROLS_INTRO,
-    POWER_INTRO,
-    TITLE,
-    Table,
-    alarms,
-    checks_table,
-    control_outcome,
-    controls_table,
-    evidence_items,
-    figures_by_claim,
-    grid_tables,
-    headline,
-    hypotheses_heading,
-    meta_items,
-    power_alarms,
-    power_untested,
-    power_table,
-    references,
-    split_controls,
-    summary_table,
-    verdict_summary,
-)
+from .power import PowerRow
+from .report_content import ALARM_ADVICE, CONTROLS_INTRO, POWER_INTRO, TITLE, Table
+from .report_document import ClaimCard, report_document
 from .report_files import ReportFigure, atomic_write, relative_path
-from .run_metadata import fedbound_version
 
 if TYPE_CHECKING:
     from proofs_check.framework.claim import Claim
@@ -57,40 +34,33 @@ def render_markdown(
     power: Sequence[PowerRow] = (),
 ) -> str:
     """The report as Markdown; figure paths are written relative to ``base_dir`` when given."""
-    by_claim = figures_by_claim(verdicts, figures)
-    info = dict(claims or {})
-    grids = dict(grids or {})
-    checked, controls = split_controls(verdicts)
+    doc = report_document(verdicts, figures, meta, claims, grids, power)
     out = [f"# {TITLE}", ""]
-    control_alarms = alarms(verdicts)
-    if control_alarms:
-        out += [f"> **ALARM: {len(control_alarms)} negative control(s) did not come out as expected.** "
+    if doc.control_alarms:
+        out += [f"> **ALARM: {len(doc.control_alarms)} negative control(s) did not come out as expected.** "
                 f"{ALARM_ADVICE}", ">"]
-        out += [f"> - {_code(v.claim_id)}: {control_outcome(v)}" for v in control_alarms]
+        out += [f"> - {_code(a.claim_id)}: {a.outcome}" for a in doc.control_alarms]
         out.append("")
-    variant_alarms = power_alarms(power)
-    if variant_alarms:
-        out += [f"> **ALARM: {len(variant_alarms)} planted variant(s) did not come out as expected.** "
-                f"{ALARM_ADVICE}", ">"] + [f"> - {line}" for line in variant_alarms] + [""]
+    if doc.variant_alarms:
+        out += [f"> **ALARM: {len(doc.variant_alarms)} planted variant(s) did not come out as expected.** "
+                f"{ALARM_ADVICE}", ">"] + [f"> - {line}" for line in doc.variant_alarms] + [""]
     out += ["## Run", ""]
-    out += [f"- **{key}**: {_meta_value(key, value, meta)}" for key, value in meta_items(meta)]
-    out += [f"- **fedbound**: {fedbound_version()}", "", "## Verdicts", "", verdict_summary(verdicts), ""]
-    if checked:
-        out += [_table(summary_table(checked, info)), ""]
-    if controls:
-        out += ["## Negative controls", "", CONTROLS_INTRO, "", _table(controls_table(controls)), ""]
-    if power:
-        out += ["## Power self-test", "", POWER_INTRO, "", power_summary(power), "", _table(power_table(power)),
-                ""]
-        out += [f"- power untested, {line}" for line in power_untested(power)] + ([""] if power_untested(power) else [])
-    for heading, group in (("Claims", checked), ("Negative control details", controls)):
-        if group:
-            out += [f"## {heading}", ""]
-            for v in group:
-                out += _section(v, by_claim[v.claim_id], base_dir, info.get(v.claim_id), grids.get(v.claim_id, ()))
-    cited = references(verdicts, info)
-    if cited:
-        out += ["## References", ""] + [f"- [{r.key}] {r.entry}" + (f" <{r.url}>" if r.url else "") for r in cited]
+    out += [f"- **{key}**: {_meta_value(key, value, doc.files)}" for key, value in doc.meta]
+    out += [f"- **fedbound**: {doc.version}", "", "## Verdicts", "", doc.verdict_summary, ""]
+    if doc.summary is not None:
+        out += [_table(doc.summary), ""]
+    if doc.controls is not None:
+        out += ["## Negative controls", "", CONTROLS_INTRO, "", _table(doc.controls), ""]
+    if doc.power is not None:
+        out += ["## Power self-test", "", POWER_INTRO, "", doc.power.summary, "", _table(doc.power.table), ""]
+        out += [f"- power untested, {line}" for line in doc.power.untested] + ([""] if doc.power.untested else [])
+    for heading, cards in doc.sections:
+        out += [f"## {heading}", ""]
+        for card in cards:
+            out += _section(card, base_dir)
+    if doc.references:
+        out += ["## References", ""] + [f"- [{r.key}] {r.entry}" + (f" <{r.url}>" if r.url else "")
+                                        for r in doc.references]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -110,40 +80,36 @@ def write_markdown(
     return atomic_write(path, text)
 
 
-def _section(v: Verdict, figures: Sequence[ReportFigure], base_dir: str | os.PathLike[str] | None,
-             claim: Claim | None = None, grid: Sequence[Mapping[str, Any]] = ()) -> list[str]:
+def _section(card: ClaimCard, base_dir: str | os.PathLike[str] | None) -> list[str]:
     """The card of one claim or negative control."""
-    kind = " (negative control)" if v.expected is not None else ""
-    out = [f"### {_code(v.claim_id)}: {v.status.value}{kind}", ""]
+    v, claim = card.verdict, card.claim
+    out = [f"### {_code(v.claim_id)}: {v.status.value}{card.kind}", ""]
     if claim is not None:
         cites = "; ".join(f"[{r.key}]" for r in claim.references)
         out += [f"*{claim.citation}* {cites}", "", f"**Statement.** {claim.statement}", "",
                 f"**Measured** = {claim.measured}.", ""]
-    if v.expected is not None:
-        out += [f"> **ALARM: {control_outcome(v)}.** {ALARM_ADVICE}" if not v.as_expected
-                else f"*{control_outcome(v)}*", ""]
-    out += [headline(v), ""]
+    if card.control is not None:
+        out += [f"> **ALARM: {card.control}.** {ALARM_ADVICE}" if card.alarm else f"*{card.control}*", ""]
+    out += [card.headline, ""]
     if v.notes:
         out += [v.notes, ""]
     if v.hypotheses:
-        out += [f"**{hypotheses_heading(v)}**", ""]
+        out += [f"**{card.hypotheses_heading}**", ""]
         out += [f"- {'met' if h.met else '**UNMET**'}: {_code(h.name)}: {h.detail}" for h in v.hypotheses]
         out.append("")
-    checks = checks_table(v)
-    if checks is not None:
-        out += ["**Sub-checks**", "", _table(checks), ""]
-    scalars, tables = evidence_items(v)
-    if scalars or tables:
+    if card.checks is not None:
+        out += ["**Sub-checks**", "", _table(card.checks), ""]
+    if card.scalars or card.tables:
         out += ["**Evidence**", ""]
-        if scalars:
-            out += [f"- {key}: {value}" for key, value in scalars] + [""]
-        for table in tables:
+        if card.scalars:
+            out += [f"- {key}: {value}" for key, value in card.scalars] + [""]
+        for table in card.tables:
             out += [_table(table), ""] + ([f"*{table.note}*", ""] if table.note else [])
-    if grid:
+    if card.grid:
         out += ["**Configurations run**", ""]
-        for caption, table in grid_tables(grid):
+        for caption, table in card.grid:
             out += [f"*{caption}*", "", _table(table), ""]
-    for fig in figures:
+    for fig in card.figures:
         alt = (fig.caption or v.claim_id).replace("[", "\\[").replace("]", "\\]")
         target = relative_path(fig.path, base_dir)
         out += [f"![{alt}]({f'<{target}>' if ' ' in target else target})", ""]
@@ -170,9 +136,9 @@ def _code(text: str) -> str:
     return f"{fence} {text} {fence}" if longest else f"`{text}`"
 
 
-def _meta_value(key: str, value: str, meta: Mapping[str, Any] | None) -> str:
+def _meta_value(key: str, value: str, files: Sequence[str]) -> str:
     if key == "command":
         return _code(value)
-    if key == "files" and meta:
-        return ", ".join(f"[{name}]({name})" for name in meta["files"])
+    if key == "files":
+        return ", ".join(f"[{name}]({name})" for name in files)
     return value

@@ -64,16 +64,28 @@ def test_conv2d_numba_matches_im2col_reference(shape: tuple[int, ...], k: int, c
     x = RNG.normal(size=shape)
     w = RNG.normal(size=(k, k, shape[3], c_out))
     b = RNG.normal(size=c_out)
-    y_ref = conv2d_forward_np(x, w, b)
+    _assert_numba_layer_matches_reference(
+        x, w, b, (conv2d_forward, conv2d_backward_params, conv2d_backward_input), (conv2d_forward_np, conv2d_backward_np))
+
+
+def _assert_numba_layer_matches_reference(
+    x: np.ndarray, w: np.ndarray, b: np.ndarray, numba: tuple, reference: tuple
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A layer's Numba forward, parameter and input gradients equal its NumPy reference's (``close``) at
+    (x, w, b), for a random output cotangent g; returns g and the reference's (dw, dx) for further checks."""
+    forward, backward_params, backward_input = numba
+    forward_np, backward_np = reference
+    y_ref = forward_np(x, w, b)
     y = np.empty_like(y_ref)
-    conv2d_forward(x, w, b, y)
+    forward(x, w, b, y)
     assert close(y, y_ref)
     g = RNG.normal(size=y.shape)
-    dw_ref, db_ref, dx_ref = conv2d_backward_np(x, w, g)
+    dw_ref, db_ref, dx_ref = backward_np(x, w, g)
     dw, db, dx = np.full_like(w, np.nan), np.full_like(b, np.nan), np.full_like(x, np.nan)  # overwritten
-    conv2d_backward_params(x, g, dw, db)
-    conv2d_backward_input(w, g, dx)
+    backward_params(x, g, dw, db)
+    backward_input(w, g, dx)
     assert close(dw, dw_ref) and close(db, db_ref) and close(dx, dx_ref)
+    return g, dw_ref, dx_ref
 
 
 def test_conv2d_hand_case() -> None:
@@ -103,16 +115,8 @@ def test_conv2d_backward_matches_central_differences() -> None:
 
 def test_dense_numba_matches_reference_and_central_differences() -> None:
     x, w, b = RNG.normal(size=(4, 7)), RNG.normal(size=(7, 5)), RNG.normal(size=5)
-    y_ref = dense_forward_np(x, w, b)
-    y = np.empty_like(y_ref)
-    dense_forward(x, w, b, y)
-    assert close(y, y_ref)
-    g = RNG.normal(size=y.shape)
-    dw_ref, db_ref, dx_ref = dense_backward_np(x, w, g)
-    dw, db, dx = np.full_like(w, np.nan), np.full_like(b, np.nan), np.full_like(x, np.nan)
-    dense_backward_params(x, g, dw, db)
-    dense_backward_input(w, g, dx)
-    assert close(dw, dw_ref) and close(db, db_ref) and close(dx, dx_ref)
+    g, dw_ref, dx_ref = _assert_numba_layer_matches_reference(
+        x, w, b, (dense_forward, dense_backward_params, dense_backward_input), (dense_forward_np, dense_backward_np))
     coords_w, coords_x = random_coords(w.shape, 5), random_coords(x.shape, 5)
     fd_w = central_difference(lambda v: np.sum(g * dense_forward_np(x, v, b)), w, coords_w, H)
     fd_x = central_difference(lambda v: np.sum(g * dense_forward_np(v, w, b)), x, coords_x, H)

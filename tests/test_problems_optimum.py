@@ -136,24 +136,19 @@ def test_results_are_cached_and_crosscheck_added_later() -> None:
         checked.w_star[0] = 1.0  # read-only
 
 
-def test_crosscheck_fails_on_disagreement(monkeypatch: pytest.MonkeyPatch) -> None:
-    def wrong(objective):
-        w = newton_minimise(objective).w + 1e-4
-        return w, objective.value_grad(w)[0], "optimal"
-
-    monkeypatch.setattr(optimum_module, "cvxpy_minimise", wrong)
-    with pytest.raises(OptimumError, match="minimisers differ"):
-        exact_optimum(classification_problem("softmax", seed=7), crosscheck=True)
-
-
-def test_crosscheck_minimum_mismatch_fails_even_if_cvxpy_inaccurate(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("loss", "seed", "w_shift", "f_shift", "status", "message"), [
+    ("softmax", 7, 1e-4, 0.0, "optimal", "minimisers differ"),
+    ("logistic", 8, 0.0, 1e-6, "optimal_inaccurate", "minima differ"),  # fails even if cvxpy is inaccurate
+])
+def test_crosscheck_fails_on_disagreement(monkeypatch: pytest.MonkeyPatch, loss: str, seed: int, w_shift: float,
+                                          f_shift: float, status: str, message: str) -> None:
     def shifted(objective):
-        w = newton_minimise(objective).w
-        return w, objective.value_grad(w)[0] + 1e-6, "optimal_inaccurate"
+        w = newton_minimise(objective).w + w_shift
+        return w, objective.value_grad(w)[0] + f_shift, status
 
     monkeypatch.setattr(optimum_module, "cvxpy_minimise", shifted)
-    with pytest.raises(OptimumError, match="minima differ"):
-        exact_optimum(classification_problem("logistic", seed=8), crosscheck=True)
+    with pytest.raises(OptimumError, match=message):
+        exact_optimum(classification_problem(loss, seed=seed), crosscheck=True)
 
 
 def test_inaccurate_cvxpy_minimiser_only_warns(monkeypatch: pytest.MonkeyPatch) -> None:

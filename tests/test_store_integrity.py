@@ -24,6 +24,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -400,12 +401,20 @@ def _finished(store: RunStore) -> dict[str, str]:
     return {key: store.load(key).meta["finished"] for key in store.keys()}
 
 
+def _two_then_four_seeds(
+    store: RunStore, request: Callable[[tuple[int, ...]], RunRequest]
+) -> tuple[Any, Any, dict[str, str], dict[str, str]]:
+    """Run ``request((0, 1))`` then ``request((0, 1, 2, 3))`` on ``store``: both results and the
+    finish times of the stored seeds after each."""
+    (two,) = execute([request((0, 1))], SweepOptions(store=store, progress=False))
+    before = _finished(store)
+    (four,) = execute([request((0, 1, 2, 3))], SweepOptions(store=store, progress=False))
+    return two, four, before, _finished(store)
+
+
 def test_more_block_cyclic_seeds_reuse_the_stored_ones(tmp_path: Path) -> None:
     with RunStore(tmp_path / "runs.sqlite") as store:
-        (two,) = execute([_block_cyclic_request((0, 1))], SweepOptions(store=store, progress=False))
-        before = _finished(store)
-        (four,) = execute([_block_cyclic_request((0, 1, 2, 3))], SweepOptions(store=store, progress=False))
-        after = _finished(store)
+        two, four, before, after = _two_then_four_seeds(store, _block_cyclic_request)
         assert len(before) == 2 and len(after) == 4
         assert {key: after[key] for key in before} == before  # the two stored seeds were not recomputed
         key = seed_task(_block_cyclic_request((0, 1, 2, 3)), 2, "numba").key
@@ -421,10 +430,7 @@ def test_more_block_cyclic_seeds_reuse_the_stored_ones(tmp_path: Path) -> None:
 
 def test_more_fedavg_seeds_reuse_the_stored_ones(tmp_path: Path) -> None:
     with RunStore(tmp_path / "runs.sqlite") as store:
-        (two,) = execute([_request((0, 1))], SweepOptions(store=store, progress=False))
-        before = _finished(store)
-        (four,) = execute([_request((0, 1, 2, 3))], SweepOptions(store=store, progress=False))
-        after = _finished(store)
+        two, four, before, after = _two_then_four_seeds(store, _request)
     assert len(before) == 2 and len(after) == 4 and {key: after[key] for key in before} == before
     np.testing.assert_array_equal(four.iterates[:2], two.iterates)
 

@@ -1,0 +1,168 @@
+"""A report's content assembled once, for the Markdown and HTML renderers to lay out.
+
+``report_document(verdicts, figures, meta, claims, grids, power)`` gathers, in the
+order both reports show them, every part that ``reports.report_content`` words: the alarms (negative
+controls and planted variants not as expected), the run's metadata, the verdict summary and its
+tables, the power self-test, a ``ClaimCard`` per claim and per negative control, and the
+references. A renderer only formats a ``ReportDocument``; what it says and in which order is decided
+here, so report.md and index.html cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from convergence.verdict import Verdict
+
+from .power import PowerRow, power_summary
+from .report_content import (
+    Table,
+    alarms,
+    checks_table,
+    control_outcome,
+    controls_table,
+    evidence_items,
+    figures_by_claim,
+    grid_tables,
+    headline,
+    hypotheses_heading,
+    meta_items,
+    power_alarms,
+    power_table,
+    power_untested,
+    references,
+    split_controls,
+    summary_table,
+    verdict_summary,
+)
+from .report_files import ReportFigure
+from .run_metadata import fedbound_version
+
+if TYPE_CHECKING:
+    from proofs_check.framework.claim import Claim
+    from proofs_check.framework.references import Reference
+
+__all__ = ["ClaimCard", "ControlAlarm", "PowerSection", "ReportDocument", "report_document"]
+
+
+@dataclass(frozen=True)
+class ControlAlarm:
+    """A negative control that did not come out as expected: its ``claim_id`` and ``outcome`` line."""
+
+    claim_id: str
+    outcome: str
+
+
+@dataclass(frozen=True)
+class PowerSection:
+    """The power self-test: its ``summary`` line, its ``table`` and the ``untested`` variants' lines."""
+
+    summary: str
+    table: Table
+    untested: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClaimCard:
+    """The card of one claim or negative control.
+
+    ``verdict`` (status, notes, hypotheses), ``claim`` (citation, statement, what "measured" is,
+    references; None without claim metadata), ``control`` its outcome line when a negative control
+    (None for a claim), ``headline``, ``hypotheses_heading``, ``checks`` (the sub-checks table or
+    None), the evidence as ``scalars`` and ``tables``, ``grid`` (caption, table) per sweep run and its
+    ``figures``."""
+
+    verdict: Verdict
+    claim: Claim | None
+    control: str | None
+    headline: str
+    hypotheses_heading: str
+    checks: Table | None
+    scalars: tuple[tuple[str, str], ...]
+    tables: tuple[Table, ...]
+    grid: tuple[tuple[str, Table], ...]
+    figures: tuple[ReportFigure, ...]
+
+    @property
+    def kind(self) -> str:
+        """" (negative control)" after a control's status, "" for a claim."""
+        return " (negative control)" if self.control is not None else ""
+
+    @property
+    def alarm(self) -> bool:
+        """A negative control that did not come out as expected."""
+        return self.control is not None and not self.verdict.as_expected
+
+
+@dataclass(frozen=True)
+class ReportDocument:
+    """Everything a report shows, in order (module docstring).
+
+    ``control_alarms`` and ``variant_alarms`` (lines) first; ``meta`` the run's (key, text) pairs and
+    ``files`` the report's files (linked in the "files" item); ``version`` of fedbound;
+    ``verdict_summary`` (one line), the ``summary`` table of the claims and the ``controls`` table
+    (None when there are none); ``power`` (None without a power self-test); ``sections``, the
+    non-empty groups of cards ("Claims", "Negative control details") with their headings; and the
+    cited ``references``."""
+
+    control_alarms: tuple[ControlAlarm, ...]
+    variant_alarms: tuple[str, ...]
+    meta: tuple[tuple[str, str], ...]
+    files: tuple[str, ...]
+    version: str
+    verdict_summary: str
+    summary: Table | None
+    controls: Table | None
+    power: PowerSection | None
+    sections: tuple[tuple[str, tuple[ClaimCard, ...]], ...]
+    references: tuple[Reference, ...]
+
+
+def report_document(verdicts: Sequence[Verdict], figures: Sequence[ReportFigure], meta: Mapping[str, Any] | None,
+                    claims: Mapping[str, Claim] | None, grids: Mapping[str, Sequence[Mapping[str, Any]]] | None,
+                    power: Sequence[PowerRow]) -> ReportDocument:
+    """The content of the report on ``verdicts`` (claim ids unique; every figure's claim among them,
+    ValueError otherwise), with claim metadata, sweep grids and power rows where given: the arguments
+    of ``render_markdown`` and ``render_html``."""
+    by_claim = figures_by_claim(verdicts, figures)
+    info = dict(claims or {})
+    grids = dict(grids or {})
+    checked, controls = split_controls(verdicts)
+
+    def cards(group: Sequence[Verdict]) -> tuple[ClaimCard, ...]:
+        return tuple(_card(v, info.get(v.claim_id), grids.get(v.claim_id, ()), by_claim[v.claim_id])
+                     for v in group)
+
+    return ReportDocument(
+        control_alarms=tuple(ControlAlarm(v.claim_id, control_outcome(v)) for v in alarms(verdicts)),
+        variant_alarms=tuple(power_alarms(power)),
+        meta=tuple(meta_items(meta)),
+        files=tuple(meta["files"]) if meta and "files" in meta else (),
+        version=fedbound_version(),
+        verdict_summary=verdict_summary(verdicts),
+        summary=summary_table(checked, info) if checked else None,
+        controls=controls_table(controls) if controls else None,
+        power=PowerSection(power_summary(power), power_table(power), tuple(power_untested(power))) if power else None,
+        sections=tuple((heading, cards(group)) for heading, group in
+                       (("Claims", checked), ("Negative control details", controls)) if group),
+        references=tuple(references(verdicts, info)),
+    )
+
+
+def _card(v: Verdict, claim: Claim | None, grid: Sequence[Mapping[str, Any]],
+          figures: Sequence[ReportFigure]) -> ClaimCard:
+    scalars, tables = evidence_items(v)
+    return ClaimCard(
+        verdict=v,
+        claim=claim,
+        control=control_outcome(v) if v.expected is not None else None,
+        headline=headline(v),
+        hypotheses_heading=hypotheses_heading(v),
+        checks=checks_table(v),
+        scalars=tuple(scalars),
+        tables=tuple(tables),
+        grid=tuple(grid_tables(grid)),
+        figures=tuple(figures),
+    )
