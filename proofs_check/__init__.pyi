@@ -84,14 +84,14 @@ from .plans import (
     Li2020SamplingPlan,
     Li2020Thm1Plan,
     Li2020Thm4Plan,
-    YuCNNPlan,
-    YuCorollary2Plan,
-    YuSweepPlan,
-    YuTheorem1Plan,
     Sec5DataPlans,
 )
 from .constants.regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .claims.checks.constant_step_control import ConstantStepControlPlan
+from .claims.yu2019.cnn import YuCNNPlan
+from .claims.yu2019.cor2 import YuCorollary2Plan
+from .claims.yu2019.sweep import YuSweepPlan
+from .claims.yu2019.thm1 import YuTheorem1Plan
 from .framework.registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
 from .constants.run_moments import IterateMoments, iterate_moments
 from .constants.trajectory import power_smoothness, sample_minibatch_moments, secant_smoothness
