@@ -69,7 +69,6 @@ from .constants.partition_heterogeneity import (
     partition_report,
 )
 from .plans import (
-    ConstantsPlan,
     DingFig2Plan,
     DingFig4Plan,
     DingFig5Plan,
@@ -77,7 +76,6 @@ from .plans import (
     DingSpeedupPlan,
     DingTable1Plan,
     DingTheoremPlan,
-    LemmasPlan,
     Li2020Eq8Plan,
     Li2020KEffectPlan,
     Li2020SchemesPlan,
@@ -88,6 +86,8 @@ from .plans import (
 )
 from .constants.regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .claims.checks.constant_step_control import ConstantStepControlPlan
+from .claims.checks.constants import ConstantsPlan
+from .claims.checks.lemmas import LemmasPlan
 from .claims.yu2019.cnn import YuCNNPlan
 from .claims.yu2019.cor2 import YuCorollary2Plan
 from .claims.yu2019.sweep import YuSweepPlan

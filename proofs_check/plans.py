@@ -25,19 +25,13 @@ from .plans_sec5 import (
 
 __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan",
-    "ConstantsPlan", "LemmasPlan",
-    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "RECURSION_SEEDS", "Li2020SchemesPlan",
+    "RECURSION_SEEDS", "Li2020SchemesPlan",
     "LI_IMAGE_DATA", "STEPS_PER_E_DOC", "Li2020SamplingPlan", "SAMPLING_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
     "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS",
     "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan", "FIG5_CLAIMS", "DingFig5Plan",
 ]
 
-PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
-"""The constants assumptions.constants can report 10% off (its planted variants)."""
-PLANTABLE_LEMMAS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift", "ding2020.lemma2",
-                    "ding2020.lemma3", "ding2020.lemma6")
-"""The lemmas of the lemma table that can be planted false (``proofs_check.report_items``)."""
 RECURSION_SEEDS = 32
 """At least this many seeds for li2020.thm1's eq. 13 sub-check: its per-step noise is of the order of
 the slack; with 32 seeds the one-sided limits clear the bound at every step."""
@@ -128,23 +122,6 @@ class DingOrderingPlan:
                                  choices=("cyclic", "shuffled"))
     persistence: float = parameter(0.5, "the last cycle's swing must exceed this fraction of the first's")
     reverse_orders: bool = parameter(False, "claim the three orderings reversed")
-
-
-@dataclass(frozen=True)
-class ConstantsPlan:
-    """assumptions.constants: which constant (if any) is reported 10% off."""
-
-    planted: str | None = parameter(None, "a constant reported 10% off (planted variant)", choices=PLANTABLE_CONSTANTS)
-
-
-@dataclass(frozen=True)
-class LemmasPlan:
-    """lemmas: the rounds of the FedAvg runs, the seeds, and which lemma (if any) is planted false."""
-
-    rounds: int = parameter(doc="rounds of the FedAvg runs of Li's lemmas and Yu's drift (E = 5)", minimum=1)
-    seeds: int = parameter(16, "seeds of every run (at least 16: Li's Lemma 2 compares realised noise)", minimum=16,
-                           from_settings="seeds")
-    planted: str | None = parameter(None, "a lemma planted false", choices=PLANTABLE_LEMMAS)
 
 
 STEPS_PER_E_DOC = ("local SGD steps per unit of the paper's E: 1 as Li et al. define E, local iterations per round "

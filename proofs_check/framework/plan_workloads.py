@@ -144,18 +144,6 @@ def _ding_fig5(plan: p.DingFig5Plan) -> Workload:
                 for K in plan.participants()), Workload())
 
 
-def _constants(plan: p.ConstantsPlan) -> Workload:
-    return Workload()  # assumption constants: analysis only, no run
-
-
-def _lemmas(plan: p.LemmasPlan) -> Workload:
-    # traced FedAvg (E = 5) on the two default problems (N = 5, 10) and Yu's drift instance (N = 4), and the
-    # traced MC-PSGD run of Ding's lemmas (C = 2, M = 3, E = 16, I = 4, N = 4, two chains)
-    fedavg = sum((runs_workload(seeds=plan.seeds, rounds=plan.rounds, E=5, clients=N, reference=True) for N in (5, 10, 4)),
-                 Workload())
-    return fedavg + runs_workload(seeds=plan.seeds, rounds=_CYCLES * 3 * 16, E=4, clients=2 * 4, reference=True)
-
-
 def _li_schemes(plan: p.Li2020SchemesPlan) -> Workload:
     # 3 schemes and the original per step of its grid, on the two image instances (E = 20 steps_per_E) and,
     # with synthetic, Fig. 4's two (E = 10 steps_per_E); K participants, every round recorded
@@ -196,8 +184,6 @@ _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
     p.DingTable1Plan: _ding_table1,
     p.DingFig4Plan: _ding_fig4,
     p.DingFig5Plan: _ding_fig5,
-    p.ConstantsPlan: _constants,
-    p.LemmasPlan: _lemmas,
     p.Li2020SchemesPlan: _li_schemes,
     p.Li2020Eq8Plan: _li_eq8,
     p.Li2020KEffectPlan: _li_k_effect,
