@@ -195,20 +195,20 @@ CLAIM = Claim(
     evaluate,
     plan=ModePlans(quick=LemmasPlan(rounds=10), default=LemmasPlan(rounds=30)),
     variants=(
-        PlantedVariant("li2020.lemma1", "Li Lemma 1 with its right-hand side scaled to 0.9 of the largest scale the run "
-                       "proves too small", {"planted": "li2020.lemma1"}, sub_check="li2020.lemma1"),
-        PlantedVariant("li2020.lemma2", "Li Lemma 2 with sum_k p_k^2 sigma_k^2 scaled to 0.9 of what the realised noise "
-                       "proves too small", {"planted": "li2020.lemma2"}, sub_check="li2020.lemma2"),
-        PlantedVariant("li2020.lemma3", "Li Lemma 3 with the constant 4 shrunk to 0.9 of the value the drift proves too "
-                       "small", {"planted": "li2020.lemma3"}, sub_check="li2020.lemma3"),
-        PlantedVariant("yu2019.drift", "Yu's drift bound with the constant 4 shrunk to 0.9 of the value the drift proves "
-                       "too small", {"planted": "yu2019.drift"}, sub_check="yu2019.drift"),
-        PlantedVariant("ding2020.lemma2", "Ding Lemma 2 with sigma^2/N shrunk to 0.9 of the value the noise proves too "
-                       "small", {"planted": "ding2020.lemma2"}, sub_check="ding2020.lemma2"),
-        PlantedVariant("ding2020.lemma3", "Ding Lemma 3 with the constant 4 shrunk to 0.9 of the value the drift proves "
-                       "too small", {"planted": "ding2020.lemma3"}, sub_check="ding2020.lemma3"),
-        PlantedVariant("ding2020.lemma6", "Ding Lemma 6 with its additive constant lowered below the largest measured "
-                       "window gap", {"planted": "ding2020.lemma6"}, sub_check="ding2020.lemma6"),
+        PlantedVariant("li2020.lemma1", "Li Lemma 1 with its right-hand side scaled to 0.9 of the largest scale the "
+                       "run proves too small", {"planted": "li2020.lemma1"}, sub_check="li2020.lemma1"),
+        PlantedVariant("li2020.lemma2", "Li Lemma 2 with sum_k p_k^2 sigma_k^2 scaled to 0.9 of what the realised "
+                       "noise proves too small", {"planted": "li2020.lemma2"}, sub_check="li2020.lemma2"),
+        PlantedVariant("li2020.lemma3", "Li Lemma 3 with the constant 4 shrunk to 0.9 of the value the drift "
+                       "proves too small", {"planted": "li2020.lemma3"}, sub_check="li2020.lemma3"),
+        PlantedVariant("yu2019.drift", "Yu's drift bound with the constant 4 shrunk to 0.9 of the value the drift "
+                       "proves too small", {"planted": "yu2019.drift"}, sub_check="yu2019.drift"),
+        PlantedVariant("ding2020.lemma2", "Ding Lemma 2 with sigma^2/N shrunk to 0.9 of the value the noise "
+                       "proves too small", {"planted": "ding2020.lemma2"}, sub_check="ding2020.lemma2"),
+        PlantedVariant("ding2020.lemma3", "Ding Lemma 3 with the constant 4 shrunk to 0.9 of the value the drift "
+                       "proves too small", {"planted": "ding2020.lemma3"}, sub_check="ding2020.lemma3"),
+        PlantedVariant("ding2020.lemma6", "Ding Lemma 6 with its additive constant lowered below the largest "
+                       "measured window gap", {"planted": "ding2020.lemma6"}, sub_check="ding2020.lemma6"),
     ),
     order=170,
 )
