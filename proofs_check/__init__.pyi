@@ -68,7 +68,6 @@ from .constants.partition_heterogeneity import (
     partition_report,
 )
 from .plans import (
-    ConstantsPlan,
     DingFig2Plan,
     DingFig4Plan,
     DingFig5Plan,
@@ -76,11 +75,6 @@ from .plans import (
     DingSpeedupPlan,
     DingTable1Plan,
     DingTheoremPlan,
-    LemmasPlan,
-    YuCNNPlan,
-    YuCorollary2Plan,
-    YuSweepPlan,
-    YuTheorem1Plan,
     Sec5DataPlans,
 )
 from .constants.regions import EVERYWHERE, Ball, Everywhere, Points, Region
@@ -92,6 +86,12 @@ from .claims.li2020.sampling import Li2020SamplingPlan
 from .claims.li2020.schemes import Li2020SchemesPlan
 from .claims.li2020.thm1 import Li2020Thm1Plan
 from .claims.li2020.thm4 import Li2020Thm4Plan
+from .claims.checks.constants import ConstantsPlan
+from .claims.checks.lemmas import LemmasPlan
+from .claims.yu2019.cnn import YuCNNPlan
+from .claims.yu2019.cor2 import YuCorollary2Plan
+from .claims.yu2019.sweep import YuSweepPlan
+from .claims.yu2019.thm1 import YuTheorem1Plan
 from .framework.registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
 from .constants.run_moments import IterateMoments, iterate_moments
 from .constants.trajectory import power_smoothness, sample_minibatch_moments, secant_smoothness

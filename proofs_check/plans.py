@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .claims.yu2019.cor2 import SPEEDUP_SEEDS
 from .framework.parameters import PlanError, parameter
 from .plans_sec5 import (
     FIG5_CLAIMS, SEC5_AUTO_ORDER, SEC5_CLASSES, SEC5_DATASETS, SEC5_MARGIN, TABLE1_DIRECTIONS, DingBlocksPlan, DingFig2Plan,
@@ -23,24 +24,10 @@ from .plans_sec5 import (
 )
 
 __all__ = [
-    "DingTheoremPlan", "DingSpeedupPlan", "DingOrderingPlan", "YuSweepPlan",
-    "YuTheorem1Plan", "YuCorollary2Plan", "YuCNNPlan", "ConstantsPlan", "LemmasPlan",
-    "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS",
-    "SPEEDUP_SEEDS",
     "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS",
     "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan", "FIG5_CLAIMS", "DingFig5Plan",
 ]
 
-PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")
-"""The constants assumptions.constants can report 10% off (its planted variants)."""
-PLANTABLE_LEMMAS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift", "ding2020.lemma2",
-                    "ding2020.lemma3", "ding2020.lemma6")
-"""The lemmas of the lemma table that can be planted false (``proofs_check.report_items``)."""
-SPEEDUP_SEEDS = 8
-"""At least this many seeds for yu2019.cor2 and ding2020.speedup, whose exponents lie 0.05-0.2 inside
-their thresholds: with 4 seeds the rate intervals (Student t on 3 df with the jackknife over seeds,
-``convergence.rates``) straddle them (yu2019.cor2 about -0.50 +- 0.07 against -0.45, ding2020.speedup's
-M sweep 0.04 +- 0.22 against 0.25); with 8 every one lies inside."""
 @dataclass(frozen=True)
 class DingTheoremPlan:
     """ding2020.thm1 and ding2020.thm2: the K grid (T = C M K, C = 2), the instance's N and M, the
@@ -85,76 +72,3 @@ class DingOrderingPlan:
     reverse_orders: bool = parameter(False, "claim the three orderings reversed")
 
 
-def check_cubed_horizons(field: str, clients: tuple[int, ...], horizons: tuple[int, ...]) -> None:
-    """PlanError naming ``field`` unless every N in ``clients`` has a horizon T >= N^3 in ``horizons``
-    (Yu's Corollary 2: K = 1 <= T^(1/4)/N^(3/4) needs it)."""
-    for N in clients:
-        if N**3 > max(horizons):
-            raise PlanError(field, f"N = {N} needs a horizon T >= N^3 = {N**3} (K = 1 <= T^(1/4)/N^(3/4)); "
-                            f"the largest in horizons is {max(horizons)}")
-
-
-@dataclass(frozen=True)
-class YuSweepPlan:
-    """The PR-SGD sweep of yu2019.thm1 and yu2019.cor2: one run per N in ``clients`` and T in
-    ``horizons`` with T >= N^3 (Corollary 2's K = 1 <= T^(1/4)/N^(3/4) needs it)."""
-
-    clients: tuple[int, ...] = parameter(doc="workers N of the sweep", minimum=1)
-    horizons: tuple[int, ...] = parameter(doc="total steps T of the sweep (a run for each T >= N^3)", minimum=1)
-    seeds: int = parameter(4, "seeds of every run", minimum=1, from_settings="seeds")
-
-    def __post_init__(self) -> None:
-        check_cubed_horizons("clients", self.clients, self.horizons)
-
-
-@dataclass(frozen=True)
-class YuTheorem1Plan(YuSweepPlan):
-    """yu2019.thm1: the sweep and the scale of Theorem 1's bound."""
-
-    bound_scale: float = parameter(1.0, "multiplies Theorem 1's right-hand side", above=0)
-
-
-@dataclass(frozen=True)
-class YuCorollary2Plan(YuSweepPlan):
-    """yu2019.cor2: the sweep (at least SPEEDUP_SEEDS seeds) and the claimed rate."""
-
-    seeds: int = parameter(SPEEDUP_SEEDS, "seeds of every run (at least 8: rate intervals over seeds)",
-                           minimum=SPEEDUP_SEEDS, from_settings="seeds")
-    claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (and in N)")
-
-
-@dataclass(frozen=True)
-class YuCNNPlan:
-    """yu2019.cnn: PR-SGD on a CNN over identical image data: the N and T of the rate fits in N T, the
-    N of the linear-speedup fit at the largest T, the instance's size and batch, the seeds and the
-    claimed rate."""
-
-    clients: tuple[int, ...] = parameter(doc="workers N of the rate fits in N T", minimum=1)
-    horizons: tuple[int, ...] = parameter(doc="total steps T of the sweep (a run for each T >= N^3)", minimum=1)
-    speedup_clients: tuple[int, ...] = parameter(doc="workers N of the linear-speedup fit at the largest T (fewer "
-                                                     "than 3: no speedup check)", minimum=1)
-    n_train: int = parameter(64, "training images every client holds (the same ones: identical data)", minimum=1)
-    batch_size: int = parameter(4, "minibatch size b of every local step", minimum=1)
-    seeds: int = parameter(4, "seeds of every run (at least 2: intervals over seeds)", minimum=2, from_settings="seeds")
-    claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (and in N)")
-
-    def __post_init__(self) -> None:
-        check_cubed_horizons("clients", self.clients, self.horizons)
-        check_cubed_horizons("speedup_clients", self.speedup_clients, self.horizons)
-
-
-@dataclass(frozen=True)
-class ConstantsPlan:
-    """assumptions.constants: which constant (if any) is reported 10% off."""
-
-    planted: str | None = parameter(None, "a constant reported 10% off (planted variant)", choices=PLANTABLE_CONSTANTS)
-
-
-@dataclass(frozen=True)
-class LemmasPlan:
-    """lemmas: the rounds of the FedAvg runs, the seeds, and which lemma (if any) is planted false."""
-
-    rounds: int = parameter(doc="rounds of the FedAvg runs of Li's lemmas and Yu's drift (E = 5)", minimum=1)
-    seeds: int = parameter(16, "seeds of every run (at least 16: Li's Lemma 2 compares realised noise)", minimum=16,
-                           from_settings="seeds")
-    planted: str | None = parameter(None, "a lemma planted false", choices=PLANTABLE_LEMMAS)

@@ -16,12 +16,12 @@ from convergence import FedAvgConfig, Status, StepSize
 from problems import FederatedProblem, li_counterexample, problem_constants, random_quadratic
 from proofs_check.constants.assumptions import second_moment_bound
 from proofs_check.framework.settings import VerifySettings
-from proofs_check.constants_claim import extreme_eigenvectors, sign_fixed
+from proofs_check.claims.checks.constants import extreme_eigenvectors, sign_fixed
 from proofs_check.framework.registry import get_claim
 from proofs_check.falsifier.claims import FALSIFIABLE, FedAvgInstance, exact_moments
 from proofs_check.lemmas.fedavg import collect, li_lemma1, li_lemma2, li_lemma3, yu_drift
 from proofs_check.lemmas.verdicts import PLANTED_MARGIN, attained_scale, planted_factor
-from proofs_check.plans import PLANTABLE_LEMMAS
+from proofs_check.claims.checks.lemmas import PLANTABLE_LEMMAS
 from proofs_check.constants.regions import Points
 from proofs_check.constants.run_moments import IterateMoments, iterate_moments
 
@@ -217,8 +217,8 @@ def test_secant_witnesses_equal_the_full_decomposition_ones() -> None:
     table), and for softmax (a small synthetic(1,1), d = 66) to 1e-8 relative, the eigenvectors' own accuracy
     (rounding / the smallest spectral gap) carried through a secant over the ball."""
     from problems import build_problem, exact_optimum, problem_spec
-    from proofs_check import constants_claim
-    from proofs_check.default_problems import DEFAULT_PROBLEMS
+    from proofs_check.claims.checks import constants as constants_claim
+    from proofs_check.claims.checks.default_problems import DEFAULT_PROBLEMS
 
     problems = {"counterexample": DEFAULT_PROBLEMS["counterexample"],
                 "softmax": problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=4, n_features=10, n_classes=6,

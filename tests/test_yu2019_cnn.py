@@ -13,8 +13,9 @@ from convergence import PRSGDConfig, RunConfig, Status, StepSize, check_rate_exp
 from problems import ProblemError, build_block_cyclic, build_problem, identical_images, problem_spec, random_quadratic
 from proofs_check import VerifySettings, get_claim, power_smoothness, sample_minibatch_moments, secant_smoothness
 from proofs_check.constants.minibatch_moments import gradient_variance
-from proofs_check.yu2019 import RATE_TOLERANCE, yu_theorem1_bound
-from proofs_check.yu2019_cnn import rate_hypotheses, restoring_L, round_up, smoothness_hypothesis
+from proofs_check.claims.yu2019.cnn import rate_hypotheses, smoothness_hypothesis
+from proofs_check.claims.yu2019.cnn_estimates import restoring_L, round_up
+from proofs_check.claims.yu2019.sweep import RATE_TOLERANCE, yu_theorem1_bound
 
 N_TRAIN = 24
 
@@ -212,7 +213,7 @@ def test_the_quick_plan_is_inconclusive_outside_its_hypotheses_with_the_finding_
 
 @pytest.mark.slow
 def test_the_default_plan_is_inconclusive_with_its_pre_asymptotic_finding_and_a_loose_estimated_bound():
-    """The default plan's finding (module docstring of proofs_check.yu2019_cnn): s <= 1/L holds along every
+    """The default plan's finding (module docstring of proofs_check.claims.yu2019.cnn): s <= 1/L holds along every
     run as far as the estimates tell, but f is not L-smooth, so the claim is INCONCLUSIVE; the data alone FAIL
     the rates in N T (flat curves, exponents above -0.45), and Theorem 1's bound with the estimated constants is
     far above the measured average (tightness < 0.1)."""

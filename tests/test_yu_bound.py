@@ -8,7 +8,7 @@ import pytest
 
 from convergence import Status
 from proofs_check import VerifySettings, get_claim
-from proofs_check.yu2019 import yu_theorem1_bound
+from proofs_check.claims.yu2019.sweep import yu_theorem1_bound
 
 evaluate_thm1 = get_claim("yu2019.thm1").evaluate  # the mode's plan, parameters by name
 evaluate_cor2 = get_claim("yu2019.cor2").evaluate

@@ -29,7 +29,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from convergence.budget import Workload, check_workload, exceeds, pass_workload, run_workload
+from convergence.budget import Workload, check_workload, exceeds, run_workload
 
 from .. import plans as p
 from .claim_text import variant_id
@@ -119,41 +119,6 @@ def _ding_fig5(plan: p.DingFig5Plan) -> Workload:
                 for K in plan.participants()), Workload())
 
 
-def _yu_pairs(clients: Sequence[int], horizons: Sequence[int]) -> list[tuple[int, int]]:
-    """The (N, T) runs of a Yu sweep: T >= N^3."""
-    return [(N, T) for N in clients for T in horizons if T >= N**3]
-
-
-def _yu_sweep(plan: p.YuSweepPlan) -> Workload:
-    # PR-SGD: T steps per client on N clients, per (N, T) with T >= N^3
-    return sum((runs_workload(seeds=plan.seeds, rounds=T, clients=N, records=12)
-                for N, T in _yu_pairs(plan.clients, plan.horizons)), Workload())
-
-
-def _yu_cnn(plan: p.YuCNNPlan) -> Workload:
-    # the sweep, the speed-up runs at the largest T and the pilot run (smallest N, largest T), minibatch images;
-    # PR-SGD tracks the gradient of f (n_train images) at the average at every one of the T steps
-    from ..yu2019_cnn import NETWORK
-
-    T_max = max(plan.horizons)
-    pairs = set(_yu_pairs(plan.clients, plan.horizons)) | {(N, T_max) for N in plan.speedup_clients}
-    pairs = sorted(pairs) + [(min(plan.clients), T_max)]
-    flops = network_flops_per_image(NETWORK)
-    return sum((runs_workload(seeds=plan.seeds, rounds=T, clients=N, records=7, rows=plan.batch_size, network_flops=flops)
-                + pass_workload(passes=plan.seeds * T, rows=plan.n_train, flops_per_row=flops, network=True)
-                for N, T in pairs), Workload())
-
-
-def _constants(plan: p.ConstantsPlan) -> Workload:
-    return Workload()  # assumption constants: analysis only, no run
-
-
-def _lemmas(plan: p.LemmasPlan) -> Workload:
-    # traced FedAvg (E = 5) on the two default problems (N = 5, 10) and Yu's drift instance (N = 4), and the
-    # traced MC-PSGD run of Ding's lemmas (C = 2, M = 3, E = 16, I = 4, N = 4, two chains)
-    fedavg = sum((runs_workload(seeds=plan.seeds, rounds=plan.rounds, E=5, clients=N, reference=True) for N in (5, 10, 4)),
-                 Workload())
-    return fedavg + runs_workload(seeds=plan.seeds, rounds=_CYCLES * 3 * 16, E=4, clients=2 * 4, reference=True)
 
 
 _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
@@ -164,11 +129,6 @@ _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
     p.DingTable1Plan: _ding_table1,
     p.DingFig4Plan: _ding_fig4,
     p.DingFig5Plan: _ding_fig5,
-    p.YuTheorem1Plan: _yu_sweep,
-    p.YuCorollary2Plan: _yu_sweep,
-    p.YuCNNPlan: _yu_cnn,
-    p.ConstantsPlan: _constants,
-    p.LemmasPlan: _lemmas,
 }
 
 

@@ -56,7 +56,7 @@ Constants, as Ding's assumptions define them (Assumptions 3-5 hold for all x, m,
   squares, a certified upper bound otherwise (the method is in the notes). With exact gradients
   (batch 0) sigma^2 = 0 and G^2 = sup ||grad F_m^i||^2 over the ball.
 
-Planted variants (the power self-test of ``proofs_check.lemmas_claim.evaluate_lemmas``): ``factor``
+Planted variants (the power self-test of ``proofs_check.claims.checks.lemmas``): ``factor``
 or ``constant`` arguments change the constant of Lemmas 2, 3 and 6; each is named in the claim id and
 must FAIL where the data resolve it (``lemma_verdicts.attained_scale``). Lemmas 8 and 9 have none: their
 rows cannot fail with the paper's statement, so no planted variant of them can show the power of a row

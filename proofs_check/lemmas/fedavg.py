@@ -46,7 +46,7 @@ gradient at client k's own iterate, E the mean over the seeds of the moments giv
 iterates (exact for a deterministic run). These are the constants the falsifier computes exactly
 (``proofs_check.falsifier.claims``), so a planted constant a little below what the run needs must FAIL.
 
-Planted variants (the power self-test of ``proofs_check.lemmas_claim.evaluate_lemmas``): each lemma
+Planted variants (the power self-test of ``proofs_check.claims.checks.lemmas``): each lemma
 takes a factor on its constant (``scale``, ``factor``, ``constant``), planted where the data prove
 it too small (``proofs_check.lemmas.verdicts.planted_factor``).
 """

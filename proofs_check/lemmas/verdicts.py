@@ -8,7 +8,7 @@ otherwise), and handles the points where the bound is exactly 0 (E = 1, exact gr
 step): there the mean measured side must vanish up to rounding, else the lemma FAILs.
 ``LemmaRow`` is one row of a lemma table (id, status, worst ratio LHS / RHS and its interval).
 
-Planted variants (the power self-test of ``proofs_check.lemmas_claim``): each lemma takes a factor
+Planted variants (the power self-test of ``proofs_check.claims.checks.lemmas``): each lemma takes a factor
 on its constant; ``attained_scale`` is the largest factor q the data prove too small (some
 simultaneous lower limit lo_j > q bound_j), and ``PLANTED_MARGIN`` q shrinks it a little further
 (``planted_factor``), so that the planted lemma is false on the instance (at family-wise level 5%)

@@ -14,7 +14,7 @@ Instance (``problems.identical_images``): N clients holding the same ``n_train``
 ``digits_net`` in float64, f = the mean cross-entropy over those images (so every worker's minibatch
 gradient is unbiased for f, Yu's setting; f does not depend on N), minibatches of b images drawn with
 replacement, runs from the network's initialisation at each run seed. For each N and T of the plan with
-T >= N^3: K = the largest sync interval Cor. 2 allows (``yu2019.yu_sync_interval``; T is then rounds K)
+T >= N^3: K = the largest sync interval Cor. 2 allows (``sweep.yu_sync_interval``; T is then rounds K)
 and s = sqrt(N) / (L sqrt(T)). The engine tracks (1/t) sum_{tau <= t} ||grad f(xbar_{tau-1})||^2 at
 every record point (``PRSGDConfig``: the full-data gradient at the averaged model, float64).
 
@@ -49,7 +49,7 @@ Checks (claimed exponent ``plan.claimed_exponent`` = -1/2):
 
 * rate in N T, one per N of ``plan.clients`` (counted): the final (1/T) sum_t ||grad f(xbar_{t-1})||^2
   against N T over the plan's horizons, ``check_rate_exponent`` (95% Student-t interval of the fitted
-  slope with the delete-one jackknife over seeds, and the tail fit), threshold -1/2 + 0.05 (``yu2019``'s
+  slope with the delete-one jackknife over seeds, and the tail fit), threshold -1/2 + 0.05 (``sweep``'s
   RATE_TOLERANCE: slower than (NT)^-0.45 is not O(1/sqrt(NT))). Hypotheses: f L-smooth (above), and
   per run K <= T^{1/4} / N^{3/4} (exact) and s <= 1/L with L the run's estimate (a lower estimate of
   L, so "unmet" is certain and "met" as far as the estimate can tell).
@@ -88,126 +88,82 @@ under Cor. 2's step with this L.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convergence import (
-    Hypothesis, PRSGDConfig, RunConfig, RunRequest, RunResult, Uninformative, Verdict, check_rate_exponent,
-    check_upper_bound, execute, log_spaced_rounds,
-)
-from problems import ImageClassificationProblem, ProblemSpec, build_problem, problem_spec
-from problems.models.cnn import ConvNet, MaxPool2d, ReLU
+import convergence
+import problems
+from convergence.verdict import Hypothesis, Uninformative, Verdict
 
-from .framework.claim import ClaimResult
+from ...framework.claim import Claim, ClaimResult
+from ...framework.evaluation import combine_checks
+from ...framework.parameters import ModePlans, parameter
+from ...framework.plot_specs import rate_plot
+from ...framework.references import LIU2022_NOTE, YU2019
+from .cnn_estimates import RunConstants, ScheduleL, initial_smoothness, restoring_L, round_up, run_constants
+from .sweep import RATE_TOLERANCE, check_cubed_horizons, sweep_pairs, yu_sync_interval, yu_theorem1_bound
 
-from .framework.evaluation import combine_checks
+if TYPE_CHECKING:
+    from convergence import RunResult
+    from convergence.budget import Workload
+    from problems import ImageClassificationProblem, ProblemSpec
+    from problems.models.cnn import ConvNet
 
-from .framework.settings import VerifySettings
-from .plans import YuCNNPlan
-from .framework.plot_specs import rate_plot
-from .constants.trajectory import power_smoothness, sample_minibatch_moments, secant_smoothness
-from .yu2019 import RATE_TOLERANCE, yu_sync_interval, yu_theorem1_bound
+    from ...framework.settings import VerifySettings
 
-__all__ = ["FD_RADIUS", "POWER_ITERATIONS", "RECORD_POINTS", "RunConstants", "ScheduleL", "evaluate_cnn",
-           "initial_smoothness", "rate_hypotheses", "restoring_L", "round_up", "run_constants", "schedule_smoothness",
-           "smoothness_hypothesis"]
+__all__ = ["CLAIM", "RECORD_POINTS", "YuCNNPlan", "rate_hypotheses", "schedule_smoothness", "smoothness_hypothesis"]
 
 DATASET, NETWORK = "digits", "digits_net"
-FD_RADIUS = 1e-2
-"""h of the Hessian power iteration, the scale of a step (the runs' steps move the model by s ||g_b||,
-about 1e-3 to 1e-1): the descent lemma behind Theorem 1 needs the curvature at that scale. A much
-smaller probe resolves single ReLU kinks instead: at h = 1e-5 one kink crossed gives a gradient jump
-over 2h, ~10^2 on the digits net (a discontinuity, not a curvature), at points where other probes
-read 1 to 3."""
-POWER_ITERATIONS = 12
-"""Power-iteration steps per point (each step's ||H v|| is a lower bound of L; the largest is kept)."""
 RECORD_POINTS = 6
 """Log-spaced record rounds per run besides round 0 (the bound's points and the constants' points)."""
 
 
-def round_up(value: float, digits: int = 2) -> float:
-    """``value`` > 0 rounded up to ``digits`` significant digits (e.g. 2.714 -> 2.8)."""
-    scale = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
-    return math.ceil(value / scale - 1e-9) * scale
+@dataclass(frozen=True)
+class YuCNNPlan:
+    """yu2019.cnn: PR-SGD on a CNN over identical image data: the N and T of the rate fits in N T, the
+    N of the linear-speedup fit at the largest T, the instance's size and batch, the seeds and the
+    claimed rate."""
+
+    clients: tuple[int, ...] = parameter(doc="workers N of the rate fits in N T", minimum=1)
+    horizons: tuple[int, ...] = parameter(doc="total steps T of the sweep (a run for each T >= N^3)", minimum=1)
+    speedup_clients: tuple[int, ...] = parameter(doc="workers N of the linear-speedup fit at the largest T (fewer "
+                                                     "than 3: no speedup check)", minimum=1)
+    n_train: int = parameter(64, "training images every client holds (the same ones: identical data)", minimum=1)
+    batch_size: int = parameter(4, "minibatch size b of every local step", minimum=1)
+    seeds: int = parameter(4, "seeds of every run (at least 2: intervals over seeds)", minimum=2, from_settings="seeds")
+    claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (and in N)")
+
+    def __post_init__(self) -> None:
+        check_cubed_horizons("clients", self.clients, self.horizons)
+        check_cubed_horizons("speedup_clients", self.speedup_clients, self.horizons)
+
+    def workload(self) -> Workload:
+        """The sweep, the speed-up runs at the largest T and the pilot run (smallest N, largest T), minibatch
+        images; PR-SGD tracks the gradient of f (n_train images) at the average at every one of the T steps."""
+        from convergence.budget import Workload, pass_workload
+
+        from ...framework.plan_workloads import network_flops_per_image, runs_workload
+
+        T_max = max(self.horizons)
+        pairs = set(sweep_pairs(self.clients, self.horizons)) | {(N, T_max) for N in self.speedup_clients}
+        pairs = sorted(pairs) + [(min(self.clients), T_max)]
+        flops = network_flops_per_image(NETWORK)
+        return sum((runs_workload(seeds=self.seeds, rounds=T, clients=N, records=7, rows=self.batch_size,
+                                  network_flops=flops)
+                    + pass_workload(passes=self.seeds * T, rows=self.n_train, flops_per_row=flops, network=True)
+                    for N, T in pairs), Workload())
 
 
 def _objective(plan: YuCNNPlan) -> ImageClassificationProblem:
     """f: the identical-data problem with one client (every N's clients hold these same images)."""
-    return build_problem(_spec(plan, 1))
+    return problems.build_problem(_spec(plan, 1))
 
 
 def _spec(plan: YuCNNPlan, N: int) -> ProblemSpec:
-    return problem_spec("identical_images", dataset=DATASET, network=NETWORK, n_clients=N, n_train=plan.n_train,
-                        dtype="float64")
-
-
-def initial_smoothness(f: ImageClassificationProblem, seeds: tuple[int, ...]) -> float:
-    """The largest ``power_smoothness`` of f at the initial models of ``seeds`` (a lower estimate of L)."""
-    return max(power_smoothness(f.gradient, f.initial_model(s), iterations=POWER_ITERATIONS, radius=FD_RADIUS,
-                                seed=s) for s in seeds)
-
-
-@dataclass(frozen=True)
-class ScheduleL:
-    """How Cor. 2's L was estimated: ``initial`` at the initial models, ``pilot`` along the pilot run
-    (at least ``initial``), ``value`` = ``pilot`` rounded up to two significant digits."""
-
-    initial: float
-    pilot: float
-    value: float
-
-
-@dataclass(frozen=True)
-class RunConstants:
-    """Estimates along one run (module docstring), all lower estimates of the suprema Theorem 1 takes:
-    L_secant, L_hessian and L = max(L_secant, L_hessian, the initial models' estimate); G_sq, sigma_sq;
-    f0 = mean over seeds of f(xbar_0) (f* >= 0 taken as 0) and f_min, the lowest f recorded."""
-
-    L_secant: float
-    L_hessian: float
-    L: float
-    G_sq: float
-    sigma_sq: float
-    f0: float
-    f_min: float
-
-    def to_json(self) -> dict[str, float]:
-        return {"L (estimate)": self.L, "L secant (estimate)": self.L_secant, "L Hessian (estimate)": self.L_hessian,
-                "G^2 (estimate)": self.G_sq, "sigma^2 (estimate)": self.sigma_sq, "f(xbar_0) - 0": self.f0,
-                "lowest f recorded": self.f_min}
-
-
-def run_constants(f: ImageClassificationProblem, iterates: np.ndarray, batch_size: int, L_init: float) -> RunConstants:
-    """The estimates along a run whose recorded models are ``iterates`` (S, P, d), first record round 0,
-    for minibatches of ``batch_size``; ``L_init`` the initial models' estimate."""
-    secant, hessian, G_sq, sigma_sq, values = 0.0, 0.0, 0.0, 0.0, []
-    for s, models in enumerate(iterates):
-        gradients = np.array([f.gradient(x) for x in models])
-        secant = max(secant, secant_smoothness(models, gradients))
-        hessian = max(hessian, power_smoothness(f.gradient, models[-1], iterations=POWER_ITERATIONS,
-                                                radius=FD_RADIUS, seed=s))
-        for x in models:
-            second, variance = sample_minibatch_moments(f.sample_gradients(x, 0), batch_size)
-            G_sq, sigma_sq = max(G_sq, second), max(sigma_sq, variance)
-        values.append([f.objective(x) for x in models])
-    values = np.array(values)
-    return RunConstants(secant, hessian, max(secant, hessian, L_init), G_sq, sigma_sq, float(values[:, 0].mean()),
-                        float(values.min()))
-
-
-def restoring_L(target: float, *, steps: float, s: float, K: int, N: int, G_sq: float, sigma_sq: float,
-                f0: float) -> float:
-    """The smallest L >= 0 with Theorem 1's right-hand side (``yu_theorem1_bound``) >= ``target`` after
-    ``steps`` steps, the other constants fixed: the root of 4 s^2 K^2 G^2 L^2 + (s sigma^2 / N) L +
-    2 f0 / (s T) - target = 0 (0 when the L-free term alone reaches the target; inf when no L does)."""
-    a, b, c = 4 * s**2 * K**2 * G_sq, s * sigma_sq / N, 2 * f0 / (s * steps) - target
-    if c >= 0:
-        return 0.0
-    if a == 0:
-        return -c / b if b > 0 else math.inf
-    return (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
+    return problems.problem_spec("identical_images", dataset=DATASET, network=NETWORK, n_clients=N,
+                                 n_train=plan.n_train, dtype="float64")
 
 
 def rate_hypotheses(N: int, T: int, K: int, s: float, L: float) -> tuple[Hypothesis, ...]:
@@ -228,6 +184,8 @@ def smoothness_hypothesis(network: ConvNet) -> Hypothesis:
     layers and the cross-entropy are smooth; a ReLU or a max-pool layer makes the loss only piecewise
     smooth (its gradient jumps across their kinks), so no finite global L exists and the hypothesis is
     unmet when the network has one (module docstring)."""
+    from problems.models.cnn import MaxPool2d, ReLU
+
     kinks = sorted({type(layer).__name__ for layer in network.layout.layers if isinstance(layer, (ReLU, MaxPool2d))})
     detail = (f"{network.name} has {' and '.join(kinks)} layers: the loss is only piecewise smooth, its gradient "
               "jumps across their kinks, so no finite global L exists (the L of the step is a local estimate)"
@@ -265,10 +223,11 @@ def _execute(settings: VerifySettings, plan: YuCNNPlan, f: ImageClassificationPr
     for N, T in pairs:
         K = yu_sync_interval(T, N)
         rounds = T // K
-        config = PRSGDConfig.yu(N, L, rounds, K, batch_size=plan.batch_size, seeds=seeds,
-                                record_rounds=(0, *log_spaced_rounds(rounds, RECORD_POINTS)))
-        planned.append((N, T, K, RunConfig(_spec(plan, N), config)))
-    results = execute([RunRequest(config) for *_, config in planned], settings.sweep_options(), description=description)
+        config = convergence.PRSGDConfig.yu(N, L, rounds, K, batch_size=plan.batch_size, seeds=seeds,
+                                            record_rounds=(0, *convergence.log_spaced_rounds(rounds, RECORD_POINTS)))
+        planned.append((N, T, K, convergence.RunConfig(_spec(plan, N), config)))
+    results = convergence.execute([convergence.RunRequest(config) for *_, config in planned], settings.sweep_options(),
+                                  description=description)
     return [_Run(N, T, config.algorithm.rounds * K, K, config.algorithm.step_size.eta0, result,
                  run_constants(f, result.iterates, plan.batch_size, L_init))
             for (N, T, K, config), result in zip(planned, results)]
@@ -291,7 +250,7 @@ def _bound_check(run: _Run, bound_name: str) -> tuple[Uninformative, np.ndarray,
     terms = dict(s=run.s, K=run.K, N=run.N, G_sq=c.G_sq, sigma_sq=c.sigma_sq, f0=c.f0)
     rhs = yu_theorem1_bound(steps, L=c.L, **terms)
     values = result.extras.grad_sq_mean[:, keep]
-    verdict = check_upper_bound(
+    verdict = convergence.check_upper_bound(
         f"yu2019.cnn/bound/N={run.N}", steps, values, rhs,
         notes=f"(1/t) sum ||grad f(xbar_(tau-1))||^2 against Theorem 1 with ESTIMATED constants at every record "
         f"point t, N = {run.N}, T = {run.T}, K = {run.K}, s = {run.s:.4g}",
@@ -309,7 +268,7 @@ def _bound_check(run: _Run, bound_name: str) -> tuple[Uninformative, np.ndarray,
     return Uninformative.of(bound_name, verdict, reason), rhs, evidence
 
 
-def evaluate_cnn(settings: VerifySettings, plan: YuCNNPlan) -> ClaimResult:
+def evaluate(settings: VerifySettings, plan: YuCNNPlan) -> ClaimResult:
     """The sweep, the estimates and the checks of the module docstring."""
     f = _objective(plan)
     L = schedule_smoothness(settings, plan, f)
@@ -323,7 +282,7 @@ def evaluate_cnn(settings: VerifySettings, plan: YuCNNPlan) -> ClaimResult:
     checks: list[tuple[str, Verdict]] = []
     for N in plan.clients:
         group = sorted((r for r in runs if r.N == N and r.T_plan in plan.horizons), key=lambda r: r.T)
-        checks.append((f"rate in N T, N = {N}", check_rate_exponent(
+        checks.append((f"rate in N T, N = {N}", convergence.check_rate_exponent(
             f"yu2019.cnn/N={N}", np.array([N * r.T for r in group], dtype=float), np.stack([r.final for r in group], 1),
             claimed_exponent=claimed, hypotheses=(smooth, *(h for r in group for h in r.hypotheses())),
             tolerance=RATE_TOLERANCE,  # 10% of the claimed -1/2, as yu2019.cor2
@@ -332,7 +291,7 @@ def evaluate_cnn(settings: VerifySettings, plan: YuCNNPlan) -> ClaimResult:
         )))
     top = sorted((r for r in runs if r.T_plan == T_max and r.N in plan.speedup_clients), key=lambda r: r.N)
     if len(top) >= 3:
-        checks.append((f"linear speedup in N at T = {T_max}", check_rate_exponent(
+        checks.append((f"linear speedup in N at T = {T_max}", convergence.check_rate_exponent(
             "yu2019.cnn/speedup", np.array([r.N for r in top], dtype=float), np.stack([r.final for r in top], 1),
             claimed_exponent=claimed, min_points=len(top), tolerance=RATE_TOLERANCE,
             hypotheses=(smooth, *(h for r in top for h in r.hypotheses())),
@@ -370,3 +329,22 @@ def evaluate_cnn(settings: VerifySettings, plan: YuCNNPlan) -> ClaimResult:
     schedule = {"L at the initial models (estimate)": L.initial, "L along the pilot run (estimate)": L.pilot,
                 "L of the step": L.value}
     return ClaimResult(verdict.with_evidence(constants_estimated=constants, step_L=schedule), tuple(plots))
+
+
+CLAIM = Claim(
+    "yu2019.cnn", (YU2019, LIU2022_NOTE), "Theorem 1 and Corollary 2 (as restated in Liu's lecture note), on a CNN",
+    "Parallel restarted SGD on a CNN (the digits net on N copies of the same bundled 8x8 digits: identical data), "
+    "s = √N/(L√T) with L estimated along a pilot run, K ≤ T^(1/4)/N^(3/4): (1/T) Σ_t E‖∇f(x̄_{t−1})‖² = "
+    "O(1/√(NT)), and linear speedup in N; Theorem 1's bound 2/(sT)(f(x̄₀) − f*) + 4 s² K² G² L² + (L/N) s σ² "
+    "with L, G², σ² ESTIMATED along each run and f* ≥ 0 reported as evidence, not counted (the loss is only "
+    "piecewise smooth and the constants are not certified). Hypothesis: f L-smooth, unmet on the ReLU / max-pool "
+    "net, so the claim is INCONCLUSIVE with what the data alone give in its notes.",
+    "the fitted exponent of the final average squared gradient norm in N T at the smallest N (claimed ≤ −1/2)",
+    evaluate,
+    plan=ModePlans(
+        quick=YuCNNPlan(clients=(1, 2), horizons=(8, 16, 32, 64), speedup_clients=(1, 2, 4)),
+        default=YuCNNPlan(clients=(1, 2), horizons=(32, 64, 128, 256), speedup_clients=(1, 2, 4)),
+        full=YuCNNPlan(clients=(1, 2, 4), horizons=(64, 256, 1024, 4096, 16384), speedup_clients=(1, 2, 4, 8)),
+    ),
+    order=150,
+)

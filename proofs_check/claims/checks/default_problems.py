@@ -7,13 +7,13 @@ reports each one's constants, and the lemma table runs Li's Lemmas 1-3 on each.
 
 from __future__ import annotations
 
-from problems import problem_spec
+import problems
 
 __all__ = ["DEFAULT_PROBLEMS", "BATCH"]
 
 DEFAULT_PROBLEMS = {
-    "counterexample": problem_spec("li_counterexample", N=5, p=4, mu=2e-4),
-    "synthetic(1,1)": problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=10, l2=0.25, seed=1),
+    "counterexample": problems.problem_spec("li_counterexample", N=5, p=4, mu=2e-4),
+    "synthetic(1,1)": problems.problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=10, l2=0.25, seed=1),
 }
 """Label -> problem spec of the default problems (``problems.build_problem`` builds them)."""
 BATCH = 24
