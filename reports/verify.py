@@ -311,7 +311,7 @@ def _power_meta(tested: Sequence[ClaimSelection], selections: Sequence[ClaimSele
     """One line for the report's metadata: what the power self-test covered and what it did not."""
     text = (f"{sum(len(s.claim.variants) for s in tested)} planted variant(s) of {len(tested)} claim(s) run with "
             "--power (variants reuse their claim's runs from the run store)")
-    untested = [s.id for s in selections if not s.claim.variants]
+    untested = [f"{s.id} ({s.claim.no_variant})" for s in selections if not s.claim.variants]
     if untested:
         text += f"; no planted variant registered (power untested): {', '.join(untested)}"
     return text

@@ -4,6 +4,7 @@ enough that ``fedbound list`` imports no numerical library."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 import subprocess
@@ -36,9 +37,20 @@ def test_every_shipped_claim_is_one_module_under_claims() -> None:
 @pytest.mark.parametrize("claim_id", [c.id for c in CLAIM_MODULES.values()])
 def test_every_claim_plants_a_variant_in_a_named_sub_check(claim_id: str) -> None:
     claim = CLAIMS[claim_id]
-    assert claim.variants, f"{claim_id} has no planted variant: --power cannot show that its checks can fail"
+    assert claim.variants or claim.no_variant, f"{claim_id} plants no variant: --power cannot show its checks can fail"
     assert all(v.sub_check.strip() for v in claim.variants)
     assert callable(getattr(claim.plan.default, "workload", None)), f"{claim_id}'s plan cannot count its runs"
+
+
+def test_a_claim_without_a_planted_variant_must_say_why() -> None:
+    from proofs_check.framework.claim import PlantedVariant
+
+    control = CLAIMS["control.constant-step-rate"]
+    with pytest.raises(ValueError, match=r"^variants: claim 'x' plants no variant, so --power cannot show"):
+        dataclasses.replace(control, id="x", variants=())
+    with pytest.raises(ValueError, match=r"^sub_check: planted variant 'v' must name the sub-check it plants"):
+        PlantedVariant("v", "a variant", {"step": "li"}, sub_check=" ")
+    assert [c.id for c in CLAIMS.values() if not c.variants] == ["yu2019.cnn"]  # its hypothesis is unmet: no FAIL
 
 
 def test_claim_modules_import_no_numerical_library() -> None:

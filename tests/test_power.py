@@ -120,7 +120,7 @@ def test_power_refuses_claims_without_variants_and_bad_parameters_before_running
     claim = get_claim("yu2019.thm1")
     progress = VerifyProgress([claim.id], enabled=False)
     settings = _settings(tmp_path, progress)
-    bare = dataclasses.replace(claim, variants=())
+    bare = dataclasses.replace(claim, variants=(), no_variant="a test's claim without variants")
     with pytest.raises(ValueError, match=r"^--power: none of the selected claims \(yu2019.thm1\) has a planted variant"):
         verify([bare], settings, tmp_path / "a", power=True, command=["verify"])
     # a variant's parameters are checked when its claim is built, so a misspelt one never reaches a run

@@ -122,7 +122,9 @@ class Claim:
     plan dataclass, whose fields are the claim's parameters: the grid, and the constants of the
     statement with the paper's values). ``expected`` is set for negative controls; ``default``
     claims run in a plain ``fedbound verify``; ``variants`` are the planted variants of the power
-    self-test (``PlantedVariant``), each evaluated with its params; ``order`` places the claim in
+    self-test (``PlantedVariant``), each evaluated with its params: at least one, unless
+    ``no_variant`` says why none can be counted (a claim whose hypotheses are unmet on every instance
+    it runs, so that none of its sub-checks can FAIL); ``order`` places the claim in
     ``fedbound list`` and the reports (ascending, then by id; claims of other packages default to
     1000, after fedbound's own).
     """
@@ -138,6 +140,7 @@ class Claim:
     default: bool = True
     variants: tuple[PlantedVariant, ...] = ()
     order: int = 1000
+    no_variant: str = ""
 
     def __post_init__(self) -> None:
         if not self.references:
@@ -159,6 +162,11 @@ class Claim:
             if not isinstance(variant, PlantedVariant):
                 raise ValueError(f"variants: claim {self.id!r} lists a {type(variant).__name__}, not a PlantedVariant")
             self.check_params(variant.params)
+        if not self.variants and not (isinstance(self.no_variant, str) and self.no_variant.strip()):
+            raise ValueError(f"variants: claim {self.id!r} plants no variant, so --power cannot show that its checks can "
+                             "fail; list one (PlantedVariant), or say in no_variant why none can be counted")
+        if self.variants and self.no_variant:
+            raise ValueError(f"no_variant: claim {self.id!r} lists planted variants; no_variant is for a claim without")
         ids = [v.id_for(self.id) for v in self.variants]
         if len(set(ids)) != len(ids):
             raise ValueError(f"variants: claim {self.id!r} lists the same parameters twice ({', '.join(ids)})")
