@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ClaimResult", "Claim", "PlantedVariant", "UnknownClaimError", "Evaluator"]
 
-Evaluator = Callable[["VerifySettings", Any], "ClaimResult"]
-"""A claim's evaluator: ``(settings, plan) -> ClaimResult``."""
+Evaluator = Callable[["VerifySettings", Any], "ClaimResult | tuple[ClaimResult, ...]"]
+"""A claim's evaluator: ``(settings, plan) -> ClaimResult``, or a tuple of them for a claim checked as
+several statements (a compiled experiment, one per check: ``Claim.evaluate_all``)."""
 
 
 class UnknownClaimError(KeyError):
@@ -191,12 +192,24 @@ class Claim:
         return resolve_plan(self.id, self.plan, settings, params)
 
     def evaluate(self, settings: VerifySettings, **params: ParamValue) -> ClaimResult:
+        """The one result of the claim's evaluator (``evaluate_all``; ValueError for a claim checked as
+        several statements)."""
+        results = self.evaluate_all(settings, **params)
+        if len(results) != 1:
+            raise ValueError(f"claim {self.id!r} is checked as {len(results)} statements "
+                             f"({', '.join(r.verdict.claim_id for r in results)}); evaluate it with evaluate_all")
+        return results[0]
+
+    def evaluate_all(self, settings: VerifySettings, **params: ParamValue) -> tuple[ClaimResult, ...]:
         """Run the claim's evaluator (imported now) under ``settings`` with the plan of the
         settings' mode and ``params`` by name (checked first: ValueError naming the claim and the
-        parameter). With params the verdict's id is ``variant_id(self.id, params)``, e.g.
-        ``yu2019.thm1[bound_scale=0.25]``, ``li2020.thm1[E=10,seeds=16]``. Before the evaluator is
-        imported, the plan's work is counted and priced (``plan_workloads.check_claim_budget``):
-        BudgetError naming the parameter when it is over ``settings.max_cpu_hours``.
+        parameter); its results: one, or one per statement of a claim checked as several (a compiled
+        experiment: one per check, each its own verdict and card in the report). With params the
+        verdict's id is ``variant_id(self.id, params)``, e.g. ``yu2019.thm1[bound_scale=0.25]``,
+        ``li2020.thm1[E=10,seeds=16]`` (of several results, each id with the params appended).
+        Before the evaluator is imported, the plan's work is counted and priced
+        (``plan_workloads.check_claim_budget``): BudgetError naming the parameter when it is over
+        ``settings.max_cpu_hours``.
 
         The evaluator runs with BLAS on one thread (``problems.one_blas_thread``; the kernels already run so,
         ``convergence.run_seed``): its reductions then do not depend on the machine's core count, so
@@ -210,11 +223,16 @@ class Claim:
 
         check_claim_budget(self, params, settings)
         with one_blas_thread():
-            result = self._evaluator()(settings, self.plan_for(settings, params))
+            returned = self._evaluator()(settings, self.plan_for(settings, params))
+        results = (returned,) if isinstance(returned, ClaimResult) else returned if isinstance(returned, tuple) else ()
+        if not results or not all(isinstance(r, ClaimResult) for r in results):
+            raise ValueError(f"evaluator: claim {self.id!r} must return a ClaimResult or a non-empty tuple of them, got "
+                             f"{returned!r}")
         if not params:
-            return result
-        return dataclasses.replace(result, verdict=dataclasses.replace(result.verdict,
-                                                                       claim_id=variant_id(self.id, params)))
+            return results
+        ids = [variant_id(self.id if len(results) == 1 else r.verdict.claim_id, params) for r in results]
+        return tuple(dataclasses.replace(r, verdict=dataclasses.replace(r.verdict, claim_id=i))
+                     for r, i in zip(results, ids))
 
     def evaluate_variant(self, settings: VerifySettings, variant: PlantedVariant, **params: ParamValue) -> ClaimResult:
         """Evaluate a planted variant of the claim run with ``params``: ``evaluate(settings, **params,
