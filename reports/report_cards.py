@@ -25,7 +25,7 @@ __all__ = ["Card", "ClaimCards", "base_id", "kept_cards", "in_report_order"]
 class Card:
     """One verdict's card: the verdict, its figures, the grid of the sweeps behind it, its power rows,
     and ``part_of``, the id of the claim (``Claim.id``) whose several results it is one of ("" for a
-    claim's own card: ``Claim.evaluate_all``)."""
+    claim's own card; ``ClaimResults``)."""
 
     verdict: Verdict
     figures: tuple[ReportFigure, ...]

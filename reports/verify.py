@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from convergence.store import StoreError
 from convergence.sweep import MissingRunError
 from convergence.verdict import Verdict
-from proofs_check.framework.claim import Claim
+from proofs_check.framework.claim import Claim, ClaimResults
 from proofs_check.framework.settings import VerifySettings
 from proofs_check.framework.plan_workloads import check_claims_budget
 from proofs_check.framework.plot_specs import PlotSpec
@@ -297,21 +297,21 @@ def _claim_cards(selection: ClaimSelection, settings: VerifySettings, progress: 
                  power_ids: frozenset[str], draw: Callable[[PlotSpec, str, Path], ReportFigure] | None) -> ClaimCards:
     """One claim evaluated (with its planted variants when it is in ``power_ids``), its figures drawn
     into ``out`` with ``draw`` (``plots.draw``; None: none drawn) and its grid read from ``progress``:
-    its card, or one per result of a claim checked as several statements (``Claim.evaluate_all``),
-    each with the claim's grid (``claim_pool.evaluate_claims`` calls it)."""
+    its card, or one per statement of a claim checked as several (``ClaimResults``), each with the
+    claim's grid (``claim_pool.evaluate_claims`` calls it)."""
     try:
-        results = selection.claim.evaluate_all(settings, **selection.params)
-        rows = _power_rows(selection, results[0].verdict, settings, progress) if selection.id in power_ids else ()
+        returned = selection.claim.evaluate_all(settings, **selection.params)
+        several = isinstance(returned, ClaimResults)
+        rows = (_power_rows(selection, returned.verdict, settings, progress)
+                if selection.id in power_ids and not several else ())
     except MissingRunError as exc:
         raise StoreError(_missing_run(exc, selection.id, settings)) from None
     grid = tuple(record.summary() for record in progress.sweeps.get(selection.id, ()))
-    several = len(results) > 1
     cards = []
-    for result in results:
+    for result in returned.results if several else (returned,):
         card_id = result.verdict.claim_id if several else selection.id
         figures = () if draw is None else tuple(draw(_plot_for(spec, selection), card_id, out) for spec in result.plots)
-        cards.append((card_id, Card(result.verdict, figures, grid, () if several else rows,
-                                    selection.claim.id if several else "")))
+        cards.append((card_id, Card(result.verdict, figures, grid, rows, selection.claim.id if several else "")))
     return ClaimCards(tuple(cards))
 
 

@@ -14,7 +14,7 @@ which ``reports.verify.run_experiment`` evaluates with the runner, run store and
   ``convergence.execute`` with the settings' store, jobs and scheduler (a run the store holds is
   read back, not recomputed) and returns one ``ClaimResult`` per check, in the file's order
   (``verdicts.evaluate_check``: a sub-check per cell, or the two cells of an ordering), each its own
-  verdict and card in the report (``Claim.evaluate_all``). Every check reads the same runs, so the
+  verdict and card in the report (``ClaimResults``). Every check reads the same runs, so the
   sweep runs once for all of them.
 
 Compiling checks, before anything is created, everything that does not need the runs:
@@ -43,7 +43,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..framework.claim import Claim, ClaimResult
+from ..framework.claim import Claim, ClaimResults
 from ..framework.parameters import ModePlans, fixed
 from ..framework.references import Reference
 from .algorithm import GridCell
@@ -113,7 +113,7 @@ def compile_experiment(experiment: Experiment) -> Claim:
     )
 
 
-def evaluate_experiment(settings: VerifySettings, plan: ExperimentPlan) -> tuple[ClaimResult, ...]:
+def evaluate_experiment(settings: VerifySettings, plan: ExperimentPlan) -> ClaimResults:
     """Run every grid cell of ``plan`` as one sweep and evaluate each check on the runs: one result
     per check, in the file's order, its notes saying which optimum the gaps are measured against."""
     from convergence import execute
@@ -124,8 +124,8 @@ def evaluate_experiment(settings: VerifySettings, plan: ExperimentPlan) -> tuple
     results = execute(list(plan.requests), settings.sweep_options(), description=experiment.name)
     runs = [CellRuns.of(cell, result, plan.problem) for cell, result in zip(experiment.grid.cells, results)]
     evaluated = [evaluate_check(experiment, i, runs) for i in range(len(experiment.checks))]
-    return tuple(dataclasses.replace(r, verdict=dataclasses.replace(
-        r.verdict, notes=f"{r.verdict.notes} Gaps against the {plan.optimum_note}.")) for r in evaluated)
+    return ClaimResults(tuple(dataclasses.replace(r, verdict=dataclasses.replace(
+        r.verdict, notes=f"{r.verdict.notes} Gaps against the {plan.optimum_note}.")) for r in evaluated))
 
 
 def _config(experiment: Experiment, cell: GridCell, problem: ProblemValues) -> Any:
