@@ -1,11 +1,20 @@
 """``verify``: evaluate claims and write the report folder (HTML, Markdown, JSON, PNG/SVG plots);
-``rebuild_report``: write it again from a run store, computing no run.
+``run_experiment``: the same for an experiment file compiled into a claim; ``rebuild_report``: write
+it again from a run store, computing no run.
 
 ``verify(claims, settings, out)`` is the library entry point (``fedbound verify`` builds the
 settings from its arguments and calls it). A claim is a ``Claim``, a ``ClaimSelection`` or its text
 ``ID`` / ``ID[name=value,...]`` (``proofs_check.select_claim``): a shipped claim run with other
 parameters of its plan (``li2020.thm1[E=10,seeds=16]``); the verdict's id shows them. Every plan is
-resolved, and so checked (names, types, ranges, fields that must fit together), before any run.
+resolved, and so checked (names, types, ranges, fields that must fit together), before any run. A
+claim checked as several statements (its evaluator returns ``ClaimResults``: an experiment file,
+``proofs_check.experiments.compile``, one per check) gets one card per statement, in its order,
+each with the claim's grid and the verdict's own id.
+
+``run_experiment(experiment, out)`` (``fedbound run``) prices the experiment, compiles it into its
+claim (which checks everything that needs no run) and evaluates it here; its report replaces what
+``out`` held (nothing merged, no verification recorded in the store), with the metadata's ``mode``
+"experiment", so that ``verify`` never merges claims into it.
 
 A report folder is always consistent: every claim card in it was computed with the same mode
 (default, ``--quick`` or ``--full``) and the same number of seeds. Running a subset of claims

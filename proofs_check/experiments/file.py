@@ -1,5 +1,6 @@
 """An experiment file (TOML): a user's problem, algorithm, grid, seeds, record rounds and checks,
-read into one immutable ``Experiment`` that ``fedbound run`` executes (``reports.verify.run_experiment``, through the claim ``proofs_check.experiments.compile`` makes of it).
+read into one immutable ``Experiment`` that ``fedbound run`` executes (``reports.verify.run_experiment``,
+through the claim ``proofs_check.experiments.compile`` makes of it).
 
 The file (``examples/fedavg_rate.toml`` is a worked one)::
 

@@ -9,7 +9,9 @@ evaluator, ``evaluate(settings, plan)``, runs the sweep its plan asks for
 (through convergence.execute), checks its hypotheses on the configuration (unmet ones are
 reported, never ignored), and turns the trajectories into a Verdict with the checkers of
 convergence.checks. It returns the data of its plots as plot specs (``proofs_check.framework.plot_specs``);
-the reports layer draws them and never reruns anything.
+the reports layer draws them and never reruns anything. A claim checked as several statements (an
+experiment file compiled into a claim, ``proofs_check.experiments.compile``: one per check) returns
+``ClaimResults``, one ClaimResult per statement, each verdict with its own id.
 """
 
 from __future__ import annotations
