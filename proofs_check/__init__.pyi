@@ -13,7 +13,7 @@ from .constants.assumptions import (
     variance_bound,
 )
 from .constants.bgd import BGDPair, bgd_curve, bgd_pair, bgd_threshold
-from .framework.claim import Claim, ClaimResult, PlantedVariant, UnknownClaimError
+from .framework.claim import Claim, ClaimResult, ClaimResults, PlantedVariant, UnknownClaimError
 from .framework.evaluation import Uninformative, claim_optimum, combine_checks
 from .framework.settings import VerifySettings
 from .framework.plot_specs import (

@@ -1,10 +1,6 @@
 """Type stub of the reports package: its public API. ``__init__.py`` loads these names lazily
 (lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
 
-from .experiment_expression import Expression
-from .experiment_fields import ExperimentError
-from .experiment_file import Experiment, RecordRounds, load_experiment
-from .experiment_run import run_experiment
 from .html_report import render_html, write_html
 from .markdown import render_markdown, write_markdown
 from .plots import draw, save_plot
@@ -14,4 +10,4 @@ from .report_files import ReportFigure
 from .text_table import format_power_table, format_verdict_table
 from .verdicts_json import write_verdicts_json
 from .verification import VerificationRecord, read_verification, record_verification
-from .verify import VerifyOutcome, prepare_out, rebuild_report
+from .verify import VerifyOutcome, prepare_out, rebuild_report, run_experiment

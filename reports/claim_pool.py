@@ -46,7 +46,7 @@ from concurrent.futures import as_completed
 from multiprocessing.reduction import ForkingPickler
 from typing import Protocol, TypeVar
 
-from convergence.verdict import Verdict
+from convergence.verdict import Status
 from proofs_check.framework.settings import VerifySettings
 from proofs_check.framework.registry import ClaimSelection
 
@@ -56,8 +56,10 @@ __all__ = ["CHAINS", "claims_side_by_side", "evaluate_claims"]
 
 
 class _Card(Protocol):
+    """What ``evaluate_claims`` reads of a claim's card: its status, for the progress."""
+
     @property
-    def verdict(self) -> Verdict: ...
+    def status(self) -> Status: ...
 
 
 C = TypeVar("C", bound=_Card)
@@ -122,7 +124,7 @@ def evaluate_claims(selections: Sequence[ClaimSelection], settings: VerifySettin
                 for i, card_i, tally, seconds in future.result():
                     cards[i] = card_i
                     progress.absorb(tally)
-                    progress.claim_finished(selections[i].id, card_i.verdict.status.value, seconds)
+                    progress.claim_finished(selections[i].id, card_i.status.value, seconds)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # on an error, the running claims finish
     finally:
@@ -154,7 +156,7 @@ def _evaluate_here(selection: ClaimSelection, settings: VerifySettings, progress
     progress.claim_started(selection.id, selection.claim.citation)
     start = time.perf_counter()
     result = card(selection, settings, progress)
-    progress.claim_finished(selection.id, result.verdict.status.value, time.perf_counter() - start)
+    progress.claim_finished(selection.id, result.status.value, time.perf_counter() - start)
     return result
 
 

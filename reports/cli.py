@@ -1,5 +1,5 @@
 """The `fedbound` command line: verify, run, report, list, falsify, export, partition, data, bench. A thin shell over the
-Python API (``reports.verify.verify`` and ``rebuild_report``, ``reports.experiment_run.run_experiment``,
+Python API (``reports.verify.verify`` and ``rebuild_report``, ``reports.verify.run_experiment``,
 ``proofs_check.select_claim``): it parses arguments, prints errors and sets the exit status.
 
 Every expected failure (bad input, unknown claim, unwritable output, a diverging run) ends with
@@ -109,8 +109,9 @@ def _verify(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from pathlib import Path
 
-    from .experiment_file import load_experiment
-    from .experiment_run import run_experiment
+    from proofs_check.experiments import load_experiment
+
+    from .verify import run_experiment
 
     experiment = load_experiment(args.experiment)
     jobs = checked_jobs(args)

@@ -1,11 +1,20 @@
 """``verify``: evaluate claims and write the report folder (HTML, Markdown, JSON, PNG/SVG plots);
-``rebuild_report``: write it again from a run store, computing no run.
+``run_experiment``: the same for an experiment file compiled into a claim; ``rebuild_report``: write
+it again from a run store, computing no run.
 
 ``verify(claims, settings, out)`` is the library entry point (``fedbound verify`` builds the
 settings from its arguments and calls it). A claim is a ``Claim``, a ``ClaimSelection`` or its text
 ``ID`` / ``ID[name=value,...]`` (``proofs_check.select_claim``): a shipped claim run with other
 parameters of its plan (``li2020.thm1[E=10,seeds=16]``); the verdict's id shows them. Every plan is
-resolved, and so checked (names, types, ranges, fields that must fit together), before any run.
+resolved, and so checked (names, types, ranges, fields that must fit together), before any run. A
+claim checked as several statements (its evaluator returns ``ClaimResults``: an experiment file,
+``proofs_check.experiments.compile``, one per check) gets one card per statement, in its order,
+each with the claim's grid and the verdict's own id.
+
+``run_experiment(experiment, out)`` (``fedbound run``) prices the experiment, compiles it into its
+claim (which checks everything that needs no run) and evaluates it here; its report replaces what
+``out`` held (nothing merged, no verification recorded in the store), with the metadata's ``mode``
+"experiment", so that ``verify`` never merges claims into it.
 
 A report folder is always consistent: every claim card in it was computed with the same mode
 (default, ``--quick`` or ``--full``) and the same number of seeds. Running a subset of claims
@@ -40,21 +49,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import re
 import shlex
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convergence.store import StoreError
 from convergence.sweep import MissingRunError
 from convergence.verdict import Verdict
-from proofs_check.framework.claim import Claim
+from proofs_check.framework.claim import Claim, ClaimResults
 from proofs_check.framework.settings import VerifySettings
-from proofs_check.framework.claim_text import parse_claim_text
 from proofs_check.framework.plan_workloads import check_claims_budget
 from proofs_check.framework.plot_specs import PlotSpec
 from proofs_check.framework.registry import CLAIMS, ClaimSelection, select_claim
@@ -64,12 +71,16 @@ from .html_report import write_html
 from .markdown import write_markdown
 from .power import PowerRow
 from .progress import VerifyProgress
+from .report_cards import Card, ClaimCards, base_id, in_report_order, kept_cards
 from .report_files import ReportFigure, report_lock
 from .run_metadata import run_metadata
 from .verdicts_json import write_verdicts_json
 from .verification import VerificationRecord, read_verification, record_verification
 
-__all__ = ["VerifyOutcome", "verify", "rebuild_report", "prepare_out"]
+if TYPE_CHECKING:
+    from proofs_check.experiments import Experiment
+
+__all__ = ["VerifyOutcome", "verify", "run_experiment", "rebuild_report", "prepare_out"]
 
 
 @dataclass(frozen=True)
@@ -87,14 +98,6 @@ class VerifyOutcome:
     power: tuple[PowerRow, ...] = ()
     power_ran: tuple[PowerRow, ...] = ()
     recorded: VerificationRecord | None = None
-
-
-@dataclass(frozen=True)
-class _Card:
-    verdict: Verdict
-    figures: tuple[ReportFigure, ...]
-    grid: tuple[dict[str, Any], ...]
-    power: tuple[PowerRow, ...] = ()
 
 
 def prepare_out(out: str | Path) -> Path:
@@ -149,6 +152,45 @@ def verify(claims: Sequence[str | Claim | ClaimSelection], settings: VerifySetti
     return dataclasses.replace(outcome, recorded=recorded)
 
 
+def run_experiment(experiment: Experiment, out: str | Path, *, jobs: int = 1, store: str | None = None,
+                   use_cache: bool = True, scheduler: str | None = None, progress: bool | VerifyProgress = True,
+                   command: Sequence[str] = (), figures: bool = True, max_cpu_hours: float | None = None) -> VerifyOutcome:
+    """Run ``experiment`` (``fedbound run``) and write its report into ``out``: its claim
+    (``proofs_check.experiments.compile_experiment``) evaluated and written as ``verify`` does, one
+    card per check; returns what was written.
+
+    ``jobs`` worker processes (or the Dask cluster at ``scheduler``); ``store`` the run store's path
+    (None: no store, every run computed), read back unless ``use_cache`` is False; ``progress`` a
+    VerifyProgress (its ``reused`` and ``computed`` count the runs), or True / False for one printing
+    to stderr or silent; ``command`` the command line recorded in the metadata; ``figures`` False
+    writes the report without its figures (a quicker re-check: each figure takes about a second to draw).
+    The report replaces any report in ``out`` (nothing is merged) and its metadata's ``mode`` is
+    "experiment", so that ``verify`` never merges claims into it; no verification is recorded in the
+    store (``fedbound report`` rebuilds verifications of registered claims).
+
+    Before the output folder is made, the experiment's work is estimated and priced
+    (``proofs_check.experiments.check_experiment_budget``): BudgetError naming the field when it is over
+    ``max_cpu_hours`` (None: ``$FEDBOUND_MAX_CPU_HOURS`` or the default), the limit of every sweep too;
+    then it is compiled, which checks everything that does not need the runs (the problem, every cell's
+    config and plan, the memory, the checks' expressions that read no run moment), so bad input leaves
+    no folder behind. ExperimentError naming the field of a value that only the problem or the runs show
+    to be bad; ConfigError / DivergenceError as ``convergence.execute``."""
+    from proofs_check.experiments import check_experiment_budget, compile_experiment
+
+    check_experiment_budget(experiment, max_cpu_hours)
+    settings = VerifySettings(len(experiment.seeds), jobs, progress=progress, store=store, use_cache=use_cache,
+                              scheduler=scheduler, max_cpu_hours=max_cpu_hours)
+    settings, monitor = _with_progress(settings, [experiment.name])
+    selection = ClaimSelection(compile_experiment(experiment))
+    out = prepare_out(out)
+    about = {"mode": "experiment", "experiment": experiment.source or experiment.name,
+             "problem": experiment.problem.to_json(), "algorithm": experiment.algorithm.name}
+    try:
+        return _write_report([selection], settings, out, command, monitor, (), figures=figures, experiment=about)
+    finally:
+        settings.close()
+
+
 def rebuild_report(store: str | Path, out: str | Path, *, claims: Sequence[str] = (), progress: bool | VerifyProgress
                    = True, command: Sequence[str] = ()) -> VerifyOutcome:
     """Write the report of the verification ``store`` holds (all its claims, or those of ``claims``)
@@ -198,35 +240,50 @@ def _with_progress(settings: VerifySettings, ids: Sequence[str]) -> tuple[Verify
 
 
 def _write_report(selections: Sequence[ClaimSelection], settings: VerifySettings, out: Path, command: Sequence[str],
-                  progress: VerifyProgress, power_ids: Collection[str], rebuilt_from: str | None = None) -> VerifyOutcome:
+                  progress: VerifyProgress, power_ids: Collection[str], rebuilt_from: str | None = None, *,
+                  figures: bool = True, experiment: Mapping[str, Any] | None = None) -> VerifyOutcome:
     """Resolve every plan, evaluate the selections (and the planted variants of those in ``power_ids``),
-    merge with the report in ``out`` and write it."""
-    from .plots import draw  # matplotlib imported once here, before a pool of claims forks (its workers inherit it)
-
+    merge with the report in ``out`` and write it. ``figures`` False: no figure drawn. ``experiment``:
+    the metadata of an experiment's report (``run_experiment``): it replaces the folder's report, merging
+    nothing, and its metadata says so (mode "experiment")."""
+    draw = _drawer() if figures else None
     for selection in selections:  # every plan checked before anything runs
         selection.claim.plan_for(settings, selection.params)
         if selection.id in power_ids:
             for variant in selection.claim.variants:
                 selection.claim.plan_for(settings, {**selection.params, **variant.params})
     ids = [s.id for s in selections]
-    _kept_cards(out, ids, settings)  # a folder this run cannot merge into is refused before anything runs
+    if experiment is None:
+        kept_cards(out, ids, settings)  # a folder this run cannot merge into is refused before anything runs
     start = time.perf_counter()
-    cards = evaluate_claims(selections, settings, progress,
-                            functools.partial(_claim_card, out=out, power_ids=frozenset(power_ids), draw=draw))
+    evaluated = evaluate_claims(selections, settings, progress,
+                                functools.partial(_claim_cards, out=out, power_ids=frozenset(power_ids), draw=draw))
+    cards = {cid: card for claim_cards in evaluated.values() for cid, card in claim_cards.cards}
     with report_lock(out):  # read again: another verify may have merged its claims meanwhile
-        return _merge_and_write(selections, settings, out, command, progress, power_ids, rebuilt_from, cards,
-                                _kept_cards(out, ids, settings), time.perf_counter() - start)
+        kept = kept_cards(out, ids, settings) if experiment is None else {}
+        return _merge_and_write(selections, settings, out, command, progress, power_ids, rebuilt_from, cards, kept,
+                                time.perf_counter() - start, experiment)
+
+
+def _drawer() -> Callable[[PlotSpec, str, Path], ReportFigure]:
+    """``plots.draw``: matplotlib imported once here, before a pool of claims forks (its workers inherit it)."""
+    from .plots import draw
+
+    return draw
 
 
 def _merge_and_write(selections: Sequence[ClaimSelection], settings: VerifySettings, out: Path, command: Sequence[str],
                      progress: VerifyProgress, power_ids: Collection[str], rebuilt_from: str | None,
-                     cards: dict[str, _Card], kept: dict[str, _Card], seconds: float) -> VerifyOutcome:
+                     cards: dict[str, Card], kept: dict[str, Card], seconds: float,
+                     experiment: Mapping[str, Any] | None) -> VerifyOutcome:
     """The report of the claims evaluated now (``cards``) merged with those ``kept`` from the report in
-    ``out``, written there (the caller holds the folder's ``report_lock``)."""
-    ordered = _in_registry_order({**kept, **cards})
+    ``out``, written there (the caller holds the folder's ``report_lock``); ``experiment``'s metadata
+    added to the run's."""
+    ordered = in_report_order({**kept, **cards})
     meta = run_metadata(command, settings, seconds, list(cards), progress.reused,
                         progress.computed, merged=sorted(kept), out=out,
                         figures=[f for card in ordered for f in card.figures])
+    meta.update(experiment or {})
     if rebuilt_from is not None:
         meta["rebuilt"] = (f"rebuilt from the run store {rebuilt_from} without computing any run; analysis that is "
                            "not a run (exact optima and limits, assumption constants) was recomputed")
@@ -236,7 +293,8 @@ def _merge_and_write(selections: Sequence[ClaimSelection], settings: VerifySetti
     power_rows = [row for card in ordered for row in card.power]
     figures = [f for card in ordered for f in card.figures]
     grids = {card.verdict.claim_id: list(card.grid) for card in ordered}
-    report_claims = {cid: CLAIMS[_base_id(cid)] for cid in grids if _base_id(cid) in CLAIMS}
+    report_claims = {card.verdict.claim_id: CLAIMS[base_id(card.verdict.claim_id)] for card in ordered
+                     if not card.part_of and base_id(card.verdict.claim_id) in CLAIMS}
     write_verdicts_json(out / "verdicts.json", verdicts, meta, figures=figures, grids=grids, power=power_rows)
     write_markdown(out / "report.md", verdicts, figures, meta, claims=report_claims, grids=grids, power=power_rows)
     write_html(out / "index.html", verdicts, figures, meta, claims=report_claims, grids=grids, power=power_rows)
@@ -244,19 +302,26 @@ def _merge_and_write(selections: Sequence[ClaimSelection], settings: VerifySetti
                          tuple(row for card in cards.values() for row in card.power))
 
 
-def _claim_card(selection: ClaimSelection, settings: VerifySettings, progress: VerifyProgress, *, out: Path,
-                power_ids: frozenset[str], draw: Callable[[PlotSpec, str, Path], ReportFigure]) -> _Card:
+def _claim_cards(selection: ClaimSelection, settings: VerifySettings, progress: VerifyProgress, *, out: Path,
+                 power_ids: frozenset[str], draw: Callable[[PlotSpec, str, Path], ReportFigure] | None) -> ClaimCards:
     """One claim evaluated (with its planted variants when it is in ``power_ids``), its figures drawn
-    into ``out`` with ``draw`` (``plots.draw``) and its grid read from ``progress``: its card
-    (``claim_pool.evaluate_claims`` calls it)."""
+    into ``out`` with ``draw`` (``plots.draw``; None: none drawn) and its grid read from ``progress``:
+    its card, or one per statement of a claim checked as several (``ClaimResults``), each with the
+    claim's grid (``claim_pool.evaluate_claims`` calls it)."""
     try:
-        result = selection.evaluate(settings)
-        rows = _power_rows(selection, result.verdict, settings, progress) if selection.id in power_ids else ()
+        returned = selection.claim.evaluate_all(settings, **selection.params)
+        several = isinstance(returned, ClaimResults)
+        rows = (_power_rows(selection, returned.verdict, settings, progress)
+                if selection.id in power_ids and not several else ())
     except MissingRunError as exc:
         raise StoreError(_missing_run(exc, selection.id, settings)) from None
-    figures = tuple(draw(_plot_for(spec, selection), selection.id, out) for spec in result.plots)
     grid = tuple(record.summary() for record in progress.sweeps.get(selection.id, ()))
-    return _Card(result.verdict, figures, grid, rows)
+    cards = []
+    for result in returned.results if several else (returned,):
+        card_id = result.verdict.claim_id if several else selection.id
+        figures = () if draw is None else tuple(draw(_plot_for(spec, selection), card_id, out) for spec in result.plots)
+        cards.append((card_id, Card(result.verdict, figures, grid, rows, selection.claim.id if several else "")))
+    return ClaimCards(tuple(cards))
 
 
 def _plot_for(spec: PlotSpec, selection: ClaimSelection) -> PlotSpec:
@@ -275,11 +340,6 @@ def _missing_run(error: MissingRunError, claim_id: str, settings: VerifySettings
     again = f"fedbound verify --store {store}{mode} --seeds {settings.seeds} --claim {shlex.quote(claim_id)}"
     return (f"run {error.key} of claim {claim_id} is not in {settings.store} ({error.missing} run(s) of that sweep are "
             f"missing; fedbound report computes none); run `{again}` first")
-
-
-def _base_id(claim_id: str) -> str:
-    """The registered id of a claim id that may carry parameters (``li2020.thm1[E=10]`` -> ``li2020.thm1``)."""
-    return parse_claim_text(claim_id)[0]
 
 
 def _check_power(selections: Sequence[ClaimSelection]) -> None:
@@ -315,46 +375,3 @@ def _power_meta(tested: Sequence[ClaimSelection], selections: Sequence[ClaimSele
     if untested:
         text += f"; no planted variant registered (power untested): {', '.join(untested)}"
     return text
-
-
-def _in_registry_order(cards: dict[str, _Card]) -> list[_Card]:
-    order = {cid: i for i, cid in enumerate(CLAIMS)}
-    return [cards[cid] for cid in sorted(cards, key=lambda cid: (order.get(_base_id(cid), len(order)), cid))]
-
-
-def _kept_cards(out: Path, running: Sequence[str], settings: VerifySettings) -> dict[str, _Card]:
-    """The cards of the report already in ``out`` that this run keeps (module docstring)."""
-    path = out / "verdicts.json"
-    if not path.exists():
-        return {}
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        previous = {c["claim_id"]: c for c in document["claims"]}
-        mode, seeds = document["meta"]["mode"], document["meta"]["seeds"]
-        power = [PowerRow.from_json(row) for row in document.get("power", [])]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"--out: {path} is not a report fedbound can read ({exc}); remove it or choose another "
-                         "--out") from None
-    others = [cid for cid in previous if cid not in running]
-    if not others:
-        return {}
-    if (mode, seeds) != (settings.mode, settings.seeds):
-        raise ValueError(
-            f"--out: {out} holds a report of {', '.join(others)} made in {mode} mode with {seeds} seed(s); this run "
-            f"({settings.mode} mode, {settings.seeds} seed(s)) would leave it inconsistent. Rerun with the same "
-            f"mode and --seeds to merge into it, or choose another --out, or remove {out}."
-        )
-    return {cid: _card_from_json(previous[cid], out, tuple(r for r in power if r.claim_id == cid)) for cid in others}
-
-
-def _card_from_json(data: dict[str, Any], out: Path, power: tuple[PowerRow, ...] = ()) -> _Card:
-    """A kept claim card from ``verdicts.json`` with its power rows; its figures must still be in ``out``."""
-    verdict = Verdict.from_json(data)
-    figures = []
-    for fig in data.get("figures", []):
-        path = out / fig["png"]
-        if not path.is_file():
-            raise ValueError(f"--out: figure {path} of claim {verdict.claim_id} is missing; rerun that claim or "
-                             "remove the folder")
-        figures.append(ReportFigure(verdict.claim_id, path, fig.get("caption", "")))
-    return _Card(verdict, tuple(figures), tuple(data.get("grid", [])), power)

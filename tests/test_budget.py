@@ -34,12 +34,11 @@ from convergence.config import ConfigError
 from problems import build_problem, problem_spec
 from proofs_check import FALSIFIABLE, falsify, select_claim
 from proofs_check.framework.settings import VerifySettings
+from proofs_check.experiments import experiment_workload, load_experiment
 from proofs_check.falsifier.search import EXAMPLE_SECONDS, falsify_workload
 from proofs_check.framework.plan_workloads import check_claim_budget, check_claims_budget, plan_workload
 from proofs_check.framework.registry import CLAIMS, default_claims
 from reports.cli import main
-from reports.experiment_file import load_experiment
-from reports.experiment_workload import experiment_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 REFUSAL_SECONDS = 10.0

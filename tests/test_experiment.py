@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from convergence import ScheduleError, Status, StepSize, Verdict
-from reports import Experiment, ExperimentError, Expression, load_experiment, run_experiment
+from proofs_check.experiments import Experiment, ExperimentError, Expression, load_experiment
+from reports import run_experiment
 from reports.cli import main
 from reports.progress import VerifyProgress
 

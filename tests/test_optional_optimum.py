@@ -107,9 +107,8 @@ def test_divergence_error_without_an_optimum_says_what_was_measured():
 
 
 def test_an_experiment_on_a_problem_without_an_optimum_is_refused_by_name(tmp_path):
-    from reports.experiment_fields import ExperimentError
-    from reports.experiment_file import Experiment
-    from reports.experiment_run import run_experiment
+    from proofs_check.experiments import Experiment, ExperimentError
+    from reports.verify import run_experiment
 
     data = {
         "seeds": 1, "record_rounds": [2],

@@ -22,7 +22,7 @@ import pytest
 from problems import ProblemError, ProblemSpec, build_problem
 from problems.user_code import load_builder
 from reports.cli import main
-from reports.experiment_file import load_experiment
+from proofs_check.experiments import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,9 @@ evaluator, ``evaluate(settings, plan)``, runs the sweep its plan asks for
 (through convergence.execute), checks its hypotheses on the configuration (unmet ones are
 reported, never ignored), and turns the trajectories into a Verdict with the checkers of
 convergence.checks. It returns the data of its plots as plot specs (``proofs_check.framework.plot_specs``);
-the reports layer draws them and never reruns anything.
+the reports layer draws them and never reruns anything. A claim checked as several statements (an
+experiment file compiled into a claim, ``proofs_check.experiments.compile``: one per check) returns
+``ClaimResults``, one ClaimResult per statement, each verdict with its own id.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ from .references import Reference
 if TYPE_CHECKING:
     from .settings import VerifySettings
 
-__all__ = ["ClaimResult", "Claim", "PlantedVariant", "UnknownClaimError", "Evaluator"]
+__all__ = ["ClaimResult", "ClaimResults", "Claim", "PlantedVariant", "UnknownClaimError", "Evaluator"]
 
-Evaluator = Callable[["VerifySettings", Any], "ClaimResult"]
-"""A claim's evaluator: ``(settings, plan) -> ClaimResult``."""
+Evaluator = Callable[["VerifySettings", Any], "ClaimResult | ClaimResults"]
+"""A claim's evaluator: ``(settings, plan) -> ClaimResult``, or ``ClaimResults`` for a claim checked as
+several statements (a compiled experiment, one per check)."""
 
 
 class UnknownClaimError(KeyError):
@@ -61,6 +64,24 @@ class ClaimResult:
                 raise ValueError(f"plots[{i}]: expected a plot spec ({', '.join(k.__name__ for k in PLOT_SPECS)}), "
                                  f"got {type(plot).__name__}")
         object.__setattr__(self, "plots", plots)
+
+
+@dataclass(frozen=True)
+class ClaimResults:
+    """What the evaluator of a claim checked as several statements returns (a compiled experiment,
+    ``proofs_check.experiments.compile``: one per check): one ClaimResult per statement, each verdict
+    with its own id and its own card in the report, in this order."""
+
+    results: tuple[ClaimResult, ...]
+
+    def __post_init__(self) -> None:
+        results = tuple(self.results)
+        if not results:
+            raise ValueError("results: a claim checked as several statements gives at least one result")
+        for i, result in enumerate(results):
+            if not isinstance(result, ClaimResult):
+                raise ValueError(f"results[{i}]: expected a ClaimResult, got {type(result).__name__}")
+        object.__setattr__(self, "results", results)
 
 
 @dataclass(frozen=True)
@@ -199,12 +220,24 @@ class Claim:
         return resolve_plan(self.id, self.plan, settings, params)
 
     def evaluate(self, settings: VerifySettings, **params: ParamValue) -> ClaimResult:
+        """The result of the claim's evaluator (``evaluate_all``); ValueError for a claim checked as
+        several statements (``ClaimResults``)."""
+        result = self.evaluate_all(settings, **params)
+        if isinstance(result, ClaimResults):
+            raise ValueError(f"claim {self.id!r} is checked as {len(result.results)} statements "
+                             f"({', '.join(r.verdict.claim_id for r in result.results)}); evaluate it with "
+                             "evaluate_all")
+        return result
+
+    def evaluate_all(self, settings: VerifySettings, **params: ParamValue) -> ClaimResult | ClaimResults:
         """Run the claim's evaluator (imported now) under ``settings`` with the plan of the
         settings' mode and ``params`` by name (checked first: ValueError naming the claim and the
-        parameter). With params the verdict's id is ``variant_id(self.id, params)``, e.g.
-        ``yu2019.thm1[bound_scale=0.25]``, ``li2020.thm1[E=10,seeds=16]``. Before the evaluator is
-        imported, the plan's work is counted and priced (``plan_workloads.check_claim_budget``):
-        BudgetError naming the parameter when it is over ``settings.max_cpu_hours``.
+        parameter): its ClaimResult, or its ``ClaimResults`` for a claim checked as several
+        statements. With params the verdict's id is ``variant_id(self.id, params)``, e.g.
+        ``yu2019.thm1[bound_scale=0.25]``, ``li2020.thm1[E=10,seeds=16]`` (each of several results: its
+        own id with the params appended). Before the evaluator is imported, the plan's work is counted
+        and priced (``plan_workloads.check_claim_budget``): BudgetError naming the parameter when it is
+        over ``settings.max_cpu_hours``.
 
         The evaluator runs with BLAS on one thread (``problems.one_blas_thread``; the kernels already run so,
         ``convergence.run_seed``): its reductions then do not depend on the machine's core count, so
@@ -219,10 +252,14 @@ class Claim:
         check_claim_budget(self, params, settings)
         with one_blas_thread():
             result = self._evaluator()(settings, self.plan_for(settings, params))
+        if not isinstance(result, (ClaimResult, ClaimResults)):
+            raise ValueError(f"evaluator: claim {self.id!r} must return a ClaimResult or ClaimResults, got "
+                             f"{type(result).__name__}")
         if not params:
             return result
-        return dataclasses.replace(result, verdict=dataclasses.replace(result.verdict,
-                                                                       claim_id=variant_id(self.id, params)))
+        if isinstance(result, ClaimResults):
+            return ClaimResults(tuple(_with_id(r, variant_id(r.verdict.claim_id, params)) for r in result.results))
+        return _with_id(result, variant_id(self.id, params))
 
     def evaluate_variant(self, settings: VerifySettings, variant: PlantedVariant, **params: ParamValue) -> ClaimResult:
         """Evaluate a planted variant of the claim run with ``params``: ``evaluate(settings, **params,
@@ -230,3 +267,8 @@ class Claim:
         (so ``verdict.as_expected`` says whether the check had power)."""
         result = self.evaluate(settings, **{**params, **variant.params})
         return dataclasses.replace(result, verdict=dataclasses.replace(result.verdict, expected=variant.expected))
+
+
+def _with_id(result: ClaimResult, claim_id: str) -> ClaimResult:
+    """``result`` with its verdict's id set to ``claim_id``."""
+    return dataclasses.replace(result, verdict=dataclasses.replace(result.verdict, claim_id=claim_id))

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from .claim import VerifySettings
 
 __all__ = [
-    "ParamValue", "PlanError", "ParameterSpec", "ModePlans", "DataPlans", "MODES", "parameter", "plan_parameters", "named_parameters",
+    "ParamValue", "PlanError", "ParameterSpec", "ModePlans", "DataPlans", "MODES", "parameter", "fixed", "plan_parameters",
+    "named_parameters",
     "resolve_plan", "describe_parameters",
 ]
 
@@ -56,6 +57,7 @@ MODES = ("quick", "default", "full")
 """The modes of a verification: ``--quick``, none, ``--full``."""
 
 _METADATA_KEY = "fedbound.parameter"
+_FIXED_KEY = "fedbound.fixed"
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 _MAX_DIGITS = 19  # the digits of 2**63 - 1: no claim parameter needs a larger integer than a 64-bit one
 
@@ -93,6 +95,16 @@ def parameter(default: Any = dataclasses.MISSING, doc: str = "", *, minimum: flo
         raise ValueError("doc: a plan parameter needs a one-line description")
     rule = _Rule(doc, minimum, above, maximum, tuple(choices), from_settings)
     return dataclasses.field(default=default, metadata={_METADATA_KEY: rule})
+
+
+def fixed(doc: str) -> Any:
+    """A plan field that is not a parameter: its value is set when the plan is made (a compiled
+    experiment's parsed file and run requests, ``proofs_check.experiments.compile``), never by name;
+    ``plan_parameters`` leaves it out, so ``fedbound list`` does not show it and ``ID[name=value]``
+    cannot set it. ``doc`` says in one line what it holds."""
+    if not doc.strip():
+        raise ValueError("doc: a fixed plan field needs a one-line description")
+    return dataclasses.field(metadata={_FIXED_KEY: doc})
 
 
 @dataclass(frozen=True)
@@ -198,13 +210,14 @@ class ParameterSpec:
 
 @functools.lru_cache(maxsize=None)
 def plan_parameters(plan_type: type) -> tuple[ParameterSpec, ...]:
-    """The parameters of a plan class, in field order; TypeError when a field was not declared with
-    ``parameter`` or has a type a claim parameter cannot have."""
+    """The parameters of a plan class, in field order (its ``fixed`` fields left out); TypeError when a
+    field was not declared with ``parameter`` or ``fixed``, or has a type a claim parameter cannot have."""
     if not (isinstance(plan_type, type) and dataclasses.is_dataclass(plan_type)):
         raise TypeError(f"plan: expected a dataclass type, got {plan_type!r}")
-    hints = typing.get_type_hints(plan_type)
+    declared = [f for f in dataclasses.fields(plan_type) if _FIXED_KEY not in f.metadata]
+    hints = typing.get_type_hints(plan_type) if declared else {}  # fixed fields only: their types may be lazy
     specs = []
-    for f in dataclasses.fields(plan_type):
+    for f in declared:
         rule = f.metadata.get(_METADATA_KEY)
         if rule is None:
             raise TypeError(f"{plan_type.__name__}.{f.name}: declare plan fields with proofs_check.framework.parameters.parameter")

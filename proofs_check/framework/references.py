@@ -10,22 +10,23 @@ __all__ = ["Reference", "LI2020", "DING2020", "YU2019", "LIU2022_NOTE", "REFEREN
 
 @dataclass(frozen=True)
 class Reference:
-    """A cited work: ``key`` is the short label used in claim cards (e.g. ``li2020``)."""
+    """A cited work: ``key`` is the short label used in claim cards (e.g. ``li2020``); ``year`` None for
+    a work without one (an experiment file, ``proofs_check.experiments.compile``)."""
 
     key: str
     authors: str
     title: str
     venue: str
-    year: int
+    year: int | None
     arxiv: str | None = None
     note: str = ""
 
     @property
     def short(self) -> str:
         """In-text citation, e.g. ``Li, Huang, Yang, Wang, Zhang (ICLR 2020, arXiv:1907.02189)``."""
-        where = f"{self.venue} {self.year}" if self.venue else str(self.year)
-        arxiv = f", arXiv:{self.arxiv}" if self.arxiv else ""
-        return f"{self.authors} ({where}{arxiv})"
+        where = " ".join(str(part) for part in (self.venue, self.year) if part)
+        arxiv = (", " if where else "") + f"arXiv:{self.arxiv}" if self.arxiv else ""
+        return f"{self.authors} ({where}{arxiv})" if where or arxiv else self.authors
 
     @property
     def url(self) -> str | None:
@@ -35,7 +36,8 @@ class Reference:
     @property
     def entry(self) -> str:
         """The bibliography entry: authors, title, venue, year, arXiv id, note."""
-        parts = [f"{self.authors}. {self.title}. {self.venue + ', ' if self.venue else ''}{self.year}."]
+        published = ", ".join(str(part) for part in (self.venue, self.year) if part)
+        parts = [f"{self.authors}. {self.title}." + (f" {published}." if published else "")]
         if self.arxiv:
             parts.append(f"arXiv:{self.arxiv}.")
         if self.note:

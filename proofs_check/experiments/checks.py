@@ -12,7 +12,7 @@ points, over the seeds. Three kinds:
   seeds and the tail's, against exponent + tolerance). A decaying claim (exponent < 0) needs
   exponent + tolerance < 0, or a curve that does not decay would pass (``checks[i].tolerance``).
 * ``bound``: "E[metric] <= expression at every record point" on every grid cell, the expression
-  of the names of ``reports.experiment_names`` (``convergence.check_upper_bound``: one-sided
+  of the names of ``proofs_check.experiments.names`` (``convergence.check_upper_bound``: one-sided
   Student-t tests over seeds with Holm's correction).
 * ``ordering``: "the final E[metric] of grid cell ``smaller`` is below that of cell ``larger``",
   each cell picked by a table of grid values (``{local_steps = 5}``), checked on the paired
@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
-from .experiment_algorithm import AlgorithmTable, Grid, GridCell
-from .experiment_expression import Expression
-from .experiment_fields import ExperimentError, check_keys, read_float, read_str, read_table, required
-from .experiment_names import MOMENT_NAMES, PROBLEM_NAMES, RUN_NAMES, STEP_NAMES
+from .algorithm import AlgorithmTable, Grid, GridCell
+from .expression import Expression
+from .fields import ExperimentError, check_keys, read_float, read_str, read_table, required
+from .names import MOMENT_NAMES, PROBLEM_NAMES, RUN_NAMES, STEP_NAMES
 
 __all__ = ["METRICS", "BoundCheck", "Check", "OrderingCheck", "RateCheck", "check_names", "parse_checks"]
 
@@ -97,7 +97,7 @@ _KEYS = {
 
 
 def check_names(algorithm: AlgorithmTable) -> frozenset[str]:
-    """The names a check's expression may use with this algorithm (``reports.experiment_names``):
+    """The names a check's expression may use with this algorithm (``proofs_check.experiments.names``):
     the problem's and the run's names, the config's numeric fields and ``E``, the step-size names
     when the config has a ``step_size`` field and the moments when it has a ``batch_size`` field.
     ExperimentError naming ``algorithm.name`` when a config field has the name of one of those."""

@@ -8,7 +8,7 @@ algorithm has code here. How a value is read depends only on the field's annotat
 * a ``StepSize`` field takes a table in ``StepSize.to_json``'s form, ``{kind = "constant",
   eta0 = 0.01}`` (``StepSize.from_json``; keys left out take their defaults);
 * a numeric field (``int``, ``float``, optionally ``| None``), and each number of a step-size
-  table, takes a number or an expression (``reports.experiment_expression``) of the problem's
+  table, takes a number or an expression (``proofs_check.experiments.expression``) of the problem's
   names, the table's literal numeric fields and the grid's fields, e.g. Li et al.'s step
   ``{kind = "li", mu = "mu", gamma = "max(8 * kappa, local_steps)"}``; an integer field's
   expression must give an integral value (use ceil or floor);
@@ -31,9 +31,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .experiment_expression import Expression
-from .experiment_fields import ExperimentError, check_keys, is_number, read_str, read_table, required
-from .experiment_names import PROBLEM_NAMES
+from .expression import Expression
+from .fields import ExperimentError, check_keys, is_number, read_str, read_table, required
+from .names import PROBLEM_NAMES
 
 __all__ = ["AlgorithmTable", "ConfigField", "Grid", "GridCell"]
 

@@ -6,7 +6,7 @@ check's x-axis (``"gamma + T"``) or a config field that depends on the problem
 when the file is read, before any run, with one ExperimentError naming the field and the token:
 
 * numbers (integers and floats, at most the largest float64; not booleans, strings or complex numbers);
-* names from the list the field allows (``reports.experiment_names``); a name outside it is
+* names from the list the field allows (``proofs_check.experiments.names``); a name outside it is
   "unknown name 'Lip'", with the allowed ones listed;
 * the binary operators ``+ - * / **`` and the unary ``-`` and ``+``, parentheses;
 * calls of ``FUNCTIONS`` with positional arguments: ``sqrt``, ``log`` (natural), ``exp``,
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .experiment_fields import ExperimentError
+from .fields import ExperimentError
 
 __all__ = ["Expression", "FUNCTIONS", "MAX_LENGTH"]
 

@@ -34,16 +34,16 @@ import numpy as np
 
 from convergence import Uninformative, Verdict, check_ordering, check_rate_exponent, check_upper_bound
 from convergence.argument_checks import as_record_points
-from proofs_check.framework.claim import ClaimResult
-from proofs_check.framework.evaluation import combine_checks
-from proofs_check.framework.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
+from ..framework.claim import ClaimResult
+from ..framework.evaluation import combine_checks
+from ..framework.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
 
-from .experiment_algorithm import GridCell
-from .experiment_checks import METRICS, BoundCheck, Check, OrderingCheck, RateCheck
-from .experiment_expression import Expression
-from .experiment_fields import ExperimentError
-from .experiment_file import Experiment
-from .experiment_names import MOMENT_NAMES, CellValues, ProblemValues
+from .algorithm import GridCell
+from .checks import METRICS, BoundCheck, Check, OrderingCheck, RateCheck
+from .expression import Expression
+from .fields import ExperimentError
+from .file import Experiment
+from .names import MOMENT_NAMES, CellValues, ProblemValues
 
 __all__ = ["CellRuns", "check_before_runs", "evaluate_check"]
 
@@ -53,7 +53,7 @@ _YLABELS = {"gap": r"$F(w) - F^*$", "dist_sq": r"$\|w - w^*\|^2$"}
 @dataclass(frozen=True, eq=False)
 class CellRuns:
     """The runs of one grid cell: the cell, its RunResult (whose ``algorithm`` is the cell's config)
-    and the values of every expression name for it (``reports.experiment_names.CellValues``)."""
+    and the values of every expression name for it (``proofs_check.experiments.names.CellValues``)."""
 
     cell: GridCell
     result: Any

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .experiment_fields import is_number
+from .fields import is_number
 
 __all__ = [
     "MOMENT_NAMES", "PROBLEM_NAMES", "RUN_NAMES", "STEP_NAMES", "CellValues", "ProblemValues", "RunMoments", "config_values",
@@ -181,7 +181,7 @@ class CellValues(Mapping[str, Any]):
     def moments(self) -> RunMoments:
         """sigma_sq, p2_sigma_sq and G_sq with the config's ``batch_size`` over the ball around w* that
         holds w_0 and every recorded global model."""
-        from proofs_check import Ball, second_moment_bound, variance_bound
+        from .. import Ball, second_moment_bound, variance_bound
 
         problem, w_star = self.problem.problem, self.problem.optimum.w_star
         radius = math.sqrt(max(float(np.max(self.dist_sq)), float(w_star @ w_star)))

@@ -1,5 +1,6 @@
 """An experiment file (TOML): a user's problem, algorithm, grid, seeds, record rounds and checks,
-read into one immutable ``Experiment`` that ``fedbound run`` executes (``reports.experiment_run``).
+read into one immutable ``Experiment`` that ``fedbound run`` executes (``reports.verify.run_experiment``,
+through the claim ``proofs_check.experiments.compile`` makes of it).
 
 The file (``examples/fedavg_rate.toml`` is a worked one)::
 
@@ -17,7 +18,7 @@ The file (``examples/fedavg_rate.toml`` is a worked one)::
     # weights; the path relative to this file), loss = "logistic", l2 = 0.1, and optionally
     # n_classes, name, data_dir (problems.from_arrays)
 
-    [algorithm]                      # reports.experiment_algorithm
+    [algorithm]                      # proofs_check.experiments.algorithm
     name = "fedavg"
     rounds = 4000
     step_size = {kind = "li", mu = "mu", gamma = "max(8 * kappa, local_steps)"}
@@ -25,7 +26,7 @@ The file (``examples/fedavg_rate.toml`` is a worked one)::
     [grid]                           # optional: the Cartesian product of the listed values
     local_steps = [1, 5]
 
-    [[checks]]                       # reports.experiment_checks
+    [[checks]]                       # proofs_check.experiments.checks
     kind = "rate"
     name = "O(1/T)"
     x = "gamma + T"
@@ -47,9 +48,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .experiment_algorithm import AlgorithmTable, Grid
-from .experiment_checks import Check, check_names, parse_checks
-from .experiment_fields import ExperimentError, check_keys, read_float, read_int, read_str, read_table, required
+from .algorithm import AlgorithmTable, Grid
+from .checks import Check, check_names, parse_checks
+from .fields import ExperimentError, check_keys, read_float, read_int, read_str, read_table, required
 
 if TYPE_CHECKING:
     from problems import ProblemSpec

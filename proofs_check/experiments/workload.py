@@ -28,8 +28,8 @@ from typing import Any
 
 from convergence.budget import Workload, check_workload, model_flops_per_row, record_workload
 
-from .experiment_algorithm import GridCell
-from .experiment_file import Experiment
+from .algorithm import GridCell
+from .file import Experiment
 
 __all__ = ["SAMPLED_CELLS", "check_experiment_budget", "experiment_workload"]
 
@@ -45,7 +45,7 @@ def experiment_workload(experiment: Experiment) -> Workload:
     from convergence.algorithms import algorithm_for
     from problems import build_problem
 
-    from .experiment_names import ProblemValues
+    from .names import ProblemValues
 
     objective = build_problem(experiment.problem)
     values = ProblemValues(objective, lambda: _optimum(objective))
@@ -84,7 +84,7 @@ def check_experiment_budget(experiment: Experiment, limit_hours: float | None = 
 
 def _optimum(objective: Any) -> Any:
     """The exact optimum, computed only when an expression of the estimate needs it (F_star, Gamma, ...)."""
-    from proofs_check.framework.evaluation import claim_optimum
+    from ..framework.evaluation import claim_optimum
 
     return claim_optimum(objective)[0]
 
