@@ -35,7 +35,7 @@ def _two_statements(settings: VerifySettings, plan: _ToyPlan) -> ClaimResults:
 
 
 TOY = Claim("toy", (LI2020,), "nowhere", "two statements", "a number", _two_statements, plan=ModePlans(_ToyPlan()),
-            default=False)
+            default=False, no_variant="a test claim")
 
 
 def test_the_example_compiles_into_one_claim_with_a_run_request_per_grid_cell() -> None:

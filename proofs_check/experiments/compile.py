@@ -110,6 +110,7 @@ def compile_experiment(experiment: Experiment) -> Claim:
         " ".join(f"{experiment.check_id(check)}: {check.statement}." for check in experiment.checks),
         "per check: its checker's headline figure (a rate exponent, the tightness of a bound, a difference)",
         evaluate_experiment, plan=ModePlans(plan), default=False,
+        no_variant="an experiment file states its own checks; fedbound run has no power self-test",
     )
 
 
