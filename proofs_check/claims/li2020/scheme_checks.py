@@ -7,7 +7,7 @@ ICLR 2020, Sec. 5 and App. D.3 (Fig. 1c, 1d, Fig. 4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -20,10 +20,21 @@ if TYPE_CHECKING:
     from convergence import RunResult
     from problems import FamilySpec
 
-    from .schemes import Li2020SchemesPlan
 
-__all__ = ["SchemeInstance", "SCHEME_LABELS", "instability", "rounds_to_target", "EQUALITY_TOLERANCE",
+__all__ = ["SchemeInstance", "SchemeChoices", "SCHEME_LABELS", "instability", "rounds_to_target", "EQUALITY_TOLERANCE",
            "TARGET_PROGRESS", "instance_checks", "equality_check", "scheme_plot"]
+
+
+class SchemeChoices(Protocol):
+    """What the sub-checks read of li2020.schemes' plan (``schemes.Li2020SchemesPlan``): the planted
+    alternatives, the instance of the equality check, the step and the seeds."""
+
+    scheme_ii_stable: bool
+    original_faster: bool
+    equality_data: str
+    eta0: float
+    seeds: int
+
 
 SCHEME_LABELS = {"scheme_i": "Scheme I", "scheme_ii": "Scheme II", "transformed_scheme_ii": "transformed Scheme II",
                  "original": "original scheme"}
@@ -86,7 +97,7 @@ def _speed_check(name: str, key: str, first: RunResult, second: RunResult, first
 
 
 def instance_checks(instance: SchemeInstance, run: dict[str, RunResult],
-                     plan: Li2020SchemesPlan) -> list[tuple[str, Verdict]]:
+                     plan: SchemeChoices) -> list[tuple[str, Verdict]]:
     """The ordering checks of one instance (module docstring)."""
     label, key = instance.label, instance.label.replace(" ", "-")
     final = {scheme: result.gap[:, -1] for scheme, result in run.items()}
@@ -127,7 +138,7 @@ def instance_checks(instance: SchemeInstance, run: dict[str, RunResult],
 
 
 def equality_check(instances: tuple[SchemeInstance, ...], results: dict[tuple[str, str, float], RunResult],
-                    plan: Li2020SchemesPlan) -> tuple[str, Verdict]:
+                    plan: SchemeChoices) -> tuple[str, Verdict]:
     """Transformed Scheme II = Scheme II on the plan's ``equality_data`` image instance (module docstring)."""
     label = f"image {plan.equality_data}"
     (instance,) = [i for i in instances if i.label == label]
@@ -144,7 +155,7 @@ def equality_check(instances: tuple[SchemeInstance, ...], results: dict[tuple[st
 
 
 def scheme_plot(instance: SchemeInstance, run: dict[str, RunResult], F_star: float, eta_best: float, scale: float,
-          plan: Li2020SchemesPlan) -> CurvesPlot:
+          plan: SchemeChoices) -> CurvesPlot:
     """Global loss F(w_r) vs round per scheme (mean over seeds), the paper's statement in the caption;
     ``scale`` the factor from eta_0 to the step on the features."""
     curves = []
