@@ -7,9 +7,7 @@ from ._base import (
     AlgorithmConfig,
     DivergenceError,
     MetricUnavailable,
-    RunConfig,
     RunPlan,
-    RunResult,
     SeedRun,
 )
 from .block_cyclic.extras import BlockCyclicExtras, Communication
@@ -25,3 +23,4 @@ from .mc_psgd import MCPSGDConfig
 from .mm_psgd import MMPSGDConfig
 from .pr_sgd import PRSGDConfig
 from .registry import ALGORITHM_NAMES, algorithm_for, config_type
+from .run_config import RunConfig, RunResult
