@@ -73,10 +73,7 @@ from .plans import (
     DingFig2Plan,
     DingFig4Plan,
     DingFig5Plan,
-    DingOrderingPlan,
-    DingSpeedupPlan,
     DingTable1Plan,
-    DingTheoremPlan,
     LemmasPlan,
     Li2020Eq8Plan,
     Li2020KEffectPlan,
@@ -92,6 +89,9 @@ from .plans import (
 )
 from .constants.regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .claims.checks.constant_step_control import ConstantStepControlPlan
+from .claims.ding2020.ordering import DingOrderingPlan
+from .claims.ding2020.speedup import DingSpeedupPlan
+from .claims.ding2020.theorems import DingTheoremPlan
 from .framework.registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
 from .constants.run_moments import IterateMoments, iterate_moments
 from .constants.trajectory import power_smoothness, sample_minibatch_moments, secant_smoothness

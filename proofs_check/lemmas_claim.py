@@ -40,8 +40,8 @@ from .framework.evaluation import combine_checks
 
 from .framework.settings import VerifySettings
 from .default_problems import BATCH, DEFAULT_PROBLEMS
-from .ding2020 import CYCLES
-from .ding2020 import instance as ding_instance
+from .claims.ding2020.theorem_runs import CYCLES
+from .claims.ding2020.theorem_runs import instance as ding_instance
 from .lemmas.ding2020 import (
     DingLemmaData,
     collect_ding,

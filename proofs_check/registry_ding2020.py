@@ -1,5 +1,5 @@
-"""The claims of Ding et al. (arXiv 2002.07454), "Distributed Optimization over Block-Cyclic Data": Theorems 1-2,
-the speedup, the orderings and the Sec. 5 experiments. Data of the registry (``proofs_check.framework.registry``)."""
+"""The claims of Ding et al. (arXiv 2002.07454), "Distributed Optimization over Block-Cyclic Data": the Sec. 5
+experiments (Theorems 1-2, the speedup and the orderings are in ``proofs_check.claims.ding2020``). Data of the registry (``proofs_check.framework.registry``)."""
 
 from __future__ import annotations
 
@@ -9,30 +9,12 @@ from .plans import (
     DingFig2Plan,
     DingFig4Plan,
     DingFig5Plan,
-    DingOrderingPlan,
     DingTable1Plan,
-    DingSpeedupPlan,
-    DingTheoremPlan,
     Sec5DataPlans,
 )
 from .framework.references import DING2020
 
 __all__ = ["DING2020_CLAIMS"]
-
-_DING_THEOREM_PLAN = ModePlans(
-    quick=DingTheoremPlan(K_grid=(32, 64, 128, 512)),
-    default=DingTheoremPlan(K_grid=(32, 64, 128, 256, 512, 1024, 2048)),
-    full=DingTheoremPlan(K_grid=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)),
-)
-"""The plan shared by ding2020.thm1 and ding2020.thm2 (one sweep shape, one algorithm each)."""
-
-_DING_THEOREM_VARIANTS = (
-    PlantedVariant("rate (NT)^-1.5", "claimed exponent -1.5 in N T instead of -1/2 (the data give about -0.93 on "
-                   "identical blocks)", {"claimed_exponent": -1.5}, sub_check="rate O(1/sqrt(NT))"),
-    PlantedVariant("bound x 1e-5", "the explicit bound of eq. 16, 17, 33 shrunk 10^5 times, below the measured "
-                   "gap on identical blocks (tightness about 1e-3)", {"bound_scale": 1e-5}, sub_check="explicit bound"),
-)
-"""The planted variants shared by ding2020.thm1 and ding2020.thm2 (their evaluators take the same parameters)."""
 
 _FIG2_DIGITS_BLOCKS = dict(n_blocks=2, clients_per_block=5, labels_per_block=5)
 """ding2020.fig2's blocks on the digits (quick and default): M = 2 blocks of 5 labels, N = 5 clients each."""
@@ -49,72 +31,6 @@ this machine): a tutorial-net step measured 1,106 images/s beside LeNet-5's 1,84
 load), so about 1.7x the Fashion-MNIST time."""
 
 DING2020_CLAIMS = (
-    Claim(
-        "ding2020.thm1", (DING2020,), "Theorem 1 (MM-PSGD), explicit form from Lemmas 4-6",
-        "F_m^i μ-strongly convex, L-smooth, variance ≤ σ², E‖∇f‖² ≤ G², ‖x‖² ≤ B²; γ = √N/(L√T), "
-        "I ≤ T^(1/4)/N^(3/4), K > CMN ⇒ (1/M) Σ_m E F_m(x̃_m) − F(x*) ≤ O(1/√(NT)), with the explicit "
-        "constant of eq. 16, 17, 33.",
-        "the largest ratio mini-max gap / explicit bound over the T grid on the identical-block instance (F_m = F, "
-        "where the gap is ≥ 0 and the bound bites; must be ≤ 1)",
-        "proofs_check.ding2020:evaluate_thm1",
-        plan=_DING_THEOREM_PLAN,
-        variants=_DING_THEOREM_VARIANTS,
-        order=50,
-    ),
-    Claim(
-        "ding2020.thm2", (DING2020,), "Theorem 2 (MC-PSGD)",
-        "As Theorem 1 with η = √(NM)/(L√T), I ≤ (T/M)^(1/4)/N^(3/4), K > CMN ⇒ the same O(1/√(NT)) for the "
-        "predictors ũ_m, and for every block m: E F_m(ũ_m) − F_m(x_m*) ≤ O(√M/√(NT)).",
-        "the largest ratio mini-max gap / explicit bound over the T grid on the identical-block instance (F_m = F, "
-        "where the gap is ≥ 0 and the bound bites; must be ≤ 1)",
-        "proofs_check.ding2020:evaluate_thm2",
-        plan=_DING_THEOREM_PLAN,
-        variants=_DING_THEOREM_VARIANTS,
-        order=60,
-    ),
-    Claim(
-        "ding2020.speedup", (DING2020,), "Sec. 3.2, Sec. 4.1 and Theorem 2 (eq. 20)",
-        "MC-PSGD's per-block error E F_m(ũ_m) − F_m(x_m*) ≤ O(√M/√(NT)), on nested instances (the same rows) "
-        "with the theorems' hypotheses (I ≤ (T/M)^(1/4)/N^(3/4) or T^(1/4)/N^(3/4), K > CMN) checked at every point: "
-        "at fixed T it falls at least like N^(−1/2) (linear speedup); Sec. 4.1's sentence as written, \"the "
-        "performance would not deteriorate as M increases\": at fixed T the per-block error of MM-PSGD's and of "
-        "MC-PSGD's predictors does not grow with M; re-posed at fixed K = T/(CM), where √(M/(NT)) = 1/√(NCK) is "
-        "M-free, MC-PSGD's does not either; MC-PSGD sends about 2 M^(1/4) times MM-PSGD's traffic.",
-        "the fitted exponent of MC-PSGD's per-block error in N at fixed T (claimed ≤ −1/2)",
-        "proofs_check.ding2020_speedup:evaluate_speedup",
-        plan=ModePlans(default=DingSpeedupPlan(N_grid=(2, 4, 8, 16), M_grid=(2, 3, 4, 6, 8))),
-        variants=(
-            PlantedVariant("speedup N^-2", "the per-block error falls like 1/N^2 at fixed T (measured about N^-1)",
-                           {"n_exponent": -2.0}, sub_check="linear speedup in N at fixed T"),
-            PlantedVariant("falls with M", "the per-block error falls like M^(-1/2) at fixed K (measured M-free)",
-                           {"m_exponent": -0.5}, sub_check="no growth in M at fixed K"),
-            PlantedVariant("traffic M^(1/4)", "MC-PSGD sends M^(1/4) times MM-PSGD's floats instead of 2 M^(1/4)",
-                           {"traffic_factor": 1.0}, sub_check="MC / MM traffic"),
-        ),
-        order=70,
-    ),
-    Claim(
-        "ding2020.ordering", (DING2020,), "Sec. 5 (Fig. 2)",
-        "On blocks far apart, with the theorems' step sizes and predictors (eq. 7's uniform average): MM-/MC-PSGD's "
-        "block predictors beat FedAvg's single model on their blocks; "
-        "MC-PSGD is at least as good as MM-PSGD per block; FedAvg on block-cyclic data tracks the block just "
-        "trained: the tracking ratio R = Σ_j g_(j,b_j) / Σ_j mean_(m≠b_j) g_(j,m) of its block-end gaps "
-        "g_(j,m) = F_m(x̄_j) − F_m(x_m*) is ≤ 1/2 (R = 1 without tracking), and its swing persists to the last "
-        "cycle; control: on shuffled data R ≥ 1/2.",
-        "the mean over seeds of FedAvg's per-block gap minus MM-PSGD's (claimed > 0)",
-        "proofs_check.ding2020_ordering:evaluate_ordering",
-        plan=ModePlans(quick=DingOrderingPlan(K=256), default=DingOrderingPlan(K=1024)),
-        variants=(
-            PlantedVariant("tracking on shuffled data", "tracking claimed for FedAvg on shuffled data and the no-tracking "
-                           "control claimed on block-cyclic data", {"fedavg_data": "shuffled"},
-                           sub_check="tracks the block just trained"),
-            PlantedVariant("swing doubles", "the last cycle's swing at least twice the first cycle's (measured about equal)",
-                           {"persistence": 2.0}, sub_check="persists"),
-            PlantedVariant("orders reversed", "FedAvg's single model beats the block predictors; MM-PSGD beats MC-PSGD",
-                           {"reverse_orders": True}, sub_check=" beat"),
-        ),
-        order=80,
-    ),
     Claim(
         "ding2020.fig2", (DING2020,), "Sec. 5 (Fig. 2)",
         "On block-cyclic image data (a CNN; Ding et al.'s label-based blocks): MM-PSGD's and MC-PSGD's block "

@@ -13,7 +13,8 @@ import pytest
 
 from proofs_check import CLAIMS, VerifySettings, get_claim
 from proofs_check.framework.parameters import MODES, ModePlans, PlanError, parameter, plan_parameters, resolve_plan
-from proofs_check.plans import DingTheoremPlan, YuTheorem1Plan
+from proofs_check.claims.ding2020.theorems import DingTheoremPlan
+from proofs_check.plans import YuTheorem1Plan
 from reports.verdicts_json import write_verdicts_json
 
 

@@ -15,7 +15,8 @@ import pytest
 
 from convergence import MCPSGDConfig, MMPSGDConfig
 from proofs_check import VerifySettings, get_claim
-from proofs_check import ding2020, ding2020_fig2, ding2020_fig4, ding2020_fig5, ding2020_table1
+import convergence
+from proofs_check import ding2020_fig2, ding2020_fig4, ding2020_fig5, ding2020_table1
 
 QUICK = VerifySettings(quick=True, seeds=2, jobs=1, progress=False)
 
@@ -59,7 +60,7 @@ def test_sec5_claims_run_both_algorithms_with_the_papers_exponential_predictor(
 
 @pytest.mark.parametrize("claim_id", ["ding2020.thm1", "ding2020.thm2", "ding2020.speedup", "ding2020.ordering"])
 def test_theorem_claims_keep_the_uniform_average_of_eq_7(monkeypatch: pytest.MonkeyPatch, claim_id: str) -> None:
-    algorithms = planned_algorithms(monkeypatch, ding2020, claim_id)
+    algorithms = planned_algorithms(monkeypatch, convergence, claim_id)
     configs = [a for a in algorithms if isinstance(a, MMPSGDConfig)]
     assert configs and all(a.predictor == "average" for a in configs)
     if claim_id in ("ding2020.speedup", "ding2020.ordering"):  # both algorithms in one sweep

@@ -38,7 +38,7 @@ from .parameters import ModePlans
 __all__ = ["check_claim_budget", "check_claims_budget", "plan_workload", "runs_workload", "network_flops_per_image"]
 
 _CYCLES = 2
-"""C of Ding et al.'s theorem runs (``ding2020.CYCLES``, the lemma table's MC-PSGD run too)."""
+"""C of Ding et al.'s theorem runs (``claims.ding2020.theorem_runs.CYCLES``, the lemma table's MC-PSGD run too)."""
 
 
 def runs_workload(*, configs: Any = 1, seeds: Any = 1, rounds: Any, E: Any = 1, clients: Any = 1, records: Any = 1,
@@ -88,26 +88,6 @@ def _li_sampling(plan: p.Li2020SamplingPlan) -> Workload:
     images = runs_workload(configs=2, seeds=plan.image_seeds, rounds=plan.image_horizon, clients=plan.image_participants,
                    records=30)
     return synthetic + images
-
-
-def _ding_theorem(plan: p.DingTheoremPlan) -> Workload:
-    # T = C M K steps per client on the N clients of the current block, per K, on one or two instances
-    instances = 2 if plan.identical_instance else 1
-    return sum((runs_workload(configs=instances, seeds=plan.seeds, rounds=_CYCLES * plan.M * K, clients=plan.N)
-                for K in plan.K_grid), Workload())
-
-
-def _ding_speedup(plan: p.DingSpeedupPlan) -> Workload:
-    # MC-PSGD (two chains) at K > C M N per N of the N sweep (M = 3), K = 1024 per M of the M sweep (N = 4)
-    n_sweep = sum((runs_workload(seeds=plan.seeds, rounds=_CYCLES * 3 * (_CYCLES * 3 * N + 1), clients=2 * N)
-                   for N in plan.N_grid), Workload())
-    m_sweep = sum((runs_workload(seeds=plan.seeds, rounds=_CYCLES * M * 1024, clients=2 * 4) for M in plan.M_grid), Workload())
-    return n_sweep + m_sweep
-
-
-def _ding_ordering(plan: p.DingOrderingPlan) -> Workload:
-    # MM-PSGD, MC-PSGD (two chains), FedAvg-cyclic and FedAvg on shuffled data at T = C M K, N = 4, M = 3
-    return runs_workload(configs=5, seeds=plan.seeds, rounds=_CYCLES * 3 * plan.K, clients=4)
 
 
 def _sec5(plan: p.DingSec5Plan, rounds: Any, local_steps: Any, clients: Any, records: Any = 1) -> Workload:
@@ -214,9 +194,6 @@ _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
     p.Li2020Thm4Plan: _li_thm4,
     p.Li2020Thm1Plan: _li_thm1,
     p.Li2020SamplingPlan: _li_sampling,
-    p.DingTheoremPlan: _ding_theorem,
-    p.DingSpeedupPlan: _ding_speedup,
-    p.DingOrderingPlan: _ding_ordering,
     p.DingFig2Plan: _ding_fig2,
     p.DingTable1Plan: _ding_table1,
     p.DingFig4Plan: _ding_fig4,
