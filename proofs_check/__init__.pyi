@@ -70,10 +70,6 @@ from .constants.partition_heterogeneity import (
 )
 from .plans import (
     ConstantsPlan,
-    DingFig2Plan,
-    DingFig4Plan,
-    DingFig5Plan,
-    DingTable1Plan,
     LemmasPlan,
     Li2020Eq8Plan,
     Li2020KEffectPlan,
@@ -85,12 +81,16 @@ from .plans import (
     YuCorollary2Plan,
     YuSweepPlan,
     YuTheorem1Plan,
-    Sec5DataPlans,
 )
 from .constants.regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .claims.checks.constant_step_control import ConstantStepControlPlan
+from .claims.ding2020.fig2 import DingFig2Plan
+from .claims.ding2020.fig4 import DingFig4Plan
+from .claims.ding2020.fig5 import DingFig5Plan
 from .claims.ding2020.ordering import DingOrderingPlan
+from .claims.ding2020.sec5_plans import Sec5DataPlans
 from .claims.ding2020.speedup import DingSpeedupPlan
+from .claims.ding2020.table1 import DingTable1Plan
 from .claims.ding2020.theorems import DingTheoremPlan
 from .framework.registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
 from .constants.run_moments import IterateMoments, iterate_moments

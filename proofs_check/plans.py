@@ -17,10 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .framework.parameters import PlanError, parameter
-from .plans_sec5 import (
-    FIG5_CLAIMS, SEC5_AUTO_ORDER, SEC5_CLASSES, SEC5_DATASETS, SEC5_MARGIN, TABLE1_DIRECTIONS, DingBlocksPlan, DingFig2Plan,
-    DingFig4Plan, DingFig5Plan, DingSec5Plan, DingTable1Plan, Sec5DataPlans,
-)
 
 __all__ = [
     "Li2020Thm4Plan", "Li2020Thm1Plan", "YuSweepPlan",
@@ -28,8 +24,6 @@ __all__ = [
     "PLANTABLE_CONSTANTS", "PLANTABLE_LEMMAS", "RECURSION_SEEDS", "Li2020SchemesPlan",
     "LI_IMAGE_DATA", "STEPS_PER_E_DOC", "Li2020SamplingPlan", "SAMPLING_SEEDS", "SPEEDUP_SEEDS",
     "LI_CHOICE_INSTANCES", "EQ8_OPTIMUM_CLAIMS", "Li2020Eq8Plan", "Li2020KEffectPlan",
-    "DingFig2Plan", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "DingTable1Plan", "TABLE1_DIRECTIONS",
-    "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan", "SEC5_MARGIN", "DingFig4Plan", "FIG5_CLAIMS", "DingFig5Plan",
 ]
 
 PLANTABLE_CONSTANTS = ("L", "mu", "sigma_k^2", "G^2", "sigma_G^2")

@@ -58,13 +58,6 @@ def network_flops_per_image(network: str) -> float:
     return float(getattr(networks, network)().layout.flops_per_image())
 
 
-def _sec5_flops(dataset: str) -> float:
-    """Flops per image of the network Ding et al.'s Sec. 5 claims train on ``dataset`` (resolved, never "auto")."""
-    from ..ding2020_fig2 import NETWORK_OF_DATASET
-
-    return network_flops_per_image(NETWORK_OF_DATASET.get(dataset, "digits_net"))
-
-
 def _li_thm4(plan: p.Li2020Thm4Plan) -> Workload:
     # the constant-step (E = 5), gradient-descent (E = 1) and decaying-step (E = 5) runs, N clients, exact gradients
     return (runs_workload(rounds=plan.simulated_rounds, E=5, clients=plan.N, records=41)
@@ -88,40 +81,6 @@ def _li_sampling(plan: p.Li2020SamplingPlan) -> Workload:
     images = runs_workload(configs=2, seeds=plan.image_seeds, rounds=plan.image_horizon, clients=plan.image_participants,
                    records=30)
     return synthetic + images
-
-
-def _sec5(plan: p.DingSec5Plan, rounds: Any, local_steps: Any, clients: Any, records: Any = 1) -> Workload:
-    """Runs of a Sec. 5 plan: ``clients`` clients a round (both chains counted), minibatch images."""
-    return runs_workload(seeds=plan.seeds, rounds=rounds, E=local_steps, clients=clients, records=records,
-                 rows=plan.batch_size, network_flops=_sec5_flops(plan.dataset))
-
-
-def _ding_fig2(plan: p.DingFig2Plan) -> Workload:
-    # MM-PSGD, MC-PSGD (two chains), FedAvg-cyclic: 4 N clients a round; FedAvg on shuffled data: all M N
-    R, N = plan.cycles * plan.n_blocks * plan.rounds_per_block, plan.clients_per_block
-    return _sec5(plan, R, plan.local_steps, 4 * N + plan.n_blocks * N, records=plan.n_blocks * plan.rounds_per_block)
-
-
-def _ding_table1(plan: p.DingTable1Plan) -> Workload:
-    # MM-PSGD and MC-PSGD (two chains) at every I of the grid, recorded every record_every rounds
-    R, N = plan.cycles * plan.n_blocks * plan.rounds_per_block, plan.clients_per_block
-    return sum((_sec5(plan, R, I, 3 * N, records=R // plan.record_every + 1) for I in plan.local_steps_grid),
-               Workload())
-
-
-def _ding_fig4(plan: p.DingFig4Plan) -> Workload:
-    # per M: MM-PSGD, MC-PSGD (two chains), FedAvg-cyclic, C M E rounds; one FedAvg on shuffled data (M_min N clients)
-    R, N = plan.cycles * plan.rounds_per_cycle, plan.clients_per_block
-    cyclic = sum((_sec5(plan, R, plan.local_steps, 4 * N, records=plan.rounds_per_cycle) for _ in plan.blocks_grid),
-                 Workload())
-    return cyclic + _sec5(plan, R, plan.local_steps, min(plan.blocks_grid) * N)
-
-
-def _ding_fig5(plan: p.DingFig5Plan) -> Workload:
-    # per rate: MM-PSGD and MC-PSGD (two chains) with K = rate N participants a round
-    R = plan.cycles * plan.n_blocks * plan.rounds_per_block
-    return sum((_sec5(plan, R, plan.local_steps, 3 * K, records=plan.n_blocks * plan.rounds_per_block)
-                for K in plan.participants()), Workload())
 
 
 def _yu_pairs(clients: Sequence[int], horizons: Sequence[int]) -> list[tuple[int, int]]:
@@ -194,10 +153,6 @@ _WORKLOADS: Mapping[type, Callable[[Any], Workload]] = {
     p.Li2020Thm4Plan: _li_thm4,
     p.Li2020Thm1Plan: _li_thm1,
     p.Li2020SamplingPlan: _li_sampling,
-    p.DingFig2Plan: _ding_fig2,
-    p.DingTable1Plan: _ding_table1,
-    p.DingFig4Plan: _ding_fig4,
-    p.DingFig5Plan: _ding_fig5,
     p.YuTheorem1Plan: _yu_sweep,
     p.YuCorollary2Plan: _yu_sweep,
     p.YuCNNPlan: _yu_cnn,

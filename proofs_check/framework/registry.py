@@ -84,9 +84,9 @@ def discover_claims() -> dict[str, Claim]:
     """Every claim: fedbound's own (``proofs_check.claims``) and those of the entry points of
     ``fedbound.claims``, by id, ordered by ``(order, id)``; ClaimDiscoveryError for an id found twice."""
     found: list[tuple[Claim, str]] = [(claim, _OWN_CLAIMS) for claim in _module_claims(importlib.import_module(_OWN_CLAIMS))]
-    from .. import registry_checks, registry_ding2020, registry_li2020, registry_yu2019  # claims not yet in a module of their own
+    from .. import registry_checks, registry_li2020, registry_yu2019  # claims not yet in a module of their own
 
-    found += [(claim, module.__name__) for module in (registry_li2020, registry_ding2020, registry_yu2019, registry_checks)
+    found += [(claim, module.__name__) for module in (registry_li2020, registry_yu2019, registry_checks)
               for claim in module.LEGACY_CLAIMS]
     for point in entry_points(group=ENTRY_POINT_GROUP):
         found.extend(_entry_point_claims(point))

@@ -17,7 +17,7 @@ u~_m unless said otherwise):
   tolerance 0.1 (20% of it) on the mean over blocks of q. N = 2..16 spans 0.9 decade with 4
   points; the check FAILs when the fit's interval lies above -0.4, e.g. without speedup
   (exponent 0) or for a claimed -2 (measured: -1.03 in [-1.10, -0.96] with the 8 seeds of
-  ``plans.SPEEDUP_SEEDS``). N = 1 (a
+  ``proofs_check.plans.SPEEDUP_SEEDS``). N = 1 (a
   single client, no averaging) is left out: there the gap (4.4e-4) is not below N = 2's (4.7e-4),
   and a fit over 1..16 bends at its first point (-0.8 in [-1.2, -0.4]).
 * **M at fixed T, the paper's sentence** (Sec. 4.1 after Thm 1: "The convergence rate is independent of
