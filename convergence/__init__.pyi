@@ -24,3 +24,4 @@ from .sweep import (
 )
 from .sweep_runs import RunRequest, check_requests, execute
 from .verdict import Hypothesis, Status, SubCheck, Tightness, Uninformative, Verdict
+from .targets import rounds_to_target

@@ -67,16 +67,6 @@ from .constants.partition_heterogeneity import (
     partition_heterogeneity,
     partition_report,
 )
-from .plans import (
-    DingFig2Plan,
-    DingFig4Plan,
-    DingFig5Plan,
-    DingOrderingPlan,
-    DingSpeedupPlan,
-    DingTable1Plan,
-    DingTheoremPlan,
-    Sec5DataPlans,
-)
 from .constants.regions import EVERYWHERE, Ball, Everywhere, Points, Region
 from .claims.checks.constant_step_control import ConstantStepControlPlan
 from .claims.li2020.eq8 import Li2020Eq8Plan
@@ -92,6 +82,14 @@ from .claims.yu2019.cnn import YuCNNPlan
 from .claims.yu2019.cor2 import YuCorollary2Plan
 from .claims.yu2019.sweep import YuSweepPlan
 from .claims.yu2019.thm1 import YuTheorem1Plan
+from .claims.ding2020.fig2 import DingFig2Plan
+from .claims.ding2020.fig4 import DingFig4Plan
+from .claims.ding2020.fig5 import DingFig5Plan
+from .claims.ding2020.ordering import DingOrderingPlan
+from .claims.ding2020.sec5_plans import Sec5DataPlans
+from .claims.ding2020.speedup import DingSpeedupPlan
+from .claims.ding2020.table1 import DingTable1Plan
+from .claims.ding2020.theorems import DingTheoremPlan
 from .framework.registry import CLAIMS, ClaimSelection, default_claims, get_claim, select_claim
 from .constants.run_moments import IterateMoments, iterate_moments
 from .constants.trajectory import power_smoothness, sample_minibatch_moments, secant_smoothness

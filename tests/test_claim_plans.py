@@ -13,8 +13,8 @@ import pytest
 
 from proofs_check import CLAIMS, VerifySettings, get_claim
 from proofs_check.framework.parameters import MODES, ModePlans, PlanError, parameter, plan_parameters, resolve_plan
+from proofs_check.claims.ding2020.theorems import DingTheoremPlan
 from proofs_check.claims.yu2019.thm1 import YuTheorem1Plan
-from proofs_check.plans import DingTheoremPlan
 from reports.verdicts_json import write_verdicts_json
 
 

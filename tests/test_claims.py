@@ -12,7 +12,7 @@ import pytest
 
 from convergence import Status
 from proofs_check import VerifySettings, get_claim
-from proofs_check.ding2020_hypotheses import PAPER_SETTING, ding_hypotheses
+from proofs_check.claims.ding2020.hypotheses import PAPER_SETTING, ding_hypotheses
 from proofs_check.claims.yu2019.sweep import yu_sync_interval
 
 QUICK = VerifySettings(seeds=2, quick=True, progress=False)

@@ -11,7 +11,7 @@ import pytest
 
 from convergence import Status
 from proofs_check import VerifySettings, get_claim
-from proofs_check.ding2020_fig2 import fig2_curves
+from proofs_check.claims.ding2020.sec5_runs import fig2_curves
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The paired threshold check of ding2020.fig4 and ding2020.fig5 (``proofs_check.ding2020_sec5``) on
+"""The paired threshold check of ding2020.fig4 and ding2020.fig5 (``proofs_check.claims.ding2020.sec5``) on
 hand-made per-seed values: PASS, FAIL and INCONCLUSIVE, its intervals against the Student-t closed
 form, and the Bonferroni side of the FAIL decision.
 
@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 from convergence import Status
-from proofs_check.ding2020_sec5 import FAMILY_ALPHA, check_paired_threshold
+from proofs_check.claims.ding2020.sec5 import FAMILY_ALPHA, check_paired_threshold
 
 Z = np.array([-1.5, -0.5, 0.5, 1.5]) / math.sqrt(5 / 3)
 

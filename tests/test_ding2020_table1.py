@@ -16,7 +16,7 @@ from scipy import stats
 
 from convergence import Status
 from proofs_check import VerifySettings, combine_checks, get_claim
-from proofs_check.ding2020_table1 import (
+from proofs_check.claims.ding2020.table1_rounds import (
     ALPHA, RoundsToTarget, check_rounds_fall, rounds_to_accuracy, algorithm_test_count,
 )
 from reports.verify import verify

@@ -12,7 +12,7 @@ import pytest
 
 from convergence import Status, StepSize
 from convergence import MCPSGDConfig, MMPSGDConfig
-from proofs_check.ding2020 import instance
+from proofs_check.claims.ding2020.theorem_runs import instance
 from proofs_check.lemmas.ding2020 import DingLemmaData, collect_ding, ding_lemma6, ding_lemma6_constant
 from proofs_check.lemmas.verdicts import PLANTED_MARGIN, attained_offset
 from proofs_check.constants.minibatch_moments import gradient_variance

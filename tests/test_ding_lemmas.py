@@ -10,7 +10,7 @@ import pytest
 from convergence import Status, StepSize
 from convergence import MCPSGDConfig, MMPSGDConfig, RunConfig, run
 from problems import BlockCyclicProblem, block_cyclic_softmax
-from proofs_check.ding2020 import instance
+from proofs_check.claims.ding2020.theorem_runs import instance
 from proofs_check.constants.ding2020 import lemma9_ceiling, lemma9_constant
 from proofs_check.lemmas.ding2020 import (
     DING_LEMMA_IDS,

@@ -14,9 +14,9 @@ import pytest
 from convergence import Status
 from problems import ProblemError, block_cyclic_quadratic, build_block_cyclic, build_problem
 from proofs_check import VerifySettings, get_claim
-from proofs_check.ding2020_ordering import block_tracking
-from proofs_check.ding2020_hypotheses import largest_local_steps
-from proofs_check.ding2020_speedup import fixed_T, speedup_parent
+from proofs_check.claims.ding2020.ordering import block_tracking
+from proofs_check.claims.ding2020.hypotheses import largest_local_steps
+from proofs_check.claims.ding2020.speedup import fixed_T, speedup_parent
 
 evaluate_ordering = get_claim("ding2020.ordering").evaluate  # the mode's plan, parameters by name
 evaluate_speedup = get_claim("ding2020.speedup").evaluate

@@ -15,9 +15,9 @@ import pytest
 from convergence import Status, Verdict
 from problems import ProblemError, build_block_cyclic, exact_optimum, problem_spec
 from proofs_check import VerifySettings, get_claim
-from proofs_check.ding2020 import instance, run_configs
+from proofs_check.claims.ding2020.theorem_runs import instance, run_configs
 from proofs_check.constants.ding2020 import DingConstants, ding_bound
-from proofs_check.ding2020_hypotheses import ding_hypotheses
+from proofs_check.claims.ding2020.hypotheses import ding_hypotheses
 
 evaluate_thm1 = get_claim("ding2020.thm1").evaluate  # the mode's plan, parameters by name
 evaluate_thm2 = get_claim("ding2020.thm2").evaluate

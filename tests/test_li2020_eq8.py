@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 from convergence import Status
+from convergence import rounds_to_target
 from problems import build_problem, problem_spec, resolve_li_dataset
 from proofs_check import VerifySettings, get_claim, select_claim
 from proofs_check.claims.li2020.choices import (
-    CHOICE_INSTANCES, IMAGE_SOURCE_PIXELS, LI_CHOICE_INSTANCES, choice_instances, rounds_to_target,
+    CHOICE_INSTANCES, IMAGE_SOURCE_PIXELS, LI_CHOICE_INSTANCES, choice_instances,
 )
 from proofs_check.claims.li2020.eq8 import Li2020Eq8Plan, check_optimum_location
 from proofs_check.claims.li2020.eq8_shape import Eq8Constants, eq8_optimal_E, eq8_rounds_shape, fit_scale

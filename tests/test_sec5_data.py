@@ -13,9 +13,13 @@ import pytest
 import problems.image_data as image_data
 from problems import ProblemError, resolve_image_dataset, resolve_li_dataset
 from proofs_check import VerifySettings, get_claim
-from proofs_check.ding2020_fig2 import sec5_problem
+from proofs_check.claims.ding2020.sec5_runs import sec5_problem
 from proofs_check.framework.parameters import describe_parameters
-from proofs_check.plans import SEC5_AUTO_ORDER, DingFig2Plan, DingFig4Plan, DingFig5Plan, DingTable1Plan
+from proofs_check.claims.ding2020.fig2 import DingFig2Plan
+from proofs_check.claims.ding2020.fig4 import DingFig4Plan
+from proofs_check.claims.ding2020.fig5 import DingFig5Plan
+from proofs_check.claims.ding2020.sec5_plans import SEC5_AUTO_ORDER
+from proofs_check.claims.ding2020.table1 import DingTable1Plan
 from test_image_data import cifar_archive, cifar_batch, write_mnist
 
 SEC5_CLAIMS = ("ding2020.fig2", "ding2020.table1", "ding2020.fig4", "ding2020.fig5")
@@ -99,7 +103,7 @@ def test_digits_defaults_are_unchanged(data: Path, claim_id: str) -> None:
 
 def test_plans_per_data_set_are_checked_as_the_modes_plans() -> None:
     from proofs_check.framework.parameters import ModePlans
-    from proofs_check.plans import Sec5DataPlans
+    from proofs_check.claims.ding2020.sec5_plans import Sec5DataPlans
 
     fig2, fig4 = DIGITS_DEFAULTS["ding2020.fig2"], DIGITS_DEFAULTS["ding2020.fig4"]
     with pytest.raises(TypeError, match="^by_data: every plan must be a DingFig2Plan, got DingFig4Plan"):

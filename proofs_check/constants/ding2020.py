@@ -18,7 +18,7 @@ from .assumptions import second_moment_bound, variance_bound
 from .regions import Ball
 
 if TYPE_CHECKING:
-    from ..ding2020 import DingRun
+    from ..claims.ding2020.theorem_runs import DingRun
 
 __all__ = ["lemma6_constant", "lemma9_constant", "lemma9_ceiling", "DingConstants", "ding_bound"]
 

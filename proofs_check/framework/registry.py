@@ -84,10 +84,6 @@ def discover_claims() -> dict[str, Claim]:
     """Every claim: fedbound's own (``proofs_check.claims``) and those of the entry points of
     ``fedbound.claims``, by id, ordered by ``(order, id)``; ClaimDiscoveryError for an id found twice."""
     found: list[tuple[Claim, str]] = [(claim, _OWN_CLAIMS) for claim in _module_claims(importlib.import_module(_OWN_CLAIMS))]
-    from .. import registry_ding2020  # claims not yet in a module of their own
-
-    found += [(claim, module.__name__) for module in (registry_ding2020,)
-              for claim in module.LEGACY_CLAIMS]
     for point in entry_points(group=ENTRY_POINT_GROUP):
         found.extend(_entry_point_claims(point))
     by_id: dict[str, tuple[Claim, str]] = {}

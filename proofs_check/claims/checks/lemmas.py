@@ -74,17 +74,18 @@ class LemmasPlan:
         traced MC-PSGD run of Ding's lemmas (C = 2, M = 3, E = 16, I = 4, N = 4, two chains)."""
         from convergence.budget import Workload
 
-        from ...framework.plan_workloads import _CYCLES, runs_workload
+        from ...framework.plan_workloads import runs_workload
+        from ..ding2020.theorem_runs import CYCLES
 
         fedavg = sum((runs_workload(seeds=self.seeds, rounds=self.rounds, E=5, clients=N, reference=True)
                       for N in (5, 10, 4)), Workload())
-        return fedavg + runs_workload(seeds=self.seeds, rounds=_CYCLES * 3 * 16, E=4, clients=2 * 4, reference=True)
+        return fedavg + runs_workload(seeds=self.seeds, rounds=CYCLES * 3 * 16, E=4, clients=2 * 4, reference=True)
 
 
 def _ding_lemma_run(seeds: tuple[int, ...]) -> tuple[BlockCyclicProblem, MCPSGDConfig]:
     """The Ding instance with MC-PSGD at K = 64 (C = 2, E = 16, I = 4), gamma and eta of Theorem 2."""
-    from ...ding2020 import CYCLES
-    from ...ding2020 import instance as ding_instance
+    from ..ding2020.theorem_runs import CYCLES
+    from ..ding2020.theorem_runs import instance as ding_instance
 
     problem = ding_instance()
     N, M, E, I = problem.n_clients, problem.n_blocks, 16, 4

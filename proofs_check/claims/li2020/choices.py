@@ -90,7 +90,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChoiceInstance", "CHOICE_INSTANCES", "IMAGE_SOURCE_PIXELS", "choice_instances", "SchemeIRun", "LossCurves",
-    "scheme_i_curves", "rounds_to_target", "image_note", "source_step_scale", "step_note", "E_READING", "e_reading",
+    "scheme_i_curves", "image_note", "source_step_scale", "step_note", "E_READING", "e_reading",
     "STEPS_PER_E_DOC", "LI_IMAGE_DATA", "LI_CHOICE_INSTANCES",
 ]
 
@@ -255,19 +255,6 @@ def scheme_i_curves(
     initial_gap = float(problem.objective(np.zeros(problem.dim)) - optimum.F_star)
     return LossCurves(instance, runs, np.asarray(record, dtype=np.int64), np.stack([result.gap for result in results]),
                       float(optimum.F_star), initial_gap, step, problem, optimum, note, tuple(results))
-
-
-def rounds_to_target(gap: np.ndarray, target_gap: float) -> tuple[np.ndarray, np.ndarray]:
-    """The first round r with gap[..., r] <= target_gap, and whether it was reached.
-
-    ``gap`` (..., R + 1) recorded after every round r = 0..R -> (rounds (...) int64, reached (...)
-    bool); a curve that never reaches the target gets R + 1, a lower bound of its rounds to target
-    (censored)."""
-    gap = np.asarray(gap, dtype=np.float64)
-    below = gap <= target_gap
-    reached = below.any(axis=-1)
-    first = np.where(reached, np.argmax(below, axis=-1), gap.shape[-1])
-    return first.astype(np.int64), reached
 
 
 def image_note(curves: LossCurves, eta0: float) -> str:

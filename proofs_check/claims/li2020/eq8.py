@@ -100,7 +100,7 @@ from ...framework.plot_specs import Curve, CurvesPlot
 from ...framework.references import LI2020
 from .choices import (
     E_READING, LI_CHOICE_INSTANCES, LI_IMAGE_DATA, LossCurves, SchemeIRun, choice_instances, image_note,
-    rounds_to_target, scheme_i_curves,
+    scheme_i_curves,
 )
 from .eq8_shape import Eq8Constants, eq8_optimal_E, eq8_rounds_shape, fit_scale
 
@@ -245,7 +245,7 @@ def _instance_check(curves: LossCurves, plan: Li2020Eq8Plan) -> tuple[Verdict, C
     """The location check, eq. 8's comparison and Fig. 1a's plot on one instance's sweep."""
     label = curves.instance.label
     target_gap = plan.target_fraction * curves.initial_gap
-    rounds, reached = rounds_to_target(curves.gap, target_gap)
+    rounds, reached = convergence.rounds_to_target(curves.gap, target_gap)
     verdict = check_optimum_location(f"{CLAIM_ID}/{label}", plan.E_grid, rounds, reached, plan.claimed_optimum)
     measured_star = int(verdict.measured)
     radius = math.sqrt(max(float(np.max(r.extras.max_radius_sq)) for r in curves.results))

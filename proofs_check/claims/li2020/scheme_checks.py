@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from problems import FamilySpec
 
 
-__all__ = ["SchemeInstance", "SchemeChoices", "SCHEME_LABELS", "instability", "rounds_to_target", "EQUALITY_TOLERANCE",
+__all__ = ["SchemeInstance", "SchemeChoices", "SCHEME_LABELS", "instability", "EQUALITY_TOLERANCE",
            "TARGET_PROGRESS", "instance_checks", "equality_check", "scheme_plot"]
 
 
@@ -76,21 +76,14 @@ def instability(loss: np.ndarray) -> np.ndarray:
     return np.maximum(np.diff(loss, axis=1), 0.0).sum(axis=1)
 
 
-def rounds_to_target(gap: np.ndarray, rounds: np.ndarray, target: float) -> np.ndarray:
-    """First round (S,) at which gap (S, P) at ``rounds`` (P,) is <= target; rounds[-1] + 1 where never."""
-    reached = gap <= target
-    first = np.where(reached.any(axis=1), rounds[np.argmax(reached, axis=1)], rounds[-1] + 1)
-    return first.astype(float)
-
-
 def _speed_check(name: str, key: str, first: RunResult, second: RunResult, first_label: str,
                  second_label: str) -> tuple[str, Verdict]:
     """The check that ``second`` is slower than ``first``: r_first(eps) < r_second(eps), with eps the gap
     TARGET_PROGRESS of the way from the initial gap to the larger of the two mean final gaps."""
     level = max(first.gap[:, -1].mean(), second.gap[:, -1].mean())
     target = level + (1.0 - TARGET_PROGRESS) * (first.gap[:, 0].mean() - level)
-    r_first = rounds_to_target(first.gap, first.rounds, target)
-    r_second = rounds_to_target(second.gap, second.rounds, target)
+    r_first = convergence.rounds_to_target(first.gap, target, first.rounds)[0].astype(float)
+    r_second = convergence.rounds_to_target(second.gap, target, second.rounds)[0].astype(float)
     return name, convergence.check_ordering(key, r_first, r_second, notes=(
         f"rounds to F(w) - F* <= {target:.4g} ({TARGET_PROGRESS:g} of the way from the initial gap to the larger mean "
         f"final gap, {level:.4g}; {int(first.rounds[-1]) + 1} = never): {first_label} {r_first.mean():.1f}, {second_label} {r_second.mean():.1f} (means over seeds)."))

@@ -25,6 +25,7 @@ import numpy as np
 
 import convergence
 
+from ..seeds import SPEEDUP_SEEDS
 from ...framework.claim import Claim, ClaimResult, PlantedVariant
 from ...framework.evaluation import combine_checks
 from ...framework.parameters import ModePlans, parameter
@@ -35,13 +36,8 @@ from .sweep import RATE_TOLERANCE, SWEEP_DEFAULT, SWEEP_FULL, SWEEP_QUICK, YuSwe
 if TYPE_CHECKING:
     from ...framework.settings import VerifySettings
 
-__all__ = ["CLAIM", "SPEEDUP_SEEDS", "YuCorollary2Plan"]
+__all__ = ["CLAIM", "YuCorollary2Plan"]
 
-SPEEDUP_SEEDS = 8
-"""At least this many seeds for yu2019.cor2 and ding2020.speedup, whose exponents lie 0.05-0.2 inside
-their thresholds: with 4 seeds the rate intervals (Student t on 3 df with the jackknife over seeds,
-``convergence.rates``) straddle them (yu2019.cor2 about -0.50 +- 0.07 against -0.45, ding2020.speedup's
-M sweep 0.04 +- 0.22 against 0.25); with 8 every one lies inside."""
 
 
 @dataclass(frozen=True)

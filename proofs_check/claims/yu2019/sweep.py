@@ -10,7 +10,7 @@ Corollary 2: s = sqrt(N)/(L sqrt(T)) and K <= T^{1/4}/N^{3/4} give O(1/sqrt(NT))
 
 Instance: ``identical_quadratic`` (every client holds the same rows, so each worker's gradient is
 unbiased for f, as the theorem assumes), single-row minibatches. The sweep is the plan's
-(``YuSweepPlan``: clients N, horizons T, seeds; yu2019.cor2 at least ``cor2.SPEEDUP_SEEDS``): one run
+(``YuSweepPlan``: clients N, horizons T, seeds; yu2019.cor2 at least ``seeds.SPEEDUP_SEEDS``): one run
 per (N, T) with T >= N^3, s = sqrt(N)/(L sqrt(T)) and K from Corollary 2, with the hypotheses
 K <= T^{1/4}/N^{3/4} and s <= 1/L evaluated on every configuration.
 """

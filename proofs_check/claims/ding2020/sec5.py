@@ -3,7 +3,7 @@ paired threshold check with its family-wise levels, and the report of a sweep (n
 
 Source: Ding et al. 2020, Sec. 5 (``shared/papers/ding2020_block_cyclic.md``). Both claims sweep one
 setting (M at fixed M E; the participation rate K/N) and compare, per algorithm, the paper's metric at
-the two ends of the sweep. The metric is ding2020.fig2's (``fig2_curves``): with acc_m(r) block m's
+the two ends of the sweep. The metric is ding2020.fig2's (``sec5_runs.fig2_curves``): with acc_m(r) block m's
 predictor (or a single model) on block m's test images at round r,
 
     Abar = (1/(M E)) sum over the last cycle's rounds r of (1/M) sum_m acc_m(r),     one value per seed.
@@ -26,7 +26,7 @@ A claim is a family of k sub-checks "E[v] > t" or "E[v] < t" on per-seed paired 
   the threshold), so "does not degrade" is never a mere non-rejection.
 
 Data: the four Sec. 5 claims' default plans take ``dataset`` "auto", resolved with the plan before any
-spec is built (``plans.Sec5DataPlans``, ``problems.resolve_image_dataset``): CIFAR-10 with the paper's
+spec is built (``sec5_plans.Sec5DataPlans``, ``problems.resolve_image_dataset``): CIFAR-10 with the paper's
 tutorial net if its archive is found, else Fashion-MNIST, else MNIST with LeNet-5, else the bundled
 digits with digits_net; on the digits the plans are those measured in each claim's docstring, on the
 others 1500 training and 300 test images drawn at random, each claim's blocks and schedule with fewer
@@ -48,14 +48,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convergence import RunResult, Status, Verdict, check_ordering
+import convergence
+from convergence.verdict import Status, Verdict
 
-from .ding2020_fig2 import NETWORK_OF_DATASET, fig2_curves
-from .plans import DingSec5Plan
-from .framework.plot_specs import Curve, CurvesPlot
+from ...framework.plot_specs import Curve, CurvesPlot
+from .sec5_runs import NETWORK_OF_DATASET, fig2_curves
+
+if TYPE_CHECKING:
+    from convergence import RunResult
+
+    from .sec5_plans import DingSec5Plan
 
 __all__ = ["FAMILY_ALPHA", "last_cycle_rounds", "last_cycle_accuracy", "check_paired_threshold", "sweep_notes",
            "sweep_plot"]
@@ -94,8 +100,8 @@ def check_paired_threshold(claim_id: str, values: np.ndarray, threshold: float, 
     level = np.full(v.shape, float(threshold))
     smaller, larger = (level, v) if above else (v, level)
     confidence, corrected = 1 - FAMILY_ALPHA, 1 - FAMILY_ALPHA / family_size
-    passing = check_ordering(claim_id, smaller, larger, confidence=confidence)
-    failing = check_ordering(claim_id, smaller, larger, confidence=corrected)
+    passing = convergence.check_ordering(claim_id, smaller, larger, confidence=confidence)
+    failing = convergence.check_ordering(claim_id, smaller, larger, confidence=corrected)
 
     def of_v(interval: tuple[float, float]) -> tuple[float, float]:
         """The interval of E v from check_ordering's interval of E[larger - smaller]."""

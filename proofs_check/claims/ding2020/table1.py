@@ -72,7 +72,7 @@ measured 9-11 s CPU per MM-PSGD run and 52-55 s per MC-PSGD run (its loss select
 client's images each round) per seed and 100 rounds, so about 2.8 CPU-hours for 4 seeds and 1000
 rounds (about 1.5 h on 2 cores).
 
-The default plan's ``dataset`` is "auto" (``plans.SEC5_AUTO_ORDER``): on Fashion-MNIST, found here,
+The default plan's ``dataset`` is "auto" (``sec5_plans.SEC5_AUTO_ORDER``): on Fashion-MNIST, found here,
 LeNet-5 on 1500 training and 300 test images, the digits' blocks and I grid but C = 2 (20 rounds),
 accuracy recorded every 2nd round, gamma = 0.05 (the full plan's, not tuned on these runs). Measured (4
 seeds; MC-PSGD then with eq. 7's average, not rerun since): the curves barely leave the initial accuracy,
@@ -88,158 +88,73 @@ processes at once).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats
 
-from convergence import (
-    RunConfig, RunRequest, RunResult, StepSize, Status, Uninformative, Verdict,
-    check_ordering, execute,
-)
-from problems import BlockCyclicImageProblem
+import convergence
+from convergence.verdict import Uninformative, Verdict
 
-from .framework.claim import ClaimResult
+from ...framework.claim import Claim, ClaimResult, PlantedVariant
+from ...framework.evaluation import combine_checks
+from ...framework.parameters import ModePlans, PlanError, parameter
+from ...framework.plot_specs import Curve, CurvesPlot, RatePlot, RateSeries, ReferenceRate
+from ...framework.references import DING2020
+from .sec5_plans import FIG2_DIGITS_BLOCKS, SEC5_CIFAR10, SEC5_LENET5, DingBlocksPlan, Sec5DataPlans
+from .sec5_runs import NETWORK_OF_DATASET, sec5_configs, sec5_problem
+from .table1_rounds import RoundsToTarget, algorithm_test_count, check_rounds_fall, rounds_to_accuracy
 
-from .framework.evaluation import combine_checks
+if TYPE_CHECKING:
+    from convergence import RunResult
+    from convergence.budget import Workload
+    from problems import BlockCyclicImageProblem
 
-from .framework.settings import VerifySettings
-from .ding2020_fig2 import NETWORK_OF_DATASET, sec5_configs, sec5_problem
-from .claims.li2020.choices import rounds_to_target
-from .plans import DingTable1Plan
-from .framework.plot_specs import Curve, CurvesPlot, RatePlot, RateSeries, ReferenceRate
+    from ...framework.settings import VerifySettings
 
-__all__ = ["evaluate_table1", "RoundsToTarget", "rounds_to_accuracy", "RoundsChecks", "check_rounds_fall",
-           "algorithm_test_count", "PAPER_TABLE1", "ALPHA"]
+__all__ = ["CLAIM", "DingTable1Plan", "TABLE1_DIRECTIONS", "evaluate", "PAPER_TABLE1"]
+
+TABLE1_DIRECTIONS = ("fall", "rise")
+"""How ding2020.table1's rounds to target are claimed to move as I grows: fall (Table 1), or rise (planted false)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DingTable1Plan(DingBlocksPlan):
+    """ding2020.table1: Ding et al.'s Table 1 (rounds to a target accuracy against I) on block-cyclic
+    image data: the data and the schedule as ding2020.fig2's, the I grid, how often the accuracy is
+    recorded, the target rule and the claimed direction."""
+
+    local_steps_grid: tuple[int, ...] = parameter(doc="local steps I per round of the sweep (the paper: 5, 10, 15, "
+                                                      "20; at least 2 values)", minimum=1)
+    record_every: int = parameter(doc="rounds between two accuracy records (1: every round; the resolution of the "
+                                      "rounds to target)", minimum=1)
+    target_fraction: float = parameter(0.9, "the target accuracy is this fraction of the way from the initial "
+                                            "accuracy to the best mean accuracy every I reaches (the paper's 60% is "
+                                            "0.91 of the way from chance, 10%, to its best, 65%)", above=0,
+                                       maximum=1)
+    seeds: int = parameter(4, "seeds of every run (at least 3: the checks are Bonferroni-corrected paired t-tests "
+                              "over seeds)", minimum=3, from_settings="seeds")
+    claimed_direction: str = parameter("fall", "how the rounds to target are claimed to move as I grows (rise: a "
+                                               "planted variant)", choices=TABLE1_DIRECTIONS)
+
+    def __post_init__(self) -> None:
+        if len(self.local_steps_grid) < 2:
+            raise PlanError("local_steps_grid", f"needs at least 2 values of I, got {self.local_steps_grid}")
+
+    def workload(self) -> Workload:
+        """MM-PSGD and MC-PSGD (two chains) at every I of the grid, recorded every record_every rounds."""
+        from convergence.budget import Workload
+
+        R, N = self.cycles * self.n_blocks * self.rounds_per_block, self.clients_per_block
+        return sum((self.sec5_workload(R, I, 3 * N, records=R // self.record_every + 1)
+                    for I in self.local_steps_grid), Workload())
+
 
 CLAIM_ID = "ding2020.table1"
-ALPHA = 0.05
-"""The family-wise level of the claim's tests (module docstring)."""
 PAPER_TABLE1 = {"MM-PSGD": {5: 3210, 10: 2010, 15: 1610, 20: 1610}, "MC-PSGD": {5: 3210, 10: 2010, 15: 1610, 20: 1410}}
 """Ding et al.'s Table 1: rounds to 60% average block test accuracy on CIFAR-10, per algorithm and I."""
 ALGORITHMS = (("mm", "MM-PSGD"), ("mc", "MC-PSGD"))
 """The algorithms of Table 1: key (in sub-check ids) and name."""
-
-
-@dataclass(frozen=True)
-class RoundsToTarget:
-    """One algorithm's rounds to its target over the I grid: ``rounds`` (J, S) int64, the first
-    recorded round with A(r) >= ``target`` (``horizon`` + 1 where censored), ``reached`` (J, S) bool;
-    ``initial`` A0 and ``lowest_best`` A_low of the target rule (module docstring), ``grid`` the J
-    values of I."""
-
-    grid: tuple[int, ...]
-    rounds: np.ndarray
-    reached: np.ndarray
-    target: float
-    initial: float
-    lowest_best: float
-    horizon: int
-
-    @property
-    def censored_fraction(self) -> float:
-        """The fraction of the J S runs that never reached the target."""
-        return float(1.0 - self.reached.mean())
-
-
-def rounds_to_accuracy(average: np.ndarray, record_rounds: np.ndarray, grid: tuple[int, ...],
-                       fraction: float) -> RoundsToTarget:
-    """``RoundsToTarget`` from average block accuracies ``average`` (J, S, P) of the runs at the J
-    values of I in ``grid``, recorded at ``record_rounds`` (P,) (increasing integers from 0, the
-    last the horizon C M E), with the target A0 + ``fraction`` (A_low - A0) (module docstring).
-
-    Raises:
-        ValueError: naming ``record_rounds`` (not increasing integers from 0), ``average`` (not (J, S,
-            P) for the grid and records, non-finite, outside [0, 1]) or ``fraction`` (not in (0, 1]).
-    """
-    record_rounds = np.asarray(record_rounds)
-    if record_rounds.ndim != 1 or record_rounds.dtype.kind not in "iu" or record_rounds.size < 2 \
-            or record_rounds[0] != 0 or np.any(np.diff(record_rounds) <= 0):
-        raise ValueError(f"record_rounds: need increasing integer rounds from 0, got {record_rounds!r}")
-    average = np.asarray(average, dtype=np.float64)
-    if average.ndim != 3 or average.shape[0] != len(grid) or average.shape[2] != record_rounds.size:
-        raise ValueError(f"average: expected shape ({len(grid)} values of I, seeds, {record_rounds.size} records), "
-                         f"got {average.shape}")
-    if not np.all(np.isfinite(average)) or average.min() < 0 or average.max() > 1:
-        raise ValueError("average: accuracies must be finite and in [0, 1]")
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction: must be in (0, 1], got {fraction!r}")
-    mean = average.mean(axis=1)  # (J, P)
-    initial, lowest_best = float(mean[:, 0].mean()), float(mean.max(axis=1).min())
-    target = initial + fraction * (lowest_best - initial)
-    index, reached = rounds_to_target(-average, -target)  # A >= target  <=>  -A <= -target
-    horizon = int(record_rounds[-1])
-    rounds = np.append(record_rounds, horizon + 1)[index]  # a censored run's index is P: horizon + 1
-    return RoundsToTarget(tuple(grid), rounds.astype(np.int64), reached, target, initial, lowest_best, horizon)
-
-
-@dataclass(frozen=True)
-class RoundsChecks:
-    """The counted sub-checks (name, verdict) of one algorithm and its uninformative ones."""
-
-    checks: tuple[tuple[str, Verdict], ...]
-    uninformative: tuple[Uninformative, ...]
-
-
-def algorithm_test_count(J: int) -> int:
-    """The tests of one algorithm that can FAIL the claim on a grid of J values of I: (a) and the J - 1
-    neighbour checks (b), or (a) alone when J = 2 (its pair is the only neighbours)."""
-    return J if J > 2 else 1
-
-
-def check_rounds_fall(claim_id: str, name: str, measured: RoundsToTarget, claimed: str = "fall",
-                      n_tests: int | None = None, alpha: float = ALPHA) -> RoundsChecks:
-    """Checks (a) and (b) of the module docstring on one algorithm's rounds, ``name`` naming it in
-    the sub-checks; ``claimed`` "fall" (rounds non-increasing as I grows) or "rise" (non-decreasing);
-    every one-sided test at level alpha / ``n_tests`` (default: one algorithm's, ``algorithm_test_count``)."""
-    if claimed not in ("fall", "rise"):
-        raise ValueError(f"claimed: expected 'fall' or 'rise', got {claimed!r}")
-    J, S = measured.rounds.shape
-    own = algorithm_test_count(J)
-    n_tests = own if n_tests is None else n_tests
-    if isinstance(n_tests, bool) or not isinstance(n_tests, int) or n_tests < own:
-        raise ValueError(f"n_tests: need an integer >= {own} (the algorithm's own tests), got {n_tests!r}")
-    if S < 2:
-        raise ValueError(f"measured: need at least 2 seeds to pair, got {S}")
-    order = list(range(J)) if claimed == "fall" else list(range(J - 1, -1, -1))
-    I = [measured.grid[j] for j in order]
-    rounds, reached = measured.rounds[order].astype(np.float64), measured.reached[order]
-    confidence = 1 - 2 * alpha / n_tests
-    level = f"one-sided paired t, level {alpha:g}/{n_tests} (Bonferroni)"
-    table = ", ".join(f"I = {i}: {r.mean():.4g} ({int(k.sum())}/{S} reached)" for i, r, k in zip(I, rounds, reached))
-    context = (f"{name}: rounds to A >= {measured.target:.3f} (A0 = {measured.initial:.3f}, lowest best mean "
-               f"accuracy over I {measured.lowest_best:.3f}), means over {S} paired seeds: {table}; censored runs "
-               f"count as {measured.horizon + 1}.")
-    tag = f"{claim_id}/{name.lower()}"
-    first = check_ordering(f"{tag}/I={I[-1]}<I={I[0]}", rounds[-1], rounds[0], confidence,
-                           notes=f"{context} {level}.")
-    if first.status is Status.PASS and not reached[-1].all():
-        first = replace(first, status=Status.INCONCLUSIVE, notes=f"{first.notes} Not a PASS: I = {I[-1]} missed "
-                        "the target in some seed, so its rounds are only lower bounds.")
-    elif first.status is Status.PASS and measured.censored_fraction > 0.5:
-        first = replace(first, status=Status.INCONCLUSIVE, notes=f"{first.notes} Not a PASS: "
-                        f"{measured.censored_fraction:.0%} of the runs never reached the target.")
-    elif first.status is Status.FAIL and not reached[0].all():
-        first = replace(first, status=Status.INCONCLUSIVE, notes=f"{first.notes} Not a FAIL: I = {I[0]} missed "
-                        "the target in some seed, so its rounds are only lower bounds.")
-    verb = "fewer" if claimed == "fall" else "more"
-    checks: list[tuple[str, Verdict]] = [(f"(a) {name}: {verb} rounds at I = {measured.grid[-1]} than at "
-                                          f"I = {measured.grid[0]}", first)]
-    uninformative: list[Uninformative] = []
-    for j in range(J - 1 if J > 2 else 0):  # with J = 2 the only neighbours are (a)'s pair
-        label = f"(b) {name}: no significant {'rise' if claimed == 'fall' else 'fall'} from I = {I[j]} to I = {I[j + 1]}"
-        step = check_ordering(f"{tag}/I={I[j + 1]}<=I={I[j]}", rounds[j + 1], rounds[j], confidence,
-                              notes=f"{level}.")
-        if not reached[j].all():
-            uninformative.append(Uninformative.of(label, step, (
-                f"I = {I[j]} missed the target in some seed, so its rounds are lower bounds and a rise after it "
-                "cannot be shown")))
-        elif step.status is Status.FAIL:
-            checks.append((label, step))
-        else:
-            checks.append((label, replace(step, status=Status.PASS, notes=f"{step.notes} No significant rise "
-                                          "(ties allowed, as in the paper).")))
-    return RoundsChecks(tuple(checks), tuple(uninformative))
 
 
 def _record_rounds(plan: DingTable1Plan) -> tuple[int, ...]:
@@ -251,12 +166,12 @@ def _record_rounds(plan: DingTable1Plan) -> tuple[int, ...]:
 def _runs(settings: VerifySettings, plan: DingTable1Plan,
           problem: BlockCyclicImageProblem) -> dict[str, tuple[RunResult, ...]]:
     """MM-PSGD and MC-PSGD (``sec5_configs``: Sec. 5's predictor, eta = gamma) at every I of the grid: key -> runs (J,)."""
-    gamma = StepSize.constant(plan.step_size)
+    gamma = convergence.StepSize.constant(plan.step_size)
     common = dict(cycles=plan.cycles, rounds_per_block=plan.rounds_per_block, step_size=gamma,
                   batch_size=plan.batch_size, record_rounds=_record_rounds(plan), seeds=tuple(range(plan.seeds)))
-    configs = [RunConfig(problem.spec, config) for I in plan.local_steps_grid
+    configs = [convergence.RunConfig(problem.spec, config) for I in plan.local_steps_grid
                for config in sec5_configs(local_steps=I, **common)]
-    results = execute([RunRequest(config) for config in configs], settings.sweep_options(),
+    results = convergence.execute([convergence.RunRequest(config) for config in configs], settings.sweep_options(),
                       description="Ding et al. Table 1 on block-cyclic images")
     return {key: tuple(results[a::len(ALGORITHMS)]) for a, (key, _) in enumerate(ALGORITHMS)}
 
@@ -264,6 +179,8 @@ def _runs(settings: VerifySettings, plan: DingTable1Plan,
 def _interval(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean over seeds of ``values`` (J, S) and its 95% Student-t interval (S - 1 df), each (J,)."""
     mean = values.mean(axis=1)
+    from scipy import stats
+
     half = stats.t.ppf(0.975, values.shape[1] - 1) * values.std(axis=1, ddof=1) / np.sqrt(values.shape[1])
     return mean, mean - half, mean + half
 
@@ -273,7 +190,7 @@ def _paper_text() -> str:
                      for name, table in PAPER_TABLE1.items())
 
 
-def evaluate_table1(settings: VerifySettings, plan: DingTable1Plan) -> ClaimResult:
+def evaluate(settings: VerifySettings, plan: DingTable1Plan) -> ClaimResult:
     """Table 1's checks (module docstring) on the plan's data, schedule and I grid; ``plan.claimed_direction``
     "rise" plants the false claim that the rounds to target rise with I."""
     problem = sec5_problem(plan.dataset, plan.n_blocks, plan.clients_per_block, plan.labels_per_block,
@@ -354,3 +271,32 @@ def _curves_plot(plan: DingTable1Plan, records: np.ndarray, mean: np.ndarray, me
         "curve per I; the horizontal line is the target of the rounds to target.",
         tuple(curves), "round r", "average block test accuracy", logx=False, logy=False,
     )
+
+
+CLAIM = Claim(
+    "ding2020.table1", (DING2020,), "Sec. 5 (Table 1, Fig. 3)",
+    "On block-cyclic image data (a CNN; Ding et al.'s label-based blocks): MM-PSGD and MC-PSGD (predictors: "
+    "Sec. 5's exponential average, base 0.5) need fewer communication rounds to first reach a target average block test accuracy as the local iterations I per "
+    "round grow (paper, CIFAR-10, rounds to 60% at I = 5, 10, 15, 20: MM-PSGD 3210, 2010, 1610, 1610; MC-PSGD "
+    "3210, 2010, 1610, 1410).",
+    "the mean over seeds of MM-PSGD's rounds to target at the smallest I minus at the largest (claimed > 0)",
+    evaluate,
+    plan=ModePlans(
+        quick=DingTable1Plan(dataset="digits", n_train=400, n_test=200, **FIG2_DIGITS_BLOCKS, cycles=3,
+                             rounds_per_block=5, step_size=0.1, local_steps_grid=(5, 20), record_every=1),
+        default=DingTable1Plan(dataset="auto", n_train=0, n_test=0, **FIG2_DIGITS_BLOCKS, cycles=6,
+                               rounds_per_block=5, step_size=0.1, local_steps_grid=(5, 10, 15, 20),
+                               record_every=1),
+        full=DingTable1Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, n_blocks=5, clients_per_block=10,
+                            labels_per_block=3, cycles=10, rounds_per_block=20, step_size=0.05,
+                            local_steps_grid=(5, 10, 15, 20), record_every=2),
+        by_data=Sec5DataPlans(*(DingTable1Plan(**scale, **FIG2_DIGITS_BLOCKS, cycles=2, rounds_per_block=5,
+                                               local_steps_grid=(5, 10, 15, 20), record_every=2)
+                                for scale in (SEC5_LENET5, SEC5_CIFAR10))),
+    ),
+    variants=(
+        PlantedVariant("rounds rise with I", "the rounds to target claimed to rise as I grows (the opposite of "
+                       "Table 1)", {"claimed_direction": "rise"}, sub_check="(b) "),
+    ),
+    order=100,
+)

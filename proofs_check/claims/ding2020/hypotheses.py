@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from convergence import Hypothesis
+from convergence.verdict import Hypothesis
 
 __all__ = ["PAPER_SETTING", "ding_hypotheses", "largest_local_steps", "paper_hypotheses", "paper_setting_note"]
 

@@ -1,4 +1,5 @@
-"""Claims of Ding et al., "Distributed Optimization over Block-Cyclic Data" (arXiv 2002.07454).
+"""What ding2020.thm1 and ding2020.thm2 share (Ding et al., "Distributed Optimization over Block-Cyclic
+Data", arXiv 2002.07454): their plan, planted variants, checks and plots.
 
 ding2020.thm1 (MM-PSGD) and ding2020.thm2 (MC-PSGD): with gamma = sqrt(N)/(L sqrt(T)),
 I <= T^{1/4}/N^{3/4} (MC: eta = sqrt(NM)/(L sqrt(T)), I <= (T/M)^{1/4}/N^{3/4}) and K > C M N,
@@ -34,12 +35,12 @@ rate are checks that can FAIL; a planted smaller bound (``bound_scale``) or stee
 (NT)^(-0.93) rather than (NT)^(-1/2) (averaged constant-step SGD on a quadratic reaches about
 1/(NT)), so a planted exponent -1 is not rejected (INCONCLUSIVE) and -1.5 is (FAIL).
 
-ding2020.speedup and ding2020.ordering are evaluated in ``ding2020_speedup`` and
-``ding2020_ordering`` on the runs of ``run_configs``.
+ding2020.speedup and ding2020.ordering are evaluated in ``speedup`` and ``ordering`` on the runs of
+``theorem_runs.run_configs``.
 
 Instances: ``block_cyclic_quadratic`` (least squares: every constant exact), blocks far apart and
 identical blocks, C = 2 cycles, single row minibatches. The sweep runs T = C M K with K over the
-plan's grid (``proofs_check.plans.DingTheoremPlan``: K_grid, N clients, M blocks, seeds, and the
+plan's grid (``DingTheoremPlan``: K_grid, N clients, M blocks, seeds, and the
 constants the planted variants change), I the largest integer the theorem allows, E = K / I rounds
 per block.
 """
@@ -48,112 +49,73 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from convergence import (
-    BlockCyclicExtras,
-    FedAvgCyclicConfig,
-    Hypothesis,
-    MCPSGDConfig,
-    MMPSGDConfig,
-    RunConfig,
-    RunRequest,
-    RunResult,
-    Status,
-    StepSize,
-    Uninformative,
-    Verdict,
-    block_cyclic_gaps,
-    check_rate_exponent,
-    check_upper_bound,
-    execute,
-    fit_rate,
-)
-from problems import BlockCyclicProblem, build_block_cyclic, exact_optimum, problem_constants, problem_spec
+import convergence
+import problems
+from convergence.verdict import Hypothesis, Status, Uninformative, Verdict
 
-from .framework.claim import ClaimResult
+from ... import constants
+from ...framework.claim import ClaimResult, PlantedVariant
+from ...framework.evaluation import combine_checks
+from ...framework.parameters import ModePlans, parameter
+from ...framework.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
+from .hypotheses import PAPER_SETTING, ding_hypotheses, paper_hypotheses, paper_setting_note
+from .theorem_runs import CYCLES, DingRun, instance, run_configs
 
-from .framework.evaluation import combine_checks
+if TYPE_CHECKING:
+    from convergence.budget import Workload
+    from problems import BlockCyclicProblem
 
-from .framework.settings import VerifySettings
-from .constants.ding2020 import DingConstants, ding_bound
-from .ding2020_hypotheses import (
-    PAPER_SETTING, ding_hypotheses, largest_local_steps, paper_hypotheses, paper_setting_note,
-)
-from .plans import DingTheoremPlan
-from .framework.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
+    from ...constants.ding2020 import DingConstants
+    from ...framework.settings import VerifySettings
 
-__all__ = ["evaluate_thm1", "evaluate_thm2", "THEOREM_PREDICTOR", "run_configs"]
+__all__ = ["DingTheoremPlan", "THEOREM_PLANS", "THEOREM_VARIANTS", "RATE_TOLERANCE", "evaluate_theorem"]
 
-CYCLES = 2
 RATE_TOLERANCE = 0.05
-THEOREM_PREDICTOR = "average"
-"""The predictor of every run of ``run_configs`` (the theorem claims thm1, thm2, speedup, ordering): eq. 7-8's
-uniform average of a block's models, the one Theorems 1-2 and their proofs use (eq. 50 applies Jensen's
-inequality to it). The Sec. 5 claims run the paper's exponential average instead (``ding2020_fig2.SEC5_PREDICTOR``)."""
-
-
-def instance(n_clients: int = 4, n_blocks: int = 3, block_spread: float = 1.0,
-             identical_blocks: bool = False) -> BlockCyclicProblem:
-    """The least-squares block-cyclic instance of the Ding claims (blocks far apart by default).
-
-    ``identical_blocks=True``: every block holds block 0's rows, so F_m = F and x_m* = x*
-    (``block_cyclic_quadratic``), the instance on which Theorem 1's bound is not met trivially.
-    """
-    return build_block_cyclic(problem_spec(
-        "block_cyclic_quadratic", n_clients=n_clients, n_blocks=n_blocks, dim=8, samples_per_client=20,
-        block_spread=block_spread, client_spread=0.3, mu=0.2, noise=0.1, seed=0, identical_blocks=identical_blocks,
-    ))
 
 
 @dataclass(frozen=True)
-class DingRun:
-    """One configuration of the sweep and its result (T = C M K, K = E I)."""
+class DingTheoremPlan:
+    """ding2020.thm1 and ding2020.thm2: the K grid (T = C M K, C = 2), the instance's N and M, the
+    seeds, and the claimed rate, the bound's scale and whether the identical-block instance runs."""
 
-    algorithm: str
-    N: int
-    M: int
-    T: int
-    K: int
-    I: int
-    gamma: float
-    result: RunResult[BlockCyclicExtras]
-    problem: BlockCyclicProblem
+    K_grid: tuple[int, ...] = parameter(doc="iterations per block K = E I of the sweep (hypothesis: K > C M N)",
+                                        minimum=1)
+    N: int = parameter(4, "clients per block", minimum=1)
+    M: int = parameter(3, "blocks", minimum=2)
+    seeds: int = parameter(4, "seeds of every run", minimum=1, from_settings="seeds")
+    claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (eq. 11, 19, 20)")
+    bound_scale: float = parameter(1.0, "multiplies the explicit bound (eq. 16, 17, 33)", above=0)
+    identical_instance: bool = parameter(True, "also run the identical-block instance, where the bound bites")
 
-    @property
-    def C(self) -> int:
-        """The number of cycles of this configuration, T / (M K)."""
-        return self.T // (self.M * self.K)
+    def workload(self) -> Workload:
+        """T = C M K steps per client on the N clients of the current block, per K, on one or two instances."""
+        from convergence.budget import Workload
+
+        from ...framework.plan_workloads import runs_workload
+
+        instances = 2 if self.identical_instance else 1
+        return sum((runs_workload(configs=instances, seeds=self.seeds, rounds=CYCLES * self.M * K, clients=self.N)
+                    for K in self.K_grid), Workload())
 
 
-def run_configs(settings: VerifySettings, plans: Sequence[tuple]) -> list[DingRun]:
-    """Run (algorithm, problem, K, seeds, record_rounds) plans through the sweep layer, each with
-    the theorem's step sizes, the largest allowed I (K rounded down to a multiple of I) and, for MM-PSGD
-    and MC-PSGD, eq. 7's predictor (``THEOREM_PREDICTOR``)."""
-    requests, shapes = [], []
-    for algorithm, problem, K, seeds, record_rounds in plans:
-        N, M = problem.n_clients, problem.n_blocks
-        L = problem_constants(problem.combined).L
-        I = largest_local_steps("mc" if algorithm == "mc" else "mm", N, M, CYCLES * M * K)
-        E = max(1, K // I)
-        K, T = E * I, CYCLES * M * E * I
-        gamma = np.sqrt(N) / (L * np.sqrt(T))
-        common = dict(cycles=CYCLES, rounds_per_block=E, local_steps=I, step_size=StepSize.constant(gamma),
-                      batch_size=1, seeds=seeds, record_rounds=record_rounds)
-        if algorithm == "mc":
-            config = MCPSGDConfig(**common, predictor=THEOREM_PREDICTOR,
-                                  block_step_size=StepSize.constant(np.sqrt(N * M) / (L * np.sqrt(T))))
-        elif algorithm == "mm":
-            config = MMPSGDConfig(**common, predictor=THEOREM_PREDICTOR)
-        else:
-            config = FedAvgCyclicConfig(**common)
-        requests.append(RunRequest(RunConfig(problem.spec, config), track=algorithm != "fedavg"))
-        shapes.append((algorithm, N, M, T, K, I, gamma, problem))
-    results = execute(requests, settings.sweep_options(), description="Ding et al. runs")
-    return [DingRun(a, N, M, T, K, I, g, result, problem)
-            for (a, N, M, T, K, I, g, problem), result in zip(shapes, results)]
+THEOREM_PLANS = ModePlans(
+    quick=DingTheoremPlan(K_grid=(32, 64, 128, 512)),
+    default=DingTheoremPlan(K_grid=(32, 64, 128, 256, 512, 1024, 2048)),
+    full=DingTheoremPlan(K_grid=(32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)),
+)
+"""The plan shared by ding2020.thm1 and ding2020.thm2 (one sweep shape, one algorithm each)."""
+
+THEOREM_VARIANTS = (
+    PlantedVariant("rate (NT)^-1.5", "claimed exponent -1.5 in N T instead of -1/2 (the data give about -0.93 on "
+                   "identical blocks)", {"claimed_exponent": -1.5}, sub_check="rate O(1/sqrt(NT))"),
+    PlantedVariant("bound x 1e-5", "the explicit bound of eq. 16, 17, 33 shrunk 10^5 times, below the measured "
+                   "gap on identical blocks (tightness about 1e-3)", {"bound_scale": 1e-5}, sub_check="explicit bound"),
+)
+"""The planted variants shared by ding2020.thm1 and ding2020.thm2 (their evaluators take the same parameters)."""
 
 
 @dataclass(frozen=True)
@@ -182,23 +144,24 @@ class _GapSweep:
         return self.block.mean(axis=-1)
 
 
-def _sweeps(algorithm: str, problems: Sequence[BlockCyclicProblem], settings: VerifySettings,
+def _sweeps(algorithm: str, instances: Sequence[BlockCyclicProblem], settings: VerifySettings,
             plan: DingTheoremPlan) -> list[_GapSweep]:
     """The plan's K grid on every problem, run as one sweep, and each problem's gaps, bounds and hypotheses."""
     seeds, grid = tuple(range(plan.seeds)), list(plan.K_grid)
-    runs = run_configs(settings, [(algorithm, problem, K, seeds, ()) for problem in problems for K in grid])
+    runs = run_configs(settings, [(algorithm, problem, K, seeds, ()) for problem in instances for K in grid])
     sweeps = []
-    for i, problem in enumerate(problems):
+    for i, problem in enumerate(instances):
         mine = tuple(runs[i * len(grid): (i + 1) * len(grid)])
-        gaps = [block_cyclic_gaps(problem, r.result) for r in mine]
-        F_star = exact_optimum(problem.combined, crosscheck=False).F_star
-        block_star = [exact_optimum(problem.block(m), crosscheck=False).F_star for m in range(problem.n_blocks)]
-        bounds, constants = zip(*(ding_bound(r) for r in mine))
+        gaps = [convergence.block_cyclic_gaps(problem, r.result) for r in mine]
+        F_star = problems.exact_optimum(problem.combined, crosscheck=False).F_star
+        block_star = [problems.exact_optimum(problem.block(m), crosscheck=False).F_star
+                      for m in range(problem.n_blocks)]
+        bounds, instance_constants = zip(*(constants.ding_bound(r) for r in mine))
         sweeps.append(_GapSweep(
             algorithm, problem, mine, np.array([r.N * r.T for r in mine], dtype=float),
             np.stack([g.minimax_gap[:, -1] for g in gaps], axis=1),
             np.stack([g.block_gap[:, -1, :] for g in gaps], axis=1),
-            float(np.mean(block_star) - F_star), np.array(bounds), tuple(constants),
+            float(np.mean(block_star) - F_star), np.array(bounds), tuple(instance_constants),
             tuple(h for r in mine for h in ding_hypotheses(algorithm, r.N, r.M, r.T, r.K, r.I, f"T={r.T}", C=r.C)),
         ))
     return sweeps
@@ -230,7 +193,7 @@ def _minimax_checks(sweep: _GapSweep, label: str, claimed_exponent: float,
     setting = (f"{name} on {label}, N = {p.n_clients}, M = {p.n_blocks}, C = {sweep.runs[0].C}; floor "
                f"(1/M) sum_m F_m* - F* = {sweep.floor:.4g}")
     bound_name, rate_name = f"explicit bound, {label}, {name}", f"rate O(1/sqrt(NT)), {label}, {name}"
-    bound = check_upper_bound(
+    bound = convergence.check_upper_bound(
         f"ding2020.{a}/{tag}/bound", sweep.nt, sweep.minimax, bound_scale * sweep.bounds, hypotheses=sweep.hypotheses,
         notes=f"{setting}: (1/M) sum_m F_m(predictor_m) - F(x*) at the end of each run against "
         f"{_scaled(bound_scale)}the explicit form",
@@ -244,7 +207,7 @@ def _minimax_checks(sweep: _GapSweep, label: str, claimed_exponent: float,
             "any positive bound whatever the algorithm does")))
     nonpositive = int(np.any(sweep.minimax <= 0, axis=0).sum())
     if nonpositive == 0:
-        informative.append((rate_name, check_rate_exponent(
+        informative.append((rate_name, convergence.check_rate_exponent(
             f"ding2020.{a}/{tag}/rate", sweep.nt, sweep.minimax, claimed_exponent=claimed_exponent,
             tolerance=RATE_TOLERANCE,  # 0.05 = 10% of the claimed -1/2: slower than (NT)^-0.45 is not O(1/sqrt(NT))
             hypotheses=sweep.hypotheses, notes=f"{setting}: exponent in N T of the mini-max gap")))
@@ -262,7 +225,7 @@ def _mc_block_checks(sweep: _GapSweep, claimed_exponent: float) -> list[tuple[st
     """Thm 2, eq. 20 on blocks far apart: F_m(u~_m) - F_m(x_m*) <= O(sqrt(M/(NT))) for every m, an
     exponent -1/2 in N T at fixed M, and so for their mean, the excess over the floor."""
     p = sweep.problem
-    checks = [("excess over the floor, blocks apart, MC-PSGD", check_rate_exponent(
+    checks = [("excess over the floor, blocks apart, MC-PSGD", convergence.check_rate_exponent(
         "ding2020.mc/apart/excess", sweep.nt, np.maximum(sweep.excess, 0.0), claimed_exponent=claimed_exponent,
         tolerance=RATE_TOLERANCE,  # 10% of the claimed -1/2, as the mini-max rate
         hypotheses=sweep.hypotheses,
@@ -271,7 +234,7 @@ def _mc_block_checks(sweep: _GapSweep, claimed_exponent: float) -> list[tuple[st
         "against N T: the mean of eq. 20's per-block gaps (the clip at 0 removes rounding only)",
     ))]
     for m in range(p.n_blocks):
-        checks.append((f"per-block rate, block {m + 1}", check_rate_exponent(
+        checks.append((f"per-block rate, block {m + 1}", convergence.check_rate_exponent(
             f"ding2020.mc/block{m + 1}", sweep.nt, np.maximum(sweep.block[:, :, m], 0.0),
             claimed_exponent=claimed_exponent, tolerance=RATE_TOLERANCE,  # 10% of the claimed -1/2, as above
             hypotheses=sweep.hypotheses,
@@ -288,16 +251,16 @@ def _measured_rates(sweep: _GapSweep) -> list[dict[str, Any]]:
         (f"block {m + 1}: F_m(x~_m) - F_m(x_m*)", sweep.block[:, :, m]) for m in range(sweep.problem.n_blocks)]
     rows = []
     for label, values in series:
-        fit = fit_rate(sweep.nt, np.maximum(values, 0.0))
+        fit = convergence.fit_rate(sweep.nt, np.maximum(values, 0.0))
         rows.append({"quantity": label, "exponent": fit.exponent, "lo": fit.interval[0], "hi": fit.interval[1],
                      "mean at the largest N T": float(values.mean(axis=0)[-1]), "interval": fit.method})
     return rows
 
 
-def _evaluate_theorem(algorithm: str, settings: VerifySettings, plan: DingTheoremPlan) -> ClaimResult:
+def evaluate_theorem(algorithm: str, settings: VerifySettings, plan: DingTheoremPlan) -> ClaimResult:
     claimed_exponent, bound_scale, identical_instance = plan.claimed_exponent, plan.bound_scale, plan.identical_instance
-    problems = [instance(plan.N, plan.M)] + [instance(plan.N, plan.M, identical_blocks=True)] * identical_instance
-    apart, *identical = _sweeps(algorithm, problems, settings, plan)
+    instances = [instance(plan.N, plan.M)] + [instance(plan.N, plan.M, identical_blocks=True)] * identical_instance
+    apart, *identical = _sweeps(algorithm, instances, settings, plan)
     checks, uninformative = [], []
     for sweep, label in [(s, "identical blocks") for s in identical] + [(apart, "blocks apart")]:
         informative, skipped = _minimax_checks(sweep, label, claimed_exponent, bound_scale)
@@ -359,15 +322,3 @@ def _plots(apart: _GapSweep, checks: list[tuple[str, Verdict]], claimed_exponent
     ))
     return tuple(plots)
 
-
-def evaluate_thm1(settings: VerifySettings, plan: DingTheoremPlan) -> ClaimResult:
-    """Theorem 1 (MM-PSGD) on ``plan``. Planted false variants: ``claimed_exponent`` < -1/2 (a faster
-    rate than claimed), ``bound_scale`` < 1 (a smaller explicit bound); ``identical_instance=False``
-    keeps only the blocks far apart, where every sub-check is uninformative (INCONCLUSIVE)."""
-    return _evaluate_theorem("mm", settings, plan)
-
-
-def evaluate_thm2(settings: VerifySettings, plan: DingTheoremPlan) -> ClaimResult:
-    """Theorem 2 (MC-PSGD), with the plan of ``evaluate_thm1``; ``claimed_exponent`` applies to eq.
-    20's per-block rates as well."""
-    return _evaluate_theorem("mc", settings, plan)

@@ -2,9 +2,9 @@
 
 Source: Ding et al. 2020, Sec. 5 (``shared/papers/ding2020_block_cyclic.md``): MM-PSGD and
 MC-PSGD reach the best accuracy, "FedAvg with block-cyclic data does not converge at all,
-fluctuating" and FedAvg on shuffled data does not fluctuate. Sub-checks, on ``ding2020.instance``
+fluctuating" and FedAvg on shuffled data does not fluctuate. Sub-checks, on ``theorem_runs.instance``
 (N = 4, M = 3, blocks far apart) with C = 2 cycles, the theorems' step sizes and their predictors (eq. 7's
-uniform average, ``ding2020.THEOREM_PREDICTOR``: this claim tests Sec. 5's orderings in the theorems'
+uniform average, ``theorem_runs.THEOREM_PREDICTOR``: this claim tests Sec. 5's orderings in the theorems'
 regime; the CNN claims ding2020.fig2 etc. run Sec. 5's exponential average). Every sub-check is a test with
 its p-value (``Verdict.p_fail``: ``check_ordering``, ``check_upper_bound``, ``check_lower_bound``), so the
 claim's verdict is Holm over the six at 0.05 (``combine_checks``):
@@ -41,24 +41,47 @@ variant ``fedavg_data="shuffled"``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convergence import (
-    PRSGDConfig, RunConfig, RunRequest, StepSize, Verdict, block_cyclic_gaps, check_lower_bound, check_ordering,
-    check_upper_bound, execute,
-)
+import convergence
+from convergence.verdict import Verdict
 
-from .framework.claim import ClaimResult
+from ...framework.claim import Claim, ClaimResult, PlantedVariant
+from ...framework.evaluation import combine_checks
+from ...framework.parameters import ModePlans, parameter
+from ...framework.plot_specs import Curve, CurvesPlot
+from ...framework.references import DING2020
+from .theorem_runs import CYCLES, DingRun, instance, run_configs
 
-from .framework.evaluation import combine_checks
+if TYPE_CHECKING:
+    from convergence.budget import Workload
 
-from .framework.settings import VerifySettings
-from .framework.plot_specs import Curve, CurvesPlot
-from .ding2020 import CYCLES, DingRun, instance, run_configs
-from .plans import DingOrderingPlan
+    from ...framework.settings import VerifySettings
 
-__all__ = ["evaluate_ordering", "block_tracking", "BlockTracking", "TRACKING_RATIO", "PERSISTENCE", "SHUFFLE_SEED"]
+__all__ = ["CLAIM", "DingOrderingPlan", "evaluate", "block_tracking", "BlockTracking", "TRACKING_RATIO", "PERSISTENCE",
+           "SHUFFLE_SEED"]
+
+
+@dataclass(frozen=True)
+class DingOrderingPlan:
+    """ding2020.ordering: K of the three runs, the seeds, and the planted alternatives."""
+
+    K: int = parameter(doc="iterations per block K = E I (T = C M K, C = 2)", minimum=1)
+    seeds: int = parameter(4, "seeds of every run (at least 2: the checks are paired over seeds)", minimum=2,
+                           from_settings="seeds")
+    fedavg_data: str = parameter("cyclic", "data of the tracking claims (the control gets the other)",
+                                 choices=("cyclic", "shuffled"))
+    persistence: float = parameter(0.5, "the last cycle's swing must exceed this fraction of the first's")
+    reverse_orders: bool = parameter(False, "claim the three orderings reversed")
+
+    def workload(self) -> Workload:
+        """MM-PSGD, MC-PSGD (two chains), FedAvg-cyclic and FedAvg on shuffled data at T = C M K, N = 4, M = 3."""
+        from ...framework.plan_workloads import runs_workload
+
+        return runs_workload(configs=5, seeds=self.seeds, rounds=CYCLES * 3 * self.K, clients=4)
+
 
 TRACKING_RATIO = 0.5
 """Largest E[R] that counts as tracking: the block just trained fits at least twice as well as the
@@ -119,13 +142,16 @@ def _shuffled_control(settings: VerifySettings, fedavg: DingRun) -> np.ndarray:
     problem = fedavg.problem
     E, M = fedavg.K // fedavg.I, problem.n_blocks
     rounds = CYCLES * M * E
-    config = PRSGDConfig(rounds=rounds, sync_interval=fedavg.I, step_size=StepSize.constant(fedavg.gamma),
-                         batch_size=1, record_rounds=tuple(range(E, rounds + 1, E)), seeds=fedavg.result.seeds)
-    (result,) = execute([RunRequest(RunConfig(problem.shuffled(SHUFFLE_SEED).spec, config))], settings.sweep_options(), description="Ding et al. FedAvg on shuffled data")
-    return block_cyclic_gaps(problem, result).global_block_gap
+    config = convergence.PRSGDConfig(rounds=rounds, sync_interval=fedavg.I,
+                                     step_size=convergence.StepSize.constant(fedavg.gamma), batch_size=1,
+                                     record_rounds=tuple(range(E, rounds + 1, E)), seeds=fedavg.result.seeds)
+    request = convergence.RunRequest(convergence.RunConfig(problem.shuffled(SHUFFLE_SEED).spec, config))
+    (result,) = convergence.execute([request], settings.sweep_options(),
+                                    description="Ding et al. FedAvg on shuffled data")
+    return convergence.block_cyclic_gaps(problem, result).global_block_gap
 
 
-def evaluate_ordering(settings: VerifySettings, plan: DingOrderingPlan) -> ClaimResult:
+def evaluate(settings: VerifySettings, plan: DingOrderingPlan) -> ClaimResult:
     """Sec. 5's comparison (module docstring) with ``plan.K`` iterations per block and ``plan.seeds`` seeds.
 
     The plan's other fields plant false variants (defaults: the paper's claim): ``fedavg_data``
@@ -141,9 +167,9 @@ def evaluate_ordering(settings: VerifySettings, plan: DingOrderingPlan) -> Claim
     mm, mc, fedavg = run_configs(settings, [("mm", problem, K, seeds, ()), ("mc", problem, K, seeds, ()),
                                             ("fedavg", problem, K, seeds, ())])
     M = problem.n_blocks
-    mm_gap = block_cyclic_gaps(problem, mm.result).block_gap[:, -1, :].mean(axis=1)
-    mc_gap = block_cyclic_gaps(problem, mc.result).block_gap[:, -1, :].mean(axis=1)
-    cyclic_gaps = block_cyclic_gaps(problem, fedavg.result).global_block_gap  # (S, C M, M): block ends
+    mm_gap = convergence.block_cyclic_gaps(problem, mm.result).block_gap[:, -1, :].mean(axis=1)
+    mc_gap = convergence.block_cyclic_gaps(problem, mc.result).block_gap[:, -1, :].mean(axis=1)
+    cyclic_gaps = convergence.block_cyclic_gaps(problem, fedavg.result).global_block_gap  # (S, C M, M): block ends
     fed_gap = cyclic_gaps[:, -1, :].mean(axis=1)
     shuffled_gaps = _shuffled_control(settings, fedavg)
     cyclic, shuffled = block_tracking(cyclic_gaps, M), block_tracking(shuffled_gaps, M)
@@ -159,23 +185,23 @@ def evaluate_ordering(settings: VerifySettings, plan: DingOrderingPlan) -> Claim
             name, key, gap, other_name, other_key, other = other_name, other_key, other, name, key, gap
         if relation == "beat":
             verb = "beat" if name.endswith("predictors") else "beats"
-            checks.append((f"{name} {verb} {other_name}", check_ordering(
+            checks.append((f"{name} {verb} {other_name}", convergence.check_ordering(
                 f"ding2020.ordering/{key}<{other_key}", gap, other, notes=note)))
         else:  # 'at least as good': a slack of 1e-12 counts equal gaps as the claimed order
-            checks.append((f"{name} {relation} {other_name}", check_ordering(
+            checks.append((f"{name} {relation} {other_name}", convergence.check_ordering(
                 f"ding2020.ordering/{key}<={other_key}", gap, other + 1e-12, notes=note)))
     checks += [
-        (f"FedAvg on {fedavg_data} data tracks the block just trained", check_upper_bound(
+        (f"FedAvg on {fedavg_data} data tracks the block just trained", convergence.check_upper_bound(
             "ding2020.ordering/tracking", ends, tracked.ratio[:, None], np.array([TRACKING_RATIO]),
             notes=f"tracking ratio R = sum_j g_(j,b_j) / sum_j mean_(m != b_j) g_(j,m) over the {CYCLES * M} block ends "
             f"of FedAvg on {fedavg_data} data, g_(j,m) = F_m(x_bar_j) - F_m(x_m*) (R = 1 for a model that ignores "
             f"the block order); claimed E[R] <= {TRACKING_RATIO:g}.")),
-        (f"the swing of FedAvg on {fedavg_data} data persists", check_ordering(
+        (f"the swing of FedAvg on {fedavg_data} data persists", convergence.check_ordering(
             "ding2020.ordering/persistence", persistence * tracked.swing[:, 0], tracked.swing[:, -1],
             notes=f"swing = mean over a cycle's block ends of mean_(m != b_j) g_(j,m) - g_(j,b_j); claimed: the last "
             f"cycle's swing > {persistence:g} x the first's (first cycle {tracked.swing[:, 0].mean():.4g}, last "
             f"{tracked.swing[:, -1].mean():.4g}, means over seeds).")),
-        (f"control: FedAvg on {control_data} data does not track", check_lower_bound(
+        (f"control: FedAvg on {control_data} data does not track", convergence.check_lower_bound(
             "ding2020.ordering/control", ends, control.ratio[:, None], np.array([TRACKING_RATIO]),
             notes=f"the tracking ratio R of FedAvg on {control_data} data (shuffled: the rows pooled and dealt at "
             f"random, shuffle seed {SHUFFLE_SEED}, same schedule, gaps of the original blocks); claimed E[R] >= "
@@ -199,3 +225,27 @@ def evaluate_ordering(settings: VerifySettings, plan: DingOrderingPlan) -> Claim
         ), xlabel=r"local steps $t$", ylabel=r"$F_m(\bar x) - F_m(x_m^*)$", logx=False, logy=True,
     )
     return ClaimResult(verdict, (plot,))
+
+
+CLAIM = Claim(
+    "ding2020.ordering", (DING2020,), "Sec. 5 (Fig. 2)",
+    "On blocks far apart, with the theorems' step sizes and predictors (eq. 7's uniform average): MM-/MC-PSGD's "
+    "block predictors beat FedAvg's single model on their blocks; "
+    "MC-PSGD is at least as good as MM-PSGD per block; FedAvg on block-cyclic data tracks the block just "
+    "trained: the tracking ratio R = Σ_j g_(j,b_j) / Σ_j mean_(m≠b_j) g_(j,m) of its block-end gaps "
+    "g_(j,m) = F_m(x̄_j) − F_m(x_m*) is ≤ 1/2 (R = 1 without tracking), and its swing persists to the last "
+    "cycle; control: on shuffled data R ≥ 1/2.",
+    "the mean over seeds of FedAvg's per-block gap minus MM-PSGD's (claimed > 0)",
+    evaluate,
+    plan=ModePlans(quick=DingOrderingPlan(K=256), default=DingOrderingPlan(K=1024)),
+    variants=(
+        PlantedVariant("tracking on shuffled data", "tracking claimed for FedAvg on shuffled data and the no-tracking "
+                       "control claimed on block-cyclic data", {"fedavg_data": "shuffled"},
+                       sub_check="tracks the block just trained"),
+        PlantedVariant("swing doubles", "the last cycle's swing at least twice the first cycle's (measured about "
+                       "equal)", {"persistence": 2.0}, sub_check="persists"),
+        PlantedVariant("orders reversed", "FedAvg's single model beats the block predictors; MM-PSGD beats MC-PSGD",
+                       {"reverse_orders": True}, sub_check=" beat"),
+    ),
+    order=80,
+)

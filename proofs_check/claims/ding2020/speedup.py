@@ -8,7 +8,7 @@ I <= (T/M)^{1/4}/N^{3/4} and K > C M N, for every block m
     E[F_m(u~_m) - F_m(x_m*)] <= O(sqrt(M) / sqrt(N T)),        T = C M K.
 
 Five sub-checks, on the per-block gap q = F_m(p_m) - F_m(x_m*) of a predictor p_m at the end of the run
-(predictors: eq. 7's uniform average of the rounds of block m, ``ding2020.THEOREM_PREDICTOR``; MC-PSGD's
+(predictors: eq. 7's uniform average of the rounds of block m, ``theorem_runs.THEOREM_PREDICTOR``; MC-PSGD's
 u~_m unless said otherwise):
 
 * **N at fixed T** (linear speedup, abstract and Sec. 3.2): M and T fixed, N over the plan's ``N_grid``, each
@@ -17,7 +17,7 @@ u~_m unless said otherwise):
   tolerance 0.1 (20% of it) on the mean over blocks of q. N = 2..16 spans 0.9 decade with 4
   points; the check FAILs when the fit's interval lies above -0.4, e.g. without speedup
   (exponent 0) or for a claimed -2 (measured: -1.03 in [-1.10, -0.96] with the 8 seeds of
-  ``plans.SPEEDUP_SEEDS``). N = 1 (a
+  ``proofs_check.claims.seeds.SPEEDUP_SEEDS``). N = 1 (a
   single client, no averaging) is left out: there the gap (4.4e-4) is not below N = 2's (4.7e-4),
   and a fit over 1..16 bends at its first point (-0.8 in [-1.2, -0.4]).
 * **M at fixed T, the paper's sentence** (Sec. 4.1 after Thm 1: "The convergence rate is independent of
@@ -34,7 +34,7 @@ u~_m unless said otherwise):
   only K = T/(C M) iterations in each block visit, so its predictor of a block lies further from x_m* as
   M grows (it starts each visit from the previous block's model); MC-PSGD's block-separate chain of a
   block runs T/M iterations in all, so its gap follows the fast regime M/(NT) below. The theorem is not
-  contradicted: its explicit form (``ding2020.DingConstants.bound``) has the term
+  contradicted: its explicit form (``constants.DingConstants.bound``) has the term
   4(B^2 L^2 + B^2 + B^2 L)/K = 4 C M (B^2 L^2 + B^2 + B^2 L)/T, which grows like M at fixed T and is of
   lower order than 1/sqrt(NT) only as T grows (the "rate" is M-free, a finite-T performance is not);
   and MC-PSGD on this strongly convex instance is in the fast regime q ~ M/(NT) = 1/(N C K), below
@@ -49,7 +49,7 @@ u~_m unless said otherwise):
   largest I: 2 I_MM / I_MC plus the reset broadcasts; PASS within 25% of the estimate.
 
 Nested instances: one parent (max(N_grid) clients, max(M_grid) blocks, otherwise the
-parameters of ``ding2020.instance``) is built once, and every point of the sweeps runs on a view
+parameters of ``theorem_runs.instance``) is built once, and every point of the sweeps runs on a view
 ``parent.nested(N, M)``: the first N clients of the first M blocks, the same rows. So the N sweep's
 instances share their M blocks and their first clients, the M sweeps' share their N clients and
 their first blocks, and every point runs the same seeds (the minibatch streams differ with N, as
@@ -71,23 +71,30 @@ cores) took 7.6 and 8.7 s user CPU against 5.9 and 6.3 s, about +2 s (+35%), and
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convergence import Hypothesis, Status, Verdict, block_cyclic_gaps, check_rate_exponent
-from problems import BlockCyclicProblem
+import convergence
+from convergence.verdict import Hypothesis, Status, Verdict
 
-from .framework.claim import ClaimResult
+from ...framework.claim import Claim, ClaimResult, PlantedVariant
+from ...framework.evaluation import combine_checks
+from ...framework.parameters import ModePlans, parameter
+from ...framework.plot_specs import RatePlot, RateSeries, ReferenceRate, rate_plot
+from ...framework.references import DING2020
+from ..seeds import SPEEDUP_SEEDS
+from .hypotheses import ding_hypotheses, largest_local_steps
+from .theorem_runs import CYCLES, DingRun, instance, run_configs
 
-from .framework.evaluation import combine_checks
+if TYPE_CHECKING:
+    from convergence.budget import Workload
+    from problems import BlockCyclicProblem
 
-from .framework.settings import VerifySettings
-from .framework.plot_specs import RatePlot, RateSeries, ReferenceRate, rate_plot
-from .ding2020 import CYCLES, DingRun, instance, run_configs
-from .ding2020_hypotheses import ding_hypotheses, largest_local_steps
-from .plans import DingSpeedupPlan
+    from ...framework.settings import VerifySettings
 
-__all__ = ["evaluate_speedup", "fixed_T", "speedup_parent", "TRAFFIC_K"]
+__all__ = ["CLAIM", "DingSpeedupPlan", "evaluate", "fixed_T", "speedup_parent", "TRAFFIC_K"]
 
 N_SWEEP_BLOCKS = 3
 """Blocks of the N sweep (at fixed T; the plan's N_grid gives the clients, N = 1 left out: module docstring)."""
@@ -109,8 +116,36 @@ TRAFFIC_TOLERANCE = 0.25
 _ALGORITHMS = (("mm", "MM-PSGD", "x~_m"), ("mc", "MC-PSGD", "u~_m"))
 
 
+@dataclass(frozen=True)
+class DingSpeedupPlan:
+    """ding2020.speedup: the N sweep (at M = 3 and fixed T) and the M sweeps (at N = 4, fixed T and fixed K)
+    on nested views of one instance, the seeds, and the claimed exponents and traffic factor."""
+
+    N_grid: tuple[int, ...] = parameter(doc="clients of the N sweep at fixed T (N >= 2)", minimum=2)
+    M_grid: tuple[int, ...] = parameter(doc="blocks of the M sweeps at fixed T and at fixed K (the first min M blocks "
+                                            "are compared)", minimum=2)
+    seeds: int = parameter(SPEEDUP_SEEDS, "seeds of the N and M sweeps (at least 8: rate intervals over seeds)",
+                           minimum=SPEEDUP_SEEDS, from_settings="seeds")
+    n_exponent: float = parameter(-0.5, "the claimed exponent in N at fixed T")
+    m_exponent_fixed_T: float = parameter(0.0, "the claimed exponent in M at fixed T (the paper's sentence)")
+    m_exponent: float = parameter(0.0, "the claimed exponent in M at fixed K (the re-posed form)")
+    traffic_factor: float = parameter(2.0, "MC-PSGD / MM-PSGD traffic claimed as factor * M^(1/4)", above=0)
+
+    def workload(self) -> Workload:
+        """MC-PSGD (two chains) at K > C M N per N of the N sweep (M = 3), K = 1024 per M of the M sweep (N = 4)."""
+        from convergence.budget import Workload
+
+        from ...framework.plan_workloads import runs_workload
+
+        n_sweep = sum((runs_workload(seeds=self.seeds, rounds=CYCLES * 3 * (CYCLES * 3 * N + 1), clients=2 * N)
+                       for N in self.N_grid), Workload())
+        m_sweep = sum((runs_workload(seeds=self.seeds, rounds=CYCLES * M * 1024, clients=2 * 4) for M in self.M_grid),
+                      Workload())
+        return n_sweep + m_sweep
+
+
 def speedup_parent(plan: DingSpeedupPlan) -> BlockCyclicProblem:
-    """The parent instance of the sweeps: ``ding2020.instance`` with max(N_grid) clients and
+    """The parent instance of the sweeps: ``theorem_runs.instance`` with max(N_grid) clients and
     max(M_grid) blocks (16 and 8 in the shipped plan)."""
     return instance(n_clients=max(plan.N_grid + (M_SWEEP_CLIENTS,)), n_blocks=max(plan.M_grid + (N_SWEEP_BLOCKS,)))
 
@@ -143,7 +178,7 @@ def fixed_T(blocks: tuple[int, ...], N: int = M_SWEEP_CLIENTS, floor: int = M_FI
 def _gap(run: DingRun, blocks: int | None = None) -> np.ndarray:
     """(S,) the run's mean per-block gap of its predictors over the first ``blocks`` blocks (all when
     None) at the end."""
-    gap = block_cyclic_gaps(run.problem, run.result).block_gap[:, -1, :]
+    gap = convergence.block_cyclic_gaps(run.problem, run.result).block_gap[:, -1, :]
     return gap[:, : blocks or gap.shape[1]].mean(axis=1)
 
 
@@ -158,12 +193,12 @@ def _m_check(claim_id: str, M_grid: tuple[int, ...], runs: list[DingRun], claime
     """Exponent of the mean gap of the blocks every M shares (the first min(M_grid)) in M, claimed <=
     ``claimed`` with tolerance M_TOLERANCE; hypotheses labelled ``[label M=..]``."""
     by_M = np.stack([_gap(r, min(M_grid)) for r in runs], axis=1)
-    return check_rate_exponent(
+    return convergence.check_rate_exponent(
         claim_id, np.array(M_grid, dtype=float), by_M, claimed_exponent=claimed, tolerance=M_TOLERANCE,
         hypotheses=_hypotheses(runs, [f"{label}M={M}" for M in M_grid]), notes=notes)
 
 
-def evaluate_speedup(settings: VerifySettings, plan: DingSpeedupPlan) -> ClaimResult:
+def evaluate(settings: VerifySettings, plan: DingSpeedupPlan) -> ClaimResult:
     """The five sub-checks of the module docstring on ``plan``'s N and M grids.
 
     The plan's constants plant false variants (defaults: the paper's claim): ``n_exponent`` the
@@ -188,7 +223,7 @@ def evaluate_speedup(settings: VerifySettings, plan: DingSpeedupPlan) -> ClaimRe
     mm, mc = runs[-2:]
     by_N = np.stack([_gap(r) for r in n_runs], axis=1)
     T_values = sorted({r.T for r in n_runs})
-    n_check = check_rate_exponent(
+    n_check = convergence.check_rate_exponent(
         "ding2020.speedup/N", np.array(N_grid, dtype=float), by_N, claimed_exponent=n_exponent,
         tolerance=N_TOLERANCE, hypotheses=_hypotheses(n_runs, [f"N={N}" for N in N_grid]),
         notes=f"MC-PSGD mean per-block gap (1/M) sum_m F_m(u~_m) - F_m(x_m*) against N at fixed M = {N_SWEEP_BLOCKS} "
@@ -251,3 +286,26 @@ def evaluate_speedup(settings: VerifySettings, plan: DingSpeedupPlan) -> ClaimRe
             reference=ReferenceRate(plan.m_exponent_fixed_T, "claimed")),
     )
     return ClaimResult(verdict, plots)
+
+
+CLAIM = Claim(
+    "ding2020.speedup", (DING2020,), "Sec. 3.2, Sec. 4.1 and Theorem 2 (eq. 20)",
+    "MC-PSGD's per-block error E F_m(ũ_m) − F_m(x_m*) ≤ O(√M/√(NT)), on nested instances (the same rows) "
+    "with the theorems' hypotheses (I ≤ (T/M)^(1/4)/N^(3/4) or T^(1/4)/N^(3/4), K > CMN) checked at every point: "
+    "at fixed T it falls at least like N^(−1/2) (linear speedup); Sec. 4.1's sentence as written, \"the "
+    "performance would not deteriorate as M increases\": at fixed T the per-block error of MM-PSGD's and of "
+    "MC-PSGD's predictors does not grow with M; re-posed at fixed K = T/(CM), where √(M/(NT)) = 1/√(NCK) is "
+    "M-free, MC-PSGD's does not either; MC-PSGD sends about 2 M^(1/4) times MM-PSGD's traffic.",
+    "the fitted exponent of MC-PSGD's per-block error in N at fixed T (claimed ≤ −1/2)",
+    evaluate,
+    plan=ModePlans(default=DingSpeedupPlan(N_grid=(2, 4, 8, 16), M_grid=(2, 3, 4, 6, 8))),
+    variants=(
+        PlantedVariant("speedup N^-2", "the per-block error falls like 1/N^2 at fixed T (measured about N^-1)",
+                       {"n_exponent": -2.0}, sub_check="linear speedup in N at fixed T"),
+        PlantedVariant("falls with M", "the per-block error falls like M^(-1/2) at fixed K (measured M-free)",
+                       {"m_exponent": -0.5}, sub_check="no growth in M at fixed K"),
+        PlantedVariant("traffic M^(1/4)", "MC-PSGD sends M^(1/4) times MM-PSGD's floats instead of 2 M^(1/4)",
+                       {"traffic_factor": 1.0}, sub_check="MC / MM traffic"),
+    ),
+    order=70,
+)

@@ -8,7 +8,7 @@ and MC-PSGD reach 65% average block test accuracy, FedAvg on block-cyclic data o
 Here the four runs share the data (``problems.block_cyclic_images``: M label-based blocks of N
 clients, the plan's data set) and the schedule (C cycles, E rounds of I local steps per block visit,
 constant gamma, batch 2): MM-PSGD and MC-PSGD (eta = gamma), both with Sec. 5's exponential
-predictor (``SEC5_PREDICTOR``; eq. 7's uniform average is the theorems'), FedAvg-cyclic (the global model, scored on every block), and FedAvg on ``shuffled(0)`` (the same
+predictor (``sec5_runs.SEC5_PREDICTOR``; eq. 7's uniform average is the theorems'), FedAvg-cyclic (the global model, scored on every block), and FedAvg on ``shuffled(0)`` (the same
 images pooled and dealt to N clients at random) with C M E rounds of I steps. Every run is recorded
 at every block end r = 0, E, 2E, .., C M E (the plot) and at every round of the last cycle (the
 checks). The metric is the paper's: with acc_m(r) the accuracy of block m's
@@ -47,7 +47,7 @@ reached 0.929 and lay below shuffled data, -0.036 in [-0.046, -0.026]: a FAIL th
 predictor.) The full plan runs the same checks on Fashion-MNIST (M = 5 blocks of 3 overlapping labels,
 LeNet-5).
 
-The default plan's ``dataset`` is "auto" (``plans.SEC5_AUTO_ORDER``): where Fashion-MNIST is found
+The default plan's ``dataset`` is "auto" (``sec5_plans.SEC5_AUTO_ORDER``): where Fashion-MNIST is found
 (here: Debian's package) it runs LeNet-5 on 1500 training and 300 test images, the digits' blocks and
 schedule but C = 4, gamma = 0.05 (the full plan's, not tuned on these runs). Measured (4 seeds; MC-PSGD
 then with eq. 7's average, not rerun since: Fashion-MNIST is not on the machine of the predictor fix):
@@ -64,117 +64,53 @@ only its block's 5 labels for a few visits is no match for a model trained on al
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convergence import (
-    FedAvgConfig, FedAvgCyclicConfig, MCPSGDConfig, MMPSGDConfig, RunConfig, RunRequest, RunResult, StepSize,
-    Verdict, check_ordering, execute,
+import convergence
+from convergence.verdict import Verdict
+
+from ...framework.claim import Claim, ClaimResult, PlantedVariant
+from ...framework.evaluation import combine_checks
+from ...framework.parameters import ModePlans, parameter
+from ...framework.plot_specs import Curve, CurvesPlot
+from ...framework.references import DING2020
+from .sec5_plans import (
+    FIG2_DIGITS_BLOCKS, SEC5_CIFAR10, SEC5_LENET5, DingBlocksPlan, Sec5DataPlans, local_steps_parameter,
 )
-from problems import BlockCyclicImageProblem, build_block_cyclic, problem_spec
+from .sec5_runs import NETWORK_OF_DATASET, SHUFFLE_SEED, fig2_curves, sec5_configs, sec5_problem, single_model_per_block
 
-from .framework.claim import ClaimResult
+if TYPE_CHECKING:
+    from convergence import RunResult
+    from convergence.budget import Workload
+    from problems import BlockCyclicImageProblem
 
-from .framework.evaluation import combine_checks
+    from ...framework.settings import VerifySettings
 
-from .framework.settings import VerifySettings
-from .plans import DingFig2Plan
-from .framework.plot_specs import Curve, CurvesPlot
+__all__ = ["CLAIM", "DingFig2Plan", "evaluate", "PAPER_FIG2"]
 
-__all__ = ["evaluate_fig2", "Fig2Curves", "fig2_curves", "NETWORK_OF_DATASET", "PAPER_FIG2", "SEC5_PREDICTOR",
-           "SHUFFLE_SEED", "sec5_configs", "sec5_problem", "single_model_per_block"]
-
-NETWORK_OF_DATASET = {"digits": "digits_net", "mnist": "lenet5", "fashion-mnist": "lenet5",
-                      "cifar10": "tutorial_cifar_net"}
-"""The network each data set runs (the paper's tutorial net on CIFAR-10; LeNet-5 on 28x28 images)."""
 PAPER_FIG2 = ("Ding et al. Fig. 2 (CIFAR-10, tutorial CNN, N = 100, M = 5, C = 10, E = 200, I = 10, batch 2, "
               "gamma = 0.01): MM-PSGD and MC-PSGD 65%, FedAvg on block-cyclic data 56-59% (oscillating), "
               "FedAvg on shuffled data 62%.")
-SHUFFLE_SEED = 0
-"""The seed of the shuffled baseline's deal of the pooled images."""
-SEC5_PREDICTOR = "exponential"
-"""The predictor of MM-PSGD and of MC-PSGD in every Sec. 5 claim (fig2, table1, fig4, fig5): Sec. 5's
-"exponentially weighted average of the historical global model [...] where the base is 0.5, and the round
-number works as the exponent" (Implementation Settings), used for both algorithms. The theorem claims
-(ding2020.thm1, thm2, speedup, ordering, lemmas) keep eq. 7's uniform average, which the proofs assume."""
 
 
-@dataclass(frozen=True)
-class Fig2Curves:
-    """Per-block accuracies of a run: ``per_block`` (S, P, M), acc_m(r) for seed s at the recorded
-    rounds ``rounds`` (P,), increasing, whose last ``cycle_rounds`` = M E are the last cycle's."""
+@dataclass(frozen=True, kw_only=True)
+class DingFig2Plan(DingBlocksPlan):
+    """ding2020.fig2: Ding et al.'s Sec. 5 comparison (Fig. 2) on block-cyclic image data: the data
+    (data set, images used, M blocks of N clients, labels per block) and the schedule (C cycles, E
+    rounds per block, gamma) per mode; I, the batch, the seeds and the planted alternative."""
 
-    per_block: np.ndarray
-    rounds: np.ndarray
-    cycle_rounds: int
+    local_steps: int = local_steps_parameter()
+    claimed_winner: str = parameter("predictors", "who is claimed more accurate: the block predictors, or "
+                                    "FedAvg on block-cyclic data (a planted variant)",
+                                    choices=("predictors", "fedavg_cyclic"))
 
-    @property
-    def average(self) -> np.ndarray:
-        """A(r) = (1/M) sum_m acc_m(r) at the recorded rounds, shape (S, P)."""
-        return self.per_block.mean(axis=2)
-
-    @property
-    def last_cycle_average(self) -> np.ndarray:
-        """Abar, the mean of A(r) over the last cycle's rounds, shape (S,)."""
-        return self.average[:, -self.cycle_rounds:].mean(axis=1)
-
-    @property
-    def oscillation(self) -> np.ndarray:
-        """W = (1/M) sum_m (max - min of acc_m(r) over the last cycle's rounds), shape (S,)."""
-        last = self.per_block[:, -self.cycle_rounds:, :]
-        return (last.max(axis=1) - last.min(axis=1)).mean(axis=1)
-
-
-def fig2_curves(per_block: np.ndarray, rounds: np.ndarray, cycle_rounds: int) -> Fig2Curves:
-    """``Fig2Curves`` from per-block accuracies (S, P, M) recorded at ``rounds`` (P,), which must
-    end with every round of the last cycle, R - M E + 1 .. R (R = rounds[-1], M E = ``cycle_rounds``).
-
-    Raises:
-        ValueError: naming ``cycle_rounds`` (not a positive integer), ``rounds`` (not increasing
-            integers, or without every round of the last cycle) or ``per_block`` (not (S, P, M),
-            non-finite, outside [0, 1]).
-    """
-    if isinstance(cycle_rounds, bool) or not isinstance(cycle_rounds, (int, np.integer)) or cycle_rounds < 1:
-        raise ValueError(f"cycle_rounds: need a positive integer M E, got {cycle_rounds!r}")
-    rounds = np.asarray(rounds)
-    if rounds.ndim != 1 or rounds.dtype.kind not in "iu" or np.any(np.diff(rounds) <= 0):
-        raise ValueError(f"rounds: need increasing integer rounds, got {rounds!r}")
-    last = rounds[-cycle_rounds:] if rounds.size >= cycle_rounds else rounds
-    if rounds.size < cycle_rounds or not np.array_equal(last, np.arange(rounds[-1] - cycle_rounds + 1, rounds[-1] + 1)):
-        raise ValueError(f"rounds: must end with every round of the last cycle ({cycle_rounds} rounds), got {rounds!r}")
-    per_block = np.asarray(per_block, dtype=float)
-    if per_block.ndim != 3 or per_block.shape[1] != rounds.size:
-        raise ValueError(f"per_block: expected shape (seeds, {rounds.size} recorded rounds, blocks), "
-                         f"got {per_block.shape}")
-    if not np.all(np.isfinite(per_block)) or per_block.min() < 0 or per_block.max() > 1:
-        raise ValueError("per_block: accuracies must be finite and in [0, 1]")
-    return Fig2Curves(per_block, rounds, int(cycle_rounds))
-
-
-def sec5_problem(dataset: str, n_blocks: int, clients_per_block: int, labels_per_block: int, n_train: int,
-                 n_test: int) -> BlockCyclicImageProblem:
-    """The ``block_cyclic_images`` problem of Sec. 5 on ``dataset`` with its network
-    (``NETWORK_OF_DATASET``): M = ``n_blocks`` blocks of ``labels_per_block`` labels, N =
-    ``clients_per_block`` clients each, the first ``n_train`` / ``n_test`` images (0: all). ``dataset``
-    is a data set's name: a plan's "auto" is resolved with the plan (``plans.Sec5DataPlans``), so
-    specs and run ids name the data set used."""
-    if dataset not in NETWORK_OF_DATASET:
-        raise ValueError(f"dataset: expected one of {', '.join(NETWORK_OF_DATASET)} (a plan's 'auto' is resolved "
-                         f"by resolve_plan), got {dataset!r}")
-    spec = problem_spec("block_cyclic_images", dataset=dataset, network=NETWORK_OF_DATASET[dataset],
-                        n_blocks=n_blocks, clients_per_block=clients_per_block, labels_per_block=labels_per_block,
-                        n_train=n_train or None, n_test=n_test or None)
-    return build_block_cyclic(spec)
-
-
-def sec5_configs(**schedule: Any) -> tuple[MMPSGDConfig, MCPSGDConfig]:
-    """MM-PSGD and MC-PSGD as Sec. 5 runs them, on the block-cyclic ``schedule`` (the fields the two
-    configs share: cycles, rounds_per_block, local_steps, step_size, batch_size, record_rounds, seeds,
-    participants): both with the paper's predictor (``SEC5_PREDICTOR``), MC-PSGD with eta = gamma
-    (Sec. 5: "both learning rates gamma = eta")."""
-    return (MMPSGDConfig(predictor=SEC5_PREDICTOR, **schedule),
-            MCPSGDConfig(predictor=SEC5_PREDICTOR, block_step_size=schedule["step_size"], **schedule))
+    def workload(self) -> Workload:
+        """MM-PSGD, MC-PSGD (two chains), FedAvg-cyclic: 4 N clients a round; FedAvg on shuffled data: all M N."""
+        R, N = self.cycles * self.n_blocks * self.rounds_per_block, self.clients_per_block
+        return self.sec5_workload(R, self.local_steps, 4 * N + self.n_blocks * N,
+                                  records=self.n_blocks * self.rounds_per_block)
 
 
 def _runs(settings: VerifySettings, plan: DingFig2Plan,
@@ -182,7 +118,7 @@ def _runs(settings: VerifySettings, plan: DingFig2Plan,
     """MM-PSGD, MC-PSGD, FedAvg-cyclic and FedAvg on shuffled data, recorded at the block ends and at
     every round of the last cycle."""
     rounds = plan.cycles * plan.n_blocks * plan.rounds_per_block
-    gamma = StepSize.constant(plan.step_size)
+    gamma = convergence.StepSize.constant(plan.step_size)
     seeds = tuple(range(plan.seeds))
     last_cycle = rounds - plan.n_blocks * plan.rounds_per_block
     records = tuple(sorted(set(range(0, rounds + 1, plan.rounds_per_block)) | set(range(last_cycle + 1, rounds + 1))))
@@ -190,25 +126,18 @@ def _runs(settings: VerifySettings, plan: DingFig2Plan,
                     step_size=gamma, batch_size=plan.batch_size, record_rounds=records, seeds=seeds)
     shuffled = problem.shuffled(SHUFFLE_SEED)
     configs = [
-        *(RunConfig(problem.spec, config) for config in sec5_configs(**schedule)),
-        RunConfig(problem.spec, FedAvgCyclicConfig(**schedule)),
-        RunConfig(shuffled.spec, FedAvgConfig(plan.local_steps, rounds, gamma, plan.batch_size, 1.0, records,
-                                              seeds=seeds)),
+        *(convergence.RunConfig(problem.spec, config) for config in sec5_configs(**schedule)),
+        convergence.RunConfig(problem.spec, convergence.FedAvgCyclicConfig(**schedule)),
+        convergence.RunConfig(shuffled.spec, convergence.FedAvgConfig(plan.local_steps, rounds, gamma, plan.batch_size,
+                                                                      1.0, records, seeds=seeds)),
     ]
-    mm, mc, cyclic, fedavg = execute([RunRequest(config) for config in configs], settings.sweep_options(),
-                                     description="Ding et al. Fig. 2 on block-cyclic images")
+    mm, mc, cyclic, fedavg = convergence.execute([convergence.RunRequest(config) for config in configs],
+                                                 settings.sweep_options(),
+                                                 description="Ding et al. Fig. 2 on block-cyclic images")
     return mm, mc, cyclic, fedavg
 
 
-def single_model_per_block(problem: BlockCyclicImageProblem, result: RunResult) -> np.ndarray:
-    """acc_m of a single-model run's recorded iterates (FedAvg's global model) on each block's test
-    images of ``problem``, shape (S, P, M), as the paper scores FedAvg on shuffled data."""
-    M = problem.n_blocks
-    return np.array([[problem.block_accuracy(np.repeat(model[None, :], M, axis=0)).per_block for model in seed]
-                     for seed in result.iterates])
-
-
-def evaluate_fig2(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
+def evaluate(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
     """Sec. 5's comparison (module docstring) on the plan's data and schedule.
 
     ``plan.claimed_winner`` "fedavg_cyclic" plants the false claim that FedAvg on block-cyclic data
@@ -227,21 +156,21 @@ def evaluate_fig2(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
     checks: list[tuple[str, Verdict]] = []
     for key, name, c in (("mm", "MM-PSGD predictors", mm_c), ("mc", "MC-PSGD predictors", mc_c)):
         if plan.claimed_winner == "predictors":
-            checks.append((f"(a) {name} above FedAvg on block-cyclic data", check_ordering(
+            checks.append((f"(a) {name} above FedAvg on block-cyclic data", convergence.check_ordering(
                 f"ding2020.fig2/fedavg_cyclic<{key}", cyc_c.last_cycle_average, c.last_cycle_average, notes=metric)))
         else:
-            checks.append((f"(a) FedAvg on block-cyclic data above the {name}", check_ordering(
+            checks.append((f"(a) FedAvg on block-cyclic data above the {name}", convergence.check_ordering(
                 f"ding2020.fig2/{key}<fedavg_cyclic", c.last_cycle_average, cyc_c.last_cycle_average, notes=metric)))
-    checks.append(("(b) FedAvg on block-cyclic data oscillates with the block", check_ordering(
+    checks.append(("(b) FedAvg on block-cyclic data oscillates with the block", convergence.check_ordering(
         "ding2020.fig2/oscillation", shu_c.oscillation, cyc_c.oscillation,
         notes=f"W = (1/M) sum_m (max - min of acc_m(r) over the last cycle's {cycle_rounds} rounds); claimed: W of "
         f"FedAvg on block-cyclic data ({cyc_c.oscillation.mean():.3g}) > W of FedAvg on shuffled data "
         f"({shu_c.oscillation.mean():.3g}), paired by seed (means over seeds; MM-PSGD's predictors "
         f"{mm_c.oscillation.mean():.3g}, MC-PSGD's {mc_c.oscillation.mean():.3g}).")))
-    checks.append(("(c) FedAvg on shuffled data above FedAvg on block-cyclic data", check_ordering(
+    checks.append(("(c) FedAvg on shuffled data above FedAvg on block-cyclic data", convergence.check_ordering(
         "ding2020.fig2/fedavg_cyclic<shuffled", cyc_c.last_cycle_average, shu_c.last_cycle_average, notes=metric)))
     for key, name, c in (("mm", "MM-PSGD predictors", mm_c), ("mc", "MC-PSGD predictors", mc_c)):
-        checks.append((f"(c) {name} above FedAvg on shuffled data", check_ordering(
+        checks.append((f"(c) {name} above FedAvg on shuffled data", convergence.check_ordering(
             f"ding2020.fig2/shuffled<{key}", shu_c.last_cycle_average, c.last_cycle_average, notes=metric)))
     measured = ", ".join(f"{name} {c.last_cycle_average.mean():.3f}" for name, c in curves.items())
     n_images = int(problem.combined.images.shape[0])
@@ -265,3 +194,31 @@ def evaluate_fig2(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
         xlabel="round r", ylabel="average block test accuracy", logx=False, logy=False,
     )
     return ClaimResult(verdict, (plot,))
+
+
+CLAIM = Claim(
+    "ding2020.fig2", (DING2020,), "Sec. 5 (Fig. 2)",
+    "On block-cyclic image data (a CNN; Ding et al.'s label-based blocks): MM-PSGD's and MC-PSGD's block "
+    "predictors (both Sec. 5's exponential average of the block's global models, base 0.5) reach a higher average "
+    "block test accuracy than FedAvg on block-cyclic data, whose per-block "
+    "accuracy oscillates with the block; FedAvg on shuffled data lies between (paper, CIFAR-10: 65%, 56-59%, 62%).",
+    "the mean over seeds of MM-PSGD's last-cycle average block accuracy minus FedAvg-cyclic's (claimed > 0)",
+    evaluate,
+    plan=ModePlans(
+        quick=DingFig2Plan(dataset="digits", n_train=400, n_test=200, **FIG2_DIGITS_BLOCKS, cycles=4,
+                           rounds_per_block=5, step_size=0.1),
+        default=DingFig2Plan(dataset="auto", n_train=0, n_test=0, **FIG2_DIGITS_BLOCKS, cycles=12,
+                             rounds_per_block=5, step_size=0.1),
+        full=DingFig2Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, n_blocks=5, clients_per_block=10,
+                          labels_per_block=3, cycles=10, rounds_per_block=20, step_size=0.05),
+        by_data=Sec5DataPlans(
+            lenet5=DingFig2Plan(**SEC5_LENET5, **FIG2_DIGITS_BLOCKS, cycles=4, rounds_per_block=5),
+            cifar10=DingFig2Plan(**SEC5_CIFAR10, **FIG2_DIGITS_BLOCKS, cycles=4, rounds_per_block=5)),
+    ),
+    variants=(
+        PlantedVariant("FedAvg-cyclic beats the predictors", "FedAvg on block-cyclic data claimed more accurate "
+                       "than the MM-PSGD and MC-PSGD predictors", {"claimed_winner": "fedavg_cyclic"},
+                       sub_check="(a) FedAvg on block-cyclic data above the"),
+    ),
+    order=90,
+)

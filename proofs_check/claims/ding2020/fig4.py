@@ -16,7 +16,7 @@ steps; MM-PSGD and MC-PSGD (eta = gamma), both with Sec. 5's exponential predict
 all paired over seeds (a seed fixes the initialisation and the minibatches). FedAvg on shuffled data
 (``shuffled(0)`` of the smallest M's problem, C M E rounds; it sees no blocks, so its training does
 not depend on M and one run serves) is scored on each M's test blocks, for the plot and the notes.
-The metric is Abar, the last cycle's average block accuracy (``ding2020_sec5``).
+The metric is Abar, the last cycle's average block accuracy (``sec5``).
 
 With M_1 the smallest and M_2 the largest M of the grid, the drop of an algorithm is the per-seed
 difference D = Abar(M_1) - Abar(M_2), and the sub-checks (k = 3, ``check_paired_threshold``: PASS on
@@ -25,7 +25,7 @@ the 95% Student-t interval, FAIL on the Bonferroni 1 - 0.05/3 interval) are
 * (a) FedAvg-cyclic degrades: E D > 0;
 * (b) MM-PSGD's predictors do not degrade: E D < delta; (c) the same for MC-PSGD's,
 
-with the margin delta = ``plan.margin`` (0.02: ``plans.SEC5_MARGIN`` says why), so "does not degrade"
+with the margin delta = ``plan.margin`` (0.02: ``sec5_plans.SEC5_MARGIN`` says why), so "does not degrade"
 PASSes only when the whole interval of the drop lies below delta, and FAILs when it lies above. A
 block of one label would make (b) and (c) unable to fail (its predictor is right by predicting that
 label); the plan refuses such an M.
@@ -42,7 +42,7 @@ LeNet-5, 12000 images, N = 10, M = 2, 5, 10 with one shared label more than ceil
 C = 10) is about 5.2e6 client steps and 4800 block evaluations on 2000 test images: about 28 min of
 CPU (5,700 LeNet-5 steps/s at batch 2 and 0.16 s per evaluation, measured here).
 
-The default plan's ``dataset`` is "auto" (``plans.SEC5_AUTO_ORDER``): on Fashion-MNIST, found here,
+The default plan's ``dataset`` is "auto" (``sec5_plans.SEC5_AUTO_ORDER``): on Fashion-MNIST, found here,
 LeNet-5 on 1500 training and 300 test images, the digits' grid but C = 4, gamma = 0.05 (the full
 plan's, not tuned on these runs). Measured (4 seeds; MC-PSGD then with eq. 7's average, not rerun
 since): Abar from M = 2 to M = 5 0.171 -> 0.130 for
@@ -57,20 +57,76 @@ on 2 cores, four such processes at once; the digits default took 10.3 s user the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from convergence import FedAvgConfig, FedAvgCyclicConfig, RunConfig, RunRequest, StepSize, Verdict, execute
+import convergence
+from convergence.verdict import Verdict
 
-from .framework.claim import ClaimResult
+from ...framework.claim import Claim, ClaimResult, PlantedVariant
+from ...framework.evaluation import combine_checks
+from ...framework.parameters import ModePlans, PlanError, parameter
+from ...framework.references import DING2020
+from .sec5 import check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot
+from .sec5_plans import (
+    SEC5_CIFAR10, SEC5_CLASSES, SEC5_LENET5, SEC5_MARGIN, DingSec5Plan, Sec5DataPlans, local_steps_parameter,
+)
+from .sec5_runs import SHUFFLE_SEED, sec5_configs, sec5_problem, single_model_per_block
 
-from .framework.evaluation import combine_checks
+if TYPE_CHECKING:
+    from convergence.budget import Workload
 
-from .framework.settings import VerifySettings
-from .ding2020_fig2 import SHUFFLE_SEED, sec5_configs, sec5_problem, single_model_per_block
-from .ding2020_sec5 import check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot
-from .plans import DingFig4Plan
+    from ...framework.settings import VerifySettings
 
-__all__ = ["evaluate_fig4", "PAPER_FIG4", "FIG4_ALGORITHMS"]
+__all__ = ["CLAIM", "DingFig4Plan", "evaluate", "PAPER_FIG4", "FIG4_ALGORITHMS"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DingFig4Plan(DingSec5Plan):
+    """ding2020.fig4: Ding et al.'s M sweep at fixed M E (Fig. 4): the M grid, M E, the labels a
+    block has beyond ceil(10/M), the margin delta and the planted alternative."""
+
+    local_steps: int = local_steps_parameter()
+    blocks_grid: tuple[int, ...] = parameter(doc="blocks M of the sweep (the checks compare the smallest and "
+                                                 "the largest)", minimum=2)
+    rounds_per_cycle: int = parameter(doc="rounds per cycle M E, the same for every M (the paper's 1000); "
+                                          "every M must divide it", minimum=1)
+    extra_labels: int = parameter(doc="labels per block beyond ceil(10/M) (more: neighbouring blocks share "
+                                      "labels)", minimum=0)
+    margin: float = parameter(SEC5_MARGIN, "equivalence margin delta: 'does not degrade' is a drop of the "
+                                           "last-cycle accuracy below delta", minimum=0)
+    claimed_degrading: str = parameter("fedavg_cyclic", "who is claimed to degrade as M grows: FedAvg on "
+                                       "block-cyclic data, or the MM-/MC-PSGD predictors (a planted variant, "
+                                       "FedAvg-cyclic then claimed not to)", choices=("fedavg_cyclic", "predictors"))
+
+    def labels_for(self, n_blocks: int) -> int:
+        """Labels per block at M = ``n_blocks``: ceil(10/M) + extra_labels, at most 10 (every label in
+        some block)."""
+        return min(SEC5_CLASSES, -(-SEC5_CLASSES // n_blocks) + self.extra_labels)
+
+    def __post_init__(self) -> None:
+        if len(self.blocks_grid) < 2:
+            raise PlanError("blocks_grid", f"needs at least 2 values of M, got {self.blocks_grid}")
+        for M in self.blocks_grid:
+            if self.rounds_per_cycle % M:
+                raise PlanError("rounds_per_cycle", f"M E = {self.rounds_per_cycle} is not a multiple of M = {M}")
+            if self.labels_for(M) < 2:
+                raise PlanError("blocks_grid", f"M = {M} gives blocks of one label, whose predictor is right by "
+                                "predicting that label: 'does not degrade' could not fail (add extra_labels)")
+
+    def workload(self) -> Workload:
+        """Per M: MM-PSGD, MC-PSGD (two chains), FedAvg-cyclic, C M E rounds; one FedAvg on shuffled data (M_min N
+        clients)."""
+        from convergence.budget import Workload
+
+        R, N = self.cycles * self.rounds_per_cycle, self.clients_per_block
+        cyclic = sum((self.sec5_workload(R, self.local_steps, 4 * N, records=self.rounds_per_cycle)
+                      for _ in self.blocks_grid), Workload())
+        return cyclic + self.sec5_workload(R, self.local_steps, min(self.blocks_grid) * N)
+
+
 
 PAPER_FIG4 = ("Ding et al. Fig. 4 (CIFAR-10, tutorial CNN, N = 100, M E = 1000, I = 10, batch 2, gamma = 0.01): "
               "FedAvg on block-cyclic data best 61% at M = 2, 53-57% at M = 10; MM-PSGD best 63% at M = 2, 67% "
@@ -82,7 +138,7 @@ FIG4_ALGORITHMS = ("MM-PSGD predictors", "MC-PSGD predictors", "FedAvg on block-
 def _accuracies(settings: VerifySettings, plan: DingFig4Plan) -> dict[str, np.ndarray]:
     """Abar per algorithm (FIG4_ALGORITHMS), shape (len(blocks_grid), S): every M's three block-cyclic
     runs and the one shuffled run, in one sweep."""
-    gamma = StepSize.constant(plan.step_size)
+    gamma = convergence.StepSize.constant(plan.step_size)
     seeds = tuple(range(plan.seeds))
     total = plan.cycles * plan.rounds_per_cycle
     records = last_cycle_rounds(total, plan.rounds_per_cycle)
@@ -92,11 +148,11 @@ def _accuracies(settings: VerifySettings, plan: DingFig4Plan) -> dict[str, np.nd
     for M, problem in zip(plan.blocks_grid, problems):
         schedule = dict(cycles=plan.cycles, rounds_per_block=plan.rounds_per_cycle // M, local_steps=plan.local_steps,
                         step_size=gamma, batch_size=plan.batch_size, record_rounds=records, seeds=seeds)
-        configs += [*(RunConfig(problem.spec, config) for config in sec5_configs(**schedule)),
-                    RunConfig(problem.spec, FedAvgCyclicConfig(**schedule))]
-    configs.append(RunConfig(problems[0].shuffled(SHUFFLE_SEED).spec,
-                             FedAvgConfig(plan.local_steps, total, gamma, plan.batch_size, 1.0, records, seeds=seeds)))
-    *cyclic_runs, shuffled = execute([RunRequest(c) for c in configs], settings.sweep_options(),
+        configs += [*(convergence.RunConfig(problem.spec, config) for config in sec5_configs(**schedule)),
+                    convergence.RunConfig(problem.spec, convergence.FedAvgCyclicConfig(**schedule))]
+    configs.append(convergence.RunConfig(problems[0].shuffled(SHUFFLE_SEED).spec,
+                             convergence.FedAvgConfig(plan.local_steps, total, gamma, plan.batch_size, 1.0, records, seeds=seeds)))
+    *cyclic_runs, shuffled = convergence.execute([convergence.RunRequest(c) for c in configs], settings.sweep_options(),
                                      description="Ding et al. Fig. 4: the M sweep at fixed M E")
     accuracy = {name: [] for name in FIG4_ALGORITHMS}
     for j, problem in enumerate(problems):
@@ -107,7 +163,7 @@ def _accuracies(settings: VerifySettings, plan: DingFig4Plan) -> dict[str, np.nd
     return {name: np.array(values) for name, values in accuracy.items()}
 
 
-def evaluate_fig4(settings: VerifySettings, plan: DingFig4Plan) -> ClaimResult:
+def evaluate(settings: VerifySettings, plan: DingFig4Plan) -> ClaimResult:
     """Sub-checks (a)-(c) of the module docstring on the plan's M grid (headline: (a), FedAvg-cyclic's
     mean drop). ``plan.claimed_degrading`` "predictors" plants the false claim that the MM-/MC-PSGD
     predictors degrade (E D > 0) and FedAvg-cyclic does not (E D < delta)."""
@@ -141,3 +197,32 @@ def evaluate_fig4(settings: VerifySettings, plan: DingFig4Plan) -> ClaimResult:
         "on block-cyclic data degrades with M, MM-PSGD and MC-PSGD do not.",
         plan.blocks_grid, accuracy, "blocks M (M E fixed)", plan.seeds)
     return ClaimResult(verdict, (plot,))
+
+
+CLAIM = Claim(
+    "ding2020.fig4", (DING2020,), "Sec. 5 (Fig. 4)",
+    "At a fixed number of rounds per cycle M E, on block-cyclic image data (a CNN; Ding et al.'s label-based "
+    "blocks): FedAvg on block-cyclic data degrades as the number of blocks M grows, the MM-PSGD and MC-PSGD "
+    "predictors (Sec. 5's exponential average, base 0.5) do not (paper, CIFAR-10, M E = 1000: FedAvg 61% at M = 2, 53-57% at M = 10; MM-PSGD 63% and "
+    "67%; MC-PSGD 64-65% regardless of M).",
+    "the mean over seeds of FedAvg-cyclic's last-cycle average block accuracy at the smallest M minus at the "
+    "largest (claimed > 0); the predictors' drops must lie below the margin 0.02",
+    evaluate,
+    plan=ModePlans(
+        quick=DingFig4Plan(dataset="digits", n_train=400, n_test=200, clients_per_block=5, cycles=4, step_size=0.1,
+                           blocks_grid=(2, 5), rounds_per_cycle=10, extra_labels=0),
+        default=DingFig4Plan(dataset="auto", n_train=0, n_test=0, clients_per_block=5, cycles=12, step_size=0.1,
+                             blocks_grid=(2, 5), rounds_per_cycle=10, extra_labels=0),
+        full=DingFig4Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, clients_per_block=10, cycles=10,
+                          step_size=0.05, blocks_grid=(2, 5, 10), rounds_per_cycle=100, extra_labels=1),
+        by_data=Sec5DataPlans(*(DingFig4Plan(**scale, clients_per_block=5, cycles=4, blocks_grid=(2, 5),
+                                             rounds_per_cycle=10, extra_labels=0)
+                                for scale in (SEC5_LENET5, SEC5_CIFAR10))),
+    ),
+    variants=(
+        PlantedVariant("the predictors degrade, FedAvg-cyclic not", "the MM-PSGD and MC-PSGD predictors claimed "
+                       "to lose accuracy as M grows and FedAvg on block-cyclic data claimed to keep it within the "
+                       "margin", {"claimed_degrading": "predictors"}, sub_check=": degrades from M"),
+    ),
+    order=110,
+)
