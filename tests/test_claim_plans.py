@@ -63,7 +63,7 @@ def test_the_mode_is_chosen_in_one_place() -> None:
 @pytest.mark.parametrize("claim_id", list(CLAIMS))
 def test_every_evaluator_takes_the_settings_and_its_plan(claim_id: str) -> None:
     claim = get_claim(claim_id)
-    signature = inspect.signature(claim._evaluator())
+    signature = inspect.signature(claim.evaluator)
     assert list(signature.parameters) == ["settings", "plan"]
     assert signature.parameters["plan"].annotation in (claim.plan.plan_type.__name__, claim.plan.plan_type)
 

@@ -17,7 +17,6 @@ experiment file compiled into a claim, ``proofs_check.experiments.compile``: one
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 import types
 from collections.abc import Mapping
@@ -155,7 +154,7 @@ class Claim:
     where: str
     statement: str
     measured: str
-    evaluator: Evaluator | str = field(repr=False)
+    evaluator: Evaluator = field(repr=False)
     plan: ModePlans = field(repr=False)
     expected: Status | None = None
     default: bool = True
@@ -166,11 +165,7 @@ class Claim:
     def __post_init__(self) -> None:
         if not self.references:
             raise ValueError(f"references: claim {self.id!r} cites no work")
-        if isinstance(self.evaluator, str):
-            module, _, function = self.evaluator.partition(":")
-            if not module or not function:
-                raise ValueError(f"evaluator: expected 'module:function', got {self.evaluator!r}")
-        elif not callable(self.evaluator):
+        if not callable(self.evaluator):
             raise ValueError(f"evaluator: claim {self.id!r} needs a function (settings, plan) -> ClaimResult, "
                              f"got {type(self.evaluator).__name__}")
         if isinstance(self.order, bool) or not isinstance(self.order, int):
@@ -196,12 +191,6 @@ class Claim:
     def citation(self) -> str:
         """E.g. ``Li, Huang, Yang, Wang, Zhang (ICLR 2020, arXiv:1907.02189), Theorem 1``."""
         return f"{self.references[0].short}, {self.where}"
-
-    def _evaluator(self) -> Evaluator:
-        if callable(self.evaluator):
-            return self.evaluator
-        module, _, function = self.evaluator.partition(":")
-        return getattr(importlib.import_module(module), function)
 
     def parameters(self) -> tuple[ParameterSpec, ...]:
         """The claim's parameters: the fields of its plan, with their types, ranges and docs (imports
@@ -230,12 +219,12 @@ class Claim:
         return result
 
     def evaluate_all(self, settings: VerifySettings, **params: ParamValue) -> ClaimResult | ClaimResults:
-        """Run the claim's evaluator (imported now) under ``settings`` with the plan of the
+        """Run the claim's evaluator under ``settings`` with the plan of the
         settings' mode and ``params`` by name (checked first: ValueError naming the claim and the
         parameter): its ClaimResult, or its ``ClaimResults`` for a claim checked as several
         statements. With params the verdict's id is ``variant_id(self.id, params)``, e.g.
         ``yu2019.thm1[bound_scale=0.25]``, ``li2020.thm1[E=10,seeds=16]`` (each of several results: its
-        own id with the params appended). Before the evaluator is imported, the plan's work is counted
+        own id with the params appended). Before the evaluator runs, the plan's work is counted
         and priced (``plan_workloads.check_claim_budget``): BudgetError naming the parameter when it is
         over ``settings.max_cpu_hours``.
 
@@ -251,7 +240,7 @@ class Claim:
 
         check_claim_budget(self, params, settings)
         with one_blas_thread():
-            result = self._evaluator()(settings, self.plan_for(settings, params))
+            result = self.evaluator(settings, self.plan_for(settings, params))
         if not isinstance(result, (ClaimResult, ClaimResults)):
             raise ValueError(f"evaluator: claim {self.id!r} must return a ClaimResult or ClaimResults, got "
                              f"{type(result).__name__}")

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Union
 
-if TYPE_CHECKING:
-    from .parameters import ParamValue
+__all__ = ["ParamValue", "parse_claim_text", "param_text", "variant_id"]
 
-__all__ = ["parse_claim_text", "param_text", "variant_id"]
+ParamValue = Union[bool, int, float, str, None, tuple[Union[int, float], ...]]
+"""A claim parameter's value: a JSON scalar or a tuple of numbers (a grid), written ``ID[param=value]``."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 

@@ -39,10 +39,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
-from .claim_text import param_text
+from .claim_text import ParamValue, param_text
 
 if TYPE_CHECKING:
-    from .claim import VerifySettings
+    from .settings import VerifySettings
 
 __all__ = [
     "ParamValue", "PlanError", "ParameterSpec", "ModePlans", "DataPlans", "MODES", "parameter", "fixed", "plan_parameters",
@@ -50,8 +50,6 @@ __all__ = [
     "resolve_plan", "describe_parameters",
 ]
 
-ParamValue = Union[bool, int, float, str, None, tuple[Union[int, float], ...]]
-"""A claim parameter's value: a JSON scalar or a tuple of numbers (a grid), written ``ID[param=value]``."""
 
 MODES = ("quick", "default", "full")
 """The modes of a verification: ``--quick``, none, ``--full``."""
