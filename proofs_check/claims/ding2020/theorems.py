@@ -9,7 +9,7 @@ The explicit form (THEOREMS.md, from Lemmas 4-6, eq. 16, 17, 33) is evaluated wi
 constant computed for the instance (``DingConstants``): L = max, mu = min over the (block, client)
 objectives F_m^i; B^2 of Assumption 5 = the largest of ||x_t^i||^2 over every local iterate
 (tracked by the kernel), ||x*||^2 and ||x_m*||^2 (the proof uses ||x*||, ||x_m*|| <= B too); sigma^2,
-G^2 bounded over the ball ||x|| <= B (``assumption_constants``: exact sups for least squares). The same
+G^2 bounded over the ball ||x|| <= B (``constants.assumptions``: exact sups for least squares). The same
 explicit form bounds MC-PSGD's mini-max gap: by Lemma 8 (eq. 48-49) the selected model's average
 loss at each communication iteration is at most the block-mixed chain's, which is MM-PSGD's
 chain with the same gamma, so eq. 18's chain of inequalities carries over to u~_m.

@@ -39,7 +39,7 @@ alpha = 0.05. E counts local SGD steps (``choices.E_READING``); the authors' cod
 help") or its largest ("rounds fall monotonically in E: no optimum").
 
 Eq. 8 against the measurement (evidence, not counted: eq. 8 is a proportionality with an unknown
-constant): L, mu (so kappa = L/mu), Gamma, sigma_k^2 and G^2 of ``li2020_constants`` (sigma_k^2
+constant): L, mu (so kappa = L/mu), Gamma, sigma_k^2 and G^2 of ``constants.li2020`` (sigma_k^2
 and G^2 are upper estimates: sups over the ball around w* that holds every local iterate of every
 run, so G^2 is a loose bound), E*_theory against the measured E*, and the least-squares scale c of
 the mean rounds against h(E) over the grid, c = sum_E R(E) h(E) / sum_E h(E)^2, with its relative

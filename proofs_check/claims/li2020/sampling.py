@@ -46,7 +46,7 @@ applicable. What differs from the synthetic instances, and why:
 The constants are Theorem 1's machinery (``li_theorem1_constants``) on the softmax: mu = 2 lambda exact,
 L = max_k L_k a certified upper bound (``problems.problem_constants``), Gamma from the exact optima (Newton,
 certified by its gradient norm), sigma_k^2 and G^2 certified upper bounds of their sups over the ball of
-radius R that holds every local iterate (``assumption_constants``: from the centre's values and the
+radius R that holds every local iterate (``constants.assumptions``: from the centre's values and the
 Lipschitz constants, not the exact sups as on least squares). Each is at least the constant it stands for
 and eq. 6 increases in each (kappa/(gamma + T) (2(B + C)/mu + mu gamma/2 ||w*||^2) with gamma = 8 kappa
 grows with L), so the bound stays a valid upper bound, only looser: the measured tightness is about 0.01

@@ -13,7 +13,7 @@ experiments' per-round decay) and B = sum_k p_k^2 sigma_k^2 + 6 L Gamma + 8 (E-1
   balanced data p_k = 1/N assumed): C = (N-K)/(N-1) (4/K) E^2 G^2; for unbalanced data, transformed
   Scheme II (F~_k = N p_k F_k, simple average) with L, mu, sigma_k, G replaced by nu L, varsigma mu,
   sqrt(nu) sigma_k, sqrt(nu) G, nu = N max p_k, varsigma = N min p_k (checked as printed; a direct
-  substitution would scale sigma_k^2 and G^2 by up to nu^2, see ``li2020_constants``).
+  substitution would scale sigma_k^2 and G^2 by up to nu^2, see ``constants.li2020``).
 
 C, eq. 6 and the transformed constants are stated once in ``proofs_check.constants.li2020``
 (``li_sampling_C``, ``li_theorem1_bound(c, steps, C)``, ``li_transformed_constants``), beside

@@ -1,7 +1,7 @@
 """li2020.thm1: FedAvg with full participation and eta_t = 2/(mu(gamma+t)) converges as O(1/T).
 
 Li, Huang, Yang, Wang, Zhang, "On the Convergence of FedAvg on Non-IID Data" (ICLR 2020),
-Theorem 1 (eq. 4-5); constants and how they are bounded: ``li2020_constants``.
+Theorem 1 (eq. 4-5); constants and how they are bounded: ``constants.li2020``.
 
 Checked on two instances, each with two sub-checks:
 * explicit bound: the mean gap E F(w_T) - F* (with its interval over seeds) stays below eq. 4

@@ -8,7 +8,7 @@ with xbar_t the average of the local models at every step (not only at syncs).
 
 Instance and sweep: ``sweep`` (``identical_quadratic``, single-row minibatches, s and K of Corollary
 2). G^2 and sigma^2 are bounded over the ball ||x|| <= B that contains every local iterate (B tracked
-exactly by the kernel; see ``assumption_constants``: exact for least squares). Check: the explicit
+exactly by the kernel; see ``constants.assumptions``: exact for least squares). Check: the explicit
 bound at every record point of the largest-T run for each N, with the average's ceiling
 (``bound_ceilings.gradient_ceiling``): every averaged model lies in the ball ||x|| <= B, where
 ||grad f(x)||^2 <= (||grad f(0)|| + L B)^2, so a bound at or above that at every record point could
