@@ -181,7 +181,7 @@ BAD_FILES = [
     (_set("checks[0].kind", "speed"), "checks[0].kind: unknown kind 'speed'"),
     (_set("checks[0].exponent", ...), "checks[0].exponent: missing"),
     (_set("checks[0].tolerance", -0.1), "checks[0].tolerance: must be >= 0"),
-    (_set("checks[0].tolerance", True), "checks[0].tolerance: expected a number"),
+    (_set("checks[0].tolerance", True), "checks[0].tolerance: expected a real number, got True (bool)"),
     (_set("checks[0].tolerance", 1.0), "checks[0].tolerance: 1 lifts the threshold of the decay claim -1 to 0 >= 0"),
     (_set("checks[0].metric", "loss"), "checks[0].metric: unknown metric 'loss'"),
     (_set("checks[0].x", "gamma + Lip"), "checks[0].x: unknown name 'Lip'"),

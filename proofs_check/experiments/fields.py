@@ -4,14 +4,16 @@
 TOML already types its values (integers, floats, strings, booleans, arrays, tables); these readers
 only check that each value has the type its field needs, and never convert one type into another:
 an integer field given ``5.0`` is an error, not 5. A float field takes a TOML integer as the number
-it is (``tolerance = 1`` is 1.0), as every numeric field of fedbound's configs does.
+it is (``tolerance = 1`` is 1.0), as every numeric field of fedbound's configs does. Numbers are
+checked by the validators every layer uses (``problems.check_int``, ``problems.check_real``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Mapping
 from typing import Any
+
+from problems.validation import check_int, check_real
 
 __all__ = ["ExperimentError", "check_keys", "is_number", "read_float", "read_int", "read_str", "read_table", "required"]
 
@@ -50,24 +52,15 @@ def read_str(value: Any, path: str) -> str:
 
 
 def read_int(value: Any, path: str, minimum: int | None = None) -> int:
-    """``value`` if it is an integer (not a bool or a float) >= ``minimum``; ExperimentError naming ``path``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ExperimentError(f"{path}: expected an integer, got {_shown(value)}")
-    if minimum is not None and value < minimum:
-        raise ExperimentError(f"{path}: must be >= {minimum}, got {value}")
-    return value
+    """``value`` if it is an integer (not a bool or a float) >= ``minimum``: ``problems.check_int``,
+    ExperimentError naming ``path``."""
+    return check_int(path, value, minimum=minimum, error=ExperimentError)
 
 
 def read_float(value: Any, path: str, minimum: float | None = None) -> float:
-    """``value`` (a TOML integer or float, not a bool) as a finite float >= ``minimum``; ExperimentError naming ``path``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ExperimentError(f"{path}: expected a number, got {_shown(value)}")
-    out = float(value)
-    if not math.isfinite(out):
-        raise ExperimentError(f"{path}: must be finite, got {value!r}")
-    if minimum is not None and out < minimum:
-        raise ExperimentError(f"{path}: must be >= {minimum:g}, got {out:g}")
-    return out
+    """``value`` (a TOML integer or float, not a bool) as a finite float >= ``minimum``:
+    ``problems.check_real``, ExperimentError naming ``path``."""
+    return check_real(path, value, minimum, error=ExperimentError)
 
 
 def is_number(value: Any) -> bool:
