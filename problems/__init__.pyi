@@ -7,7 +7,7 @@ from .data_folder import data_folder
 from .blas_threads import one_blas_thread
 from .block_partition import BlockAccuracy, BlockCyclicPartition, block_cyclic_partition, block_test_accuracy
 from .block_cyclic_images import BlockCyclicImageProblem, block_cyclic_images
-from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax, label_block_partition
+from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax
 from .constants import ProblemConstants, problem_constants
 from .counterexample import li_counterexample, li_counterexample_matrices
 from .digest import canonical_json, file_digest, is_hex_digest, json_digest
@@ -15,6 +15,7 @@ from .data_fetch import FETCHABLE, SOURCES, FetchError, FetchedFile, RemoteFile,
 from .families import Family, families, register_family
 from .identical import identical_images, identical_quadratic
 from .image_classification import CNN_DTYPES, ImageClassificationProblem, image_classification
+from .label_blocks import label_block_partition
 from .image_data import (
     BUNDLED,
     DEBIAN_FASHION_MNIST,
