@@ -7,7 +7,7 @@ from .data_folder import data_folder
 from .blas_threads import one_blas_thread
 from .block_partition import BlockAccuracy, BlockCyclicPartition, block_cyclic_partition, block_test_accuracy
 from .block_cyclic_images import BlockCyclicImageProblem, block_cyclic_images
-from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax, label_block_partition
+from .block_cyclic import BlockCyclicProblem, block_cyclic_quadratic, block_cyclic_softmax
 from .constants import ProblemConstants, problem_constants
 from .counterexample import li_counterexample, li_counterexample_matrices
 from .digest import canonical_json, file_digest, is_hex_digest, json_digest
@@ -15,6 +15,7 @@ from .data_fetch import FETCHABLE, SOURCES, FetchError, FetchedFile, RemoteFile,
 from .families import Family, families, register_family
 from .identical import identical_images, identical_quadratic
 from .image_classification import CNN_DTYPES, ImageClassificationProblem, image_classification
+from .label_blocks import label_block_partition
 from .image_data import (
     BUNDLED,
     DEBIAN_FASHION_MNIST,
@@ -30,14 +31,8 @@ from .image_data import (
 from .li_images import LI_AUTO_ORDER, LI_DIGITS_PER_DEVICE, LI_IMAGE_DATASETS, LI_TABLE2_SAMPLES, li_images, resolve_li_dataset
 from .partition_recipe import RECIPES, PartitionRecipe
 from .partition_report import LI_SOFTMAX_L2, PartitionSummary, partition_problem, summarize_partition
-from .partitions import (
-    DEFAULT_MIN_SIZE,
-    dirichlet_partition,
-    iid_partition,
-    lognormal_partition,
-    powerlaw_partition,
-    shard_partition,
-)
+from .partitions import DEFAULT_MIN_SIZE, dirichlet_partition, iid_partition, lognormal_partition
+from .partitions import powerlaw_partition, shard_partition
 from .optimum import Optimum, OptimumError, check_optimum, exact_optimum, heterogeneity_gamma
 from .quadratic import random_quadratic
 from .registry import build_block_cyclic, build_problem, check_problem

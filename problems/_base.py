@@ -37,7 +37,24 @@ from .models.registry import model_for
 from .spec import ProblemSpec
 from .validation import ProblemError, check_array, check_int, check_real
 
-__all__ = ["LossKind", "FederatedProblem", "ProblemError"]
+__all__ = ["ClientRows", "LossKind", "FederatedProblem", "ProblemError"]
+
+
+class ClientRows:
+    """Mixin of a problem whose clients own consecutive row ranges: client k holds rows
+    offsets[k]:offsets[k+1] of its data, ``offsets`` (N+1,) int64 from 0 to n."""
+
+    offsets: np.ndarray
+
+    @property
+    def n_clients(self) -> int:
+        """N, the number of clients."""
+        return self.offsets.size - 1
+
+    @property
+    def client_sizes(self) -> np.ndarray:
+        """n_k for every client, shape (N,)."""
+        return np.diff(self.offsets)
 
 
 class LossKind(str, enum.Enum):
@@ -50,7 +67,7 @@ class LossKind(str, enum.Enum):
 
 
 @dataclass(frozen=True, eq=False)
-class FederatedProblem:
+class FederatedProblem(ClientRows):
     """A federated objective F = sum_k p_k F_k with packed client data.
 
     Shapes: X (n, f) float64 C-contiguous, y (n,) float64, offsets (N+1,) int64 with
@@ -132,11 +149,6 @@ class FederatedProblem:
 
     # ----------------------------------------------------------------- sizes
     @property
-    def n_clients(self) -> int:
-        """N, the number of clients."""
-        return self.offsets.size - 1
-
-    @property
     def n_features(self) -> int:
         """f, the number of features per row."""
         return self.X.shape[1]
@@ -145,11 +157,6 @@ class FederatedProblem:
     def dim(self) -> int:
         """d, the number of parameters (f for least squares / logistic, f*C for softmax)."""
         return self.n_features * self.n_classes
-
-    @property
-    def client_sizes(self) -> np.ndarray:
-        """n_k for every client, shape (N,)."""
-        return np.diff(self.offsets)
 
     def client_data(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows (n_k, f) and targets (n_k,) of client k (read-only views)."""

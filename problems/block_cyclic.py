@@ -20,7 +20,8 @@ pseudo-client m*N + i holding the rows of (block m, client i), every weight 1/(M
 pooled and dealt to N clients at random, the non-cyclic baseline of Sec. 5 ("FedAvg with
 shuffled data").
 
-Generators (each seeded; the first two are registered problem families, see ``registry``):
+Generators (each seeded; the first two are registered problem families, see ``registry``; the
+third is in ``label_blocks``):
 
 * ``block_cyclic_quadratic``: least squares with ground truths theta_m = theta_0 + block_spread z_m
   per block and theta_mi = theta_m + client_spread z_mi per client;
@@ -31,22 +32,20 @@ Generators (each seeded; the first two are registered problem families, see ``re
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ._base import FederatedProblem, LossKind, ProblemError
-from .block_partition import block_cyclic_partition
-from .spec import FamilySpec, ProblemSpec, ViewSpec
+from .block_layout import BlockLayout
+from .spec import FamilySpec, ProblemSpec
 from .validation import check_int, check_problem_size, check_real
 
-__all__ = ["BlockCyclicProblem", "block_cyclic_quadratic", "block_cyclic_softmax", "label_block_partition"]
+__all__ = ["BlockCyclicProblem", "block_cyclic_quadratic", "block_cyclic_softmax"]
 
 
 @dataclass(frozen=True, eq=False)
-class BlockCyclicProblem:
+class BlockCyclicProblem(BlockLayout):
     """M blocks of N clients' data (module docstring); pseudo-client m*N + i = (block m, client i).
 
     Shapes: ``combined`` has M*N pseudo-clients with weights 1/(M N); its dimension d is that of
@@ -62,34 +61,36 @@ class BlockCyclicProblem:
     spec: ProblemSpec | None = None
 
     def __post_init__(self) -> None:
-        M = check_int("n_blocks", self.n_blocks, minimum=1)
-        N = check_int("n_clients", self.n_clients, minimum=1)
-        combined = self.combined
-        if not isinstance(combined, FederatedProblem):
-            raise ProblemError("combined: expected a FederatedProblem")
-        if self.spec is not None and not isinstance(self.spec, ProblemSpec):
-            raise ProblemError(f"spec: expected a ProblemSpec or None, got {type(self.spec).__name__}")
-        if combined.n_clients != M * N:
-            raise ProblemError(
-                f"combined: has {combined.n_clients} pseudo-clients, expected n_blocks * n_clients = {M * N}"
-            )
-        if not np.allclose(combined.weights, 1.0 / (M * N), rtol=1e-12, atol=0.0):
-            raise ProblemError("combined: pseudo-client weights must all be 1/(n_blocks n_clients) (eq. 3, 6)")
-        object.__setattr__(self, "n_blocks", M)
-        object.__setattr__(self, "n_clients", N)
+        self._check_layout(FederatedProblem, "combined: expected a FederatedProblem")
 
-    @property
-    def dim(self) -> int:
-        """d, the number of parameters."""
-        return self.combined.dim
-
-    def block_sizes(self) -> np.ndarray:
-        """n_mi, the rows of client i in block m, shape (M, N)."""
-        return self.combined.client_sizes.reshape(self.n_blocks, self.n_clients)
-
-    def block_objectives(self, w: np.ndarray) -> np.ndarray:
-        """(F_1(w), ..., F_M(w)), shape (M,): F_m = (1/N) sum_i F_m^i."""
-        return self.combined.local_objectives(w).reshape(self.n_blocks, self.n_clients).mean(axis=1)
+    @classmethod
+    def from_parts(
+        cls,
+        name: str,
+        loss: LossKind,
+        parts: list[tuple[np.ndarray, np.ndarray]],
+        n_blocks: int,
+        n_clients: int,
+        mu: float,
+        n_classes: int,
+        spec: FamilySpec | None,
+        notes: str,
+    ) -> BlockCyclicProblem:
+        """The BlockCyclicProblem whose pseudo-client m*N + i has rows ``parts[m*N + i]`` = (X, y)."""
+        sizes = np.array([X.shape[0] for X, _ in parts])
+        combined = FederatedProblem(
+            name=name,
+            loss=loss,
+            X=np.vstack([X for X, _ in parts]),
+            y=np.concatenate([y for _, y in parts]).astype(np.float64),
+            offsets=np.concatenate(([0], np.cumsum(sizes))),
+            weights=np.full(len(parts), 1.0 / len(parts)),
+            mu=mu,
+            n_classes=n_classes,
+            spec=spec,
+            notes=notes,
+        )
+        return cls(combined, n_blocks, n_clients, spec)
 
     def block(self, m: int) -> FederatedProblem:
         """Block m as a problem of N clients with weights 1/N; its F is F_m and its optimum x_m*.
@@ -166,13 +167,11 @@ class BlockCyclicProblem:
         differently otherwise. Its spec ``{"view": "shuffled", "shuffle_seed": seed, "of": spec}``
         rebuilds it when ``spec`` is not None.
         """
-        seed = check_int("seed", seed, minimum=0)
         c, N = self.combined, self.n_clients
         n = c.X.shape[0]
+        seed, order, sizes = self._shuffled_deal(n, seed)
         if n < N:
             raise ProblemError(f"n_clients: cannot deal {n} rows to {N} clients")
-        order = np.random.default_rng(seed).permutation(n)
-        sizes = np.full(N, n // N) + (np.arange(N) < n % N)
         return FederatedProblem(
             name=f"{c.name} [shuffled, seed {seed}]",
             loss=c.loss,
@@ -186,38 +185,6 @@ class BlockCyclicProblem:
             spec=self._view("shuffled", shuffle_seed=seed),
             notes="Non-cyclic baseline of Ding et al. 2020, Sec. 5: the rows pooled and dealt at random.",
         )
-
-    def _view(self, view: str, **params: int) -> ViewSpec | None:
-        """The spec of this problem's ``view`` with ``params``; None when this problem has no spec."""
-        return None if self.spec is None else ViewSpec(view, params, self.spec)
-
-
-def _assemble(
-    name: str,
-    loss: LossKind,
-    parts: list[tuple[np.ndarray, np.ndarray]],
-    n_blocks: int,
-    n_clients: int,
-    mu: float,
-    n_classes: int,
-    spec: FamilySpec | None,
-    notes: str,
-) -> BlockCyclicProblem:
-    """The BlockCyclicProblem whose pseudo-client m*N + i has rows ``parts[m*N + i]`` = (X, y)."""
-    sizes = np.array([X.shape[0] for X, _ in parts])
-    combined = FederatedProblem(
-        name=name,
-        loss=loss,
-        X=np.vstack([X for X, _ in parts]),
-        y=np.concatenate([y for _, y in parts]).astype(np.float64),
-        offsets=np.concatenate(([0], np.cumsum(sizes))),
-        weights=np.full(len(parts), 1.0 / len(parts)),
-        mu=mu,
-        n_classes=n_classes,
-        spec=spec,
-        notes=notes,
-    )
-    return BlockCyclicProblem(combined, n_blocks, n_clients, spec)
 
 
 def _ground_truths(
@@ -300,7 +267,7 @@ def block_cyclic_quadratic(
         "identical_blocks": identical_blocks,
     }
     identical = ", identical blocks" if identical_blocks else ""
-    return _assemble(
+    return BlockCyclicProblem.from_parts(
         f"block_cyclic_quadratic(N={N}, M={M}, d={d}, block={block_spread:g}, client={client_spread:g}{identical}, "
         f"seed={seed})",
         LossKind.LEAST_SQUARES,
@@ -375,7 +342,7 @@ def block_cyclic_softmax(
         "l2": l2,
         "seed": seed,
     }
-    return _assemble(
+    return BlockCyclicProblem.from_parts(
         f"block_cyclic_softmax(N={N}, M={M}, f={f}, C={C}, block={block_spread:g}, client={client_spread:g}, "
         f"seed={seed})",
         LossKind.LOGISTIC if logistic else LossKind.SOFTMAX,
@@ -386,77 +353,4 @@ def block_cyclic_softmax(
         1 if logistic else C,
         FamilySpec("block_cyclic_softmax", params),
         "Ding et al. 2020 data model (Sec. 2) with softmax / logistic clients; labels drawn from the model.",
-    )
-
-
-def label_block_partition(
-    X: np.ndarray,
-    y: np.ndarray,
-    n_blocks: int,
-    labels_per_block: int,
-    n_clients: int,
-    seed: int,
-    *,
-    l2: float = 1e-4,
-    n_classes: int | None = None,
-    client_order: str = "by_label",
-    name: str = "label blocks",
-    source: dict[str, Any] | None = None,
-) -> BlockCyclicProblem:
-    """Label-based blocks of classification data dealt to N clients, after Ding et al. Sec. 5.
-
-    The rows' blocks and clients are ``block_partition.block_cyclic_partition(y, None, n_blocks,
-    n_clients, seed, labels_per_block=..., client_order=...)`` (its docstring states the rule:
-    consecutive label sets from floor(m C/M), shared by neighbouring blocks when labels_per_block >
-    C/M; a shared label's rows split near-equally; clients fetched in sequence from a block ordered
-    by label (``"by_label"``) or shuffled (``"random"``); sizes about Normal(n_m/N, (n_m/(5N))^2)).
-    Rows whose label is in no block are left out. Pseudo-client m*N + i holds client i of block m,
-    its rows in fetch order.
-
-    Loss: softmax with C = n_classes (default max label + 1), logistic when C = 2; mu = 2 l2
-    (l2 weighs ||w||^2, as in ``synthetic``). X is used as given: append a constant-1 column for a
-    bias. ``source`` (JSON-able) describes where X, y come from and is recorded in the notes with
-    the parameters; the problem has no spec (nothing rebuilds it from parameters alone).
-    Shapes: X (n, f), y (n,).
-    """
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64).reshape(-1)
-    if X.ndim != 2 or X.shape[0] != y.size:
-        raise ProblemError(f"X: expected a (rows, features) array matching y's {y.size} labels, got {X.shape}")
-    if y.size == 0 or np.any(y != np.round(y)) or y.min() < 0:
-        raise ProblemError("y: labels must be non-negative integers")
-    labels = y.astype(np.int64)
-    C = int(labels.max()) + 1 if n_classes is None else check_int("n_classes", n_classes, minimum=2)
-    if C < 2 or labels.max() >= C:
-        raise ProblemError(f"n_classes: need >= 2 classes covering every label, got {C} (max label {labels.max()})")
-    l2 = check_real("l2", l2, minimum=0.0, strict=True)
-    seed = check_int("seed", seed, minimum=0)
-    partition = block_cyclic_partition(labels, None, n_blocks, n_clients, seed, labels_per_block=labels_per_block,
-                                       n_classes=C, client_order=client_order)
-    M, N, per_block = partition.n_blocks, partition.n_clients, len(partition.block_labels[0])
-    client_rows = [partition.client_rows(m, i) for m in range(M) for i in range(N)]  # pseudo-client m*N + i
-    parts = [(X[rows], y[rows]) for rows in client_rows]
-    params = {
-        "n_blocks": M,
-        "labels_per_block": per_block,
-        "n_clients": N,
-        "seed": seed,
-        "l2": l2,
-        "n_classes": C,
-        "client_order": client_order,
-        "source": source,
-    }
-    notes = ("Ding et al. 2020, Sec. 5: label-based blocks, client sets fetched in sequence with normal sizes. "
-             f"label_block_partition{json.dumps(params, sort_keys=True)}")
-    logistic = C == 2
-    return _assemble(
-        f"{name} (M={M}, {per_block} labels/block, N={N}, seed={seed})",
-        LossKind.LOGISTIC if logistic else LossKind.SOFTMAX,
-        parts,
-        M,
-        N,
-        2.0 * l2,
-        1 if logistic else C,
-        None,
-        notes,
     )

@@ -30,9 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .block_layout import BlockLayout
 from .block_partition import BlockAccuracy, BlockCyclicPartition, block_cyclic_partition, block_test_accuracy
 from .image_classification import ImageClassificationProblem, network_images
-from .spec import ProblemSpec, ViewSpec
+from .spec import ProblemSpec
 from .validation import ProblemError, check_int
 
 __all__ = ["BlockCyclicImageProblem", "block_cyclic_images"]
@@ -41,7 +42,7 @@ _SUBSAMPLE_STREAM = 0xB10C  # default_rng([seed, _SUBSAMPLE_STREAM]) draws the s
 
 
 @dataclass(frozen=True, eq=False)
-class BlockCyclicImageProblem:
+class BlockCyclicImageProblem(BlockLayout):
     """M blocks of N clients' images (module docstring); pseudo-client m*N + i = (block m, client i).
 
     ``combined``: the CNN problem over the M*N pseudo-clients (weights 1/(M N)); ``partition``:
@@ -57,17 +58,10 @@ class BlockCyclicImageProblem:
     spec: ProblemSpec | None = None
 
     def __post_init__(self) -> None:
-        M = check_int("n_blocks", self.n_blocks, minimum=1)
-        N = check_int("n_clients", self.n_clients, minimum=1)
         c = self.combined
-        if not isinstance(c, ImageClassificationProblem):
-            raise ProblemError(f"combined: expected an ImageClassificationProblem, got {type(c).__name__}")
-        if self.spec is not None and not isinstance(self.spec, ProblemSpec):
-            raise ProblemError(f"spec: expected a ProblemSpec or None, got {type(self.spec).__name__}")
-        if c.n_clients != M * N:
-            raise ProblemError(f"combined: has {c.n_clients} pseudo-clients, expected n_blocks * n_clients = {M * N}")
-        if not np.allclose(c.weights, 1.0 / (M * N), rtol=1e-12, atol=0.0):
-            raise ProblemError("combined: pseudo-client weights must all be 1/(n_blocks n_clients) (eq. 3, 6)")
+        self._check_layout(ImageClassificationProblem,
+                           f"combined: expected an ImageClassificationProblem, got {type(c).__name__}")
+        M, N = self.n_blocks, self.n_clients
         if not isinstance(self.partition, BlockCyclicPartition):
             raise ProblemError(f"partition: expected a BlockCyclicPartition, got {type(self.partition).__name__}")
         if self.partition.sizes.shape != (M, N) or not np.array_equal(self.partition.sizes.reshape(-1),
@@ -76,25 +70,10 @@ class BlockCyclicImageProblem:
         if self.partition.test_block_of_row.shape != c.test_labels.shape:
             raise ProblemError(f"partition: assigns {self.partition.test_block_of_row.size} test images to blocks, "
                                f"the problem has {c.test_labels.size}")
-        object.__setattr__(self, "n_blocks", M)
-        object.__setattr__(self, "n_clients", N)
-
-    @property
-    def dim(self) -> int:
-        """d, the number of network parameters."""
-        return self.combined.dim
 
     @property
     def name(self) -> str:
         return self.combined.name
-
-    def block_sizes(self) -> np.ndarray:
-        """n_mi, the images of client i in block m, shape (M, N)."""
-        return self.combined.client_sizes.reshape(self.n_blocks, self.n_clients)
-
-    def block_objectives(self, theta: np.ndarray) -> np.ndarray:
-        """(F_1(theta), ..., F_M(theta)), shape (M,), float64: F_m = (1/N) sum_i F_m^i."""
-        return self.combined.local_objectives(theta).reshape(self.n_blocks, self.n_clients).mean(axis=1)
 
     def shuffled(self, seed: int) -> ImageClassificationProblem:
         """All training images pooled, permuted by ``default_rng(seed)`` and dealt to N clients in
@@ -103,11 +82,9 @@ class BlockCyclicImageProblem:
         all images. The test split is this problem's, so a model is scored on it by
         ``block_accuracy`` as FedAvg is in the paper. Its spec ``{"view": "shuffled", "shuffle_seed":
         seed, "of": spec}`` rebuilds it when ``spec`` is not None."""
-        seed = check_int("seed", seed, minimum=0)
         c, N = self.combined, self.n_clients
         n = c.images.shape[0]
-        order = np.random.default_rng(seed).permutation(n)
-        sizes = np.full(N, n // N) + (np.arange(N) < n % N)
+        seed, order, sizes = self._shuffled_deal(n, seed)
         return ImageClassificationProblem(
             name=f"{c.name} [shuffled, seed {seed}]",
             network_name=c.network_name,
@@ -119,7 +96,7 @@ class BlockCyclicImageProblem:
             test_labels=c.test_labels,
             dtype=c.dtype,
             dataset=f"{c.dataset}; pooled and dealt to {N} clients at random (seed {seed})",
-            spec=None if self.spec is None else ViewSpec("shuffled", {"shuffle_seed": seed}, self.spec),
+            spec=self._view("shuffled", shuffle_seed=seed),
         )
 
     def block_accuracy(self, predictors: Sequence[np.ndarray] | np.ndarray, engine: str = "numba") -> BlockAccuracy:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._base import ClientRows
 from .models.cnn.layout import EVALUATION_CHUNK
 from .models.registry import network_for
 from .partition_recipe import PartitionRecipe
@@ -58,7 +59,7 @@ CNN_DTYPES = ("float32", "float64")
 
 
 @dataclass(frozen=True, eq=False)
-class ImageClassificationProblem:
+class ImageClassificationProblem(ClientRows):
     """A federated CNN problem (module docstring): its name, the network's registry name, the
     client data grouped by client, the client weights, the held-out test split, the precision
     ``dtype`` and ``dataset`` (a line naming the data set, split sizes and where its files came
@@ -116,11 +117,6 @@ class ImageClassificationProblem:
         return np.dtype(self.dtype)
 
     @property
-    def n_clients(self) -> int:
-        """N."""
-        return self.offsets.size - 1
-
-    @property
     def dim(self) -> int:
         """d, the number of network parameters."""
         return self.network.n_params
@@ -128,11 +124,6 @@ class ImageClassificationProblem:
     @property
     def n_classes(self) -> int:
         return self.network.n_classes
-
-    @property
-    def client_sizes(self) -> np.ndarray:
-        """n_k for every client, shape (N,)."""
-        return np.diff(self.offsets)
 
     @functools.cached_property
     def fingerprint(self) -> str:

@@ -47,6 +47,7 @@ Every bad argument raises one ProblemError naming it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -141,25 +142,37 @@ def powerlaw_partition(
     labels: Any, n_clients: int, seed: int, shape: float = 2.3, min_size: int = DEFAULT_MIN_SIZE
 ) -> np.ndarray:
     """Power-law (Pareto(shape)) client sizes, i.i.d. labels (module docstring); (n,) int64."""
-    labels, N, rng = _inputs(labels, n_clients, seed)
-    shape = check_real("shape", shape)
-    if not shape > 0:
-        raise ProblemError(f"shape: the Pareto shape must be > 0, got {shape!r}")
-    min_size = _min_size(min_size, labels.size, N)
-    weights = rng.pareto(shape, N) + 1.0  # numpy's pareto is the Lomax law; + 1: Pareto on w >= 1
-    return _cut(rng.permutation(labels.size), largest_remainder_sizes(weights, labels.size, min_size))
+    # numpy's pareto is the Lomax law; + 1: Pareto on w >= 1
+    return _quantity_skew(labels, n_clients, seed, min_size, ("shape", shape, "the Pareto shape"),
+                          lambda rng, a, N: rng.pareto(a, N) + 1.0)
 
 
 def lognormal_partition(
     labels: Any, n_clients: int, seed: int, sigma: float = 1.0, min_size: int = DEFAULT_MIN_SIZE
 ) -> np.ndarray:
     """Log-normal(0, sigma^2) client sizes, i.i.d. labels (module docstring); (n,) int64."""
+    return _quantity_skew(labels, n_clients, seed, min_size, ("sigma", sigma, "the log-normal spread"),
+                          lambda rng, s, N: rng.lognormal(0.0, s, N))
+
+
+def _quantity_skew(
+    labels: Any,
+    n_clients: Any,
+    seed: Any,
+    min_size: Any,
+    spread: tuple[str, Any, str],
+    draw_weights: Callable[[np.random.Generator, float, int], np.ndarray],
+) -> np.ndarray:
+    """Quantity skew with i.i.d. labels (module docstring): weights w (N,) = ``draw_weights(rng,
+    value, N)`` for the law's one parameter ``spread`` = (name, value > 0, what it is), then sizes
+    n_k = min_size + largest-remainder share of the spare rows, and the shuffled rows cut in order."""
     labels, N, rng = _inputs(labels, n_clients, seed)
-    sigma = check_real("sigma", sigma)
-    if not sigma > 0:
-        raise ProblemError(f"sigma: the log-normal spread must be > 0, got {sigma!r}")
+    name, value, what = spread
+    value = check_real(name, value)
+    if not value > 0:
+        raise ProblemError(f"{name}: {what} must be > 0, got {value!r}")
     min_size = _min_size(min_size, labels.size, N)
-    weights = rng.lognormal(0.0, sigma, N)
+    weights = draw_weights(rng, value, N)
     return _cut(rng.permutation(labels.size), largest_remainder_sizes(weights, labels.size, min_size))
 
 

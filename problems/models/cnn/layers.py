@@ -9,25 +9,28 @@ permutation of the first dense layer's rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ...validation import check_int
 
 __all__ = ["Conv2d", "MaxPool2d", "ReLU", "Dense", "Layer"]
 
 
+class _Sized:
+    """Base of a layer whose fields are all sizes: each an integer >= 1 (ProblemError naming it)."""
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            check_int(field.name, getattr(self, field.name), minimum=1)
+
+
 @dataclass(frozen=True)
-class Conv2d:
+class Conv2d(_Sized):
     """Convolution C_in -> C_out with a K x K kernel, stride 1, no padding (``conv2d``)."""
 
     in_channels: int
     out_channels: int
     kernel_size: int
-
-    def __post_init__(self) -> None:
-        check_int("in_channels", self.in_channels, minimum=1)
-        check_int("out_channels", self.out_channels, minimum=1)
-        check_int("kernel_size", self.kernel_size, minimum=1)
 
     @property
     def fan_in(self) -> int:
@@ -46,15 +49,11 @@ class ReLU:
 
 
 @dataclass(frozen=True)
-class Dense:
+class Dense(_Sized):
     """Fully connected layer D_in -> D_out (``dense``); flattens a 4-D input in (h, w, c) order."""
 
     in_features: int
     out_features: int
-
-    def __post_init__(self) -> None:
-        check_int("in_features", self.in_features, minimum=1)
-        check_int("out_features", self.out_features, minimum=1)
 
     @property
     def fan_in(self) -> int:

@@ -15,31 +15,32 @@
 
 from __future__ import annotations
 
-from .layers import Conv2d, Dense, MaxPool2d, ReLU
+from .layers import Conv2d, Dense, Layer, MaxPool2d, ReLU
 from .layout import NetworkLayout
 from .network import ConvNet
 
 __all__ = ["tutorial_cifar_net", "lenet5", "digits_net"]
 
 
-def tutorial_cifar_net() -> ConvNet:
-    """The PyTorch-tutorial CIFAR-10 net (module docstring)."""
-    layers = (
-        Conv2d(3, 6, 5), ReLU(), MaxPool2d(),
+def _lenet_stack(in_channels: int, flat_features: int) -> tuple[Layer, ...]:
+    """The LeNet-5 stack both 5x5 nets share (module docstring): conv C_in->6 5x5 -> ReLU -> max-pool 2
+    -> conv 6->16 5x5 -> ReLU -> max-pool 2 -> fc F->120 -> ReLU -> fc 120->84 -> ReLU -> fc 84->10,
+    F = 16 h w the features of the last pooled (h, w, 16) activation."""
+    return (
+        Conv2d(in_channels, 6, 5), ReLU(), MaxPool2d(),
         Conv2d(6, 16, 5), ReLU(), MaxPool2d(),
-        Dense(400, 120), ReLU(), Dense(120, 84), ReLU(), Dense(84, 10),
+        Dense(flat_features, 120), ReLU(), Dense(120, 84), ReLU(), Dense(84, 10),
     )
-    return ConvNet("tutorial_cifar_net", NetworkLayout((32, 32, 3), layers))
+
+
+def tutorial_cifar_net() -> ConvNet:
+    """The PyTorch-tutorial CIFAR-10 net (module docstring): the LeNet-5 stack on 32x32x3, F = 16 * 5 * 5."""
+    return ConvNet("tutorial_cifar_net", NetworkLayout((32, 32, 3), _lenet_stack(3, 400)))
 
 
 def lenet5() -> ConvNet:
-    """LeNet-5 for 28x28 grayscale, the variant of the module docstring."""
-    layers = (
-        Conv2d(1, 6, 5), ReLU(), MaxPool2d(),
-        Conv2d(6, 16, 5), ReLU(), MaxPool2d(),
-        Dense(256, 120), ReLU(), Dense(120, 84), ReLU(), Dense(84, 10),
-    )
-    return ConvNet("lenet5", NetworkLayout((28, 28, 1), layers))
+    """LeNet-5 for 28x28 grayscale, the variant of the module docstring: F = 16 * 4 * 4."""
+    return ConvNet("lenet5", NetworkLayout((28, 28, 1), _lenet_stack(1, 256)))
 
 
 def digits_net() -> ConvNet:
