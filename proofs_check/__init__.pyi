@@ -1,34 +1,13 @@
 """Type stub of the proofs_check package: its public API. ``__init__.py`` loads these names lazily
-(lazy_loader.attach_stub), so importing the package costs nothing until a name is used."""
+(lazy_loader.attach_stub), so importing the package costs nothing until a name is used. The
+assumption estimators (``proofs_check.constants.assumptions``), the plot specs
+(``proofs_check.framework.plot_specs``) and the constants not listed here are imported from their
+modules: ``proofs_check.constants`` lists every constant."""
 
-from .constants.assumptions import (
-    ClientEstimate,
-    Estimate,
-    gradient_dissimilarity,
-    heterogeneity,
-    parameter_bound,
-    second_moment_bound,
-    smoothness,
-    strong_convexity,
-    variance_bound,
-)
 from .constants.bgd import BGDPair, bgd_curve, bgd_pair, bgd_threshold
 from .framework.claim import Claim, ClaimResult, ClaimResults, PlantedVariant, UnknownClaimError
 from .framework.evaluation import Uninformative, claim_optimum, combine_checks
 from .framework.settings import VerifySettings
-from .framework.plot_specs import (
-    PLOT_SPECS,
-    BiasPlot,
-    Curve,
-    CurvesPlot,
-    FittedPowerLaw,
-    PlotSpec,
-    RatePlot,
-    RateSeries,
-    ReferenceRate,
-    plot_spec_from_json,
-    rate_plot,
-)
 from .constants.ding2020 import DingConstants, ding_bound
 from .framework.references import REFERENCES, Reference
 from .falsifier.claims import FALSIFIABLE, FedAvgInstance, exact_moments
@@ -39,10 +18,8 @@ from .constants.gradient_bounds import GradientBounds, stochastic_gradient_bound
 from .constants.li2020 import (
     LiConstants,
     li_sampling_C,
-    li_theorem1_B,
     li_theorem1_bound,
     li_theorem1_constants,
-    li_theorem1_rate_bound,
     li_transform_factors,
     li_transformed_constants,
 )

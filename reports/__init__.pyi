@@ -6,6 +6,7 @@ from .markdown import render_markdown, write_markdown
 from .plots import draw, save_plot
 from .power import PowerRow, power_summary
 from .progress import SweepRecord, VerifyProgress
+from .report_document import ReportDocument, report_document
 from .report_files import ReportFigure
 from .text_table import format_power_table, format_verdict_table
 from .verdicts_json import write_verdicts_json

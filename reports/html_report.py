@@ -8,34 +8,20 @@ from __future__ import annotations
 import base64
 import html
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from convergence.verdict import Status, Verdict
+from convergence.verdict import Status
 
-from .power import PowerRow
 from .report_content import ALARM_ADVICE, CONTROLS_INTRO, POWER_INTRO, TITLE, Table
-from .report_document import ClaimCard, report_document
+from .report_document import ClaimCard, ReportDocument
 from .report_files import ReportFigure, atomic_write
-
-if TYPE_CHECKING:
-    from proofs_check.framework.claim import Claim
 
 __all__ = ["render_html", "write_html"]
 
 
-def render_html(
-    verdicts: Sequence[Verdict],
-    figures: Sequence[ReportFigure] = (),
-    meta: Mapping[str, Any] | None = None,
-    *,
-    claims: Mapping[str, Claim] | None = None,
-    grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    power: Sequence[PowerRow] = (),
-) -> str:
-    """The report as one self-contained HTML page: inline CSS, PNGs embedded as data URIs."""
-    doc = report_document(verdicts, figures, meta, claims, grids, power)
+def render_html(doc: ReportDocument) -> str:
+    """The report ``doc`` as one self-contained HTML page: inline CSS, PNGs embedded as data URIs."""
     e = html.escape
     body = [f"<h1>{e(TITLE)}</h1>"]
     if doc.control_alarms:
@@ -77,18 +63,9 @@ def render_html(
     )
 
 
-def write_html(
-    path: str | os.PathLike[str],
-    verdicts: Sequence[Verdict],
-    figures: Sequence[ReportFigure] = (),
-    meta: Mapping[str, Any] | None = None,
-    *,
-    claims: Mapping[str, Claim] | None = None,
-    grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    power: Sequence[PowerRow] = (),
-) -> Path:
-    """Write :func:`render_html` to ``path`` atomically."""
-    return atomic_write(path, render_html(verdicts, figures, meta, claims=claims, grids=grids, power=power))
+def write_html(path: str | os.PathLike[str], doc: ReportDocument) -> Path:
+    """Write :func:`render_html` of ``doc`` to ``path`` atomically."""
+    return atomic_write(path, render_html(doc))
 
 
 _CSS = """

@@ -6,35 +6,18 @@ references. What each part says is ``reports.report_content``; this module lays 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from convergence.verdict import Verdict
-
-from .power import PowerRow
 from .report_content import ALARM_ADVICE, CONTROLS_INTRO, POWER_INTRO, TITLE, Table
-from .report_document import ClaimCard, report_document
+from .report_document import ClaimCard, ReportDocument
 from .report_files import ReportFigure, atomic_write, relative_path
-
-if TYPE_CHECKING:
-    from proofs_check.framework.claim import Claim
 
 __all__ = ["render_markdown", "write_markdown"]
 
 
-def render_markdown(
-    verdicts: Sequence[Verdict],
-    figures: Sequence[ReportFigure] = (),
-    meta: Mapping[str, Any] | None = None,
-    *,
-    base_dir: str | os.PathLike[str] | None = None,
-    claims: Mapping[str, Claim] | None = None,
-    grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    power: Sequence[PowerRow] = (),
-) -> str:
-    """The report as Markdown; figure paths are written relative to ``base_dir`` when given."""
-    doc = report_document(verdicts, figures, meta, claims, grids, power)
+def render_markdown(doc: ReportDocument, *, base_dir: str | os.PathLike[str] | None = None) -> str:
+    """The report ``doc`` as Markdown; figure paths are written relative to ``base_dir`` when given."""
     out = [f"# {TITLE}", ""]
     if doc.control_alarms:
         out += [f"> **ALARM: {len(doc.control_alarms)} negative control(s) did not come out as expected.** "
@@ -64,20 +47,9 @@ def render_markdown(
     return "\n".join(out).rstrip() + "\n"
 
 
-def write_markdown(
-    path: str | os.PathLike[str],
-    verdicts: Sequence[Verdict],
-    figures: Sequence[ReportFigure] = (),
-    meta: Mapping[str, Any] | None = None,
-    *,
-    claims: Mapping[str, Claim] | None = None,
-    grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    power: Sequence[PowerRow] = (),
-) -> Path:
-    """Write :func:`render_markdown` to ``path`` atomically, figure paths relative to its folder."""
-    text = render_markdown(verdicts, figures, meta, base_dir=Path(path).parent, claims=claims, grids=grids,
-                           power=power)
-    return atomic_write(path, text)
+def write_markdown(path: str | os.PathLike[str], doc: ReportDocument) -> Path:
+    """Write :func:`render_markdown` of ``doc`` to ``path`` atomically, figure paths relative to its folder."""
+    return atomic_write(path, render_markdown(doc, base_dir=Path(path).parent))
 
 
 def _section(card: ClaimCard, base_dir: str | os.PathLike[str] | None) -> list[str]:

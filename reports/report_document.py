@@ -120,12 +120,18 @@ class ReportDocument:
     references: tuple[Reference, ...]
 
 
-def report_document(verdicts: Sequence[Verdict], figures: Sequence[ReportFigure], meta: Mapping[str, Any] | None,
-                    claims: Mapping[str, Claim] | None, grids: Mapping[str, Sequence[Mapping[str, Any]]] | None,
-                    power: Sequence[PowerRow]) -> ReportDocument:
+def report_document(
+    verdicts: Sequence[Verdict],
+    figures: Sequence[ReportFigure] = (),
+    meta: Mapping[str, Any] | None = None,
+    *,
+    claims: Mapping[str, Claim] | None = None,
+    grids: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    power: Sequence[PowerRow] = (),
+) -> ReportDocument:
     """The content of the report on ``verdicts`` (claim ids unique; every figure's claim among them,
-    ValueError otherwise), with claim metadata, sweep grids and power rows where given: the arguments
-    of ``render_markdown`` and ``render_html``."""
+    ValueError otherwise), with claim metadata, sweep grids and power rows where given: what
+    ``render_markdown`` and ``render_html`` lay out."""
     by_claim = figures_by_claim(verdicts, figures)
     info = dict(claims or {})
     grids = dict(grids or {})

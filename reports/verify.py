@@ -72,6 +72,7 @@ from .markdown import write_markdown
 from .power import PowerRow
 from .progress import VerifyProgress
 from .report_cards import Card, ClaimCards, base_id, in_report_order, kept_cards
+from .report_document import report_document
 from .report_files import ReportFigure, report_lock
 from .run_metadata import run_metadata
 from .verdicts_json import write_verdicts_json
@@ -296,8 +297,9 @@ def _merge_and_write(selections: Sequence[ClaimSelection], settings: VerifySetti
     report_claims = {card.verdict.claim_id: CLAIMS[base_id(card.verdict.claim_id)] for card in ordered
                      if not card.part_of and base_id(card.verdict.claim_id) in CLAIMS}
     write_verdicts_json(out / "verdicts.json", verdicts, meta, figures=figures, grids=grids, power=power_rows)
-    write_markdown(out / "report.md", verdicts, figures, meta, claims=report_claims, grids=grids, power=power_rows)
-    write_html(out / "index.html", verdicts, figures, meta, claims=report_claims, grids=grids, power=power_rows)
+    document = report_document(verdicts, figures, meta, claims=report_claims, grids=grids, power=power_rows)
+    write_markdown(out / "report.md", document)
+    write_html(out / "index.html", document)
     return VerifyOutcome(tuple(verdicts), tuple(cards), tuple(figures), meta, out, tuple(power_rows),
                          tuple(row for card in cards.values() for row in card.power))
 

@@ -15,15 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from problems import FederatedProblem, exact_optimum, random_quadratic
-from proofs_check.constants.assumptions import (
-    gradient_dissimilarity,
-    heterogeneity,
-    parameter_bound,
-    second_moment_bound,
-    smoothness,
-    strong_convexity,
-    variance_bound,
-)
+from proofs_check.constants import assumptions
 from proofs_check.constants.bgd import bgd_curve, bgd_pair, bgd_threshold
 from proofs_check.constants.minibatch_moments import gradient_variance
 from proofs_check.constants.regions import Ball, EVERYWHERE, Points
@@ -52,13 +44,13 @@ def test_curvature_constants_closed_form() -> None:
     # With mu = 0.1: L_1 = 2.1, mu_1 = 0.6, L_2 = mu_2 = 0.6, so Li's L = 2.1 and mu = 0.6; F has
     # Hessian diag(1.25, 0.5) + 0.1 I: L_F = 1.35, mu_F = 0.6.
     problem = least_squares([([[2, 0], [0, 1]], [0, 0]), ([[1, 0], [0, 1]], [0, 0])], mu=0.1)
-    assert smoothness(problem).value == pytest.approx(2.1)
-    assert strong_convexity(problem).value == pytest.approx(0.6)
-    assert smoothness(problem, "global").value == pytest.approx(1.35)
-    assert strong_convexity(problem, "global").value == pytest.approx(0.6)
-    assert smoothness(problem).exact
+    assert assumptions.smoothness(problem).value == pytest.approx(2.1)
+    assert assumptions.strong_convexity(problem).value == pytest.approx(0.6)
+    assert assumptions.smoothness(problem, "global").value == pytest.approx(1.35)
+    assert assumptions.strong_convexity(problem, "global").value == pytest.approx(0.6)
+    assert assumptions.smoothness(problem).exact
     with pytest.raises(ValueError, match="scope"):
-        smoothness(problem, "everything")  # type: ignore[arg-type]
+        assumptions.smoothness(problem, "everything")  # type: ignore[arg-type]
 
 
 def test_identical_clients_have_no_heterogeneity() -> None:
@@ -67,9 +59,9 @@ def test_identical_clients_have_no_heterogeneity() -> None:
     rows, targets = [[1, 2], [0, 1], [3, -1]], [1.0, -2.0, 0.5]
     problem = least_squares([(rows, targets)] * 3, mu=0.2)
     ball = Ball(np.array([1.0, -1.0]), 2.0)
-    assert heterogeneity(problem).value == pytest.approx(0.0, abs=1e-12)
+    assert assumptions.heterogeneity(problem).value == pytest.approx(0.0, abs=1e-12)
     for weighting in ("uniform", "p"):
-        estimate = gradient_dissimilarity(problem, ball, weighting)
+        estimate = assumptions.gradient_dissimilarity(problem, ball, weighting)
         assert estimate.value == pytest.approx(0.0, abs=1e-12) and estimate.exact
     assert bgd_pair(problem, ball, 1.0).G_sq == pytest.approx(0.0, abs=1e-12)
 
@@ -80,7 +72,7 @@ def test_one_row_clients_have_no_variance() -> None:
     problem = least_squares([([[1, 2]], [1]), ([[0, 3]], [-1])], mu=0.1)
     w = np.array([0.3, -0.7])
     np.testing.assert_allclose(gradient_variance(problem, w, 1), 0.0, atol=1e-14)
-    bound = variance_bound(problem, Ball(w, 3.0), 1)
+    bound = assumptions.variance_bound(problem, Ball(w, 3.0), 1)
     np.testing.assert_allclose(bound.values, 0.0, atol=1e-12)
     assert bound.exact
 
@@ -93,7 +85,7 @@ def test_variance_closed_form_and_its_sup() -> None:
     w, b = np.array([2.0, 0.5]), 3
     assert gradient_variance(problem, w, b)[0] == pytest.approx(np.sum((w - [1, -1]) ** 2) / (4 * b))
     centre, R = np.array([0.0, 0.0]), 1.5
-    bound = variance_bound(problem, Ball(centre, R), b)
+    bound = assumptions.variance_bound(problem, Ball(centre, R), b)
     assert bound.values[0] == pytest.approx((math.sqrt(2) + R) ** 2 / (4 * b), rel=1e-12)
     assert bound.attained[0] == pytest.approx(bound.values[0], rel=1e-9) and bound.exact
     assert gradient_variance(problem, w, 0)[0] == 0.0  # exact gradients
@@ -104,12 +96,12 @@ def test_second_moment_closed_form() -> None:
     # gradients, grad F(w) = w - c, so G^2 over B(0, R) is (R + ||c||)^2 (at w = -R c/||c||).
     problem = least_squares([([[1, 0], [0, 1]], [1, 1])], mu=0.5)
     R = 2.0
-    estimate = second_moment_bound(problem, Ball(np.zeros(2), R), 0)
+    estimate = assumptions.second_moment_bound(problem, Ball(np.zeros(2), R), 0)
     assert estimate.value == pytest.approx((R + math.sqrt(0.5)) ** 2, rel=1e-12) and estimate.exact
     # with b = 2 add the variance: per-sample gradients (w1 - 1, 0), (0, w2 - 1) deviate by
     # ||w - (1, 1)||^2 / 4 from their mean; at w = -R c/||c|| that is (R + sqrt 2)^2 / 8, so
     # E||g||^2 = (R + sqrt(1/2))^2 + (R + sqrt 2)^2 / 8 there, and both terms peak at that point.
-    stochastic = second_moment_bound(problem, Ball(np.zeros(2), R), 2)
+    stochastic = assumptions.second_moment_bound(problem, Ball(np.zeros(2), R), 2)
     assert stochastic.value == pytest.approx((R + math.sqrt(0.5)) ** 2 + (R + math.sqrt(2)) ** 2 / 8, rel=1e-12)
 
 
@@ -118,7 +110,7 @@ def test_dissimilarity_bgd_and_gamma_closed_forms() -> None:
     # constant: sigma_G^2 = sum_k q_k ||c_k||^2 = 1/4 on any region, for q = 1/N or p.
     ball = Ball(np.array([3.0, -2.0]), 1.0)
     for weighting in ("uniform", "p"):
-        assert gradient_dissimilarity(OPPOSED, ball, weighting).value == pytest.approx(0.25, rel=1e-12)
+        assert assumptions.gradient_dissimilarity(OPPOSED, ball, weighting).value == pytest.approx(0.25, rel=1e-12)
     # BGD: sum_k p_k ||w - c_k||^2 - B^2 ||w||^2 = (1 - B^2) ||w||^2 + 1/4 (cross terms vanish as
     # cbar = 0). On R^d: unbounded for B^2 < 1, G^2 = 1/4 for B^2 >= 1 (threshold exactly 1).
     assert bgd_threshold(OPPOSED).value == pytest.approx(1.0)
@@ -129,18 +121,18 @@ def test_dissimilarity_bgd_and_gamma_closed_forms() -> None:
     assert bgd_pair(OPPOSED, Ball(np.zeros(2), 2.0), 0.5).G_sq == pytest.approx(2.25, rel=1e-12)
     # Gamma: F_k = 1/2 ||w||^2 - c_k'w + const_k, F_k* = const_k - ||c_k||^2 / 2, F* = sum p_k const_k
     # (w* = 0), so Gamma = sum_k p_k ||c_k||^2 / 2 = 1/8.
-    assert heterogeneity(OPPOSED).value == pytest.approx(0.125, rel=1e-12)
+    assert assumptions.heterogeneity(OPPOSED).value == pytest.approx(0.125, rel=1e-12)
 
 
 def test_parameter_bound_and_points() -> None:
-    assert parameter_bound(Ball(np.array([3.0, 4.0]), 1.0)).value == pytest.approx(6.0)
+    assert assumptions.parameter_bound(Ball(np.array([3.0, 4.0]), 1.0)).value == pytest.approx(6.0)
     points = Points(np.array([[1.0, 0.0], [0.0, -2.0]]))
-    assert parameter_bound(points).value == pytest.approx(2.0)
+    assert assumptions.parameter_bound(points).value == pytest.approx(2.0)
     # on a finite set the constants are the exact maxima of the defining quantities
-    sigma = variance_bound(OPPOSED, points, 1)
+    sigma = assumptions.variance_bound(OPPOSED, points, 1)
     direct = np.max([gradient_variance(OPPOSED, w, 1) for w in points.points], axis=0)
     np.testing.assert_allclose(sigma.values, direct, rtol=1e-12)
-    G = second_moment_bound(OPPOSED, points, 0).value
+    G = assumptions.second_moment_bound(OPPOSED, points, 0).value
     assert G == pytest.approx(max(np.max(np.sum(OPPOSED.local_gradients(w) ** 2, axis=1)) for w in points.points))
 
 
@@ -149,11 +141,11 @@ def test_bad_input_names_the_field() -> None:
     with pytest.raises(ValueError, match="radius"):
         Ball(np.zeros(2), -1.0)
     with pytest.raises(ValueError, match="region"):
-        variance_bound(OPPOSED, Ball(np.zeros(3), 1.0), 1)
+        assumptions.variance_bound(OPPOSED, Ball(np.zeros(3), 1.0), 1)
     with pytest.raises(ValueError, match="region"):
-        gradient_dissimilarity(OPPOSED, EVERYWHERE)
+        assumptions.gradient_dissimilarity(OPPOSED, EVERYWHERE)
     with pytest.raises(ValueError, match="weighting"):
-        gradient_dissimilarity(OPPOSED, ball, "square")  # type: ignore[arg-type]
+        assumptions.gradient_dissimilarity(OPPOSED, ball, "square")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="batch_size"):
         gradient_variance(OPPOSED, np.zeros(2), -1)
     with pytest.raises(ValueError, match="B_sq_grid"):
@@ -193,7 +185,7 @@ def _pairs(problem: FederatedProblem, seed: int) -> tuple[np.ndarray, np.ndarray
 def test_sampled_pairs_respect_mu_and_L(problem: FederatedProblem, seed: int) -> None:
     # Li et al. Assumptions 1-2 for every client: with F_k(v) - F_k(w) - <grad F_k(w), v - w> = D,
     # mu/2 ||v - w||^2 <= D <= L/2 ||v - w||^2 and ||grad F_k(v) - grad F_k(w)|| <= L ||v - w||.
-    L, mu = smoothness(problem).value, strong_convexity(problem).value
+    L, mu = assumptions.smoothness(problem).value, assumptions.strong_convexity(problem).value
     for v, w in zip(*_pairs(problem, seed)):
         gap = np.sum((v - w) ** 2)
         D = problem.local_objectives(v) - problem.local_objectives(w) - problem.local_gradients(w) @ (v - w)
@@ -216,9 +208,9 @@ def test_sampled_points_never_exceed_the_sup_bounds(problem: FederatedProblem, b
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
     points = ball.centre + radius * rng.random((30, 1)) ** (1 / problem.dim) * directions
     tol = 1e-9
-    sigma = variance_bound(problem, ball, b)
-    G = second_moment_bound(problem, ball, b)
-    dissimilarity = gradient_dissimilarity(problem, ball, "uniform")
+    sigma = assumptions.variance_bound(problem, ball, b)
+    G = assumptions.second_moment_bound(problem, ball, b)
+    dissimilarity = assumptions.gradient_dissimilarity(problem, ball, "uniform")
     bgd = bgd_pair(problem, ball, 0.5)
     for w in points:
         variance = gradient_variance(problem, w, b)
@@ -244,4 +236,4 @@ def test_default_problem_constants_are_consistent() -> None:
     assert all(pair.exact for pair in curve)
     assert all(a >= b - 1e-12 for a, b in zip(values, values[1:]))  # G^2(B^2) is non-increasing
     # q = p and B^2 = 1: sum p_k ||grad F_k||^2 - ||grad F||^2 = sum p_k ||grad F_k - grad F||^2
-    assert curve[2].G_sq == pytest.approx(gradient_dissimilarity(problem, ball, "p").value, rel=1e-9)
+    assert curve[2].G_sq == pytest.approx(assumptions.gradient_dissimilarity(problem, ball, "p").value, rel=1e-9)

@@ -25,6 +25,7 @@ from reports.power import PowerRow, power_summary
 from reports.report_content import power_alarms
 from reports.progress import VerifyProgress
 from reports.markdown import render_markdown
+from reports.report_document import report_document
 from reports.text_table import format_verdict_table
 from reports.verify import verify
 
@@ -171,7 +172,7 @@ def test_summary_shows_the_tightness_of_bound_sub_checks_when_the_headline_is_a_
     rate = Verdict("c/rate", Status.PASS, -1.2, -1.0, (-1.3, -1.1))
     claim = combine_checks("c", [("explicit bound", bound), ("rate", rate)], headline=rate)
     assert claim.tightness is None and "tightness" not in claim.to_json()["evidence"]  # the headline is a rate
-    md = render_markdown([claim])
+    md = render_markdown(report_document([claim]))
     assert "| explicit bound: 0.5 (upper bound) |" in md  # summary cell
     assert "| explicit bound | PASS | 0.5 | 1 |" in md and "| 0.5 (upper bound) |" in md  # sub-check table
     assert "1 bound sub-check(s): 0.5..0.5 (upper bound)" in format_verdict_table([claim])

@@ -16,6 +16,7 @@ from proofs_check import combine_checks
 from reports.formatting import claim_tightness, format_figure, format_interval, format_tightness, format_value
 from reports.html_report import render_html
 from reports.markdown import render_markdown
+from reports.report_document import report_document
 from reports.report_content import checks_table, evidence_items, meta_items
 from reports.text_table import format_verdict_table
 from reports.verdicts_json import write_verdicts_json
@@ -93,10 +94,10 @@ def test_the_content_tables_read_the_typed_sub_checks() -> None:
 
 def test_every_format_shows_the_sub_checks_and_the_uninformative_ones() -> None:
     claim = _claim()
-    md = render_markdown([claim])
+    md = render_markdown(report_document([claim]))
     assert "| explicit bound | PASS | 0.5 | 1 | [0.5, 0.5] | 0.5 (upper bound) |" in md
     assert "| bound, blocks apart | INCONCLUSIVE | the gap is <= 0 | PASS: gap <= 0 |" in md
-    page = render_html([claim])
+    page = render_html(report_document([claim]))
     assert "<h4>Sub-checks</h4>" in page and "bound, blocks apart" in page and "the gap is &lt;= 0" in page
     text = format_verdict_table([claim])
     assert "0.5 (upper bound)" in text and text.splitlines()[2].startswith("c ")
@@ -109,5 +110,5 @@ def test_a_report_rebuilt_from_verdicts_json_is_the_same(tmp_path: Path) -> None
     back = Verdict.from_json(stored)
     assert back.checks[0] == claim.checks[0] and back.uninformative == claim.uninformative
     assert back.checks[1].name == "rate" and back.checks[1].verdict.notes == "too few points"  # NaN != NaN
-    assert render_markdown([back]) == render_markdown([claim])
-    assert render_html([back]) == render_html([claim])
+    assert render_markdown(report_document([back])) == render_markdown(report_document([claim]))
+    assert render_html(report_document([back])) == render_html(report_document([claim]))

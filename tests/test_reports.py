@@ -19,6 +19,7 @@ from convergence.verdict import Hypothesis, Status, SubCheck, Verdict
 from proofs_check.framework.plot_specs import BiasPlot, Curve, CurvesPlot, FittedPowerLaw, RatePlot, RateSeries
 from reports.html_report import render_html, write_html
 from reports.markdown import render_markdown, write_markdown
+from reports.report_document import report_document
 from reports.plots import save_plot
 from reports.report_files import ReportFigure
 from reports.text_table import format_verdict_table
@@ -97,7 +98,7 @@ def test_json_write_is_atomic_and_names_a_bad_field(tmp_path: Path) -> None:
 
 
 def test_markdown_lists_claims_controls_and_the_alarm(tmp_path: Path, figure: ReportFigure) -> None:
-    out = write_markdown(tmp_path / "report.md", _verdicts(), [figure], META)
+    out = write_markdown(tmp_path / "report.md", report_document(_verdicts(), [figure], META))
     text = out.read_text(encoding="utf-8")
     for v in _verdicts():
         assert v.claim_id in text
@@ -116,12 +117,12 @@ def test_markdown_lists_claims_controls_and_the_alarm(tmp_path: Path, figure: Re
 
 
 def test_markdown_without_alarm_has_none() -> None:
-    text = render_markdown([v for v in _verdicts() if v.claim_id != "control.no-decay"])
+    text = render_markdown(report_document([v for v in _verdicts() if v.claim_id != "control.no-decay"]))
     assert "ALARM" not in text and "all as expected" in text
 
 
 def test_html_is_self_contained_escaped_and_badged(tmp_path: Path, figure: ReportFigure) -> None:
-    out = write_html(tmp_path / "index.html", _verdicts(), [figure], META)
+    out = write_html(tmp_path / "index.html", report_document(_verdicts(), [figure], META))
     page = out.read_text(encoding="utf-8")
     assert "data:image/png;base64," + base64.b64encode(figure.path.read_bytes()).decode() in page
     assert not re.search(r"https?://", page)
@@ -136,14 +137,14 @@ def test_html_is_self_contained_escaped_and_badged(tmp_path: Path, figure: Repor
 def test_html_names_a_missing_figure(tmp_path: Path) -> None:
     missing = ReportFigure("li2020.thm1", tmp_path / "nope.png", "")
     with pytest.raises(FileNotFoundError, match="li2020.thm1"):
-        render_html(_verdicts(), [missing])
+        render_html(report_document(_verdicts(), [missing]))
 
 
 def test_inputs_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="figures"):
-        render_markdown(_verdicts(), [ReportFigure("unknown.claim", tmp_path / "a.png")])
+        render_markdown(report_document(_verdicts(), [ReportFigure("unknown.claim", tmp_path / "a.png")]))
     with pytest.raises(ValueError, match="duplicate"):
-        render_html(_verdicts() * 2)
+        render_html(report_document(_verdicts() * 2))
     with pytest.raises(ValueError, match="path"):
         ReportFigure("li2020.thm1", tmp_path / "a.svg")
 
@@ -217,9 +218,9 @@ def test_sub_checks_are_rendered_as_a_table(tmp_path) -> None:
     failing = Verdict("c/two", Status.FAIL, 2.0, 1.0, (1.8, 2.2), notes="second finding")
     claim = combine_checks("c", [("bound", passing), ("rate", failing)], headline=failing)
     assert claim.status is Status.FAIL  # one failing sub-check fails the claim
-    md = render_markdown([claim])
+    md = render_markdown(report_document([claim]))
     assert "**Sub-checks**" in md and "| rate | FAIL |" in md and "second finding" in md
-    assert "Sub-checks" in render_html([claim])
+    assert "Sub-checks" in render_html(report_document([claim]))
 
 
 def test_verdict_to_frame_and_html_show_the_sub_checks() -> None:

@@ -11,14 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import convergence
 from convergence import (
     SweepOptions,
     ConfigError,
     FedAvgConfig,
-    FedAvgCyclicConfig,
-    MCPSGDConfig,
-    MMPSGDConfig,
-    PRSGDConfig,
     RunConfig,
     RunRequest,
     RunStore,
@@ -41,12 +38,12 @@ SCHEDULE = dict(cycles=2, rounds_per_block=2, local_steps=3, step_size=STEP, bat
 
 RUNS = {
     "fedavg": RunConfig(FEDERATED, FedAvgConfig(3, 4, StepSize.inverse_time(0.1, 0.05), 2, 0.7, (0, 1, 4), (1, 4))),
-    "mm_psgd": RunConfig(BLOCKS, MMPSGDConfig(**SCHEDULE, participants=2, record_rounds=(0, 3, 8))),
-    "mc_psgd": RunConfig(BLOCKS, MCPSGDConfig(**SCHEDULE, block_step_size=StepSize.constant(0.04),
-                                              record_rounds=(2, 8))),
-    "fedavg_cyclic": RunConfig(BLOCKS, FedAvgCyclicConfig(**SCHEDULE)),
-    "pr_sgd": RunConfig(UNIFORM, PRSGDConfig(rounds=4, sync_interval=3, step_size=STEP, batch_size=1, participants=2,
-                                             seeds=(1, 4))),
+    "mm_psgd": RunConfig(BLOCKS, convergence.MMPSGDConfig(**SCHEDULE, participants=2, record_rounds=(0, 3, 8))),
+    "mc_psgd": RunConfig(BLOCKS, convergence.MCPSGDConfig(**SCHEDULE, block_step_size=StepSize.constant(0.04),
+                                                          record_rounds=(2, 8))),
+    "fedavg_cyclic": RunConfig(BLOCKS, convergence.FedAvgCyclicConfig(**SCHEDULE)),
+    "pr_sgd": RunConfig(UNIFORM, convergence.PRSGDConfig(rounds=4, sync_interval=3, step_size=STEP, batch_size=1,
+                                                         participants=2, seeds=(1, 4))),
 }
 
 
@@ -201,8 +198,8 @@ def test_a_trace_that_cannot_fit_is_refused_before_the_run() -> None:
     with pytest.raises(ConfigError, match="trace"):
         execute([RunRequest(RunConfig(FEDERATED, huge), trace=True)], SweepOptions(progress=False), engine="numpy")
     blocks = build_block_cyclic(BLOCKS)
-    mc = MCPSGDConfig(cycles=10**9, rounds_per_block=1, local_steps=1, step_size=STEP,
-                      block_step_size=STEP, record_rounds=(1,))
+    mc = convergence.MCPSGDConfig(cycles=10**9, rounds_per_block=1, local_steps=1, step_size=STEP,
+                                  block_step_size=STEP, record_rounds=(1,))
     with pytest.raises(ConfigError, match="trace"):
         run(RunConfig(BLOCKS, mc), problem=blocks, engine="numpy", trace=True)
 

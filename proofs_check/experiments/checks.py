@@ -37,53 +37,62 @@ METRICS: Mapping[str, str] = {"gap": "F(w) - F*", "dist_sq": "||w - w*||^2"}
 
 
 @dataclass(frozen=True)
-class RateCheck:
+class _MetricCheck:
+    """What every check has: its ``name`` and the ``metric`` it reads (a key of ``METRICS``); ``kind``
+    is its ``[[checks]]`` kind."""
+
+    kind: ClassVar[str]
+
+    name: str
+    metric: str
+
+    @property
+    def quantity(self) -> str:
+        """The metric in words (``METRICS``), e.g. "F(w) - F*"."""
+        return METRICS[self.metric]
+
+
+@dataclass(frozen=True)
+class RateCheck(_MetricCheck):
     """E[metric] decays at least as fast as x^exponent, within ``tolerance`` (module docstring)."""
 
     kind: ClassVar[str] = "rate"
 
-    name: str
-    metric: str
     x: Expression
     exponent: float
     tolerance: float
 
     @property
     def statement(self) -> str:
-        return (f"E[{METRICS[self.metric]}] decays at least as fast as x^{self.exponent:g} in x = {self.x.text} "
+        return (f"E[{self.quantity}] decays at least as fast as x^{self.exponent:g} in x = {self.x.text} "
                 f"(tolerance {self.tolerance:g}: an exponent up to {self.exponent + self.tolerance:g} counts)")
 
 
 @dataclass(frozen=True)
-class BoundCheck:
+class BoundCheck(_MetricCheck):
     """E[metric] <= ``expression`` at every record point (module docstring)."""
 
     kind: ClassVar[str] = "bound"
 
-    name: str
-    metric: str
     expression: Expression
 
     @property
     def statement(self) -> str:
-        return f"E[{METRICS[self.metric]}] <= {self.expression.text} at every record point"
+        return f"E[{self.quantity}] <= {self.expression.text} at every record point"
 
 
 @dataclass(frozen=True)
-class OrderingCheck:
+class OrderingCheck(_MetricCheck):
     """The final E[metric] of the cell ``smaller`` is below that of the cell ``larger`` (module docstring)."""
 
     kind: ClassVar[str] = "ordering"
 
-    name: str
-    metric: str
     smaller: GridCell
     larger: GridCell
 
     @property
     def statement(self) -> str:
-        return (f"the final E[{METRICS[self.metric]}] of ({self.smaller.label}) is smaller than that of "
-                f"({self.larger.label})")
+        return f"the final E[{self.quantity}] of ({self.smaller.label}) is smaller than that of ({self.larger.label})"
 
 
 Check = Union[RateCheck, BoundCheck, OrderingCheck]

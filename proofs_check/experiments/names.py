@@ -19,7 +19,7 @@ start at w_0 = 0. Three groups:
   ``batch_size`` b: ``sigma_sq`` = max_k sigma_k^2, ``p2_sigma_sq`` = sum_k p_k^2 sigma_k^2 (the
   first term of Li's B) and ``G_sq`` = G^2, each the supremum over the ball around w* of radius
   R = max(||w*||, max over seeds and record points of ||w - w*||), the ball that holds w_0 and
-  every recorded global model (``proofs_check.variance_bound`` / ``second_moment_bound``: exact
+  every recorded global model (``proofs_check.constants.variance_bound`` / ``second_moment_bound``: exact
   for least squares, certified upper bounds for logistic and softmax). Local iterates between
   record points can leave that ball, so these are estimates of the constants on the region the
   recorded run visits; the report says so where a bound uses them.
@@ -181,7 +181,7 @@ class CellValues(Mapping[str, Any]):
     def moments(self) -> RunMoments:
         """sigma_sq, p2_sigma_sq and G_sq with the config's ``batch_size`` over the ball around w* that
         holds w_0 and every recorded global model."""
-        from .. import Ball, second_moment_bound, variance_bound
+        from ..constants import Ball, second_moment_bound, variance_bound
 
         problem, w_star = self.problem.problem, self.problem.optimum.w_star
         radius = math.sqrt(max(float(np.max(self.dist_sq)), float(w_star @ w_star)))

@@ -39,7 +39,7 @@ from ..framework.evaluation import combine_checks
 from ..framework.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
 
 from .algorithm import GridCell
-from .checks import METRICS, BoundCheck, Check, OrderingCheck, RateCheck
+from .checks import BoundCheck, Check, OrderingCheck, RateCheck
 from .expression import Expression
 from .fields import ExperimentError
 from .file import Experiment
@@ -64,7 +64,7 @@ class CellRuns:
         return cls(cell, result, CellValues(problem, result.algorithm, result.steps, result.dist_sq))
 
     def metric(self, name: str) -> np.ndarray:
-        """The metric (S, P) of ``METRICS``."""
+        """The metric (S, P) of ``checks.METRICS``."""
         return np.asarray(getattr(self.result, name), dtype=np.float64)
 
 
@@ -160,7 +160,7 @@ def _rate(experiment: Experiment, check: RateCheck, check_id: str, path: str,
     plot = rate_plot(
         _file_name(experiment.name, check.name, cell_runs.cell.label),
         f"{check.name}: {cell_runs.cell.label}",
-        f"Mean {METRICS[check.metric]} over {len(cell_runs.result.seeds)} seed(s) against x = {check.x.text} "
+        f"Mean {check.quantity} over {len(cell_runs.result.seeds)} seed(s) against x = {check.x.text} "
         f"({cell_runs.cell.label}), the fitted power law and the claimed rate x^{check.exponent:g}.",
         verdict, xlabel=f"x = {check.x.text}", ylabel=_YLABELS[check.metric],
         reference=ReferenceRate(check.exponent, f"claimed $x^{{{check.exponent:g}}}$"),
@@ -191,14 +191,14 @@ def _bound(experiment: Experiment, check: BoundCheck, check_id: str, path: str,
         ceiling *= cell_runs.values["L_F"] / 2
     reason = ""
     if np.all(values.mean(axis=0) <= 0):
-        reason = f"the mean {METRICS[check.metric]} is <= 0 at every record point, so it lies below any positive bound"
+        reason = f"the mean {check.quantity} is <= 0 at every record point, so it lies below any positive bound"
     elif np.all(bound >= ceiling):
-        reason = (f"the bound is at least {ceiling:.4g} at every record point, the largest {METRICS[check.metric]} a run "
+        reason = (f"the bound is at least {ceiling:.4g} at every record point, the largest {check.quantity} a run "
                   "can reach without stopping as diverged, so it holds whatever the algorithm does")
     plot = rate_plot(
         _file_name(experiment.name, check.name, cell_runs.cell.label),
         f"{check.name}: {cell_runs.cell.label}",
-        f"Mean {METRICS[check.metric]} over {len(cell_runs.result.seeds)} seed(s) against the record steps T "
+        f"Mean {check.quantity} over {len(cell_runs.result.seeds)} seed(s) against the record steps T "
         f"({cell_runs.cell.label}) and the bound {check.expression.text} (dashed).",
         verdict, xlabel="T (local steps)", ylabel=_YLABELS[check.metric], bound=bound.tolist(),
     )
@@ -213,10 +213,10 @@ def _ordering(experiment: Experiment, check: OrderingCheck, check_id: str, runs:
     where = "; ".join(f"{c.cell.label}: T = {steps}, {_setting(experiment, c)}" for c, _, steps in final)
     name = f"({check.smaller.label}) < ({check.larger.label})"
     verdict = check_ordering(f"{check_id}/{name}", final[0][1], final[1][1],
-                             notes=f"final {METRICS[check.metric]}, paired over seeds; {where}")
+                             notes=f"final {check.quantity}, paired over seeds; {where}")
     plot = CurvesPlot(
         _file_name(experiment.name, check.name, "cells"), check.name,
-        f"Mean {METRICS[check.metric]} over the seeds against the record steps T for the two grid cells the ordering "
+        f"Mean {check.quantity} over the seeds against the record steps T for the two grid cells the ordering "
         "compares at their last record point.",
         tuple(Curve(c.values.steps.tolist(), c.metric(check.metric).mean(axis=0).tolist(), c.cell.label)
               for c, _, _ in final),

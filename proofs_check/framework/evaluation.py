@@ -1,18 +1,20 @@
 """What every claim's evaluator uses to reach its verdict: ``combine_checks`` (one verdict from named
-sub-checks, Holm's family-wise control over their p-values) and ``claim_optimum`` (the exact optimum
-the gaps are measured against, with its certificate)."""
+sub-checks, Holm's family-wise control over their p-values), ``claim_optimum`` (the exact optimum
+the gaps are measured against, with its certificate) and ``PlantedParameters`` (the plan
+parameters that plant a false variant, named in the notes and the evidence)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from convergence.verdict import Status, SubCheck, Uninformative, Verdict
 
 if TYPE_CHECKING:
     from problems import FederatedProblem, Optimum
 
-__all__ = ["combine_checks", "claim_optimum"]
+__all__ = ["PlantedParameters", "combine_checks", "claim_optimum"]
 
 
 def combine_checks(
@@ -128,3 +130,27 @@ def claim_optimum(problem: FederatedProblem, local_optima: bool = True) -> tuple
     if optimum.crosscheck is not None:
         text += f"; cvxpy agrees to {max(v for k, v in optimum.crosscheck.items() if isinstance(v, float)):.1e} relative"
     return optimum, text
+
+
+@dataclass(frozen=True)
+class PlantedParameters:
+    """The plan parameters of a run that differ from the claim's statement (``values``: name -> value,
+    in the order given): each plants a false variant (``framework.claim.PlantedVariant``)."""
+
+    values: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, *rows: tuple[str, Any, Any]) -> PlantedParameters:
+        """From (name, the plan's value, the statement's value) rows: the rows whose values differ."""
+        return cls({name: value for name, value, stated in rows if value != stated})
+
+    def note(self, spec: str = "g") -> str:
+        """"PLANTED FALSE VARIANT (name = value, ...); " (values formatted with ``spec``) to open a
+        verdict's notes, or "" when nothing is planted."""
+        if not self.values:
+            return ""
+        return "PLANTED FALSE VARIANT (" + ", ".join(f"{k} = {v:{spec}}" for k, v in self.values.items()) + "); "
+
+    def mark(self, verdict: Verdict) -> Verdict:
+        """``verdict`` with the planted values in its evidence (``planted``) when there are any."""
+        return verdict.with_evidence(planted=dict(self.values)) if self.values else verdict

@@ -151,12 +151,9 @@ class RatePlot(_Figure):
 
     def __post_init__(self) -> None:
         self._check_figure()
-        series = _items("series", self.series, RateSeries)
-        if not series:
-            raise ValueError("series: a rate plot needs at least one series")
+        series = _nonempty_items("series", self.series, RateSeries, "a rate plot needs at least one series")
         object.__setattr__(self, "series", series)
-        _text("xlabel", self.xlabel)
-        _text("ylabel", self.ylabel)
+        _axis_labels(self.xlabel, self.ylabel)
         if self.bound is not None:
             object.__setattr__(self, "bound", _floats("bound", self.bound, len(series[0].x)))
         _text("bound_label", self.bound_label, nonempty=True)
@@ -202,8 +199,7 @@ class BiasPlot(_Figure):
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "measured", _floats("measured", self.measured, len(x)))
         object.__setattr__(self, "bound", _floats("bound", self.bound, len(x)))
-        _text("xlabel", self.xlabel)
-        _text("ylabel", self.ylabel)
+        _axis_labels(self.xlabel, self.ylabel)
         if self.groups is not None:
             groups = _items("groups", self.groups, (int, str))
             if any(isinstance(g, bool) for g in groups):
@@ -265,12 +261,8 @@ class CurvesPlot(_Figure):
 
     def __post_init__(self) -> None:
         self._check_figure()
-        curves = _items("curves", self.curves, Curve)
-        if not curves:
-            raise ValueError("curves: empty")
-        object.__setattr__(self, "curves", curves)
-        _text("xlabel", self.xlabel)
-        _text("ylabel", self.ylabel)
+        object.__setattr__(self, "curves", _nonempty_items("curves", self.curves, Curve, "empty"))
+        _axis_labels(self.xlabel, self.ylabel)
         for name in ("logx", "logy"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}: must be True or False, got {getattr(self, name)!r}")
@@ -328,6 +320,12 @@ def _text(name: str, value: Any, *, nonempty: bool = False) -> str:
     return value
 
 
+def _axis_labels(xlabel: Any, ylabel: Any) -> None:
+    """A figure's axis labels: strings (empty allowed); ValueError naming ``xlabel`` or ``ylabel``."""
+    _text("xlabel", xlabel)
+    _text("ylabel", ylabel)
+
+
 def _number(name: str, value: Any, *, finite: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name}: expected a number, got {value!r}")
@@ -359,6 +357,14 @@ def _items(name: str, values: Any, kind: type | tuple[type, ...]) -> tuple[Any, 
             names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
             raise ValueError(f"{name}[{i}]: expected a {names}, got {type(item).__name__}")
     return out
+
+
+def _nonempty_items(name: str, values: Any, kind: type, empty: str) -> tuple[Any, ...]:
+    """``_items`` of at least one item; ValueError "``name``: ``empty``" when there is none."""
+    items = _items(name, values, kind)
+    if not items:
+        raise ValueError(f"{name}: {empty}")
+    return items
 
 
 def _json_float(value: float) -> float | None:

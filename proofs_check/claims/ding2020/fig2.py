@@ -77,9 +77,10 @@ from ...framework.parameters import ModePlans, parameter
 from ...framework.plot_specs import Curve, CurvesPlot
 from ...framework.references import DING2020
 from .sec5_plans import (
-    FIG2_DIGITS_BLOCKS, SEC5_CIFAR10, SEC5_LENET5, DingBlocksPlan, Sec5DataPlans, local_steps_parameter,
+    FIG2_DIGITS_BLOCKS, SEC5_CIFAR10, SEC5_DEFAULT, SEC5_LENET5, SEC5_QUICK, DingBlocksPlan, Sec5DataPlans,
+    local_steps_parameter,
 )
-from .sec5_runs import NETWORK_OF_DATASET, SHUFFLE_SEED, fig2_curves, sec5_configs, sec5_problem, single_model_per_block
+from .sec5_runs import SHUFFLE_SEED, fig2_curves, sec5_configs, sec5_problem, single_model_per_block, trained_scale
 
 if TYPE_CHECKING:
     from convergence import RunResult
@@ -173,13 +174,8 @@ def evaluate(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
         checks.append((f"(c) {name} above FedAvg on shuffled data", convergence.check_ordering(
             f"ding2020.fig2/shuffled<{key}", shu_c.last_cycle_average, c.last_cycle_average, notes=metric)))
     measured = ", ".join(f"{name} {c.last_cycle_average.mean():.3f}" for name, c in curves.items())
-    n_images = int(problem.combined.images.shape[0])
-    scale = (f"fedbound ({problem.combined.dataset}; {NETWORK_OF_DATASET[plan.dataset]}, {n_images} training "
-             f"images, N = {plan.clients_per_block}, M = {plan.n_blocks}, {plan.labels_per_block} labels per block, "
-             f"C = {plan.cycles}, E = {plan.rounds_per_block}, I = {plan.local_steps}, batch {plan.batch_size}, "
-             f"gamma = eta = {plan.step_size:g}, Sec. 5's exponential predictor for MM-PSGD and MC-PSGD, {plan.seeds} "
-             f"seeds): Abar "
-             f"(last cycle, means over seeds) {measured}.")
+    scale = (f"{trained_scale(problem, plan, str(plan.local_steps))}, {plan.seeds} seeds): Abar (last cycle, means "
+             f"over seeds) {measured}.")
     verdict = combine_checks("ding2020.fig2", checks, headline=checks[0][1],
                              notes=f"{PAPER_FIG2} {scale} Headline: mean Abar difference MM-PSGD - FedAvg-cyclic.")
     plotted = np.isin(mm.rounds, np.arange(0, mm.rounds[-1] + 1, plan.rounds_per_block))  # the block ends
@@ -205,10 +201,8 @@ CLAIM = Claim(
     "the mean over seeds of MM-PSGD's last-cycle average block accuracy minus FedAvg-cyclic's (claimed > 0)",
     evaluate,
     plan=ModePlans(
-        quick=DingFig2Plan(dataset="digits", n_train=400, n_test=200, **FIG2_DIGITS_BLOCKS, cycles=4,
-                           rounds_per_block=5, step_size=0.1),
-        default=DingFig2Plan(dataset="auto", n_train=0, n_test=0, **FIG2_DIGITS_BLOCKS, cycles=12,
-                             rounds_per_block=5, step_size=0.1),
+        quick=DingFig2Plan(**SEC5_QUICK, **FIG2_DIGITS_BLOCKS, cycles=4, rounds_per_block=5),
+        default=DingFig2Plan(**SEC5_DEFAULT, **FIG2_DIGITS_BLOCKS, cycles=12, rounds_per_block=5),
         full=DingFig2Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, n_blocks=5, clients_per_block=10,
                           labels_per_block=3, cycles=10, rounds_per_block=20, step_size=0.05),
         by_data=Sec5DataPlans(

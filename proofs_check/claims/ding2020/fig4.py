@@ -66,12 +66,14 @@ import convergence
 from convergence.verdict import Verdict
 
 from ...framework.claim import Claim, ClaimResult, PlantedVariant
-from ...framework.evaluation import combine_checks
 from ...framework.parameters import ModePlans, PlanError, parameter
 from ...framework.references import DING2020
-from .sec5 import check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot
+from .sec5 import (
+    check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot, sweep_result,
+)
 from .sec5_plans import (
-    SEC5_CIFAR10, SEC5_CLASSES, SEC5_LENET5, SEC5_MARGIN, DingSec5Plan, Sec5DataPlans, local_steps_parameter,
+    SEC5_CIFAR10, SEC5_CLASSES, SEC5_DEFAULT, SEC5_LENET5, SEC5_MARGIN, SEC5_QUICK, DingSec5Plan, Sec5DataPlans,
+    local_steps_parameter,
 )
 from .sec5_runs import SHUFFLE_SEED, sec5_configs, sec5_problem, single_model_per_block
 
@@ -188,15 +190,13 @@ def evaluate(settings: VerifySettings, plan: DingFig4Plan) -> ClaimResult:
                         f"{plan.extra_labels} labels per block", [f"M = {M}" for M in plan.blocks_grid], accuracy)
     planted = ("PLANTED FALSE VARIANT (the predictors claimed to degrade, FedAvg-cyclic not); "
                if plan.claimed_degrading != "fedavg_cyclic" else "")
-    verdict = combine_checks("ding2020.fig4", checks, headline=checks[0][1],
-                             notes=f"{planted}{PAPER_FIG4} {scale} Headline: FedAvg-cyclic's mean drop D.")
-    plot = sweep_plot(
+    notes = f"{planted}{PAPER_FIG4} {scale} Headline: FedAvg-cyclic's mean drop D."
+    return sweep_result("ding2020.fig4", checks, notes, sweep_plot(
         "ding2020_fig4", "Ding et al. Fig. 4: last-cycle average block accuracy vs the number of blocks M",
         f"at fixed M E = {plan.rounds_per_cycle} on {plan.dataset} (N = {plan.clients_per_block}, C = {plan.cycles}, "
         f"I = {plan.local_steps}); FedAvg on shuffled data is one run scored on each M's blocks. The paper: FedAvg "
         "on block-cyclic data degrades with M, MM-PSGD and MC-PSGD do not.",
-        plan.blocks_grid, accuracy, "blocks M (M E fixed)", plan.seeds)
-    return ClaimResult(verdict, (plot,))
+        plan.blocks_grid, accuracy, "blocks M (M E fixed)", plan.seeds))
 
 
 CLAIM = Claim(
@@ -209,10 +209,10 @@ CLAIM = Claim(
     "largest (claimed > 0); the predictors' drops must lie below the margin 0.02",
     evaluate,
     plan=ModePlans(
-        quick=DingFig4Plan(dataset="digits", n_train=400, n_test=200, clients_per_block=5, cycles=4, step_size=0.1,
-                           blocks_grid=(2, 5), rounds_per_cycle=10, extra_labels=0),
-        default=DingFig4Plan(dataset="auto", n_train=0, n_test=0, clients_per_block=5, cycles=12, step_size=0.1,
-                             blocks_grid=(2, 5), rounds_per_cycle=10, extra_labels=0),
+        quick=DingFig4Plan(**SEC5_QUICK, clients_per_block=5, cycles=4, blocks_grid=(2, 5), rounds_per_cycle=10,
+                           extra_labels=0),
+        default=DingFig4Plan(**SEC5_DEFAULT, clients_per_block=5, cycles=12, blocks_grid=(2, 5), rounds_per_cycle=10,
+                             extra_labels=0),
         full=DingFig4Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, clients_per_block=10, cycles=10,
                           step_size=0.05, blocks_grid=(2, 5, 10), rounds_per_cycle=100, extra_labels=1),
         by_data=Sec5DataPlans(*(DingFig4Plan(**scale, clients_per_block=5, cycles=4, blocks_grid=(2, 5),

@@ -62,11 +62,15 @@ import convergence
 from convergence.verdict import Verdict
 
 from ...framework.claim import Claim, ClaimResult, PlantedVariant
-from ...framework.evaluation import combine_checks
 from ...framework.parameters import ModePlans, PlanError, parameter
 from ...framework.references import DING2020
-from .sec5 import check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot
-from .sec5_plans import SEC5_CIFAR10, SEC5_LENET5, SEC5_MARGIN, DingBlocksPlan, Sec5DataPlans, local_steps_parameter
+from .sec5 import (
+    check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot, sweep_result,
+)
+from .sec5_plans import (
+    SEC5_CIFAR10, SEC5_DEFAULT, SEC5_LENET5, SEC5_MARGIN, SEC5_QUICK, DingBlocksPlan, Sec5DataPlans,
+    local_steps_parameter,
+)
 from .sec5_runs import sec5_configs, sec5_problem
 
 if TYPE_CHECKING:
@@ -162,15 +166,13 @@ def evaluate(settings: VerifySettings, plan: DingFig5Plan) -> ClaimResult:
                         f"{plan.clients_per_block} clients per block, K = {', '.join(map(str, plan.participants()))} "
                         f"per round, E = {plan.rounds_per_block}", [f"{r:.0%}" for r in plan.rates], accuracy)
     planted = "PLANTED FALSE VARIANT (accuracy proportional to the rate); " if plan.claimed != "robust" else ""
-    verdict = combine_checks("ding2020.fig5", checks, headline=checks[0][1],
-                             notes=f"{planted}{PAPER_FIG5} {scale} Headline: MM-PSGD's first sub-check.")
-    plot = sweep_plot(
+    notes = f"{planted}{PAPER_FIG5} {scale} Headline: MM-PSGD's first sub-check."
+    return sweep_result("ding2020.fig5", checks, notes, sweep_plot(
         "ding2020_fig5", "Ding et al. Fig. 5: last-cycle average block accuracy vs the participation rate",
         f"with K = rho N of N = {plan.clients_per_block} clients per round on {plan.dataset} (M = {plan.n_blocks}, "
         f"C = {plan.cycles}, E = {plan.rounds_per_block}, I = {plan.local_steps}). The paper: MM-PSGD and MC-PSGD "
         "are robust to the rate (5-20% of 1000 clients).",
-        [100 * r for r in plan.rates], accuracy, "participation rate rho = K/N (%)", plan.seeds)
-    return ClaimResult(verdict, (plot,))
+        [100 * r for r in plan.rates], accuracy, "participation rate rho = K/N (%)", plan.seeds))
 
 
 CLAIM = Claim(
@@ -183,10 +185,10 @@ CLAIM = Claim(
     "(claimed < the margin 0.02; the same for MC-PSGD)",
     evaluate,
     plan=ModePlans(
-        quick=DingFig5Plan(dataset="digits", n_train=400, n_test=200, clients_per_block=20, cycles=4,
-                           step_size=0.1, n_blocks=5, labels_per_block=2, rounds_per_block=2, rates=(0.05, 0.2)),
-        default=DingFig5Plan(dataset="auto", n_train=0, n_test=0, clients_per_block=100, cycles=30,
-                             step_size=0.1, n_blocks=5, labels_per_block=2, rounds_per_block=2, rates=(0.05, 0.2)),
+        quick=DingFig5Plan(**SEC5_QUICK, clients_per_block=20, cycles=4, n_blocks=5, labels_per_block=2,
+                           rounds_per_block=2, rates=(0.05, 0.2)),
+        default=DingFig5Plan(**SEC5_DEFAULT, clients_per_block=100, cycles=30, n_blocks=5, labels_per_block=2,
+                             rounds_per_block=2, rates=(0.05, 0.2)),
         full=DingFig5Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, clients_per_block=100, cycles=10,
                           step_size=0.05, n_blocks=5, labels_per_block=3, rounds_per_block=20,
                           rates=(0.05, 0.1, 0.15, 0.2)),

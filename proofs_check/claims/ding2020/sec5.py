@@ -1,5 +1,5 @@
 """What ding2020.fig4 and ding2020.fig5 share: the last-cycle accuracy of a block-cyclic run, the
-paired threshold check with its family-wise levels, and the report of a sweep (notes and plot).
+paired threshold check with its family-wise levels, and the report of a sweep (notes, plot and result).
 
 Source: Ding et al. 2020, Sec. 5 (``shared/papers/ding2020_block_cyclic.md``). Both claims sweep one
 setting (M at fixed M E; the participation rate K/N) and compare, per algorithm, the paper's metric at
@@ -55,6 +55,8 @@ import numpy as np
 import convergence
 from convergence.verdict import Status, Verdict
 
+from ...framework.claim import ClaimResult
+from ...framework.evaluation import combine_checks
 from ...framework.plot_specs import Curve, CurvesPlot
 from .sec5_runs import NETWORK_OF_DATASET, fig2_curves
 
@@ -64,7 +66,7 @@ if TYPE_CHECKING:
     from .sec5_plans import DingSec5Plan
 
 __all__ = ["FAMILY_ALPHA", "last_cycle_rounds", "last_cycle_accuracy", "check_paired_threshold", "sweep_notes",
-           "sweep_plot"]
+           "sweep_plot", "sweep_result"]
 
 FAMILY_ALPHA = 0.05
 """Each claim's family-wise error rate for a false PASS plus a false FAIL (0.025 each; module docstring)."""
@@ -149,3 +151,9 @@ def sweep_plot(name: str, title: str, caption: str, x: Sequence[float], accuracy
         curves=tuple(Curve(tuple(float(v) for v in x), tuple(acc.mean(axis=1)), label) for label, acc in accuracy.items()),
         xlabel=xlabel, ylabel="last-cycle average block test accuracy", logx=False, logy=False,
     )
+
+
+def sweep_result(claim_id: str, checks: Sequence[tuple[str, Verdict]], notes: str, plot: CurvesPlot) -> ClaimResult:
+    """A sweep claim's result: its verdict from the named sub-checks (``combine_checks``: Holm, the
+    first sub-check the headline) with ``notes``, and its one ``plot`` (``sweep_plot``)."""
+    return ClaimResult(combine_checks(claim_id, checks, headline=checks[0][1], notes=notes), (plot,))

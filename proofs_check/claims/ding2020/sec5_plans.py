@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from convergence.budget import Workload
 
 __all__ = ["SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan",
-           "SEC5_MARGIN", "local_steps_parameter", "FIG2_DIGITS_BLOCKS", "SEC5_LENET5", "SEC5_CIFAR10"]
+           "SEC5_MARGIN", "local_steps_parameter", "FIG2_DIGITS_BLOCKS", "SEC5_QUICK", "SEC5_DEFAULT",
+           "SEC5_LENET5", "SEC5_CIFAR10"]
 
 
 SEC5_AUTO_ORDER = ("cifar10", "fashion-mnist", "mnist", "digits")
@@ -121,6 +122,11 @@ M = 10); two points lie between."""
 
 FIG2_DIGITS_BLOCKS = dict(n_blocks=2, clients_per_block=5, labels_per_block=5)
 """ding2020.fig2's blocks on the digits (quick and default): M = 2 blocks of 5 labels, N = 5 clients each."""
+SEC5_QUICK = dict(dataset="digits", n_train=400, n_test=200, step_size=0.1)
+"""The Sec. 5 quick plans' data and step: 400 training and 200 test images of the bundled digits, gamma = 0.1."""
+SEC5_DEFAULT = dict(dataset="auto", n_train=0, n_test=0, step_size=0.1)
+"""The Sec. 5 default plans' data and step: "auto" (``by_data`` swaps in ``SEC5_LENET5`` or ``SEC5_CIFAR10``
+where their data are found), every image, gamma = 0.1 on the digits."""
 SEC5_LENET5 = dict(dataset="auto", n_train=1500, n_test=300, step_size=0.05)
 """The Sec. 5 defaults' data and step on MNIST / Fashion-MNIST (LeNet-5), where "auto" finds them: the
 digits' blocks and schedule on 1500 training and 300 test images drawn at random (about the digits' 1438

@@ -29,8 +29,10 @@ if TYPE_CHECKING:
     from convergence import MCPSGDConfig, MMPSGDConfig, RunResult
     from problems import BlockCyclicImageProblem
 
+    from .sec5_plans import DingBlocksPlan
+
 __all__ = ["Fig2Curves", "fig2_curves", "NETWORK_OF_DATASET", "SEC5_PREDICTOR", "SHUFFLE_SEED", "sec5_configs",
-           "sec5_problem", "single_model_per_block"]
+           "sec5_problem", "single_model_per_block", "trained_scale"]
 
 NETWORK_OF_DATASET = {"digits": "digits_net", "mnist": "lenet5", "fashion-mnist": "lenet5",
                       "cifar10": "tutorial_cifar_net"}
@@ -127,3 +129,14 @@ def single_model_per_block(problem: BlockCyclicImageProblem, result: RunResult) 
     M = problem.n_blocks
     return np.array([[problem.block_accuracy(np.repeat(model[None, :], M, axis=0)).per_block for model in seed]
                      for seed in result.iterates])
+
+
+def trained_scale(problem: BlockCyclicImageProblem, plan: DingBlocksPlan, local_steps: str) -> str:
+    """How fedbound trained, as the notes of ding2020.fig2 and table1 open: the data set and its
+    network, the training images, N, M, labels per block, C, E, I (``local_steps``: one value or the
+    grid), batch, gamma = eta and the predictor; the caller closes the parenthesis."""
+    return (f"fedbound ({problem.combined.dataset}; {NETWORK_OF_DATASET[plan.dataset]}, "
+            f"{int(problem.combined.images.shape[0])} training images, N = {plan.clients_per_block}, "
+            f"M = {plan.n_blocks}, {plan.labels_per_block} labels per block, C = {plan.cycles}, "
+            f"E = {plan.rounds_per_block}, I = {local_steps}, batch {plan.batch_size}, gamma = eta = "
+            f"{plan.step_size:g}, Sec. 5's exponential predictor for MM-PSGD and MC-PSGD")

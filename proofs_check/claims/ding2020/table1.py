@@ -101,8 +101,10 @@ from ...framework.evaluation import combine_checks
 from ...framework.parameters import ModePlans, PlanError, parameter
 from ...framework.plot_specs import Curve, CurvesPlot, RatePlot, RateSeries, ReferenceRate
 from ...framework.references import DING2020
-from .sec5_plans import FIG2_DIGITS_BLOCKS, SEC5_CIFAR10, SEC5_LENET5, DingBlocksPlan, Sec5DataPlans
-from .sec5_runs import NETWORK_OF_DATASET, sec5_configs, sec5_problem
+from .sec5_plans import (
+    FIG2_DIGITS_BLOCKS, SEC5_CIFAR10, SEC5_DEFAULT, SEC5_LENET5, SEC5_QUICK, DingBlocksPlan, Sec5DataPlans,
+)
+from .sec5_runs import sec5_configs, sec5_problem, trained_scale
 from .table1_rounds import RoundsToTarget, algorithm_test_count, check_rounds_fall, rounds_to_accuracy
 
 if TYPE_CHECKING:
@@ -212,13 +214,8 @@ def evaluate(settings: VerifySettings, plan: DingTable1Plan) -> ClaimResult:
         uninformative.extend(found.uninformative)
     ours = "; ".join(f"{name} " + ", ".join(f"I = {i}: {r:.4g}" for i, r in zip(grid, measured[key].rounds.mean(axis=1)))
                      for key, name in ALGORITHMS)
-    n_images = int(problem.combined.images.shape[0])
-    scale = (f"fedbound ({problem.combined.dataset}; {NETWORK_OF_DATASET[plan.dataset]}, {n_images} training images, "
-             f"N = {plan.clients_per_block}, M = {plan.n_blocks}, {plan.labels_per_block} labels per block, "
-             f"C = {plan.cycles}, E = {plan.rounds_per_block}, I = {', '.join(map(str, grid))}, batch "
-             f"{plan.batch_size}, gamma = eta = {plan.step_size:g}, Sec. 5's exponential predictor for MM-PSGD and "
-             f"MC-PSGD, accuracy "
-             f"recorded every {plan.record_every} round(s), {plan.seeds} seeds): mean rounds to "
+    scale = (f"{trained_scale(problem, plan, ', '.join(map(str, grid)))}, accuracy recorded every {plan.record_every} "
+             f"round(s), {plan.seeds} seeds): mean rounds to "
              f"{plan.target_fraction:g} of the way from the initial to the lowest best accuracy ("
              + ", ".join(f"{name} {measured[key].target:.3f}" for key, name in ALGORITHMS) + f"): {ours}.")
     planted = "" if plan.claimed_direction == "fall" else "PLANTED FALSE VARIANT (rounds claimed to rise with I); "
@@ -282,11 +279,10 @@ CLAIM = Claim(
     "the mean over seeds of MM-PSGD's rounds to target at the smallest I minus at the largest (claimed > 0)",
     evaluate,
     plan=ModePlans(
-        quick=DingTable1Plan(dataset="digits", n_train=400, n_test=200, **FIG2_DIGITS_BLOCKS, cycles=3,
-                             rounds_per_block=5, step_size=0.1, local_steps_grid=(5, 20), record_every=1),
-        default=DingTable1Plan(dataset="auto", n_train=0, n_test=0, **FIG2_DIGITS_BLOCKS, cycles=6,
-                               rounds_per_block=5, step_size=0.1, local_steps_grid=(5, 10, 15, 20),
-                               record_every=1),
+        quick=DingTable1Plan(**SEC5_QUICK, **FIG2_DIGITS_BLOCKS, cycles=3, rounds_per_block=5,
+                             local_steps_grid=(5, 20), record_every=1),
+        default=DingTable1Plan(**SEC5_DEFAULT, **FIG2_DIGITS_BLOCKS, cycles=6, rounds_per_block=5,
+                               local_steps_grid=(5, 10, 15, 20), record_every=1),
         full=DingTable1Plan(dataset="fashion-mnist", n_train=12000, n_test=2000, n_blocks=5, clients_per_block=10,
                             labels_per_block=3, cycles=10, rounds_per_block=20, step_size=0.05,
                             local_steps_grid=(5, 10, 15, 20), record_every=2),

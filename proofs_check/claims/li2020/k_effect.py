@@ -60,7 +60,7 @@ import convergence
 from convergence.verdict import Status, Verdict
 
 from ...framework.claim import Claim, ClaimResult, PlantedVariant
-from ...framework.evaluation import combine_checks
+from ...framework.evaluation import PlantedParameters, combine_checks
 from ...framework.parameters import ModePlans, PlanError, parameter
 from ...framework.plot_specs import Curve, CurvesPlot
 from ...framework.references import LI2020
@@ -225,15 +225,12 @@ def evaluate(settings: VerifySettings, plan: Li2020KEffectPlan) -> ClaimResult:
         checks += instance_checks
         plots.append(plot)
         data += image_note(curves, plan.eta0)
-    planted = {name: value for name, value, default in (
-        ("claimed_K_exponent", plan.claimed_K_exponent, 0.0), ("larger_K_better", plan.larger_K_better, True))
-        if value != default}
-    planted_note = ("PLANTED FALSE VARIANT (" + ", ".join(f"{k} = {v}" for k, v in planted.items()) + "); "
-                    if planted else "")
+    planted = PlantedParameters.of(("claimed_K_exponent", plan.claimed_K_exponent, 0.0),
+                                   ("larger_K_better", plan.larger_K_better, True))
     verdict = combine_checks(
         CLAIM_ID, checks, headline=checks[1][1],
-        notes=f"{planted_note}Headline: the largest |log mean q(K)| / log(1 + tolerance) on the first instance "
-        f"(<= 1: every K within a factor {1 + plan.tolerance:g} of the claimed dependence). E = {plan.E}: "
+        notes=f"{planted.note(spec='')}Headline: the largest |log mean q(K)| / log(1 + tolerance) on the first "
+        f"instance (<= 1: every K within a factor {1 + plan.tolerance:g} of the claimed dependence). E = {plan.E}: "
         f"{plan.E * plan.steps_per_E} local steps a round. {e_reading(plan.steps_per_E)} Runs use the experiments' "
         f"per-round decay eta_0 / (1 + round).{data}",
     )

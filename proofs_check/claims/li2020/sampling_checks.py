@@ -82,7 +82,7 @@ from convergence.verdict import Hypothesis, Uninformative, Verdict
 
 from ... import constants
 from ...framework.claim import ClaimResult
-from ...framework.evaluation import claim_optimum, combine_checks
+from ...framework.evaluation import PlantedParameters, claim_optimum, combine_checks
 from ...framework.plot_specs import Curve, CurvesPlot
 from .hypotheses import li_hypotheses
 from .sampling import (
@@ -228,12 +228,8 @@ def evaluate_sampling(
             curves=tuple(curves[label]), xlabel=r"$\gamma + T$ (local steps)", ylabel=r"$F(w_T) - F^*$", logx=True,
             logy=True,
         ))
-    planted = {name: value for name, value, default in (
-        ("bound_scale", plan.bound_scale, 1.0), ("C_scale", plan.C_scale, 1.0),
-        ("claimed_exponent", plan.claimed_exponent, -1.0)) if value != default}
-    planted_note = (
-        "PLANTED FALSE VARIANT (" + ", ".join(f"{k} = {v:g}" for k, v in planted.items()) + "); " if planted else ""
-    )
+    planted = PlantedParameters.of(("bound_scale", plan.bound_scale, 1.0), ("C_scale", plan.C_scale, 1.0),
+                                   ("claimed_exponent", plan.claimed_exponent, -1.0))
     tightness = ", ".join(f"{t['run']}: {t['bound tightness (max gap/bound)']:.3g}" for t in tables)
     image_note = "".join(
         f" {inst.label}: {built[inst.label].notes} Its lambda = {plan.image_l2:g} is not the paper's 1e-4 (eq. 6 "
@@ -246,11 +242,8 @@ def evaluate_sampling(
     headline_note = "" if headline is None else f"Headline: {headline[0]} (the largest mean gap / bound over T). "
     verdict = combine_checks(
         claim_id, checks, headline=None if headline is None else headline[1], uninformative=uninformative,
-        notes=f"{planted_note}{headline_note}"
+        notes=f"{planted.note()}{headline_note}"
         f"E F(w_T) - F* is the mean over seeds, compared with eq. 6 by one-sided 95% limits (FAIL at family-wise 5% "
         f"over T). Bound tightness (max gap/bound) per run: {tightness}.{image_note}",
     )
-    verdict = verdict.with_evidence(constants=tables)
-    if planted:
-        verdict = verdict.with_evidence(planted=planted)
-    return ClaimResult(verdict, tuple(plots))
+    return ClaimResult(planted.mark(verdict.with_evidence(constants=tables)), tuple(plots))

@@ -77,7 +77,7 @@ from convergence.verdict import Verdict
 
 from ... import constants
 from ...framework.claim import Claim, ClaimResult, PlantedVariant
-from ...framework.evaluation import claim_optimum, combine_checks
+from ...framework.evaluation import PlantedParameters, claim_optimum, combine_checks
 from ...framework.parameters import ModePlans, parameter
 from ...framework.plot_specs import Curve, CurvesPlot, RatePlot, rate_plot
 from ...framework.references import LI2020
@@ -300,9 +300,8 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm1Plan) -> ClaimResult:
     ``plan.claimed_exponent`` (-1 in the theorem) and ``plan.recursion_B_scale`` (multiplies B in
     eq. 13) plant false variants when changed; the notes and evidence['planted'] name them."""
     bound_scale, claimed_exponent, recursion_B_scale = plan.bound_scale, plan.claimed_exponent, plan.recursion_B_scale
-    planted = {name: value for name, value, default in (
-        ("bound_scale", bound_scale, 1.0), ("claimed_exponent", claimed_exponent, -1.0),
-        ("recursion_B_scale", recursion_B_scale, 1.0)) if value != default}
+    planted = PlantedParameters.of(("bound_scale", bound_scale, 1.0), ("claimed_exponent", claimed_exponent, -1.0),
+                                   ("recursion_B_scale", recursion_B_scale, 1.0))
     checks, plots, tables = [], [], []
     for inst in INSTANCES:
         inst_checks, plot, consts = _run_instance(inst, settings, plan)
@@ -314,9 +313,6 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm1Plan) -> ClaimResult:
     plots.append(recursion_plot)
     tables.append(recursion_consts)
     finding = next((c for c in tables if "recursion (13): where" in c), None)
-    planted_note = (
-        "PLANTED FALSE VARIANT (" + ", ".join(f"{k} = {v:g}" for k, v in planted.items()) + "); " if planted else ""
-    )
     finding_note = "" if finding is None else (
         f" Eq. 13 along the {finding['instance']} run ({finding['recursion (13): where']}) uses at most "
         f"{finding['recursion (13): max share of eta^2 B']:.3g} of eta_t^2 B (max LHS/RHS "
@@ -325,16 +321,13 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm1Plan) -> ClaimResult:
     )
     verdict = combine_checks(
         CLAIM_ID, checks, headline=checks[1][1],
-        notes=f"{planted_note}Headline: fitted exponent of the gap in gamma + T on the counterexample (claimed <= "
+        notes=f"{planted.note()}Headline: fitted exponent of the gap in gamma + T on the counterexample (claimed <= "
         f"{claimed_exponent:g}). Sub-checks: the explicit bound of eq. 4 at every record point (uninformative where it "
         "lies above the gap's ceiling L R^2/2 at every point: listed, not counted) and the rate on each instance; the one-step recursion eq. 13 at "
         f"every local step of the {RECURSION_INSTANCE.label} instance, where it is nearly tight "
         f"(max share of eta_t^2 B {recursion[1].measured:.3g}).{finding_note}",
     )
-    verdict = verdict.with_evidence(constants=tables)
-    if planted:
-        verdict = verdict.with_evidence(planted=planted)
-    return ClaimResult(verdict, tuple(plots))
+    return ClaimResult(planted.mark(verdict.with_evidence(constants=tables)), tuple(plots))
 
 
 CLAIM = Claim(

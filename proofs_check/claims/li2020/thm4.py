@@ -65,7 +65,7 @@ import problems
 from convergence.verdict import Hypothesis, Status, Verdict
 
 from ...framework.claim import Claim, ClaimResult, PlantedVariant
-from ...framework.evaluation import claim_optimum, combine_checks
+from ...framework.evaluation import PlantedParameters, claim_optimum, combine_checks
 from ...framework.parameters import ModePlans, parameter
 from ...framework.plot_specs import BiasPlot, Curve, CurvesPlot, RatePlot, rate_plot
 from ...framework.references import LI2020
@@ -136,9 +136,8 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
     """
     N, p, mu = plan.N, plan.p, plan.mu
     lower_bound_constant, coefficient_scale = plan.lower_bound_constant, plan.coefficient_scale
-    planted = {name: float(value) for name, value, default in (
-        ("lower_bound_constant", lower_bound_constant, PAPER_LOWER_BOUND_CONSTANT),
-        ("coefficient_scale", coefficient_scale, 1.0)) if value != default}
+    planted = PlantedParameters.of(("lower_bound_constant", float(lower_bound_constant), PAPER_LOWER_BOUND_CONSTANT),
+                                   ("coefficient_scale", float(coefficient_scale), 1.0))
     spec = problems.problem_spec("li_counterexample", N=N, p=p, mu=mu)
     problem = problems.build_problem(spec)
     optimum, optimum_note = claim_optimum(problem)
@@ -185,13 +184,10 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
     decay, decay_plot = _decaying_step(settings, plan.decay_rounds, spec, optimum)
     checks = [("lower bound (eq. 34)", lower), *sharp_checks, *linear_checks, simulated, gd, decay]
     c_norm = float(np.linalg.norm(coefficient))
-    planted_note = (
-        "PLANTED FALSE VARIANT (" + ", ".join(f"{k} = {v:g}" for k, v in planted.items()) + "); " if planted else ""
-    )
     verdict = combine_checks(
         CLAIM_ID, checks, headline=lower,
         notes=(
-            f"{planted_note}Headline: the smallest ratio measured bias / lower bound over the (eta, E) grid "
+            f"{planted.note()}Headline: the smallest ratio measured bias / lower bound over the (eta, E) grid "
             f"(E in {local_steps}, eta in {etas}). Bias = ||w~* - w*|| with w~* the exact FedAvg limit; "
             f"w* from the {optimum_note}. First-order coefficient (eq. 33, App. C.5): ||c|| = {c_norm:.6g} "
             f"(mu = {mu:g}), so the bias is (E-1) eta {c_norm:.4g} + O(eta^2) and eq. 34's constant 1/16 is "
@@ -199,10 +195,8 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
             f"{c_norm / bound_norm:.4g}. {identity_finding(identities)}"
         ),
     )
-    verdict = verdict.with_evidence(first_order_coefficient=c_norm,
-                                    proof_identity={f"mu={i.mu:g}": asdict(i) for i in identities})
-    if planted:
-        verdict = verdict.with_evidence(planted=planted)
+    verdict = planted.mark(verdict.with_evidence(first_order_coefficient=c_norm,
+                                                 proof_identity={f"mu={i.mu:g}": asdict(i) for i in identities}))
     plots = (
         BiasPlot(
             "li2020_thm4_bias", "FedAvg limit bias vs (E-1) eta (Li et al. 2020, Thm 4)",

@@ -28,10 +28,10 @@ import convergence
 from ..seeds import SPEEDUP_SEEDS
 from ...framework.claim import Claim, ClaimResult, PlantedVariant
 from ...framework.evaluation import combine_checks
-from ...framework.parameters import ModePlans, parameter
+from ...framework.parameters import parameter
 from ...framework.plot_specs import rate_plot
 from ...framework.references import LIU2022_NOTE, YU2019
-from .sweep import RATE_TOLERANCE, SWEEP_DEFAULT, SWEEP_FULL, SWEEP_QUICK, YuSweepPlan, sweep, sweep_hypotheses
+from .sweep import RATE_TOLERANCE, YuSweepPlan, sweep, sweep_hypotheses, sweep_plans
 
 if TYPE_CHECKING:
     from ...framework.settings import VerifySettings
@@ -94,8 +94,7 @@ CLAIM = Claim(
     "s = √N/(L√T) and K ≤ T^(1/4)/N^(3/4) ⇒ (1/T) Σ_t E‖∇f(x̄_{t−1})‖² = O(1/√(NT)): linear speedup in N.",
     "the fitted exponent of the average squared gradient norm in N T at the smallest N (claimed ≤ −1/2)",
     evaluate,
-    plan=ModePlans(quick=YuCorollary2Plan(**SWEEP_QUICK), default=YuCorollary2Plan(**SWEEP_DEFAULT),
-                   full=YuCorollary2Plan(**SWEEP_FULL)),
+    plan=sweep_plans(YuCorollary2Plan),
     variants=(
         PlantedVariant("rate O(1/(NT))", "claimed exponent -1 in N T (and in N) instead of -1/2: steeper than the "
                        "measured about -0.5", {"claimed_exponent": -1.0}, sub_check="rate in N T"),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -28,23 +28,18 @@ import problems
 from convergence.verdict import Hypothesis
 
 from ...framework.evaluation import claim_optimum
-from ...framework.parameters import PlanError, parameter
+from ...framework.parameters import ModePlans, PlanError, parameter
 
 if TYPE_CHECKING:
     from convergence.budget import Workload
 
     from ...framework.settings import VerifySettings
 
-__all__ = ["RATE_TOLERANCE", "SWEEP_QUICK", "SWEEP_DEFAULT", "SWEEP_FULL", "YuSweepPlan", "check_cubed_horizons",
-           "sweep_pairs", "yu_sync_interval", "yu_theorem1_bound", "sweep", "sweep_hypotheses"]
+__all__ = ["RATE_TOLERANCE", "YuSweepPlan", "check_cubed_horizons", "sweep_pairs", "sweep_plans", "yu_sync_interval",
+           "yu_theorem1_bound", "sweep", "sweep_hypotheses"]
 
 RATE_TOLERANCE = 0.05
 
-SWEEP_QUICK = dict(clients=(2, 4), horizons=(1_000, 2_000, 4_000, 16_000))
-SWEEP_DEFAULT = dict(clients=(2, 4, 8), horizons=(1_000, 4_000, 16_000, 64_000))
-SWEEP_FULL = dict(clients=(2, 4, 8, 16), horizons=(1_000, 4_000, 16_000, 64_000, 256_000, 1_024_000))
-"""The grids of yu2019.thm1 and yu2019.cor2 in ``--quick``, default and ``--full`` mode (the same sweep: cor2
-reads thm1's runs)."""
 
 
 def check_cubed_horizons(field: str, clients: tuple[int, ...], horizons: tuple[int, ...]) -> None:
@@ -81,6 +76,17 @@ class YuSweepPlan:
 
         return sum((runs_workload(seeds=self.seeds, rounds=T, clients=N, records=12)
                     for N, T in sweep_pairs(self.clients, self.horizons)), Workload())
+
+
+SweepPlanT = TypeVar("SweepPlanT", bound=YuSweepPlan)
+
+
+def sweep_plans(plan_type: type[SweepPlanT]) -> ModePlans:
+    """``plan_type``'s plans in ``--quick``, default and ``--full`` mode: the grids of yu2019.thm1 and
+    yu2019.cor2 (the same sweep: cor2 reads thm1's runs)."""
+    return ModePlans(quick=plan_type(clients=(2, 4), horizons=(1_000, 2_000, 4_000, 16_000)),
+                     default=plan_type(clients=(2, 4, 8), horizons=(1_000, 4_000, 16_000, 64_000)),
+                     full=plan_type(clients=(2, 4, 8, 16), horizons=(1_000, 4_000, 16_000, 64_000, 256_000, 1_024_000)))
 
 
 def yu_sync_interval(T: int, N: int) -> int:

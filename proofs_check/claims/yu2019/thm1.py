@@ -32,10 +32,10 @@ import convergence
 from ... import constants
 from ...framework.claim import Claim, ClaimResult, PlantedVariant
 from ...framework.evaluation import combine_checks
-from ...framework.parameters import ModePlans, parameter
+from ...framework.parameters import parameter
 from ...framework.plot_specs import rate_plot
 from ...framework.references import LIU2022_NOTE, YU2019
-from .sweep import SWEEP_DEFAULT, SWEEP_FULL, SWEEP_QUICK, YuSweepPlan, sweep, sweep_hypotheses, yu_theorem1_bound
+from .sweep import YuSweepPlan, sweep, sweep_hypotheses, sweep_plans, yu_theorem1_bound
 
 if TYPE_CHECKING:
     from convergence.bound_checks import Ceiling
@@ -110,8 +110,7 @@ CLAIM = Claim(
     "(1/T) Σ_t E‖∇f(x̄_{t−1})‖² ≤ 2/(sT) · (f(x̄₀) − f*) + 4 s² K² G² L² + (L/N) s σ².",
     "the largest ratio measured / bound over the record points (must be ≤ 1)",
     evaluate,
-    plan=ModePlans(quick=YuTheorem1Plan(**SWEEP_QUICK), default=YuTheorem1Plan(**SWEEP_DEFAULT),
-                   full=YuTheorem1Plan(**SWEEP_FULL)),
+    plan=sweep_plans(YuTheorem1Plan),
     variants=(
         PlantedVariant("bound x 0.2", "Theorem 1's right-hand side multiplied by 0.2, below the measured average "
                        "squared gradient norm (tightness about 0.3): false on the instance", {"bound_scale": 0.2},
