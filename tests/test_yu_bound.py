@@ -40,7 +40,7 @@ def test_the_claim_checks_the_closed_form_with_its_reported_constants(tmp_path) 
         np.testing.assert_allclose(ev["bound"], rhs, rtol=1e-12)
         np.testing.assert_allclose(half.verdict.evidence["bound"], 0.5 * rhs, rtol=1e-12)
         assert half.verdict.evidence["mean"] == ev["mean"]  # a variant changes the check, not the runs
-    assert verdict.status is Status.PASS and verdict.evidence["tightness_label"] == "upper bound"
+    assert verdict.status is Status.PASS and verdict.tightness.label == "upper bound"
     assert scaled.measured == pytest.approx(2 * verdict.measured, rel=1e-12)
     assert "Planted variant: the bound multiplied by 0.5" in scaled.notes
 
