@@ -185,16 +185,13 @@ def test_step_scale_is_the_pooling_identity() -> None:
     assert CHOICE_INSTANCES["synthetic(0,0)"].step_scale(coarse) == 1.0
 
 
-@pytest.fixture(scope="module")
-def settings(tmp_path_factory: pytest.TempPathFactory) -> VerifySettings:
-    store = tmp_path_factory.mktemp("eq8") / "runs.sqlite"
-    # the quick plan: synthetic(1,1), N = 20, K = 6, E in {5, 50, 1000}, 30 rounds, 6 seeds; E = 50 needs
-    # about 21 rounds, E = 1000 about 26, E = 5 misses the target (censored at 31)
-    return VerifySettings(quick=True, seeds=6, jobs=1, progress=False, store=str(store))
+# quick_settings (conftest.py): the quick plan, 6 seeds, one run store for the module
+# (synthetic(1,1), N = 20, K = 6, E in {5, 50, 1000}, 30 rounds; E = 50 needs about 21 rounds, E = 1000
+# about 26, E = 5 misses the target, censored at 31)
 
 
-def test_claim_passes_on_its_quick_instance_with_eq8_in_the_evidence(settings: VerifySettings) -> None:
-    result = get_claim("li2020.eq8").evaluate(settings)
+def test_claim_passes_on_its_quick_instance_with_eq8_in_the_evidence(quick_settings: VerifySettings) -> None:
+    result = get_claim("li2020.eq8").evaluate(quick_settings)
     verdict = result.verdict
     assert verdict.status is Status.PASS, verdict.notes
     assert verdict.measured == 50
@@ -207,20 +204,20 @@ def test_claim_passes_on_its_quick_instance_with_eq8_in_the_evidence(settings: V
 
 
 @pytest.mark.parametrize("name", ["E* = smallest E", "rounds fall monotonically in E"])
-def test_planted_variants_fail(settings: VerifySettings, name: str) -> None:
+def test_planted_variants_fail(quick_settings: VerifySettings, name: str) -> None:
     claim = get_claim("li2020.eq8")
     variant = next(v for v in claim.variants if v.name == name)
-    verdict = claim.evaluate_variant(settings, variant).verdict
+    verdict = claim.evaluate_variant(quick_settings, variant).verdict
     assert verdict.status is Status.FAIL and verdict.as_expected, verdict.notes
 
 
 @pytest.mark.slow
-def test_the_image_instance_on_the_digits_has_an_interior_optimum(settings: VerifySettings) -> None:
+def test_the_image_instance_on_the_digits_has_an_interior_optimum(quick_settings: VerifySettings) -> None:
     # the default plan's image instance on the digits with the E grid's two ends and its E* = 200 (measured
     # on the default grid: mean rounds 36 (censored) / 16.5 / 25.2 at E = 5 / 200 / 1000, eq. 8's E* = 94)
     selection = select_claim("li2020.eq8[instance=image unbalanced,dataset=digits,E_grid=[5,200,1000],rounds=35,"
                              "n_clients=20,participants=6]")
-    result = selection.evaluate(settings)
+    result = selection.evaluate(quick_settings)
     verdict = result.verdict
     assert verdict.status is Status.PASS and verdict.measured == 200, verdict.notes
     (table,) = verdict.evidence["eq8"]

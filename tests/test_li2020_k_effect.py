@@ -86,14 +86,11 @@ def test_bad_inputs_are_named() -> None:
         Li2020KEffectPlan(K_grid=(5, 10), rounds=5, n_clients=20, instance=None)
 
 
-@pytest.fixture(scope="module")
-def settings(tmp_path_factory: pytest.TempPathFactory) -> VerifySettings:
-    store = tmp_path_factory.mktemp("k_effect") / "runs.sqlite"
-    return VerifySettings(quick=True, seeds=6, jobs=1, progress=False, store=str(store))
+# quick_settings (conftest.py): the quick plan, 6 seeds, one run store for the module
 
 
-def test_claim_passes_on_its_quick_instance(settings: VerifySettings) -> None:
-    result = get_claim("li2020.k-effect").evaluate(settings)
+def test_claim_passes_on_its_quick_instance(quick_settings: VerifySettings) -> None:
+    result = get_claim("li2020.k-effect").evaluate(quick_settings)
     verdict = result.verdict
     assert verdict.status is Status.PASS, verdict.notes
     assert [c.verdict.status for c in verdict.checks] == [Status.PASS, Status.PASS]
@@ -121,29 +118,29 @@ def test_steps_per_E_multiplies_the_papers_E_into_local_steps(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("name", ["smaller K better", "linear speedup in K"])
-def test_planted_variants_fail(settings: VerifySettings, name: str) -> None:
+def test_planted_variants_fail(quick_settings: VerifySettings, name: str) -> None:
     # Holm over the claim's 2 sub-checks: with the plan's 6 seeds the reversed order FAILs on its own (p = 0.035)
     # but not after the correction (adjusted 0.069: INCONCLUSIVE, named in the notes); 10 seeds reach it (0.010)
     claim = get_claim("li2020.k-effect")
     variant = next(v for v in claim.variants if v.name == name)
-    verdict = claim.evaluate_variant(settings, variant, seeds=10).verdict
+    verdict = claim.evaluate_variant(quick_settings, variant, seeds=10).verdict
     assert verdict.status is Status.FAIL and verdict.as_expected, verdict.notes
 
 
-def test_a_fail_that_does_not_survive_holm_is_shown_as_such(settings: VerifySettings) -> None:
+def test_a_fail_that_does_not_survive_holm_is_shown_as_such(quick_settings: VerifySettings) -> None:
     claim = get_claim("li2020.k-effect")
     variant = next(v for v in claim.variants if v.name == "smaller K better")
-    verdict = claim.evaluate_variant(settings, variant).verdict  # 6 seeds
+    verdict = claim.evaluate_variant(quick_settings, variant).verdict  # 6 seeds
     (order,) = [c.verdict for c in verdict.checks if c.name.startswith("order")]
     assert order.status is Status.FAIL and 0.025 < order.p_fail <= 0.05
     assert verdict.status is Status.INCONCLUSIVE and "not after Holm's correction" in verdict.notes
 
 
-def test_claim_passes_on_the_image_instance_over_the_digits(settings: VerifySettings) -> None:
+def test_claim_passes_on_the_image_instance_over_the_digits(quick_settings: VerifySettings) -> None:
     # the quick plan (K in {2, 20}, E = 5, 60 rounds) on Li's unbalanced image recipe over the digits, b = 64,
     # eta_0 = 0.1 per source pixel = 6.4 on the 16 features (li2020/choices); measured: K = 2's final gap 10%
     # above K = 20's, paired interval of the difference [0.036, 0.104]
-    result = select_claim("li2020.k-effect[instance=image unbalanced,dataset=digits]").evaluate(settings)
+    result = select_claim("li2020.k-effect[instance=image unbalanced,dataset=digits]").evaluate(quick_settings)
     verdict = result.verdict
     assert [c.verdict.status for c in verdict.checks] == [Status.PASS, Status.PASS], verdict.notes
     assert "on digits" in verdict.notes and "6.4 on its features" in verdict.notes
