@@ -88,6 +88,7 @@ from problems import BlockCyclicProblem, exact_optimum, problem_constants
 from ..constants.assumptions import ClientEstimate, Estimate, second_moment_bound, variance_bound
 from ..framework.settings import VerifySettings
 from ..constants.ding2020 import lemma6_constant, lemma9_ceiling, lemma9_constant
+from .seed_traces import SeedTraces
 from .verdicts import upper_bound_verdict
 from ..constants.regions import Ball
 
@@ -117,7 +118,7 @@ LEMMA8_BY_CONSTRUCTION = (
 
 
 @dataclass(frozen=True, eq=False)
-class DingLemmaData:
+class DingLemmaData(SeedTraces):
     """Every local iterate of every seed of ``config`` on ``problem`` (``traces``, in the order of the
     seeds) and the constants of Ding's assumptions (module docstring). ``visited`` (P, d) holds the
     distinct points of V (the run's models, x* and the x_m*), ``block_values`` (P, M) F_m at each
@@ -169,10 +170,6 @@ class DingLemmaData:
     def G_sq(self) -> float:
         """G^2 = sup over the ball and the (block, client) objectives of E||g||^2."""
         return self.G.value
-
-    def stack(self, name: str) -> np.ndarray:
-        """One trace array stacked over the seeds, shape (S, ...)."""
-        return np.stack([getattr(trace, name) for trace in self.traces])
 
     def constants_note(self) -> str:
         return (f"L = {self.L:.6g}, B^2 = {self.B_sq:.6g} (max ||v||^2 over {self.visited.shape[0]} points: the run's "

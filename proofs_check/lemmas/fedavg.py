@@ -63,6 +63,7 @@ from problems import FederatedProblem, Optimum, exact_optimum
 from ..constants.assumptions import Estimate, heterogeneity, smoothness, strong_convexity
 from ..framework.settings import VerifySettings
 from .fedavg_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
+from .seed_traces import SeedTraces
 from .verdicts import LemmaRow, upper_bound_verdict
 from ..constants.run_moments import IterateMoments, iterate_moments
 
@@ -82,7 +83,7 @@ LEMMA_IDS = ("li2020.lemma1", "li2020.lemma2", "li2020.lemma3", "yu2019.drift")
 
 
 @dataclass(frozen=True, eq=False)
-class LemmaData:
+class LemmaData(SeedTraces):
     """Every local iterate of every seed of ``config`` on ``problem`` (``traces``, in the order of
     ``config.seeds``), and the constants of the assumptions along the run (module docstring)."""
 
@@ -119,10 +120,6 @@ class LemmaData:
     def G_sq(self) -> float:
         """G^2 of Li's Assumption 4 along the run (``IterateMoments.G_sq``)."""
         return self.moments.G_sq
-
-    def stack(self, name: str) -> np.ndarray:
-        """One FedAvgTrace array stacked over the seeds, shape (S, ...)."""
-        return np.stack([getattr(trace, name) for trace in self.traces])
 
     def constants_note(self) -> str:
         return (f"L = {self.L.value:.6g}, mu = {self.mu.value:.6g}, Gamma = {self.Gamma.value:.6g}, "
