@@ -196,7 +196,7 @@ def block_cyclic_kernel(
                     if mc:
                         _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, batch,
                                   eta_y, use_gram, gram, gram_rhs, ys[p], G, Xb, Z, idx)
-                server_average(xs, K, avg)
+                server_average(xs, K, avg, avg)
                 track_drift(avg, xs, ys, K, mc, tracked)
         else:
             for p in range(K):
@@ -212,7 +212,7 @@ def block_cyclic_kernel(
                         eta_y = step_size_at(sched_y[0], sched_y[1], sched_y[2], t, I)
                         _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, batch,
                                   eta_y, use_gram, gram, gram_rhs, ys[p], G, Xb, Z, idx)
-        if not server_step(xs, ys, K, mc, xbar, ybar, wbar[m], w_ref, limit):
+        if not server_step(xs, ys, K, mc, avg, xbar, ybar, wbar[m], w_ref, limit):
             return r
         choose_y = mc and select_chain(
             _participant_loss(loss, C, f, mu, rows, targets, offsets, m, N, part, K, xbar, Z),

@@ -145,11 +145,11 @@ def block_cyclic_network_kernel(
                                          eta_y, 0.0, 1.0, ys[p], anchor, False, batch_images, batch_labels, acts,
                                          dacts, pool_index, grad, unused)
             if track:
-                server_average(xs, K, acc)
+                server_average(xs, K, acc, acc)
                 track_drift(acc, xs, ys, K, mc, tracked)
                 for q in range(d):
                     avg[q] = acc[q]
-        if not server_step(xs, ys, K, mc, xbar, ybar, wbar[m], anchor, DIVERGENCE_FACTOR):
+        if not server_step(xs, ys, K, mc, acc, xbar, ybar, wbar[m], anchor, DIVERGENCE_FACTOR):
             return r
         choose_y = mc and select_chain(
             _participant_loss(table, images, labels, offsets, m, N, part, K, xbar, acts, dacts, pool_index, grad),

@@ -29,7 +29,7 @@ PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL = 0, 1
 """The block predictor: eq. 7-8's average of the block's models or Sec. 5's exponential average."""
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def initial_tracked(w0):
     """The tracked numbers of a run before its first step, (4,) float64: [sum_t ||grad F_m(x_bar_{t-1})||^2,
     running max of the mean drift (1/K) sum_i ||x_bar_t - x_t^i||^2, running max of the largest drift,
@@ -40,7 +40,7 @@ def initial_tracked(w0):
     return tracked
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def block_state(M, w0):
     """The per-block state at the start of a run: (pred (M, d) float64 the predictors p_m, wbar (M, d)
     in w0's dtype the block-separate models w_bar_m, both w0; count (M,) the rounds of each block so
@@ -55,7 +55,7 @@ def block_state(M, w0):
     return pred, wbar, np.zeros(M, dtype=np.int64), np.zeros(M, dtype=np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def start_round(r, E, M, pkey, N, K, hashes, part, xbar, wbar, xs, ys, mc):
     """The start of round r; returns its block m = (r // E) % M. The participants S_r into part[:K]:
     all N clients (part = 0..N-1, left as it is) or, K < N, the uniform K-subset ``_rng.participants``
@@ -72,35 +72,39 @@ def start_round(r, E, M, pkey, N, K, hashes, part, xbar, wbar, xs, ys, mc):
     return m
 
 
-@njit(cache=True)
-def server_average(local, K, out):
-    """The server's average out <- (1/K) sum_{p < K} local[p] (Algorithm 1 lines 11-12), each coordinate
-    accumulated in float64 in participant order and stored in out's dtype."""
+@njit(cache=True, inline="always")
+def server_average(local, K, acc, out):
+    """The server's average out <- (1/K) sum_{p < K} local[p] (Algorithm 1 lines 11-12): accumulated in
+    float64 in participant order in acc (d,) float64 (out itself when out is float64), then stored in
+    out's dtype."""
     w = 1.0 / K
+    for q in range(acc.size):
+        acc[q] = 0.0
+    for p in range(K):
+        for q in range(acc.size):
+            acc[q] += w * np.float64(local[p, q])
     for q in range(out.size):
-        s = 0.0
-        for p in range(K):
-            s += w * np.float64(local[p, q])
-        out[q] = s
+        out[q] = acc[q]
 
 
-@njit(cache=True)
-def server_step(xs, ys, K, mc, xbar, ybar, wbar_m, anchor, limit):
+@njit(cache=True, inline="always")
+def server_step(xs, ys, K, mc, acc, xbar, ybar, wbar_m, anchor, limit):
     """The server's averages of a round and the divergence test: x_bar <- mean of the x_i and, for MC,
-    y_bar <- mean of the y_i and w_bar_m <- y_bar (Algorithm 2 line 7). False (the run has diverged) as
-    soon as ||x_bar - anchor||^2, then ||y_bar - anchor||^2, is not finite or exceeds ``limit``."""
-    server_average(xs, K, xbar)
+    y_bar <- mean of the y_i and w_bar_m <- y_bar (Algorithm 2 line 7), each through the float64
+    work space acc (d,). False (the run has diverged) as soon as ||x_bar - anchor||^2, then
+    ||y_bar - anchor||^2, is not finite or exceeds ``limit``."""
+    server_average(xs, K, acc, xbar)
     if not (sq_dist(xbar, anchor) <= limit):
         return False
     if mc:
-        server_average(ys, K, ybar)
+        server_average(ys, K, acc, ybar)
         if not (sq_dist(ybar, anchor) <= limit):
             return False
         wbar_m[:] = ybar
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def select_chain(loss_x, loss_y, sel, m):
     """MC-PSGD's selection (Algorithm 2 lines 9-10): whether u_bar is y_bar, the separate chain's model,
     i.e. whether its average local loss is strictly smaller (a tie keeps x_bar); counts it in sel[m]."""
@@ -110,7 +114,7 @@ def select_chain(loss_x, loss_y, sel, m):
     return choose_y
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def update_predictor(pred, count, m, u, predictor):
     """The predictor of block m after a round of it (eq. 7, 8), c = count[m] its rounds so far:
     p_m <- c/(c+1) p_m + 1/(c+1) u (the mean of the block's u_bar) or, with PREDICTOR_EXPONENTIAL
@@ -125,7 +129,7 @@ def update_predictor(pred, count, m, u, predictor):
     count[m] = c + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def track_drift(mean, xs, ys, K, mc, tracked):
     """After a local step with x_bar_t = ``mean`` (d,): the running maxima of ``initial_tracked``'s drifts
     tracked[1], tracked[2] and of the iterates' squared norms tracked[3] (x_t^i and, for MC, y_t^i)."""
@@ -141,7 +145,7 @@ def track_drift(mean, xs, ys, K, mc, tracked):
     tracked[2] = max(tracked[2], largest)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def record_round(ri, done, record_rounds, xbar, pred, wbar, sel, tracked, mc, track, rec_global, rec_pred,
                  rec_sep, rec_sel, rec_track):
     """After ``done`` rounds: if it is the record point record_rounds[ri], store x_bar, the predictors
