@@ -52,10 +52,11 @@ from numba import get_num_threads, get_thread_id, njit, prange
 
 from .._rng import participation_key, seed_key, stream_key
 from ..schedules import step_size_at
-from .fedavg.participation import FULL, aggregation, draw_clients
+from .fedavg.participation import sample_buffers, sample_round
 from .kernel_threads import kernel_threads
 from .local_steps import (
     DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale, prefetch_minibatch,
+    sq_dist, sq_norm,
 )
 
 __all__ = ["local_sgd_kernel", "local_sgd_kernel_threaded", "local_sgd_for_threads"]
@@ -177,19 +178,12 @@ def _local_sgd(
     for k in range(N):
         m = support_offsets[k + 1] - support_offsets[k]
         gram_offsets[k + 1] = gram_offsets[k] + (m * m if uses_gram[k] else 0)
-    counts = np.empty(N, dtype=np.int64)
-    coefficients = np.empty(N)
-    hashes = np.empty(N, dtype=np.uint64)
-    drawn = np.empty(K, dtype=np.int64)
+    counts, coefficients, hashes, drawn = sample_buffers(N, K)
     key = seed_key(seed)
     pkey = participation_key(seed)
     broadcast = 0.0
-    star_sq = 0.0
-    for q in range(d):
-        star_sq += w_star[q] * w_star[q]
-    dist0 = 0.0
-    for q in range(d):
-        dist0 += (W[q] - w_star[q]) ** 2
+    star_sq = sq_norm(w_star)
+    dist0 = sq_dist(W, w_star)
     limit = DIVERGENCE_FACTOR * (1.0 + dist0)
     max_rad, max_grad = dist0, 0.0
 
@@ -203,9 +197,7 @@ def _local_sgd(
             for q in range(d):
                 w_sq += W[q] * W[q]
                 w_dot += W[q] * w_star[q]
-        if r == 0 or scheme != FULL:  # full participation: the same sample every round
-            draw_clients(scheme, pkey, r, K, cdf, hashes, drawn, counts)
-            broadcast = aggregation(scheme, counts, weights, K, coefficients)
+        broadcast = sample_round(scheme, pkey, r, K, cdf, weights, counts, coefficients, hashes, drawn, broadcast)
         if threads > 1:
             for kk in prange(N):
                 if counts[kk] > 0:

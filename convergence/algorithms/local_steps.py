@@ -1,6 +1,7 @@
 """Local-step primitives shared by every algorithm's Numba kernel: a client's data gradient over
 its (sampled) rows through the model oracle, the exact least-squares gradient from a packed Gram
-matrix, the divergence threshold, and the off-support scalar of a client's model under a
+matrix, the divergence threshold and the squared distances it is tested on (``sq_dist``,
+``sq_norm``), and the off-support scalar of a client's model under a
 proximal local objective (``off_support_scale``) with its gradient norm (``off_support_gradient_sq``),
 which FedAvg (mu_prox = 0) and FedProx share.
 
@@ -22,11 +23,30 @@ from .prefetch import prefetch
 
 __all__ = [
     "BLAS_MIN_WORK", "DIVERGENCE_FACTOR", "data_gradient", "gram_gradient", "off_support_gradient_sq",
-    "off_support_scale", "prefetch_minibatch",
+    "off_support_scale", "prefetch_minibatch", "sq_dist", "sq_norm",
 ]
 
 DIVERGENCE_FACTOR = 1e30
 """A run has diverged once ||w - w*||^2 exceeds this factor times (1 + ||w_0 - w*||^2)."""
+
+
+@njit(cache=True)
+def sq_norm(a):
+    """||a||^2 of a (n,) array of any float dtype, accumulated in float64 in index order."""
+    s = 0.0
+    for q in range(a.size):
+        s += np.float64(a[q]) * np.float64(a[q])
+    return s
+
+
+@njit(cache=True)
+def sq_dist(a, b):
+    """||a - b||^2 of two (n,) arrays of any float dtypes, accumulated in float64 in index order."""
+    s = 0.0
+    for q in range(a.size):
+        diff = np.float64(a[q]) - np.float64(b[q])
+        s += diff * diff
+    return s
 
 
 BLAS_MIN_WORK = 2048

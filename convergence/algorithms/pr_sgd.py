@@ -8,7 +8,7 @@ average of the local models at every step (Yu Thm 1), and the drift maxima of ||
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,16 +18,16 @@ from problems import (
     build_block_cyclic, build_problem, check_real,
 )
 
-from ..config import ConfigError, config_int, config_record_rounds, config_seeds
+from ..config import ConfigError, ReseedableConfig, check_step_and_batch, config_int, config_json, set_records_and_seeds
 from ..schedules import StepSize
-from .block_cyclic.engine import BlockCyclicEngine, block_plan, check_step_and_batch, participants_field
+from .block_cyclic.engine import BlockCyclicEngine, block_plan, participants_field
 from .block_cyclic.kernel import MODE_MM, PREDICTOR_AVERAGE, Plan
 
 __all__ = ["PR_SGD", "PRSGDConfig"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class PRSGDConfig:
+class PRSGDConfig(ReseedableConfig):
     """Parallel restarted SGD (Yu et al. 2019 as in the lecture note): ``rounds`` rounds of
     ``sync_interval`` (K) local steps, T = rounds K, step ``step_size`` (Yu: constant s in (0, 1/L]),
     simple averaging over ``participants`` (None: all N) at every sync. Record rounds in
@@ -48,8 +48,7 @@ class PRSGDConfig:
         object.__setattr__(self, "sync_interval", config_int("sync_interval", self.sync_interval))
         check_step_and_batch(self)
         object.__setattr__(self, "participants", participants_field(self.participants))
-        object.__setattr__(self, "record_rounds", config_record_rounds(self.record_rounds, self.rounds) or (self.rounds,))
-        object.__setattr__(self, "seeds", config_seeds(self.seeds))
+        set_records_and_seeds(self, self.rounds)
 
     @classmethod
     def yu(cls, n_clients: int, L: float, rounds: int, sync_interval: int, **kwargs: Any) -> "PRSGDConfig":
@@ -64,21 +63,9 @@ class PRSGDConfig:
         """K local steps between two synchronisations."""
         return self.sync_interval
 
-    def with_seeds(self, seeds: tuple[int, ...]) -> "PRSGDConfig":
-        """The same config with other seeds."""
-        return replace(self, seeds=seeds)
-
     def to_json(self) -> dict[str, Any]:
-        return {
-            "algorithm": self.name,
-            "rounds": self.rounds,
-            "sync_interval": self.sync_interval,
-            "step_size": self.step_size.to_json(),
-            "batch_size": self.batch_size,
-            "participants": self.participants,
-            "record_rounds": list(self.record_rounds),
-            "seeds": list(self.seeds),
-        }
+        return {"algorithm": self.name, **config_json(self, (
+            "rounds", "sync_interval", "step_size", "batch_size", "participants", "record_rounds", "seeds"))}
 
 
 class PRSGDEngine(BlockCyclicEngine):

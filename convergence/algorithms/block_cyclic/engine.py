@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,7 +38,9 @@ from problems import (
 )
 
 from ...budget import Workload, config_drivers, model_flops_per_row, pass_workload, run_workload
-from ...config import ConfigError, config_int, config_record_rounds, config_seeds
+from ...config import (
+    ConfigError, ReseedableConfig, check_step_and_batch, config_int, config_json, set_records_and_seeds,
+)
 from ...resources import FLOAT_BYTES
 from ...schedules import StepSize
 from .extras import BlockCyclicExtras, Communication
@@ -49,8 +51,7 @@ from .reference import block_cyclic_reference
 from .trace import BlockCyclicTrace, BlockCyclicTraceArrays
 
 __all__ = [
-    "BLOCK_CYCLIC_PROBLEMS", "PREDICTORS", "BlockCyclicEngine", "CyclicSchedule", "block_plan",
-    "check_step_and_batch", "participants_field",
+    "BLOCK_CYCLIC_PROBLEMS", "PREDICTORS", "BlockCyclicEngine", "CyclicSchedule", "block_plan", "participants_field",
 ]
 
 PREDICTORS = {"average": PREDICTOR_AVERAGE, "exponential": PREDICTOR_EXPONENTIAL}
@@ -70,20 +71,13 @@ BLOCK_CYCLIC_PROBLEMS = (BlockCyclicProblem, BlockCyclicImageProblem)
 Problem = BlockCyclicProblem | BlockCyclicImageProblem
 
 
-def check_step_and_batch(config: Any) -> None:
-    """Validate ``config.step_size`` (a StepSize) and normalise ``config.batch_size`` (int >= 0)."""
-    if not isinstance(config.step_size, StepSize):
-        raise ConfigError(f"step_size: must be a StepSize, got {config.step_size!r}")
-    object.__setattr__(config, "batch_size", config_int("batch_size", config.batch_size, minimum=0))
-
-
 def participants_field(value: Any) -> int | None:
     """None (all clients) or an integer K >= 1 (checked against N when the run is planned)."""
     return None if value is None else config_int("participants", value)
 
 
 @dataclass(frozen=True, kw_only=True)
-class CyclicSchedule:
+class CyclicSchedule(ReseedableConfig):
     """Fields shared by the block-cyclic configs: C cycles, E rounds per block, I local steps,
     the x-chain step size gamma_t (t = global 0-based step), the minibatch size (0 = exact
     gradients), record rounds in [0, C M E] (empty: the algorithm's default) and seeds."""
@@ -101,17 +95,12 @@ class CyclicSchedule:
         object.__setattr__(self, "rounds_per_block", config_int("rounds_per_block", self.rounds_per_block))
         object.__setattr__(self, "local_steps", config_int("local_steps", self.local_steps))
         check_step_and_batch(self)
-        object.__setattr__(self, "record_rounds", config_record_rounds(self.record_rounds))
-        object.__setattr__(self, "seeds", config_seeds(self.seeds))
+        set_records_and_seeds(self)
 
     @property
     def steps_per_round(self) -> int:
         """I local steps between two communications."""
         return self.local_steps
-
-    def with_seeds(self, seeds: tuple[int, ...]) -> Any:
-        """The same config with other seeds."""
-        return replace(self, seeds=seeds)
 
     def total_rounds(self, n_blocks: int) -> int:
         """R = C M E."""
@@ -123,15 +112,8 @@ class CyclicSchedule:
 
     def schedule_json(self) -> dict[str, Any]:
         """The schedule's fields as JSON (each config adds its own and its name)."""
-        return {
-            "cycles": self.cycles,
-            "rounds_per_block": self.rounds_per_block,
-            "local_steps": self.local_steps,
-            "step_size": self.step_size.to_json(),
-            "batch_size": self.batch_size,
-            "record_rounds": list(self.record_rounds),
-            "seeds": list(self.seeds),
-        }
+        return config_json(self, ("cycles", "rounds_per_block", "local_steps", "step_size", "batch_size", "record_rounds",
+                                  "seeds"))
 
 
 def block_plan(

@@ -51,10 +51,14 @@ from numba import njit
 from problems import BlockCyclicProblem
 from problems.models.kernels import margin_loss_sum
 
-from ..._rng import GOLDEN, PARTICIPATION_SALT, mix64, participants, seed_key, stream_key
+from ..._rng import GOLDEN, PARTICIPATION_SALT, mix64, seed_key, stream_key
 from ...schedules import StepSize, step_size_at
 from .._base import NOT_TRACED
-from ..local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient
+from ..local_steps import DIVERGENCE_FACTOR, data_gradient, gram_gradient, sq_dist
+from .round_steps import (
+    MODE_MC, MODE_MM, PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL, block_state, initial_tracked, record_round,
+    select_chain, server_average, server_step, start_round, track_drift, update_predictor,
+)
 
 __all__ = [
     "Plan",
@@ -70,8 +74,6 @@ __all__ = [
     "NOT_SCORED",
 ]
 
-MODE_MM, MODE_MC = 0, 1
-PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL = 0, 1
 NOT_SCORED = np.zeros((0, 0))
 """``SeedRecords.block_accuracy`` of a seed without per-block accuracies (a linear problem, a diverged
 CNN run): empty, read-only."""
@@ -92,17 +94,6 @@ def _sgd_step(loss, C, f, mu, rows, targets, offsets, k, i, N, t, batch, key, sh
                        batch, stream, W, G, Xb, Z, idx)
     for q in range(W.size):
         W[q] -= eta * (G[q] + mu * W[q])
-
-
-@njit(cache=True)
-def _average(local, K, out):
-    """out <- (1/K) sum_{p < K} local[p], accumulated in client order."""
-    w = 1.0 / K
-    for q in range(out.size):
-        out[q] = 0.0
-    for p in range(K):
-        for q in range(out.size):
-            out[q] += w * local[p, q]
 
 
 @njit(cache=True)
@@ -149,24 +140,6 @@ def _block_grad_sq(loss, C, f, mu, rows, targets, offsets, m, N, block_gram, blo
 
 
 @njit(cache=True)
-def _sq_norm(a):
-    """||a||^2."""
-    s = 0.0
-    for q in range(a.size):
-        s += a[q] * a[q]
-    return s
-
-
-@njit(cache=True)
-def _sq_dist(a, b):
-    """||a - b||^2."""
-    s = 0.0
-    for q in range(a.size):
-        s += (a[q] - b[q]) ** 2
-    return s
-
-
-@njit(cache=True)
 def block_cyclic_kernel(
     mode, predictor, loss, C, f, mu, rows, targets, offsets, M, N, use_gram, gram, gram_rhs,
     sched_x, sched_y, I, E, rounds, batch, K, seed, record_rounds, w0, w_ref,
@@ -177,12 +150,12 @@ def block_cyclic_kernel(
     Schedules are (code, a, b) triples of ``StepSize``. Records at ``record_rounds`` (P,)
     (0 = before the first round): rec_global (P, d) x_bar, rec_pred (P, M, d) the predictors,
     and for MC rec_sep (P, M, d) the w_bar_m and rec_sel (P, M) how often y_bar was selected;
-    with ``track`` rec_track (P, 4) = [sum_t ||grad F_m(x_bar_{t-1})||^2, running max of the mean
-    drift, running max of the largest drift, running max of ||x_t^i||^2 over every local iterate
-    (the B^2 of Ding et al. Assumption 5 on the visited region)]. Divergence: ||x_bar - w_ref||^2 (or y_bar's) not
+    with ``track`` rec_track (P, 4) the numbers of ``round_steps.TRACKED`` (nothing is tracked
+    before the first round: its row stays 0). Divergence: ||x_bar - w_ref||^2 (or y_bar's) not
     finite or above DIVERGENCE_FACTOR (1 + ||w0 - w_ref||^2).
     """
     d = f * C
+    mc = mode == MODE_MC
     key = seed_key(seed)
     pkey = mix64(key ^ PARTICIPATION_SALT)
     n_max = batch
@@ -194,63 +167,37 @@ def block_cyclic_kernel(
     Z = np.empty((n_max, C))
     idx = np.empty(n_max, dtype=np.int64)
     xs = np.empty((K, d))
-    ys = np.empty((K if mode == MODE_MC else 0, d))
+    ys = np.empty((K if mc else 0, d))
     xbar = w0.copy()
     ybar = np.empty(d)
     avg = np.empty(d)
-    pred = np.empty((M, d))
-    wbar = np.empty((M, d))
-    for m in range(M):
-        pred[m] = w0
-        wbar[m] = w0
-    count = np.zeros(M, dtype=np.int64)
-    sel = np.zeros(M, dtype=np.int64)
+    pred, wbar, count, sel = block_state(M, w0)
     part = np.arange(N)
     hashes = np.empty(N, dtype=np.uint64)
-    limit = DIVERGENCE_FACTOR * (1.0 + _sq_dist(w0, w_ref))
-    grad_sum, max_mean_drift, max_drift, max_norm = 0.0, 0.0, 0.0, _sq_norm(w0)
+    limit = DIVERGENCE_FACTOR * (1.0 + sq_dist(w0, w_ref))
+    tracked = initial_tracked(w0)
 
-    ri = 0
-    if record_rounds.size > 0 and record_rounds[0] == 0:
-        rec_global[0] = xbar
-        rec_pred[0] = pred
-        if mode == MODE_MC:
-            rec_sep[0] = wbar
-        ri = 1
+    ri = record_round(0, 0, record_rounds, xbar, pred, wbar, sel, tracked, mc, False, rec_global, rec_pred,
+                      rec_sep, rec_sel, rec_track)
     for r in range(rounds):
-        m = (r // E) % M
-        if K < N:
-            participants(pkey, r, N, K, hashes, part)
-        for p in range(K):
-            xs[p] = xbar
-            if mode == MODE_MC:
-                ys[p] = wbar[m]
+        m = start_round(r, E, M, pkey, N, K, hashes, part, xbar, wbar, xs, ys, mc)
         if track:
             avg[:] = xbar
             for e in range(I):
                 t = r * I + e
-                grad_sum += _block_grad_sq(loss, C, f, mu, rows, targets, offsets, m, N, block_gram, block_rhs,
-                                           avg, G, acc, Xb, Z, idx)
+                tracked[0] += _block_grad_sq(loss, C, f, mu, rows, targets, offsets, m, N, block_gram, block_rhs,
+                                             avg, G, acc, Xb, Z, idx)
                 eta_x = step_size_at(sched_x[0], sched_x[1], sched_x[2], t, I)
                 eta_y = step_size_at(sched_y[0], sched_y[1], sched_y[2], t, I)
                 for p in range(K):
                     i = part[p]
                     _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, 0, eta_x,
                               use_gram, gram, gram_rhs, xs[p], G, Xb, Z, idx)
-                    if mode == MODE_MC:
+                    if mc:
                         _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, batch,
                                   eta_y, use_gram, gram, gram_rhs, ys[p], G, Xb, Z, idx)
-                _average(xs, K, avg)
-                total, largest = 0.0, 0.0
-                for p in range(K):
-                    dp = _sq_dist(avg, xs[p])
-                    total += dp
-                    largest = max(largest, dp)
-                    max_norm = max(max_norm, _sq_norm(xs[p]))
-                    if mode == MODE_MC:
-                        max_norm = max(max_norm, _sq_norm(ys[p]))
-                max_mean_drift = max(max_mean_drift, total / K)
-                max_drift = max(max_drift, largest)
+                server_average(xs, K, avg, avg)
+                track_drift(avg, xs, ys, K, mc, tracked)
         else:
             for p in range(K):
                 i = part[p]
@@ -259,47 +206,20 @@ def block_cyclic_kernel(
                     eta_x = step_size_at(sched_x[0], sched_x[1], sched_x[2], t, I)
                     _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, 0, eta_x,
                               use_gram, gram, gram_rhs, xs[p], G, Xb, Z, idx)
-                if mode == MODE_MC:
+                if mc:
                     for e in range(I):
                         t = r * I + e
                         eta_y = step_size_at(sched_y[0], sched_y[1], sched_y[2], t, I)
                         _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, batch,
                                   eta_y, use_gram, gram, gram_rhs, ys[p], G, Xb, Z, idx)
-        _average(xs, K, xbar)
-        if not (_sq_dist(xbar, w_ref) <= limit):
+        if not server_step(xs, ys, K, mc, avg, xbar, ybar, wbar[m], w_ref, limit):
             return r
-        choose_y = False
-        if mode == MODE_MC:
-            _average(ys, K, ybar)
-            if not (_sq_dist(ybar, w_ref) <= limit):
-                return r
-            wbar[m] = ybar
-            loss_x = _participant_loss(loss, C, f, mu, rows, targets, offsets, m, N, part, K, xbar, Z)
-            loss_y = _participant_loss(loss, C, f, mu, rows, targets, offsets, m, N, part, K, ybar, Z)
-            choose_y = loss_y < loss_x
-            if choose_y:
-                sel[m] += 1
-        u = ybar if choose_y else xbar
-        c = count[m]
-        if predictor == PREDICTOR_EXPONENTIAL and c > 0:
-            for q in range(d):
-                pred[m, q] = 0.5 * (pred[m, q] + u[q])
-        else:
-            for q in range(d):
-                pred[m, q] = (c / (c + 1.0)) * pred[m, q] + (1.0 / (c + 1.0)) * u[q]
-        count[m] = c + 1
-        if ri < record_rounds.size and record_rounds[ri] == r + 1:
-            rec_global[ri] = xbar
-            rec_pred[ri] = pred
-            if mode == MODE_MC:
-                rec_sep[ri] = wbar
-                rec_sel[ri] = sel
-            if track:
-                rec_track[ri, 0] = grad_sum
-                rec_track[ri, 1] = max_mean_drift
-                rec_track[ri, 2] = max_drift
-                rec_track[ri, 3] = max_norm
-            ri += 1
+        choose_y = mc and select_chain(
+            _participant_loss(loss, C, f, mu, rows, targets, offsets, m, N, part, K, xbar, Z),
+            _participant_loss(loss, C, f, mu, rows, targets, offsets, m, N, part, K, ybar, Z), sel, m)
+        update_predictor(pred, count, m, ybar if choose_y else xbar, predictor)
+        ri = record_round(ri, r + 1, record_rounds, xbar, pred, wbar, sel, tracked, mc, track, rec_global, rec_pred,
+                          rec_sep, rec_sel, rec_track)
     return -1
 
 

@@ -45,47 +45,20 @@ from numba import njit
 
 from problems.models.cnn.kernel import network_loss_grad
 
-from ..._rng import PARTICIPATION_SALT, mix64, participants, seed_key
+from ..._rng import PARTICIPATION_SALT, mix64, seed_key
 from ...schedules import step_size_at
-from ..local_steps import DIVERGENCE_FACTOR
+from ..local_steps import DIVERGENCE_FACTOR, sq_norm
 from ..network_steps import network_client_steps
-from .kernel import MODE_MC, PREDICTOR_EXPONENTIAL
+from .round_steps import (
+    MODE_MC, block_state, initial_tracked, record_round, select_chain, server_average, server_step, start_round,
+    track_drift, update_predictor,
+)
 
 __all__ = ["SEPARATE_CHAIN_SALT", "block_cyclic_network_kernel"]
 
 SEPARATE_CHAIN_SALT = np.uint64(0x8CB92BA72F3D8DD7)
 """XOR-ed into the seed key to make the key of MC-PSGD's block-separate chain's minibatches."""
 CONSTANT_SCHEDULE = 0  # schedules.StepSize.constant's code: eta_t passed as the constant
-
-
-@njit(cache=True)
-def _mean_into(local, K, out):
-    """out <- (1/K) sum_{p < K} local[p] accumulated in float64 in participant order, stored in out's dtype."""
-    w = 1.0 / K
-    for q in range(out.size):
-        s = 0.0
-        for p in range(K):
-            s += w * np.float64(local[p, q])
-        out[q] = s
-
-
-@njit(cache=True)
-def _sq_dist64(a, b):
-    """||a - b||^2 in float64."""
-    s = 0.0
-    for q in range(a.size):
-        diff = np.float64(a[q]) - np.float64(b[q])
-        s += diff * diff
-    return s
-
-
-@njit(cache=True)
-def _sq_norm64(a):
-    """||a||^2 in float64."""
-    s = 0.0
-    for q in range(a.size):
-        s += np.float64(a[q]) * np.float64(a[q])
-    return s
 
 
 @njit(cache=True)
@@ -110,7 +83,7 @@ def _block_grad_sq(table, images, labels, offsets, m, N, W, acc, acts, dacts, po
         network_loss_grad(table, W, images[lo:hi], labels[lo:hi], acts, dacts, pool_index, grad)
         for q in range(acc.size):
             acc[q] += np.float64(grad[q]) / N
-    return _sq_norm64(acc)
+    return sq_norm(acc)
 
 
 @njit(cache=True)
@@ -142,44 +115,24 @@ def block_cyclic_network_kernel(
     ybar = w0.copy()
     avg = w0.copy()
     acc = np.empty(d)
-    pred = np.empty((M, d))
-    wbar = np.empty((M, d), dtype=w0.dtype)
-    for m in range(M):
-        pred[m] = anchor
-        wbar[m] = w0
-    count = np.zeros(M, dtype=np.int64)
-    sel = np.zeros(M, dtype=np.int64)
+    pred, wbar, count, sel = block_state(M, w0)
     part = np.arange(N)
     hashes = np.empty(N, dtype=np.uint64)
     unused = np.zeros(2)
-    limit = DIVERGENCE_FACTOR
-    grad_sum, max_mean_drift, max_drift, max_norm = 0.0, 0.0, 0.0, _sq_norm64(w0)
+    tracked = initial_tracked(w0)
 
-    ri = 0
-    if record_rounds.size > 0 and record_rounds[0] == 0:
-        rec_global[0] = anchor
-        rec_pred[0] = pred
-        if mc:
-            rec_sep[0] = anchor
-        if track:
-            rec_track[0, 3] = max_norm  # nothing summed or drifted yet; ||w0||^2 is the largest norm so far
-        ri = 1
+    ri = record_round(0, 0, record_rounds, w0, pred, wbar, sel, tracked, mc, track, rec_global, rec_pred,
+                      rec_sep, rec_sel, rec_track)
     for r in range(rounds):
-        m = (r // E) % M
-        if K < N:
-            participants(pkey, r, N, K, hashes, part)
-        for p in range(K):
-            xs[p] = xbar
-            if mc:
-                ys[p] = wbar[m]
+        m = start_round(r, E, M, pkey, N, K, hashes, part, xbar, wbar, xs, ys, mc)
         avg[:] = xbar
         for e in range(I):
             t = r * I + e
             eta_x = step_size_at(code_x, a_x, b_x, t, I)
             eta_y = step_size_at(code_y, a_y, b_y, t, I)
             if track:
-                grad_sum += _block_grad_sq(table, images, labels, offsets, m, N, avg, acc, acts, dacts, pool_index,
-                                           grad)
+                tracked[0] += _block_grad_sq(table, images, labels, offsets, m, N, avg, acc, acts, dacts, pool_index,
+                                             grad)
             for p in range(K):
                 i = part[p]
                 k = m * N + i
@@ -192,57 +145,17 @@ def block_cyclic_network_kernel(
                                          eta_y, 0.0, 1.0, ys[p], anchor, False, batch_images, batch_labels, acts,
                                          dacts, pool_index, grad, unused)
             if track:
-                _mean_into(xs, K, acc)
-                total, largest = 0.0, 0.0
-                for p in range(K):
-                    dp = _sq_dist64(acc, xs[p])
-                    total += dp
-                    largest = max(largest, dp)
-                    max_norm = max(max_norm, _sq_norm64(xs[p]))
-                    if mc:
-                        max_norm = max(max_norm, _sq_norm64(ys[p]))
-                max_mean_drift = max(max_mean_drift, total / K)
-                max_drift = max(max_drift, largest)
+                server_average(xs, K, acc, acc)
+                track_drift(acc, xs, ys, K, mc, tracked)
                 for q in range(d):
                     avg[q] = acc[q]
-        _mean_into(xs, K, xbar)
-        if not (_sq_dist64(xbar, anchor) <= limit):
+        if not server_step(xs, ys, K, mc, acc, xbar, ybar, wbar[m], anchor, DIVERGENCE_FACTOR):
             return r
-        choose_y = False
-        if mc:
-            _mean_into(ys, K, ybar)
-            if not (_sq_dist64(ybar, anchor) <= limit):
-                return r
-            wbar[m] = ybar
-            loss_x = _participant_loss(table, images, labels, offsets, m, N, part, K, xbar, acts, dacts, pool_index,
-                                       grad)
-            loss_y = _participant_loss(table, images, labels, offsets, m, N, part, K, ybar, acts, dacts, pool_index,
-                                       grad)
-            choose_y = loss_y < loss_x
-            if choose_y:
-                sel[m] += 1
-        u = ybar if choose_y else xbar
-        c = count[m]
-        if predictor == PREDICTOR_EXPONENTIAL and c > 0:
-            for q in range(d):
-                pred[m, q] = 0.5 * (pred[m, q] + np.float64(u[q]))
-        else:
-            for q in range(d):
-                pred[m, q] = (c / (c + 1.0)) * pred[m, q] + (1.0 / (c + 1.0)) * np.float64(u[q])
-        count[m] = c + 1
-        if ri < record_rounds.size and record_rounds[ri] == r + 1:
-            for q in range(d):
-                rec_global[ri, q] = xbar[q]
-            rec_pred[ri] = pred
-            if mc:
-                for mm in range(M):
-                    for q in range(d):
-                        rec_sep[ri, mm, q] = wbar[mm, q]
-                rec_sel[ri] = sel
-            if track:
-                rec_track[ri, 0] = grad_sum
-                rec_track[ri, 1] = max_mean_drift
-                rec_track[ri, 2] = max_drift
-                rec_track[ri, 3] = max_norm
-            ri += 1
+        choose_y = mc and select_chain(
+            _participant_loss(table, images, labels, offsets, m, N, part, K, xbar, acts, dacts, pool_index, grad),
+            _participant_loss(table, images, labels, offsets, m, N, part, K, ybar, acts, dacts, pool_index, grad),
+            sel, m)
+        update_predictor(pred, count, m, ybar if choose_y else xbar, predictor)
+        ri = record_round(ri, r + 1, record_rounds, xbar, pred, wbar, sel, tracked, mc, track, rec_global, rec_pred,
+                          rec_sep, rec_sel, rec_track)
     return -1

@@ -3,14 +3,14 @@ al.'s sampling and aggregation schemes (``participation``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from problems import check_real
 
-from ...config import ConfigError, config_int, config_record_rounds, config_seeds
+from ...config import ConfigError, ReseedableConfig, check_step_and_batch, config_int, config_json, set_records_and_seeds
 from ...schedules import StepSize
 from .participation import check_participation
 
@@ -18,7 +18,7 @@ __all__ = ["FedAvgConfig"]
 
 
 @dataclass(frozen=True)
-class FedAvgConfig:
+class FedAvgConfig(ReseedableConfig):
     """FedAvg / local SGD (Li et al., ICLR 2020, Sec. 2 and 3.3).
 
     Each of ``rounds`` rounds: the clients of the round (all of them, or a sample, see below)
@@ -63,13 +63,9 @@ class FedAvgConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "local_steps", config_int("local_steps (E)", self.local_steps))
         object.__setattr__(self, "rounds", config_int("rounds", self.rounds))
-        if not isinstance(self.step_size, StepSize):
-            raise ConfigError(f"step_size: must be a StepSize, got {self.step_size!r}")
-        object.__setattr__(self, "batch_size", config_int("batch_size", self.batch_size, minimum=0))
+        check_step_and_batch(self)
         object.__setattr__(self, "server_lr", check_real("server_lr", self.server_lr, 0.0, strict=True, error=ConfigError))
-        record = config_record_rounds(self.record_rounds, self.rounds) or (self.rounds,)
-        object.__setattr__(self, "record_rounds", record)
-        object.__setattr__(self, "seeds", config_seeds(self.seeds))
+        set_records_and_seeds(self, self.rounds)
         if isinstance(self.initial_model, (str, bytes)) or np.ndim(self.initial_model) != 1:
             raise ConfigError(f"initial_model: expected a sequence of d reals, got {self.initial_model!r}")
         object.__setattr__(self, "initial_model", tuple(check_real(f"initial_model[{i}]", value, error=ConfigError)
@@ -92,20 +88,11 @@ class FedAvgConfig:
         """Global step counts at the record points, shape (n_records,)."""
         return np.asarray(self.record_rounds, dtype=np.int64) * self.local_steps
 
-    def with_seeds(self, seeds: tuple[int, ...]) -> "FedAvgConfig":
-        """The same config with other seeds."""
-        return replace(self, seeds=seeds)
-
     def to_json(self) -> dict[str, Any]:
         return {
             "algorithm": self.name,
-            "local_steps": self.local_steps,
-            "rounds": self.rounds,
-            "step_size": self.step_size.to_json(),
-            "batch_size": self.batch_size,
-            "server_lr": self.server_lr,
-            "record_rounds": list(self.record_rounds),
-            "seeds": list(self.seeds),
+            **config_json(self, ("local_steps", "rounds", "step_size", "batch_size", "server_lr", "record_rounds",
+                                 "seeds")),
             **({"initial_model": list(self.initial_model)} if self.initial_model else {}),
             **({"participation": self.participation, "participants": self.participants}
                if self.participation != "full" else {}),

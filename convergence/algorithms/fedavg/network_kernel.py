@@ -27,9 +27,9 @@ import numpy as np
 from numba import njit
 
 from ..._rng import participation_key, seed_key
-from ..local_steps import DIVERGENCE_FACTOR
+from ..local_steps import DIVERGENCE_FACTOR, sq_dist
 from ..network_steps import network_client_steps
-from .participation import FULL, aggregation, draw_clients
+from .participation import sample_buffers, sample_round
 
 __all__ = ["fedavg_network_kernel"]
 
@@ -53,17 +53,11 @@ def fedavg_network_kernel(
     Wk = np.empty_like(W)
     acc = np.empty(d)
     maxima = np.zeros(2)
-    counts = np.empty(N, dtype=np.int64)
-    coefficients = np.empty(N)
-    hashes = np.empty(N, dtype=np.uint64)
-    drawn = np.empty(K, dtype=np.int64)
+    counts, coefficients, hashes, drawn = sample_buffers(N, K)
     key = seed_key(seed)
     pkey = participation_key(seed)
     broadcast = 0.0
-    dist0 = 0.0
-    for q in range(d):
-        diff = np.float64(W[q]) - anchor[q]
-        dist0 += diff * diff
+    dist0 = sq_dist(W, anchor)
     limit = DIVERGENCE_FACTOR * (1.0 + dist0)
     maxima[0] = dist0
 
@@ -73,9 +67,7 @@ def fedavg_network_kernel(
             records[0, q] = W[q]
         ri = 1
     for r in range(rounds):
-        if r == 0 or scheme != FULL:  # full participation: the same sample every round
-            draw_clients(scheme, pkey, r, K, cdf, hashes, drawn, counts)
-            broadcast = aggregation(scheme, counts, weights, K, coefficients)
+        broadcast = sample_round(scheme, pkey, r, K, cdf, weights, counts, coefficients, hashes, drawn, broadcast)
         for q in range(d):
             acc[q] = broadcast * np.float64(W[q])
         for k in range(N):

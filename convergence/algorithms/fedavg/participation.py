@@ -68,7 +68,7 @@ __all__ = [
     "FULL", "ORIGINAL", "PARTICIPATION_SCHEMES", "SCHEME_I", "SCHEME_II", "TRANSFORMED_SCHEME_II",
     "KernelParticipation", "RoundSample", "aggregation", "aggregation_np", "check_participants_fit",
     "check_participation", "draw_clients",
-    "draw_clients_np", "kernel_participation", "local_step_scales", "round_sample",
+    "draw_clients_np", "kernel_participation", "local_step_scales", "round_sample", "sample_buffers", "sample_round",
 ]
 
 FULL, SCHEME_I, SCHEME_II, TRANSFORMED_SCHEME_II, ORIGINAL = 0, 1, 2, 3, 4
@@ -166,6 +166,24 @@ def aggregation(code, counts, weights, K, coefficients):
             coefficients[k] = (N / K) * weights[k]
         else:
             coefficients[k] = 1.0 / K
+    return broadcast
+
+
+@njit(cache=True)
+def sample_buffers(N, K):
+    """The work space of a run's round samples (``sample_round``): counts (N,) int64, coefficients (N,)
+    float64, hashes (N,) uint64 and drawn (K,) int64, uninitialised."""
+    return np.empty(N, dtype=np.int64), np.empty(N), np.empty(N, dtype=np.uint64), np.empty(K, dtype=np.int64)
+
+
+@njit(cache=True)
+def sample_round(code, pkey, r, K, cdf, weights, counts, coefficients, hashes, drawn, broadcast):
+    """The sample of round r in the kernels: counts and coefficients <- ``draw_clients`` and
+    ``aggregation`` of round r, returning b; under full participation (the same sample every round)
+    only round 0 computes them, later rounds keep them and return ``broadcast``, the b of round 0."""
+    if r == 0 or code != FULL:
+        draw_clients(code, pkey, r, K, cdf, hashes, drawn, counts)
+        return aggregation(code, counts, weights, K, coefficients)
     return broadcast
 
 

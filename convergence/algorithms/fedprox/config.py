@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from problems import check_real
 
-from ...config import ConfigError
+from ...config import ConfigError, ReseedableConfig
 from ...schedules import StepSize
 from ..fedavg.config import FedAvgConfig
 
@@ -15,7 +15,7 @@ __all__ = ["FedProxConfig"]
 
 
 @dataclass(frozen=True)
-class FedProxConfig:
+class FedProxConfig(ReseedableConfig):
     """FedProx with full participation (Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, "Federated
     Optimization in Heterogeneous Networks", MLSys 2020, Algorithm 2).
 
@@ -68,10 +68,6 @@ class FedProxConfig:
     def steps_per_round(self) -> int:
         """E local steps between two communications."""
         return self.local_steps
-
-    def with_seeds(self, seeds: tuple[int, ...]) -> "FedProxConfig":
-        """The same config with other seeds."""
-        return replace(self, seeds=seeds)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.fedavg_config.to_json(), "algorithm": self.name, "mu_prox": self.mu_prox}
