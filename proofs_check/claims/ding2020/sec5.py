@@ -58,7 +58,8 @@ from convergence.verdict import Status, Verdict
 from ...framework.claim import ClaimResult
 from ...framework.evaluation import combine_checks
 from ...framework.plot_specs import Curve, CurvesPlot
-from .sec5_runs import NETWORK_OF_DATASET, fig2_curves
+from .sec5_plans import NETWORK_OF_DATASET
+from .sec5_runs import fig2_curves
 
 if TYPE_CHECKING:
     from convergence import RunResult

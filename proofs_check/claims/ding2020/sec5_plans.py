@@ -15,9 +15,13 @@ from ...framework.parameters import parameter
 if TYPE_CHECKING:
     from convergence.budget import Workload
 
-__all__ = ["SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "SEC5_CLASSES", "DingSec5Plan", "DingBlocksPlan",
-           "SEC5_MARGIN", "local_steps_parameter", "FIG2_DIGITS_BLOCKS", "SEC5_QUICK", "SEC5_DEFAULT",
+__all__ = ["NETWORK_OF_DATASET", "SEC5_AUTO_ORDER", "SEC5_DATASETS", "Sec5DataPlans", "SEC5_CLASSES", "DingSec5Plan",
+           "DingBlocksPlan", "SEC5_MARGIN", "local_steps_parameter", "FIG2_DIGITS_BLOCKS", "SEC5_QUICK", "SEC5_DEFAULT",
            "SEC5_LENET5", "SEC5_CIFAR10"]
+
+NETWORK_OF_DATASET = {"digits": "digits_net", "mnist": "lenet5", "fashion-mnist": "lenet5",
+                      "cifar10": "tutorial_cifar_net"}
+"""The network each data set runs (the paper's tutorial net on CIFAR-10; LeNet-5 on 28x28 images)."""
 
 
 SEC5_AUTO_ORDER = ("cifar10", "fashion-mnist", "mnist", "digits")
@@ -54,7 +58,6 @@ class DingSec5Plan:
         """Runs of a Sec. 5 plan: ``clients`` clients a round (both chains counted), minibatch images, the
         flops of the network this plan's data set runs (resolved, never "auto")."""
         from ...framework.plan_workloads import network_flops_per_image, runs_workload
-        from .sec5_runs import NETWORK_OF_DATASET
 
         flops = network_flops_per_image(NETWORK_OF_DATASET.get(self.dataset, "digits_net"))
         return runs_workload(seeds=self.seeds, rounds=rounds, E=local_steps, clients=clients, records=records,

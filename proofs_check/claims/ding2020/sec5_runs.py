@@ -25,18 +25,17 @@ import numpy as np
 import convergence
 import problems
 
+from .sec5_plans import NETWORK_OF_DATASET
+
 if TYPE_CHECKING:
     from convergence import MCPSGDConfig, MMPSGDConfig, RunResult
     from problems import BlockCyclicImageProblem
 
     from .sec5_plans import DingBlocksPlan
 
-__all__ = ["Fig2Curves", "fig2_curves", "NETWORK_OF_DATASET", "SEC5_PREDICTOR", "SHUFFLE_SEED", "sec5_configs",
+__all__ = ["Fig2Curves", "fig2_curves", "SEC5_PREDICTOR", "SHUFFLE_SEED", "sec5_configs",
            "sec5_problem", "single_model_per_block", "trained_scale"]
 
-NETWORK_OF_DATASET = {"digits": "digits_net", "mnist": "lenet5", "fashion-mnist": "lenet5",
-                      "cifar10": "tutorial_cifar_net"}
-"""The network each data set runs (the paper's tutorial net on CIFAR-10; LeNet-5 on 28x28 images)."""
 SHUFFLE_SEED = 0
 """The seed of the shuffled baseline's deal of the pooled images."""
 SEC5_PREDICTOR = "exponential"
