@@ -65,12 +65,17 @@ def run_seed(
 
     BLAS runs single-threaded here so that its reductions, and hence the trajectory, do not
     depend on how many threads a process happens to have (bit-identical across executors);
-    ``problems.one_blas_thread`` sets the limit at a dictionary lookup's cost.
+    ``problems.one_blas_thread`` sets the limit at a dictionary lookup's cost. The kernels get w*
+    as a read-only C-contiguous float64 copy whatever the caller holds: an exact optimum is
+    read-only here but arrives writable in a pool worker (unpickled), and Numba compiles a kernel
+    once per array type, so a copy of one kind keeps a worker from compiling the kernels again.
     """
     if engine not in ENGINES:
         raise ConfigError(f"engine: unknown engine {engine!r}; choose one of {ENGINES}")
     with one_blas_thread():
-        anchor = None if w_star is None else np.ascontiguousarray(w_star, dtype=np.float64)
+        anchor = None if w_star is None else np.array(w_star, dtype=np.float64, order="C")
+        if anchor is not None:
+            anchor.setflags(write=False)
         return algorithm.run_seed(problem, plan, seed, anchor, engine)
 
 
