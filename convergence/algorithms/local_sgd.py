@@ -18,7 +18,7 @@ minibatch of ``batch`` rows drawn uniformly with replacement by the counter-base
 the server sets W <- W + s (W' - W), W' = b W + sum_k a_k W_k, s = ``server_lr`` (full
 participation and s = 1: the plain weighted average W <- sum_k p_k W_k). With mu_prox = 0 the prox
 term is never evaluated and every operation is FedAvg's (Li et al., ICLR 2020, Sec. 2), to the bit
-(FedAvg's call leaves mu_prox out, at its default 0). Full participation computes a_k = p_k, b = 0
+(FedAvg's ``RoundPlan`` has mu_prox = 0.0). Full participation computes a_k = p_k, b = 0
 and lambda_k = 1 and multiplies by lambda_k = 1.0 exactly, so its arithmetic is that of the kernel
 before schemes existed, bit for bit.
 
