@@ -15,20 +15,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 
 from problems import check_int, check_real
 
-__all__ = ["StepSize", "ScheduleError", "step_size_at"]
+__all__ = ["StepSchedule", "StepSize", "ScheduleError", "step_size_at"]
 
 _CODES = {"constant": 0, "li": 1, "inverse_time": 2, "per_round": 3}
 
 
 class ScheduleError(ValueError):
     """Invalid step-size schedule; the message names the field."""
+
+
+class StepSchedule(NamedTuple):
+    """A step-size schedule as the kernels take it (``StepSize.schedule``): ``code`` the kind's
+    integer code and (a, b) = ``StepSize.params``, for ``step_size_at(code, a, b, t, E)``."""
+
+    code: int
+    a: float
+    b: float
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,12 @@ class StepSize:
         if self.kind == "li":
             return 2.0 / self.mu, self.gamma
         return self.eta0, self.decay
+
+    @property
+    def schedule(self) -> StepSchedule:
+        """The kernels' bundle of this schedule (code and params, the params as floats)."""
+        a, b = self.params
+        return StepSchedule(self.code, float(a), float(b))
 
     def at(self, t: np.ndarray | int, local_steps: int) -> np.ndarray:
         """eta_t for 0-based global steps t (vectorised)."""

@@ -67,6 +67,10 @@ def run_in_kernel() -> float:
     """E = 3 exact FedAvg steps of one client from w = 0 through the shipped kernel, compared with
     the model's NumPy gradient loop; returns the largest absolute difference."""
     from convergence.algorithms.fedavg.kernel import fedavg_kernel
+    from convergence.algorithms.fedavg.packing import PackedClients
+    from convergence.algorithms.fedavg.participation import KernelParticipation
+    from convergence.algorithms.local_sgd import RoundPlan, SeedState
+    from convergence.schedules import StepSchedule
 
     rng = np.random.default_rng(3)
     X, y = rng.normal(size=(12, 4)), (rng.random(12) < 0.5).astype(float)
@@ -74,11 +78,14 @@ def run_in_kernel() -> float:
     records, stats = np.zeros((1, 4)), np.zeros(2)
     eta, mu = 0.1, 0.01
     one = np.array([0, 4], dtype=np.int64)  # one dense client: support = every feature, no Gram
-    diverged = fedavg_kernel(
-        model.kernel_loss(), 1, 4, mu, np.ones(1), y, np.array([0, 12]), np.arange(4), one, X.reshape(-1),
-        np.array([0, 48]), np.ones(1, dtype=np.bool_), np.zeros(16), np.zeros(1, dtype=np.bool_), np.zeros(4),
-        0, eta, 0.0, 3, 1, 0, 0, 1.0, np.array([1]), np.zeros(4), np.zeros(4), False, records, stats,
-        0, 1, np.ones(1), np.ones(1))  # full participation: scheme code 0, K = N = 1, cdf and step scales
+    clients = PackedClients(
+        1, 4, mu, np.ones(1), y, np.array([0, 12]), np.arange(4), one, X.reshape(-1),
+        np.array([0, 48]), np.ones(1, dtype=np.bool_), np.zeros(0), np.zeros(2, dtype=np.int64), np.zeros(4),
+        np.zeros(1, dtype=np.bool_))
+    full = KernelParticipation(0, 1, np.ones(1), np.ones(1))  # full participation: code 0, K = N = 1
+    plan = RoundPlan(3, 1, 0, 0, 1.0, 0.0, np.array([1]))
+    state = SeedState(np.zeros(4), np.zeros(4), False, records, stats)
+    diverged = fedavg_kernel(model.kernel_loss(), clients, full, StepSchedule(0, eta, 0.0), plan, state)
     assert diverged == -1
     w = np.zeros(4)
     for _ in range(3):

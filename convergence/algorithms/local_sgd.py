@@ -18,7 +18,7 @@ minibatch of ``batch`` rows drawn uniformly with replacement by the counter-base
 the server sets W <- W + s (W' - W), W' = b W + sum_k a_k W_k, s = ``server_lr`` (full
 participation and s = 1: the plain weighted average W <- sum_k p_k W_k). With mu_prox = 0 the prox
 term is never evaluated and every operation is FedAvg's (Li et al., ICLR 2020, Sec. 2), to the bit
-(FedAvg's call leaves mu_prox out, at its default 0). Full participation computes a_k = p_k, b = 0
+(FedAvg's ``RoundPlan`` has mu_prox = 0.0). Full participation computes a_k = p_k, b = 0
 and lambda_k = 1 and multiplies by lambda_k = 1.0 exactly, so its arithmetic is that of the kernel
 before schemes existed, bit for bit.
 
@@ -45,39 +45,83 @@ thread count.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 from numba import get_num_threads, get_thread_id, njit, prange
 
+from problems import FederatedProblem
+
 from .._rng import participation_key, seed_key, stream_key
-from ..schedules import step_size_at
-from .fedavg.participation import sample_buffers, sample_round
+from ..schedules import StepSchedule, step_size_at
+from .fedavg.config import FedAvgConfig
+from .fedavg.packing import pack_clients
+from .fedavg.participation import KernelParticipation, sample_buffers, sample_round
 from .kernel_threads import kernel_threads
 from .local_steps import (
     DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale, prefetch_minibatch,
     sq_dist, sq_norm,
 )
 
-__all__ = ["local_sgd_kernel", "local_sgd_kernel_threaded", "local_sgd_for_threads"]
+__all__ = ["RoundPlan", "SeedState", "local_sgd_kernel", "local_sgd_kernel_threaded", "local_sgd_for_threads",
+           "local_sgd_seed"]
+
+
+class RoundPlan(NamedTuple):
+    """What one seed of the kernel runs (its step sizes apart, a ``StepSchedule``): ``local_steps`` E, ``rounds`` R, ``batch`` the minibatch rows (0: exact gradients), ``seed``,
+    ``server_lr`` s, ``mu_prox`` >= 0 (0: FedAvg) and ``record_rounds`` (P,) int64, the rounds after
+    which the global model is recorded (0: the initial point), increasing."""
+
+    local_steps: int
+    rounds: int
+    batch: int
+    seed: int
+    server_lr: float
+    mu_prox: float
+    record_rounds: np.ndarray
+
+    @classmethod
+    def of(cls, config: FedAvgConfig, seed: int, mu_prox: float = 0.0) -> RoundPlan:
+        """The plan of ``config``'s rounds for ``seed`` (FedProx: its ``fedavg_config`` and mu_prox),
+        every field of the type the compiled kernel takes."""
+        return cls(int(config.local_steps), int(config.rounds), int(config.batch_size),
+                   int(seed), float(config.server_lr), float(mu_prox),
+                   np.asarray(config.record_rounds, dtype=np.int64))
+
+
+class SeedState(NamedTuple):
+    """One seed's model arrays (d = n_features C): ``w0`` (d,) the start, ``w_star`` (d,) the anchor
+    of the divergence test and the tracked radius; ``track`` whether to record the maxima; written by
+    the kernel: ``records`` (P, d) the global model at the record rounds and ``stats`` (2,)
+    [max ||w - w*||^2, max ||g||^2] (only when ``track``)."""
+
+    w0: np.ndarray
+    w_star: np.ndarray
+    track: bool
+    records: np.ndarray
+    stats: np.ndarray
+
 
 @njit(cache=True)
 def _client_round(
-    k, r, loss, C, mu, targets, sample_offsets, support, support_offsets, rows, row_offsets, full_support, gram,
-    gram_offsets, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, batch, key, counts, step_scales, mu_prox,
-    W, w_star, w_sq, w_dot, star_sq, track, local, scale, client_stats, anchor, G, Xb, Z, idx,
+    k, r, loss, clients, schedule, plan, key, counts, step_scales, W, w_star, w_sq, w_dot, star_sq, track, local, scale,
+    client_stats, anchor, G, Xb, Z, idx,
 ):
     """Client k's E local steps of round r from the global model W (module docstring): writes its
     support-restricted local model into ``local``, its off-support scalar into scale[k] and
     [max ||w - w*||^2, max ||g||^2] over its iterates into client_stats[k] (zeros when not
-    ``track``). ``anchor``, ``G``, ``Xb``, ``Z`` and ``idx`` are this thread's scratch; w_sq and
-    w_dot are ||W||^2 and W.w* (0 when not ``track``), star_sq is ||w*||^2."""
+    ``track``). ``loss``, ``clients``, ``schedule`` and ``plan`` are ``_local_sgd``'s; ``anchor``,
+    ``G``, ``Xb``, ``Z`` and ``idx`` are this thread's scratch; w_sq and w_dot are ||W||^2 and W.w*
+    (0 when not ``track``), star_sq is ||w*||^2."""
+    C, mu, support, support_offsets = clients.n_classes, clients.mu, clients.support, clients.support_offsets
+    sample_offsets, rows, row_offsets = clients.sample_offsets, clients.rows, clients.row_offsets
+    E, batch, mu_prox = plan.local_steps, plan.batch, plan.mu_prox
     N = counts.size
     so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
     lam = step_scales[k]
     Wk = local[so * C:(so + m) * C]
     off_sq, off_dot, off_star = 0.0, 0.0, 0.0
-    if full_support[k]:  # the support is 0..n_features-1 in order: W's block as it is
+    if clients.full_support[k]:  # the support is 0..n_features-1 in order: W's block as it is
         for q in range(m * C):
             Wk[q] = W[q]
     else:
@@ -98,7 +142,7 @@ def _client_round(
     n_k = sample_offsets[k + 1] - sample_offsets[k]
     for e in range(E):
         t = r * E + e
-        eta = step_size_at(sched_code, sched_a, sched_b, t, E) * lam
+        eta = step_size_at(schedule.code, schedule.a, schedule.b, t, E) * lam
         stream = stream_key(key, t, k, N) if batch > 0 else np.uint64(0)
         if batch > 0:  # the next step's rows: this client's, or the next client's first
             k_next = k if e + 1 < E else k + 1
@@ -106,10 +150,10 @@ def _client_round(
                 prefetch_minibatch(rows, row_offsets[k_next], support_offsets[k_next + 1] - support_offsets[k_next],
                                    sample_offsets[k_next + 1] - sample_offsets[k_next], batch,
                                    stream_key(key, t + 1 if e + 1 < E else r * E, k_next, N))
-        if batch == 0 and uses_gram[k]:
-            gram_gradient(gram, gram_offsets[k], gram_rhs, so, m, Wk, G)
+        if batch == 0 and clients.uses_gram[k]:
+            gram_gradient(clients.gram, clients.gram_offsets[k], clients.gram_rhs, so, m, Wk, G)
         else:
-            data_gradient(loss, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
+            data_gradient(loss, C, rows, row_offsets[k], m, clients.targets, sample_offsets[k], n_k, batch,
                           stream, Wk, G, Xb, Z, idx)
         if track:
             g_sq = off_support_gradient_sq(s, mu, mu_prox, off_sq)
@@ -139,28 +183,33 @@ def _client_round(
     client_stats[k, 1] = max_grad
 
 
-def _local_sgd(
-    loss, C, n_features, mu, weights, targets, sample_offsets, support, support_offsets, rows, row_offsets,
-    full_support, gram, uses_gram, gram_rhs, sched_code, sched_a, sched_b, E, rounds, batch, seed, server_lr,
-    record_rounds, w0, w_star, track, records, stats, scheme, K, cdf, step_scales, mu_prox=0.0, threads=1,
-):
-    """Run one seed; write the global model at ``record_rounds`` into ``records`` (n_rec, d).
+def _local_sgd(loss, clients, participation, schedule, plan, state, threads=1):
+    """Run one seed; write the global model at ``plan.record_rounds`` into ``state.records`` (P, d).
 
-    Client data as ``fedavg.packing.PackedClients`` lays it out; the step size eta_t is
-    ``schedules.step_size_at(sched_code, sched_a, sched_b, t, E)``. ``stats`` (2,) receives
-    [max ||w - w*||^2, max ||g||^2] when ``track``. The scheme is ``fedavg.participation``'s
-    ``KernelParticipation``: ``scheme`` its code, K the clients per round, ``cdf`` (N,) and
-    ``step_scales`` (N,) lambda_k. ``mu_prox`` >= 0 is the proximal coefficient (0: FedAvg).
-    ``threads`` > 1 (``local_sgd_kernel_threaded`` only): each round's clients run over Numba's
-    threads, of which there must be exactly ``threads`` (``local_sgd_for_threads``). Returns -1, or the 0-based round at whose end the
-    model had diverged (non-finite, or DIVERGENCE_FACTOR).
+    ``loss`` is the model's kernel tag (``kernel_loss()``); the bundles: ``clients``
+    (``fedavg.packing.PackedClients``) the client data, ``participation``
+    (``fedavg.participation.KernelParticipation``) the scheme's code, K, ``cdf`` (N,) and
+    ``step_scales`` (N,) lambda_k, ``schedule`` (``schedules.StepSchedule``) the step sizes eta_t =
+    ``step_size_at(*schedule, t, E)``, ``plan`` (``RoundPlan``) E, R, the batch, the seed, the
+    server's step, mu_prox >= 0 (0: FedAvg) and the record rounds, ``state``
+    (``SeedState``) w0, w*, track and the outputs (``stats`` (2,) receives [max ||w - w*||^2,
+    max ||g||^2] when ``track``). ``threads`` > 1 (``local_sgd_kernel_threaded`` only): each
+    round's clients run over Numba's threads, of which there must be exactly ``threads``
+    (``local_sgd_for_threads``). Returns -1, or the 0-based round at whose end the model had
+    diverged (non-finite, or DIVERGENCE_FACTOR).
     """
+    C, support, support_offsets, full_support = (clients.n_classes, clients.support, clients.support_offsets,
+                                                 clients.full_support)
+    weights, sample_offsets = clients.weights, clients.sample_offsets
+    scheme, K, cdf, step_scales = participation
+    batch, rounds, server_lr, record_rounds = plan.batch, plan.rounds, plan.server_lr, plan.record_rounds
+    w_star, track, records, stats = state.w_star, state.track, state.records, state.stats
     N = weights.size
-    d = n_features * C
+    d = clients.n_features * C
     m_max = 0
     for k in range(N):
         m_max = max(m_max, support_offsets[k + 1] - support_offsets[k])
-    W = w0.copy()
+    W = state.w0.copy()
     local = np.empty(support_offsets[N] * C)
     scale = np.ones(N)
     client_stats = np.zeros((N, 2))
@@ -174,13 +223,9 @@ def _local_sgd(
     Z = np.empty((threads, n_max, C))
     idx = np.empty((threads, n_max), dtype=np.int64)
     acc = np.empty(d)
-    gram_offsets = np.zeros(N + 1, dtype=np.int64)  # packing stores a Gram block only for clients that use one
-    for k in range(N):
-        m = support_offsets[k + 1] - support_offsets[k]
-        gram_offsets[k + 1] = gram_offsets[k] + (m * m if uses_gram[k] else 0)
     counts, coefficients, hashes, drawn = sample_buffers(N, K)
-    key = seed_key(seed)
-    pkey = participation_key(seed)
+    key = seed_key(plan.seed)
+    pkey = participation_key(plan.seed)
     broadcast = 0.0
     star_sq = sq_norm(w_star)
     dist0 = sq_dist(W, w_star)
@@ -202,17 +247,13 @@ def _local_sgd(
             for kk in prange(N):
                 if counts[kk] > 0:
                     i = get_thread_id()
-                    _client_round(np.int64(kk), r, loss, C, mu, targets, sample_offsets, support, support_offsets,
-                                  rows, row_offsets, full_support, gram, gram_offsets, uses_gram, gram_rhs, sched_code,
-                                  sched_a, sched_b, E, batch, key, counts, step_scales, mu_prox, W, w_star, w_sq, w_dot,
+                    _client_round(np.int64(kk), r, loss, clients, schedule, plan, key, counts, step_scales, W, w_star, w_sq, w_dot,
                                   star_sq, track, local, scale, client_stats, anchor[i], G[i], Xb[i], Z[i], idx[i])
         else:
             for k in range(N):
                 if counts[k] > 0:
-                    _client_round(k, r, loss, C, mu, targets, sample_offsets, support, support_offsets, rows,
-                                  row_offsets, full_support, gram, gram_offsets, uses_gram, gram_rhs, sched_code,
-                                  sched_a, sched_b, E, batch, key, counts, step_scales, mu_prox, W, w_star, w_sq, w_dot,
-                                  star_sq, track, local, scale, client_stats, anchor[0], G[0], Xb[0], Z[0], idx[0])
+                    _client_round(k, r, loss, clients, schedule, plan, key, counts, step_scales, W, w_star, w_sq, w_dot, star_sq,
+                                  track, local, scale, client_stats, anchor[0], G[0], Xb[0], Z[0], idx[0])
         for k in range(N):  # max is exact: folding per-client maxima in client order is the serial max
             if counts[k] > 0:
                 max_rad = max(max_rad, client_stats[k, 0])
@@ -272,10 +313,26 @@ each other's entries; it compiles once per process that asks for threads (about 
 serial kernel's first compilation)."""
 
 
-def local_sgd_for_threads() -> tuple[Callable[..., Any], dict[str, int]]:
+def local_sgd_for_threads() -> tuple[Callable[..., int], dict[str, int]]:
     """The kernel for the current ``kernel_threads()`` and the keyword arguments to add to its
     call: (local_sgd_kernel, {}) for 1 thread, else (local_sgd_kernel_threaded, {"threads": Numba's
     current thread count}) (its scratch has one row per thread id, and ids run below that count)."""
     if kernel_threads() == 1:
         return local_sgd_kernel, {}
     return local_sgd_kernel_threaded, {"threads": get_num_threads()}
+
+
+def local_sgd_seed(
+    problem: FederatedProblem, participation: KernelParticipation, schedule: StepSchedule, plan: RoundPlan,
+    w0: np.ndarray, w_star: np.ndarray, track: bool,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """One seed of ``plan`` with step sizes ``schedule`` on ``problem`` from w0 (d,) through the kernel for the current
+    ``kernel_threads()``; returns (records (P, d), stats [max ||w - w*||^2, max ||g||^2] (NaN unless
+    ``track``), the diverged round or -1). w_star (d,) anchors the divergence test and the radius."""
+    records = np.zeros((plan.record_rounds.size, problem.dim))
+    stats = np.full(2, np.nan)
+    kernel, threads = local_sgd_for_threads()
+    state = SeedState(w0, w_star, bool(track), records, stats)
+    diverged = kernel(problem.model.kernel_loss(), pack_clients(problem), participation, schedule, plan, state,
+                      **threads)
+    return records, stats, int(diverged)

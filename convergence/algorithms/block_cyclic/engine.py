@@ -44,7 +44,9 @@ from ...config import (
 from ...resources import FLOAT_BYTES
 from ...schedules import StepSize
 from .extras import BlockCyclicExtras, Communication
-from .kernel import MODE_MC, MODE_MM, PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL, Plan, SeedRecords, kernel_data, kernel_seed
+from .kernel import (
+    MODE_MC, MODE_MM, PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL, CyclicRecords, Plan, SeedRecords, kernel_data, kernel_seed,
+)
 from .network_kernel import block_cyclic_network_kernel
 from .network_reference import block_cyclic_network_reference
 from .reference import block_cyclic_reference
@@ -193,11 +195,8 @@ class BlockCyclicEngine(ABC):
         w0 = c.initial_model(seed)
         if engine == "numpy":
             return block_cyclic_network_reference(problem, plan, seed, w0)
-        M, d, P, mc = problem.n_blocks, c.dim, len(plan.record_rounds), plan.mode == MODE_MC
-        rec_global, rec_pred = np.zeros((P, d)), np.zeros((P, M, d))
-        rec_sep = np.zeros((P if mc else 0, M, d))
-        rec_sel = np.zeros((P if mc else 0, M), dtype=np.int64)
-        rec_track = np.zeros((P if plan.track else 0, 4))
+        M = problem.n_blocks
+        out = CyclicRecords.allocate(plan, M, c.dim)
         rows = max(plan.batch, int(c.client_sizes.max()))  # exact steps, MC's losses and tracking read whole clients
         batch_images = np.empty((max(plan.batch, 1), *c.network.input_shape), dtype=c.float_type)
         batch_labels = np.empty(max(plan.batch, 1), dtype=np.int64)
@@ -205,10 +204,10 @@ class BlockCyclicEngine(ABC):
             plan.mode, plan.predictor, c.network.layout.table, c.images, c.labels, c.offsets, M, problem.n_clients,
             plan.gamma.code, *map(float, plan.gamma.params), plan.eta.code, *map(float, plan.eta.params),
             plan.local_steps, plan.rounds_per_block, plan.rounds, plan.batch, plan.participants, seed,
-            np.asarray(plan.record_rounds, dtype=np.int64), w0, plan.track, rec_global, rec_pred, rec_sep, rec_sel,
-            rec_track, batch_images, batch_labels, *c.network.workspace(rows, c.float_type),
+            np.asarray(plan.record_rounds, dtype=np.int64), w0, plan.track, *out, batch_images, batch_labels,
+            *c.network.workspace(rows, c.float_type),
         )
-        return SeedRecords(rec_global, rec_pred, rec_sep, rec_sel, rec_track, int(diverged))
+        return SeedRecords(*out, int(diverged))
 
     def _scored(self, problem: BlockCyclicImageProblem, run: SeedRecords, engine: str) -> SeedRecords:
         """``run`` with its block_accuracy (P, M): block m's predictor (this algorithm's, or the global

@@ -63,7 +63,9 @@ from .round_steps import (
 __all__ = [
     "Plan",
     "SeedRecords",
-    "KernelData",
+    "BlockCyclicData",
+    "CyclicRecords",
+    "CyclicRoundPlan",
     "kernel_data",
     "kernel_seed",
     "block_cyclic_kernel",
@@ -140,20 +142,25 @@ def _block_grad_sq(loss, C, f, mu, rows, targets, offsets, m, N, block_gram, blo
 
 
 @njit(cache=True)
-def block_cyclic_kernel(
-    mode, predictor, loss, C, f, mu, rows, targets, offsets, M, N, use_gram, gram, gram_rhs,
-    sched_x, sched_y, I, E, rounds, batch, K, seed, record_rounds, w0, w_ref,
-    track, block_gram, block_rhs, rec_global, rec_pred, rec_sep, rec_sel, rec_track,
-):
+def block_cyclic_kernel(loss, data, gamma, eta, plan, w0, w_ref, out):
     """Run one seed (module docstring); returns -1, or the 0-based round after which it diverged.
 
-    Schedules are (code, a, b) triples of ``StepSize``. Records at ``record_rounds`` (P,)
-    (0 = before the first round): rec_global (P, d) x_bar, rec_pred (P, M, d) the predictors,
-    and for MC rec_sep (P, M, d) the w_bar_m and rec_sel (P, M) how often y_bar was selected;
-    with ``track`` rec_track (P, 4) the numbers of ``round_steps.TRACKED`` (nothing is tracked
-    before the first round: its row stays 0). Divergence: ||x_bar - w_ref||^2 (or y_bar's) not
-    finite or above DIVERGENCE_FACTOR (1 + ||w0 - w_ref||^2).
+    ``loss`` the model's kernel tag; ``data`` the ``BlockCyclicData``; ``gamma`` and ``eta`` the
+    ``StepSchedule`` of the x and the y chain; ``plan`` the ``CyclicRoundPlan``; w0 (d,) the start
+    and w_ref (d,) the divergence anchor; ``out`` the ``CyclicRecords`` the kernel writes at
+    ``plan.record_rounds`` (P,) (0 = before the first round): global (P, d) x_bar, predictors
+    (P, M, d), and for MC separate (P, M, d) the w_bar_m and selected (P, M) how often y_bar was
+    selected; with ``track`` track (P, 4) the numbers of ``round_steps.TRACKED`` (nothing is
+    tracked before the first round: its row stays 0). Divergence: ||x_bar - w_ref||^2 (or y_bar's)
+    not finite or above DIVERGENCE_FACTOR (1 + ||w0 - w_ref||^2).
     """
+    C, f, mu, M, N = data.n_classes, data.n_features, data.mu, data.n_blocks, data.n_clients
+    rows, targets, offsets = data.rows, data.targets, data.offsets
+    use_gram, gram, gram_rhs, block_gram, block_rhs = (data.use_gram, data.gram, data.gram_rhs, data.block_gram,
+                                                       data.block_rhs)
+    mode, predictor, I, E, rounds = plan.mode, plan.predictor, plan.local_steps, plan.rounds_per_block, plan.rounds
+    batch, K, seed, record_rounds, track = plan.batch, plan.participants, plan.seed, plan.record_rounds, plan.track
+    rec_global, rec_pred, rec_sep, rec_sel, rec_track = out
     d = f * C
     mc = mode == MODE_MC
     key = seed_key(seed)
@@ -187,8 +194,8 @@ def block_cyclic_kernel(
                 t = r * I + e
                 tracked[0] += _block_grad_sq(loss, C, f, mu, rows, targets, offsets, m, N, block_gram, block_rhs,
                                              avg, G, acc, Xb, Z, idx)
-                eta_x = step_size_at(sched_x[0], sched_x[1], sched_x[2], t, I)
-                eta_y = step_size_at(sched_y[0], sched_y[1], sched_y[2], t, I)
+                eta_x = step_size_at(gamma.code, gamma.a, gamma.b, t, I)
+                eta_y = step_size_at(eta.code, eta.a, eta.b, t, I)
                 for p in range(K):
                     i = part[p]
                     _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, 0, eta_x,
@@ -203,13 +210,13 @@ def block_cyclic_kernel(
                 i = part[p]
                 for e in range(I):
                     t = r * I + e
-                    eta_x = step_size_at(sched_x[0], sched_x[1], sched_x[2], t, I)
+                    eta_x = step_size_at(gamma.code, gamma.a, gamma.b, t, I)
                     _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, 0, eta_x,
                               use_gram, gram, gram_rhs, xs[p], G, Xb, Z, idx)
                 if mc:
                     for e in range(I):
                         t = r * I + e
-                        eta_y = step_size_at(sched_y[0], sched_y[1], sched_y[2], t, I)
+                        eta_y = step_size_at(eta.code, eta.a, eta.b, t, I)
                         _sgd_step(loss, C, f, mu, rows, targets, offsets, m * N + i, i, N, t, batch, key, batch,
                                   eta_y, use_gram, gram, gram_rhs, ys[p], G, Xb, Z, idx)
         if not server_step(xs, ys, K, mc, avg, xbar, ybar, wbar[m], w_ref, limit):
@@ -247,6 +254,12 @@ class Plan:
     track: bool
     trace: bool = False
 
+    def round_plan(self, seed: int) -> CyclicRoundPlan:
+        """The kernels' bundle of this plan for ``seed`` (its step sizes apart: ``StepSize.schedule``)."""
+        return CyclicRoundPlan(self.mode, self.predictor, self.local_steps, self.rounds_per_block, self.rounds,
+                               self.batch, self.participants, int(seed),
+                               np.asarray(self.record_rounds, dtype=np.int64), bool(self.track))
+
 
 class SeedRecords(NamedTuple):
     """One seed's records (P record points): global (P, d), predictors (P, M, d), separate (P, M, d)
@@ -274,8 +287,10 @@ class SeedRecords(NamedTuple):
     block_accuracy: np.ndarray = NOT_SCORED
 
 
-class KernelData(NamedTuple):
-    """The combined problem's arrays in the kernel's layout (built once per run by ``kernel_data``).
+class BlockCyclicData(NamedTuple):
+    """The combined problem's data in the kernel's layout (built once per run by ``kernel_data``):
+    M = ``n_blocks`` blocks of N = ``n_clients`` clients, f = ``n_features``, C = ``n_classes``, ``mu``
+    the l2 coefficient (the loss is the model's ``kernel_loss()``, passed beside it).
 
     rows (n f,) row-major X; targets (n,); offsets (M N + 1,); use_gram (M N,) marks least-squares
     pseudo-clients stepped through Q_k = X_k'X_k / n_k and c_k = X_k'y_k / n_k (exact gradients,
@@ -283,6 +298,11 @@ class KernelData(NamedTuple):
     block_rhs (M f,) hold A_m = (1/N) sum_i Q_mi and b_m for tracking least squares (else empty).
     """
 
+    n_classes: int
+    n_features: int
+    mu: float
+    n_blocks: int
+    n_clients: int
     rows: np.ndarray
     targets: np.ndarray
     offsets: np.ndarray
@@ -293,8 +313,44 @@ class KernelData(NamedTuple):
     block_rhs: np.ndarray
 
 
-def kernel_data(problem: BlockCyclicProblem, plan: Plan) -> KernelData:
-    """Arrays for ``block_cyclic_kernel`` (see KernelData); Gram matrices only where they are used."""
+class CyclicRoundPlan(NamedTuple):
+    """A ``Plan`` for one seed as the kernel takes it: ``mode`` and ``predictor`` (their codes),
+    ``local_steps`` I, ``rounds_per_block`` E, ``rounds``, ``batch`` (0: exact), ``participants`` K,
+    ``seed``, ``record_rounds`` (P,) int64 and ``track`` (the step sizes are ``StepSchedule``s)."""
+
+    mode: int
+    predictor: int
+    local_steps: int
+    rounds_per_block: int
+    rounds: int
+    batch: int
+    participants: int
+    seed: int
+    record_rounds: np.ndarray
+    track: bool
+
+
+class CyclicRecords(NamedTuple):
+    """What a block-cyclic kernel writes at the P record rounds (M blocks, d parameters): global
+    (P, d) x_bar, predictors (P, M, d), separate (P, M, d) and selected (P, M) int64 for MC (else
+    0 rows), track (P, 4) when tracked (else 0 rows)."""
+
+    global_models: np.ndarray
+    predictors: np.ndarray
+    separate: np.ndarray
+    selected: np.ndarray
+    track: np.ndarray
+
+    @classmethod
+    def allocate(cls, plan: Plan, M: int, d: int) -> CyclicRecords:
+        """Zeroed records for ``plan`` on M blocks of d parameters."""
+        P, mc = len(plan.record_rounds), plan.mode == MODE_MC
+        return cls(np.zeros((P, d)), np.zeros((P, M, d)), np.zeros((P if mc else 0, M, d)),
+                   np.zeros((P if mc else 0, M), dtype=np.int64), np.zeros((P if plan.track else 0, 4)))
+
+
+def kernel_data(problem: BlockCyclicProblem, plan: Plan) -> BlockCyclicData:
+    """Data for ``block_cyclic_kernel`` (see BlockCyclicData); Gram matrices only where they are used."""
     c = problem.combined
     f, MN, N = c.n_features, c.n_clients, problem.n_clients
     least_squares = c.model.quadratic
@@ -310,7 +366,12 @@ def kernel_data(problem: BlockCyclicProblem, plan: Plan) -> KernelData:
     track_gram = plan.track and least_squares
     block_gram = grams.reshape(problem.n_blocks, N, f, f).mean(axis=1) if track_gram else np.zeros((0, f, f))
     block_rhs = rhs.reshape(problem.n_blocks, N, f).mean(axis=1) if track_gram else np.zeros((0, f))
-    return KernelData(
+    return BlockCyclicData(
+        n_classes=c.n_classes,
+        n_features=f,
+        mu=c.mu,
+        n_blocks=problem.n_blocks,
+        n_clients=N,
         rows=np.array(c.X).reshape(-1),
         targets=np.array(c.y),
         offsets=np.array(c.offsets),
@@ -323,24 +384,13 @@ def kernel_data(problem: BlockCyclicProblem, plan: Plan) -> KernelData:
 
 
 def kernel_seed(
-    problem: BlockCyclicProblem, data: KernelData, plan: Plan, seed: int, w0: np.ndarray, w_ref: np.ndarray
+    problem: BlockCyclicProblem, data: BlockCyclicData, plan: Plan, seed: int, w0: np.ndarray, w_ref: np.ndarray
 ) -> SeedRecords:
     """Run ``block_cyclic_kernel`` for one seed from w0 (d,); w_ref (d,) anchors the divergence test."""
     c = problem.combined
-    M, d, P = problem.n_blocks, c.dim, len(plan.record_rounds)
-    mc = plan.mode == MODE_MC
-    rec_global = np.zeros((P, d))
-    rec_pred = np.zeros((P, M, d))
-    rec_sep = np.zeros((P if mc else 0, M, d))
-    rec_sel = np.zeros((P if mc else 0, M), dtype=np.int64)
-    rec_track = np.zeros((P if plan.track else 0, 4))
+    out = CyclicRecords.allocate(plan, problem.n_blocks, c.dim)
     diverged = block_cyclic_kernel(
-        plan.mode, plan.predictor, c.model.kernel_loss(), c.n_classes, c.n_features, c.mu, data.rows, data.targets,
-        data.offsets, M, problem.n_clients, data.use_gram, data.gram, data.gram_rhs,
-        (plan.gamma.code, *map(float, plan.gamma.params)), (plan.eta.code, *map(float, plan.eta.params)),
-        plan.local_steps, plan.rounds_per_block, plan.rounds, plan.batch, plan.participants, seed,
-        np.asarray(plan.record_rounds, dtype=np.int64), np.ascontiguousarray(w0, dtype=np.float64),
-        np.ascontiguousarray(w_ref, dtype=np.float64), plan.track, data.block_gram, data.block_rhs,
-        rec_global, rec_pred, rec_sep, rec_sel, rec_track,
+        c.model.kernel_loss(), data, plan.gamma.schedule, plan.eta.schedule, plan.round_plan(seed),
+        np.ascontiguousarray(w0, dtype=np.float64), np.ascontiguousarray(w_ref, dtype=np.float64), out,
     )
-    return SeedRecords(rec_global, rec_pred, rec_sep, rec_sel, rec_track, int(diverged))
+    return SeedRecords(*out, int(diverged))

@@ -31,11 +31,10 @@ from ...budget import Workload, config_drivers, model_flops_per_row, run_workloa
 from ...config import ConfigError
 from ...resources import FLOAT_BYTES
 from .._base import NOT_TRACED
-from ..local_sgd import local_sgd_for_threads
+from ..local_sgd import RoundPlan, local_sgd_seed
 from .config import FedAvgConfig
 from .network_kernel import fedavg_network_kernel
 from .network_reference import fedavg_network_reference
-from .packing import pack_clients
 from .participation import check_participants_fit, kernel_participation
 from .reference import fedavg_reference
 from .trace import FedAvgTrace, FedAvgTraceArrays
@@ -124,20 +123,9 @@ class FedAvgEngine:
         if engine == "numpy":
             records, stats, diverged = fedavg_reference(problem, alg, seed, w0, w_star, track, trace)
         else:
-            packed = pack_clients(problem)
-            records = np.zeros((len(alg.record_rounds), problem.dim))
-            stats = np.full(2, np.nan)
-            a, b = alg.step_size.params
             scheme = kernel_participation(alg.participation, alg.participants, problem)
-            kernel, threads = local_sgd_for_threads()  # fedavg.kernel, or its threaded compilation
-            diverged = kernel(
-                packed.loss, packed.n_classes, packed.n_features, packed.mu, packed.weights, packed.targets,
-                packed.sample_offsets, packed.support, packed.support_offsets, packed.rows, packed.row_offsets,
-                packed.full_support, packed.gram, packed.uses_gram, packed.gram_rhs, alg.step_size.code, a, b,
-                alg.local_steps, alg.rounds, alg.batch_size, seed, alg.server_lr,
-                np.asarray(alg.record_rounds, dtype=np.int64), w0, w_star, track, records, stats, *scheme,
-                **threads,
-            )
+            records, stats, diverged = local_sgd_seed(problem, scheme, alg.step_size.schedule, RoundPlan.of(alg, seed),
+                                                      w0, w_star, track)
         return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64),
                           *(() if trace is None else trace))
 

@@ -12,9 +12,9 @@ W <- W + s (W' - W), s = ``server_lr``, with W' the scheme's aggregate (full par
 W' = sum_k p_k W_k; s = 1: plain FedAvg, W <- W').
 
 This is local SGD on the proximal local objective with mu_prox = 0, so FedAvg's kernel is
-``local_sgd.local_sgd_kernel`` called without ``mu_prox`` (default 0: every prox term is skipped,
-FedAvg's arithmetic to the bit); with ``kernel_threads`` > 1 the engine calls its threaded
-compilation (``local_sgd.local_sgd_for_threads``). The round loop, the threads, the
+``local_sgd.local_sgd_kernel`` with ``RoundPlan.mu_prox`` = 0 (every prox term is skipped, FedAvg's
+arithmetic to the bit); the engine calls it through ``local_sgd.local_sgd_seed``, which picks its
+threaded compilation when ``kernel_threads`` > 1. The round loop, the threads, the
 support-restricted layout (off its support S_k a client's model is s_k W,
 s_k = prod_e (1 - eta_t mu)) and the tracked statistics are documented there.
 """

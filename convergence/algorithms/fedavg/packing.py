@@ -12,11 +12,15 @@ Packed arrays (all C-contiguous):
     row_offsets (N+1,) into ``rows``; targets (n,) and sample offsets (N+1,) as in the problem;
     uses_gram (N,) marks the least-squares clients with |S_k| < 2 n_k; for them only,
     gram (sum_{k uses_gram} |S_k|^2,) holds Q_k = X_S'X_S / n_k, client after client in client
-    order, so that an exact gradient step costs |S_k|^2 multiply-adds (grad = Q_k w_S - c_k + mu w_S)
+    order (client k's block at gram_offsets[k], gram_offsets (N+1,) int64), so that an exact gradient step costs |S_k|^2 multiply-adds (grad = Q_k w_S - c_k + mu w_S)
     instead of 2 n_k |S_k|; gram_rhs (sum_k |S_k|,) holds c_k = X_S'y_k / n_k at the client's
     support offset (zeros for the other clients). Clients of other models (logistic, softmax) have
     no Gram block at all: at f = 2001 features and 100 dense softmax clients a |S_k|^2 placeholder
     per client was 3.2 GB.
+
+``PackedClients`` is a flat typed named tuple, the bundle the local-SGD kernel takes as it is (Numba
+passes a named tuple to a nopython function field by field; flat, because Numba's parallel loops
+cannot take a tuple nested in a tuple, so the model's loss tag travels beside it).
 
 Packing is cached per process (``pack_clients``): the kernels run one seed per call, and a sweep
 runs many seeds and configs of one problem, so the problem is packed once, not once per seed.
@@ -27,7 +31,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -43,11 +46,16 @@ _cache: OrderedDict[str, "PackedClients"] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-@dataclass(frozen=True)
-class PackedClients:
-    """Per-client support-restricted data for the kernels (see the module docstring)."""
+class PackedClients(NamedTuple):
+    """Per-client support-restricted data for the kernels (the module docstring's layout), N
+    clients, n rows, f = ``n_features`` features, C = ``n_classes`` (1 except for softmax), ``mu``
+    the l2 coefficient (the loss is the model's, ``problem.model.kernel_loss()``); weights (N,)
+    p_k; targets (n,) and sample_offsets (N+1,) int64 as in the problem; support (sum_k |S_k|,)
+    int64 and support_offsets (N+1,) int64; rows (sum_k n_k |S_k|,) and row_offsets (N+1,) int64;
+    full_support (N,) bool (S_k is every feature, in order); gram (sum over Gram clients of
+    |S_k|^2,) with gram_offsets (N+1,) int64; gram_rhs (sum_k |S_k|,); uses_gram (N,) bool.
+    Read-only: one instance is shared by every caller (``pack_clients``)."""
 
-    loss: NamedTuple
     n_classes: int
     n_features: int
     mu: float
@@ -60,6 +68,7 @@ class PackedClients:
     row_offsets: np.ndarray
     full_support: np.ndarray
     gram: np.ndarray
+    gram_offsets: np.ndarray
     gram_rhs: np.ndarray
     uses_gram: np.ndarray
 
@@ -140,8 +149,9 @@ def _pack(problem: FederatedProblem) -> PackedClients:
         blocks.append(np.ascontiguousarray(rows_k).reshape(-1))
     support_offsets = np.concatenate([[0], np.cumsum([s.size for s in supports])]).astype(np.int64)
     row_offsets = np.concatenate([[0], np.cumsum([b.size for b in blocks])]).astype(np.int64)
+    gram_sizes = np.diff(support_offsets) ** 2 * uses_gram  # a block only for the clients that use one
+    gram_offsets = np.concatenate([[0], np.cumsum(gram_sizes)]).astype(np.int64)
     return PackedClients(
-        loss=problem.model.kernel_loss(),
         n_classes=problem.n_classes,
         n_features=problem.n_features,
         mu=problem.mu,
@@ -154,6 +164,7 @@ def _pack(problem: FederatedProblem) -> PackedClients:
         row_offsets=row_offsets,
         full_support=full,
         gram=np.concatenate(grams) if grams else np.zeros(0),
+        gram_offsets=gram_offsets,
         gram_rhs=np.concatenate(rhs),
         uses_gram=uses_gram,
     )

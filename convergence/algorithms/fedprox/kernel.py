@@ -19,9 +19,8 @@ import numpy as np
 
 from problems import FederatedProblem
 
-from ..fedavg.packing import pack_clients
 from ..fedavg.participation import kernel_participation
-from ..local_sgd import local_sgd_for_threads
+from ..local_sgd import RoundPlan, local_sgd_seed
 from .config import FedProxConfig
 
 __all__ = ["fedprox_kernel"]
@@ -33,17 +32,6 @@ def fedprox_kernel(
     """Run one seed from w0 (d,) through the Numba kernel; returns (records (n_rec, d), stats
     [max ||w - w*||^2, max ||g||^2] (meaningful only when ``track``), diverged round or -1), as
     ``fedprox_reference`` does. w_star (d,) anchors the divergence test and the tracked radius."""
-    packed = pack_clients(problem)
-    records = np.zeros((len(config.record_rounds), problem.dim))
-    stats = np.full(2, np.nan)
-    code, (a, b) = config.step_size.code, config.step_size.params
-    kernel, threads = local_sgd_for_threads()
-    diverged = kernel(
-        packed.loss, packed.n_classes, packed.n_features, packed.mu, packed.weights, packed.targets,
-        packed.sample_offsets, packed.support, packed.support_offsets, packed.rows, packed.row_offsets,
-        packed.full_support, packed.gram, packed.uses_gram, packed.gram_rhs, code, a, b, config.local_steps,
-        config.rounds, config.batch_size, seed, config.server_lr, np.asarray(config.record_rounds, dtype=np.int64),
-        w0, w_star, track, records, stats, *kernel_participation("full", None, problem), config.mu_prox,
-        **threads,
-    )
-    return records, stats, int(diverged)
+    plan = RoundPlan.of(config.fedavg_config, seed, config.mu_prox)
+    full = kernel_participation("full", None, problem)
+    return local_sgd_seed(problem, full, config.step_size.schedule, plan, w0, w_star, track)
