@@ -3,7 +3,7 @@
 One call runs one seed. Schedule: R = C M E rounds of I local steps; round r (0-based) uses
 block m = (r // E) % M and global steps t = r I, ..., r I + I - 1 (T = C M E I). Data are the
 combined problem's rows (``problems.block_cyclic``): client i in block m uses pseudo-client
-k = m N + i. Parameters are row-major (f, C) as in ``_fedavg_kernel``.
+k = m N + i. Parameters are row-major (f, C) as in the local-SGD kernel (``local_sgd``).
 
 Round r, with S_r the participating clients (all N, or K of them, see below):
 
