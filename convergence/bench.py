@@ -4,7 +4,7 @@ Reported per workload, all measured in one run, single-threaded (BLAS limited to
 JAX's CPU backend asked for one), each time the median of ``repeats`` >= 3 timings after a
 warm-up run (compilation excluded): microseconds per local client-step of
 
-- the Numba kernel (``fedavg.kernel``) and the NumPy reference path (``fedavg.reference``, written
+- the Numba kernel (``local_sgd.local_sgd_kernel``) and the NumPy reference path (``local_sgd_reference``, written
   for clarity);
 - the vectorised NumPy peer (``bench_peers.numpy_peer_fedavg``, written for speed) and the JAX
   peer (``bench_jax.jax_peer``: jit + vmap over clients + lax.scan over steps; "not installed"
@@ -81,7 +81,7 @@ from threadpoolctl import threadpool_limits
 from problems import FederatedProblem, ProblemSpec, build_problem, problem_spec
 
 from .algorithms import FedAvgConfig, algorithm_for, using_kernel_threads
-from .algorithms.fedavg.packing import PackedClients, pack_clients
+from .algorithms.packing import PackedClients, pack_clients
 from .bench_jax import jax_peer
 from .bench_peers import numpy_peer_fedavg, peer_inputs
 from .bench_report import format_bench

@@ -1,6 +1,6 @@
 """`fedbound bench`'s honest peer: FedAvg written as fast as plain vectorised NumPy allows.
 
-The peer runs the trajectory of ``fedavg.kernel`` / ``fedavg.reference`` (Li et al., ICLR 2020,
+The peer runs the trajectory of ``local_sgd.local_sgd_kernel`` / ``local_sgd_reference`` (Li et al., ICLR 2020,
 Sec. 2: every client takes E local steps w_k <- w_k - eta_t (g_k(w_k) + mu w_k) from the global
 model, then W <- W + s (sum_k p_k w_k - W)) with the same minibatches, but is written for speed,
 not clarity: all N local models are one array (N, f, C), every step is two batched products into

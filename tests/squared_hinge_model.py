@@ -66,10 +66,11 @@ register_loss(SquaredHingeLoss, _residuals, _loss_sum)
 def run_in_kernel() -> float:
     """E = 3 exact FedAvg steps of one client from w = 0 through the shipped kernel, compared with
     the model's NumPy gradient loop; returns the largest absolute difference."""
-    from convergence.algorithms.fedavg.kernel import fedavg_kernel
-    from convergence.algorithms.fedavg.packing import PackedClients
-    from convergence.algorithms.fedavg.participation import KernelParticipation
+    from convergence.algorithms.local_sgd import local_sgd_kernel as fedavg_kernel
+    from convergence.algorithms.packing import PackedClients
+    from convergence.algorithms.participation import KernelParticipation
     from convergence.algorithms.local_sgd import RoundPlan, SeedState
+    from convergence.algorithms.round_state import STATELESS
     from convergence.schedules import StepSchedule
 
     rng = np.random.default_rng(3)
@@ -85,7 +86,7 @@ def run_in_kernel() -> float:
     full = KernelParticipation(0, 1, np.ones(1), np.ones(1))  # full participation: code 0, K = N = 1
     plan = RoundPlan(3, 1, 0, 0, 1.0, 0.0, np.array([1]))
     state = SeedState(np.zeros(4), np.zeros(4), False, records, stats)
-    diverged = fedavg_kernel(model.kernel_loss(), clients, full, StepSchedule(0, eta, 0.0), plan, state)
+    diverged = fedavg_kernel(model.kernel_loss(), clients, full, StepSchedule(0, eta, 0.0), plan, state, STATELESS)
     assert diverged == -1
     w = np.zeros(4)
     for _ in range(3):

@@ -14,8 +14,8 @@ import pytest
 
 from convergence import FedAvgConfig, StepSize
 from convergence.algorithms import RunConfig
-from convergence.algorithms.fedavg.packing import PACK_CACHE_SIZE, pack_clients
-from convergence.algorithms.fedavg.reference import fedavg_reference
+from convergence.algorithms.packing import PACK_CACHE_SIZE, pack_clients
+from convergence.algorithms.local_sgd_reference import local_sgd_reference as fedavg_reference
 from convergence.bench import Workload, format_bench, run_bench
 from convergence.bench_jax import jax_peer
 from convergence.bench_peers import numpy_peer_fedavg, peer_inputs

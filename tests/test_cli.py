@@ -57,7 +57,7 @@ def test_verify_negative_control_end_to_end(tmp_path: Path) -> None:
 def test_kernel_cache_means_no_recompile_in_a_second_process(tmp_path: Path) -> None:
     code = (
         "import numpy as np\n"
-        "from convergence.algorithms.fedavg.kernel import fedavg_kernel\n"
+        "from convergence.algorithms.local_sgd import local_sgd_kernel as fedavg_kernel\n"
         "from convergence import FedAvgConfig, RunConfig, StepSize, run\n"
         "from problems import li_counterexample\n"
         "p = li_counterexample(3, 2, 0.1)\n"

@@ -34,7 +34,7 @@ from test_fedavg_kernel import LOSSES, run_seed, small_problem
 from convergence import ConfigError, FedAvgConfig, PRSGDConfig, RunConfig, StepSize, run
 from convergence._rng import participation_key, weighted_draws_np, weights_cdf
 from convergence.algorithms import algorithm_for
-from convergence.algorithms.fedavg.participation import (
+from convergence.algorithms.participation import (
     PARTICIPATION_SCHEMES, aggregation_np, draw_clients, draw_clients_np, round_sample,
 )
 from problems import FederatedProblem, build_problem, exact_optimum, problem_spec

@@ -14,7 +14,7 @@ from .block_cyclic.extras import BlockCyclicExtras, Communication
 from .block_cyclic.trace import BlockCyclicTrace
 from .fedavg.config import FedAvgConfig
 from .fedavg.engine import FedAvgExtras
-from .fedavg.participation import PARTICIPATION_SCHEMES, RoundSample, round_sample
+from .participation import PARTICIPATION_SCHEMES, RoundSample, round_sample
 from .fedavg.trace import FedAvgTrace
 from .fedavg_cyclic import FedAvgCyclicConfig
 from .fedprox.config import FedProxConfig

@@ -1,9 +1,9 @@
 """Numba kernel of local SGD on a proximal local objective with a client sampling and aggregation
-scheme, one seed per call: the round loop that FedAvg (mu_prox = 0, ``fedavg.kernel``) and FedProx
+scheme, one seed per call: the round loop that FedAvg (mu_prox = 0, ``fedavg.engine``) and FedProx
 (mu_prox >= 0, full participation, ``fedprox.kernel``) share.
 
 Algorithm: for round r = 0..R-1, the server samples the round's clients with multiplicities c_k
-and aggregation coefficients a_k, b (``fedavg.participation``: every client with a_k = p_k under
+and aggregation coefficients a_k, b (``participation``: every client with a_k = p_k under
 full participation, or Li et al.'s Schemes I, II, transformed II, or McMahan et al.'s original
 scheme, drawn from the seed's participation key by the counter-based sampler of ``_rng``). Every
 sampled client k (c_k > 0; the others do not compute) starts from the global model W (w_g) and
@@ -25,7 +25,7 @@ before schemes existed, bit for bit.
 Parameters are stored row-major as (f, C): w[j*C + c] = W[j, c] (C = 1 except for softmax).
 Outside its feature support S_k a client's data gradient vanishes, so its local model there is
 s_k W with one scalar s_k per client, s_k <- s_k - eta_t (mu s_k + mu_prox (s_k - 1)) from
-s_k = 1 (derived in ``local_steps.off_support_scale``; packing in ``fedavg.packing``).
+s_k = 1 (derived in ``local_steps.off_support_scale``; packing in ``packing``).
 
 With ``track`` the kernel also records, over every local iterate of every sampled client,
 max ||w - w*||^2 (the radius of the region the iterates visit) and max ||g||^2 of the realised
@@ -45,7 +45,7 @@ thread count.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 from numba import get_num_threads, get_thread_id, njit, prange
@@ -53,18 +53,33 @@ from numba import get_num_threads, get_thread_id, njit, prange
 from problems import FederatedProblem
 
 from .._rng import participation_key, seed_key, stream_key
-from ..schedules import StepSchedule, step_size_at
-from .fedavg.config import FedAvgConfig
-from .fedavg.packing import pack_clients
-from .fedavg.participation import KernelParticipation, sample_buffers, sample_round
+from ..schedules import StepSchedule, StepSize, step_size_at
 from .kernel_threads import kernel_threads
 from .local_steps import (
     DIVERGENCE_FACTOR, data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale, prefetch_minibatch,
     sq_dist, sq_norm,
 )
+from .packing import PackedClients
+from .participation import KernelParticipation, sample_buffers, sample_round
+from .round_state import STATELESS, correct_gradient, end_client, end_round
 
-__all__ = ["RoundPlan", "SeedState", "local_sgd_kernel", "local_sgd_kernel_threaded", "local_sgd_for_threads",
-           "local_sgd_seed"]
+__all__ = ["LocalSchedule", "RoundPlan", "SeedState", "local_sgd_kernel", "local_sgd_kernel_threaded",
+           "local_sgd_for_threads", "local_sgd_seed"]
+
+
+class LocalSchedule(Protocol):
+    """The rounds of a local-SGD config (FedAvg's, SCAFFOLD's; FedProx's ``fedavg_config``): E local
+    steps, R rounds, the step sizes, the minibatch rows (0: exact), the server's step, the record
+    rounds and the participation scheme with its K (``participation``)."""
+
+    local_steps: int
+    rounds: int
+    step_size: StepSize
+    batch_size: int
+    server_lr: float
+    record_rounds: tuple[int, ...]
+    participation: str
+    participants: int | None
 
 
 class RoundPlan(NamedTuple):
@@ -81,7 +96,7 @@ class RoundPlan(NamedTuple):
     record_rounds: np.ndarray
 
     @classmethod
-    def of(cls, config: FedAvgConfig, seed: int, mu_prox: float = 0.0) -> RoundPlan:
+    def of(cls, config: LocalSchedule, seed: int, mu_prox: float = 0.0) -> RoundPlan:
         """The plan of ``config``'s rounds for ``seed`` (FedProx: its ``fedavg_config`` and mu_prox),
         every field of the type the compiled kernel takes."""
         return cls(int(config.local_steps), int(config.rounds), int(config.batch_size),
@@ -104,8 +119,8 @@ class SeedState(NamedTuple):
 
 @njit(cache=True)
 def _client_round(
-    k, r, loss, clients, schedule, plan, key, counts, step_scales, W, w_star, w_sq, w_dot, star_sq, track, local, scale,
-    client_stats, anchor, G, Xb, Z, idx,
+    k, r, loss, clients, schedule, plan, algorithm_state, key, counts, step_scales, W, w_star, w_sq, w_dot, star_sq,
+    track, local, scale, client_stats, anchor, G, Xb, Z, idx,
 ):
     """Client k's E local steps of round r from the global model W (module docstring): writes its
     support-restricted local model into ``local``, its off-support scalar into scale[k] and
@@ -155,6 +170,7 @@ def _client_round(
         else:
             data_gradient(loss, C, rows, row_offsets[k], m, clients.targets, sample_offsets[k], n_k, batch,
                           stream, Wk, G, Xb, Z, idx)
+        correct_gradient(algorithm_state, k, lam, G[:m * C])
         if track:
             g_sq = off_support_gradient_sq(s, mu, mu_prox, off_sq)
             for q in range(m * C):
@@ -178,22 +194,25 @@ def _client_round(
                     diff = Wk[jj * C + c] - w_star[j * C + c]
                     rad += diff * diff
             max_rad = max(max_rad, rad)
+    end_client(algorithm_state, k, r, lam, schedule, E, Wk, W)
     scale[k] = s
     client_stats[k, 0] = max_rad
     client_stats[k, 1] = max_grad
 
 
-def _local_sgd(loss, clients, participation, schedule, plan, state, threads=1):
+def _local_sgd(loss, clients, participation, schedule, plan, state, algorithm_state, threads=1):
     """Run one seed; write the global model at ``plan.record_rounds`` into ``state.records`` (P, d).
 
     ``loss`` is the model's kernel tag (``kernel_loss()``); the bundles: ``clients``
-    (``fedavg.packing.PackedClients``) the client data, ``participation``
-    (``fedavg.participation.KernelParticipation``) the scheme's code, K, ``cdf`` (N,) and
+    (``packing.PackedClients``) the client data, ``participation``
+    (``participation.KernelParticipation``) the scheme's code, K, ``cdf`` (N,) and
     ``step_scales`` (N,) lambda_k, ``schedule`` (``schedules.StepSchedule``) the step sizes eta_t =
     ``step_size_at(*schedule, t, E)``, ``plan`` (``RoundPlan``) E, R, the batch, the seed, the
     server's step, mu_prox >= 0 (0: FedAvg) and the record rounds, ``state``
     (``SeedState``) w0, w*, track and the outputs (``stats`` (2,) receives [max ||w - w*||^2,
-    max ||g||^2] when ``track``). ``threads`` > 1 (``local_sgd_kernel_threaded`` only): each
+    max ||g||^2] when ``track``), ``algorithm_state`` the algorithm's own state (``round_state``:
+    ``STATELESS`` for FedAvg and FedProx; its type selects the client and server steps compiled
+    into the loop). ``threads`` > 1 (``local_sgd_kernel_threaded`` only): each
     round's clients run over Numba's threads, of which there must be exactly ``threads``
     (``local_sgd_for_threads``). Returns -1, or the 0-based round at whose end the model had
     diverged (non-finite, or DIVERGENCE_FACTOR).
@@ -247,13 +266,14 @@ def _local_sgd(loss, clients, participation, schedule, plan, state, threads=1):
             for kk in prange(N):
                 if counts[kk] > 0:
                     i = get_thread_id()
-                    _client_round(np.int64(kk), r, loss, clients, schedule, plan, key, counts, step_scales, W, w_star, w_sq, w_dot,
-                                  star_sq, track, local, scale, client_stats, anchor[i], G[i], Xb[i], Z[i], idx[i])
+                    _client_round(np.int64(kk), r, loss, clients, schedule, plan, algorithm_state, key, counts, step_scales, W,
+                                  w_star, w_sq, w_dot, star_sq, track, local, scale, client_stats, anchor[i], G[i], Xb[i],
+                                  Z[i], idx[i])
         else:
             for k in range(N):
                 if counts[k] > 0:
-                    _client_round(k, r, loss, clients, schedule, plan, key, counts, step_scales, W, w_star, w_sq, w_dot, star_sq,
-                                  track, local, scale, client_stats, anchor[0], G[0], Xb[0], Z[0], idx[0])
+                    _client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, step_scales, W, w_star, w_sq,
+                                  w_dot, star_sq, track, local, scale, client_stats, anchor[0], G[0], Xb[0], Z[0], idx[0])
         for k in range(N):  # max is exact: folding per-client maxima in client order is the serial max
             if counts[k] > 0:
                 max_rad = max(max_rad, client_stats[k, 0])
@@ -286,6 +306,7 @@ def _local_sgd(loss, clients, participation, schedule, plan, state, threads=1):
             else:
                 W[q] = W[q] + server_lr * (acc[q] - W[q])
             dist += (W[q] - w_star[q]) ** 2
+        end_round(algorithm_state, counts, weights, step_scales)
         if not (dist <= limit):
             return r
         max_rad = max(max_rad, dist)
@@ -323,16 +344,18 @@ def local_sgd_for_threads() -> tuple[Callable[..., int], dict[str, int]]:
 
 
 def local_sgd_seed(
-    problem: FederatedProblem, participation: KernelParticipation, schedule: StepSchedule, plan: RoundPlan,
-    w0: np.ndarray, w_star: np.ndarray, track: bool,
+    problem: FederatedProblem, clients: PackedClients, participation: KernelParticipation, schedule: StepSchedule,
+    plan: RoundPlan, w0: np.ndarray, w_star: np.ndarray, track: bool, algorithm_state: Any = STATELESS,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """One seed of ``plan`` with step sizes ``schedule`` on ``problem`` from w0 (d,) through the kernel for the current
-    ``kernel_threads()``; returns (records (P, d), stats [max ||w - w*||^2, max ||g||^2] (NaN unless
-    ``track``), the diverged round or -1). w_star (d,) anchors the divergence test and the radius."""
+    """One seed of ``plan`` with step sizes ``schedule`` on ``problem`` (packed as ``clients``,
+    ``packing.pack_clients``) from w0 (d,) through the kernel for the current ``kernel_threads()``,
+    with the algorithm's ``algorithm_state`` (``round_state``; its arrays are updated in place);
+    returns (records (P, d), stats [max ||w - w*||^2, max ||g||^2] (NaN unless ``track``), the
+    diverged round or -1). w_star (d,) anchors the divergence test and the radius."""
     records = np.zeros((plan.record_rounds.size, problem.dim))
     stats = np.full(2, np.nan)
     kernel, threads = local_sgd_for_threads()
     state = SeedState(w0, w_star, bool(track), records, stats)
-    diverged = kernel(problem.model.kernel_loss(), pack_clients(problem), participation, schedule, plan, state,
+    diverged = kernel(problem.model.kernel_loss(), clients, participation, schedule, plan, state, algorithm_state,
                       **threads)
     return records, stats, int(diverged)

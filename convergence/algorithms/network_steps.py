@@ -11,7 +11,7 @@ the note on reference counting in the step loop). What the two share is everythi
 step: the minibatch streams and indices (``_rng.stream_key`` / ``sample_index``: the same rows for
 the same (seed, step, client) as the linear kernels), the step-size schedule
 (``schedules.step_size_at``), and in the round loops the sampling and aggregation of
-``fedavg.participation``.
+``participation``.
 
 Every argument is a plain array or scalar (no tuple read in the step loop). Buffers, allocated once
 per run by the caller: ``batch_images`` (max(b, 1), H, W, C) and ``batch_labels`` (max(b, 1),) for

@@ -4,7 +4,7 @@ Computes the trajectory of ``kernel.block_cyclic_kernel`` (whose docstring state
 the algorithms) from the same seed, with the same counter-based minibatches
 (``_rng.sample_indices_np``: 2b slots per stream in MC, the first b for the x chain) and the same
 participants (``_rng.participants_np``, the NumPy twin of the kernel's ``_rng.participants``). The K local
-models of a chain are one array (K, f, C); a local step is the einsums of ``fedavg.reference``
+models of a chain are one array (K, f, C); a local step is the einsums of ``local_sgd_reference``
 on the block's padded client data (a full-batch gradient: ``PaddedClients.full_gradients``); losses and the tracked gradient are computed from the rows
 directly (no Gram matrices). Contract: agreement with the kernel to <= 1e-10 relative. A plan
 with ``trace`` also writes every local step and round into the seed's trace arrays

@@ -12,7 +12,7 @@ from problems import check_real
 
 from ...config import ConfigError, ReseedableConfig, check_step_and_batch, config_int, config_json, set_records_and_seeds
 from ...schedules import StepSize
-from .participation import check_participation
+from ..participation import check_participation
 
 __all__ = ["FedAvgConfig"]
 
@@ -34,7 +34,7 @@ class FedAvgConfig(ReseedableConfig):
     uniformly without replacement, w' = (N/K) sum_{k in S} p_k w_k; Theorem 3),
     "transformed_scheme_ii" (client k descends F~_k = N p_k F_k, K uniformly without replacement,
     simple average) or "original" (McMahan et al.: w' = sum_{k not in S} p_k w + sum_{k in S} p_k
-    w_k); ``fedavg.participation`` states each and how the code matches the theory. Without
+    w_k); ``participation`` states each and how the code matches the theory. Without
     replacement K <= N is checked against the problem when the run is planned.
 
     The step size eta_t is ``step_size`` at the 0-based global step t: Li's theory decays it per

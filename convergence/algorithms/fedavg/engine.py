@@ -32,11 +32,12 @@ from ...config import ConfigError
 from ...resources import FLOAT_BYTES
 from .._base import NOT_TRACED
 from ..local_sgd import RoundPlan, local_sgd_seed
+from ..local_sgd_reference import local_sgd_reference
+from ..packing import pack_clients
 from .config import FedAvgConfig
 from .network_kernel import fedavg_network_kernel
 from .network_reference import fedavg_network_reference
-from .participation import check_participants_fit, kernel_participation
-from .reference import fedavg_reference
+from ..participation import check_participants_fit, kernel_participation
 from .trace import FedAvgTrace, FedAvgTraceArrays
 
 __all__ = ["FEDAVG", "FedAvgEngine", "FedAvgExtras", "FedAvgPlan", "FedAvgSeed"]
@@ -121,11 +122,11 @@ class FedAvgEngine:
         w_star = np.ascontiguousarray(w0 if w_star is None else w_star, dtype=np.float64)  # None: anchored at w0
         trace = FedAvgTraceArrays.allocate(alg.total_steps, problem.n_clients, problem.dim) if plan.trace else None
         if engine == "numpy":
-            records, stats, diverged = fedavg_reference(problem, alg, seed, w0, w_star, track, trace)
+            records, stats, diverged = local_sgd_reference(problem, alg, seed, w0, w_star, track, trace)
         else:
             scheme = kernel_participation(alg.participation, alg.participants, problem)
-            records, stats, diverged = local_sgd_seed(problem, scheme, alg.step_size.schedule, RoundPlan.of(alg, seed),
-                                                      w0, w_star, track)
+            records, stats, diverged = local_sgd_seed(problem, pack_clients(problem), scheme, alg.step_size.schedule,
+                                                      RoundPlan.of(alg, seed), w0, w_star, track)
         return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64),
                           *(() if trace is None else trace))
 

@@ -29,7 +29,7 @@ from numba import njit
 from ..._rng import participation_key, seed_key
 from ..local_steps import DIVERGENCE_FACTOR, sq_dist
 from ..network_steps import network_client_steps
-from .participation import sample_buffers, sample_round
+from ..participation import sample_buffers, sample_round
 
 __all__ = ["fedavg_network_kernel"]
 

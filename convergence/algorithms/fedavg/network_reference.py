@@ -22,7 +22,7 @@ from problems.models.cnn.reference import loss_grad_np
 from ..._rng import sample_indices_np
 from ..local_steps import DIVERGENCE_FACTOR
 from .config import FedAvgConfig
-from .participation import local_step_scales, round_sample
+from ..participation import local_step_scales, round_sample
 
 __all__ = ["fedavg_network_reference"]
 

@@ -19,8 +19,9 @@ import numpy as np
 
 from problems import FederatedProblem
 
-from ..fedavg.participation import kernel_participation
+from ..participation import kernel_participation
 from ..local_sgd import RoundPlan, local_sgd_seed
+from ..packing import pack_clients
 from .config import FedProxConfig
 
 __all__ = ["fedprox_kernel"]
@@ -34,4 +35,4 @@ def fedprox_kernel(
     ``fedprox_reference`` does. w_star (d,) anchors the divergence test and the tracked radius."""
     plan = RoundPlan.of(config.fedavg_config, seed, config.mu_prox)
     full = kernel_participation("full", None, problem)
-    return local_sgd_seed(problem, full, config.step_size.schedule, plan, w0, w_star, track)
+    return local_sgd_seed(problem, pack_clients(problem), full, config.step_size.schedule, plan, w0, w_star, track)

@@ -1,4 +1,4 @@
-"""FedProx's plain-NumPy reference path: FedAvg's reference loop (``fedavg.reference``) with the
+"""FedProx's plain-NumPy reference path: the local-SGD reference loop (``local_sgd_reference``) with the
 proximal term mu_prox (w_k - w_g) added to every local gradient, dense on all d coordinates
 (no support trick), vectorised over clients. It is the correctness reference of
 ``kernel.fedprox_kernel``: the same trajectory from the same seed (the same counter-based
@@ -10,7 +10,7 @@ import numpy as np
 
 from problems import FederatedProblem
 
-from ..fedavg.reference import fedavg_reference
+from ..local_sgd_reference import local_sgd_reference
 from .config import FedProxConfig
 
 __all__ = ["fedprox_reference"]
@@ -21,4 +21,4 @@ def fedprox_reference(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Run one seed from w0 (d,); returns (records (n_rec, d), stats [max ||w - w*||^2, max ||g||^2],
     diverged round or -1), as ``fedprox_kernel`` does (stats are meaningful only when ``track``)."""
-    return fedavg_reference(problem, config.fedavg_config, seed, w0, w_star, track, mu_prox=config.mu_prox)
+    return local_sgd_reference(problem, config.fedavg_config, seed, w0, w_star, track, mu_prox=config.mu_prox)

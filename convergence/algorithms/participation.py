@@ -61,8 +61,8 @@ from numba import njit
 
 from problems import FederatedProblem
 
-from ..._rng import participants, participants_np, weighted_draws, weighted_draws_np, weights_cdf
-from ...config import ConfigError, config_int
+from .._rng import participants, participants_np, weighted_draws, weighted_draws_np, weights_cdf
+from ..config import ConfigError, config_int
 
 __all__ = [
     "FULL", "ORIGINAL", "PARTICIPATION_SCHEMES", "SCHEME_I", "SCHEME_II", "TRANSFORMED_SCHEME_II",

@@ -42,7 +42,7 @@ __all__ = ["PACK_CACHE_SIZE", "PackedClients", "pack_clients"]
 PACK_CACHE_SIZE = 4
 """Packed problems kept per process (least recently used first out)."""
 
-_cache: OrderedDict[str, "PackedClients"] = OrderedDict()
+_cache: OrderedDict[tuple[str, bool], "PackedClients"] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -107,18 +107,22 @@ class PackedClients(NamedTuple):
         return data
 
 
-def pack_clients(problem: FederatedProblem) -> PackedClients:
+def pack_clients(problem: FederatedProblem, dense: bool = False) -> PackedClients:
     """``problem`` packed for the kernels (module docstring), from the per-process cache.
 
-    Keyed by ``problem.fingerprint``: two problems with the same data share one PackedClients,
-    returned as the same object; the PACK_CACHE_SIZE most recently used problems are kept.
+    ``dense``: every client's support is all n_features features, in order (full_support
+    everywhere), for an algorithm whose local steps move every coordinate by a client-specific
+    amount (SCAFFOLD's correction c - c_k), so that the off-support scalar does not apply.
+
+    Keyed by ``problem.fingerprint`` and ``dense``: two problems with the same data share one
+    PackedClients, returned as the same object; the PACK_CACHE_SIZE most recently used are kept.
     """
-    key = problem.fingerprint
+    key = (problem.fingerprint, dense)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    packed = _pack(problem)
+    packed = _pack(problem, dense)
     with _cache_lock:
         packed = _cache.setdefault(key, packed)
         _cache.move_to_end(key)
@@ -127,14 +131,15 @@ def pack_clients(problem: FederatedProblem) -> PackedClients:
     return packed
 
 
-def _pack(problem: FederatedProblem) -> PackedClients:
-    """Pack ``problem``, finding each client's feature support; Gram blocks only where used."""
+def _pack(problem: FederatedProblem, dense: bool) -> PackedClients:
+    """Pack ``problem``, finding each client's feature support (all features when ``dense``);
+    Gram blocks only where used."""
     supports, blocks, grams, rhs = [], [], [], []
     full = np.zeros(problem.n_clients, dtype=np.bool_)
     uses_gram = np.zeros(problem.n_clients, dtype=np.bool_)
     for k in range(problem.n_clients):
         Xk, y_k = problem.client_data(k)
-        cols = np.flatnonzero(np.any(Xk != 0.0, axis=0))
+        cols = np.arange(problem.n_features) if dense else np.flatnonzero(np.any(Xk != 0.0, axis=0))
         if cols.size == 0:
             cols = np.array([0], dtype=np.int64)
         full[k] = cols.size == problem.n_features

@@ -1,6 +1,7 @@
-"""Plain-NumPy reference path of FedAvg, vectorised over clients.
+"""The plain-NumPy reference path of the local-SGD round loop (FedAvg, FedProx, SCAFFOLD), vectorised
+over clients.
 
-Computes the same trajectory as ``kernel.fedavg_kernel`` from the same seed (the same
+Computes the same trajectory as ``local_sgd.local_sgd_kernel`` from the same seed (the same
 counter-based minibatches and the same client samples, ``participation.round_sample``), with
 dense arithmetic on all d coordinates and no support tricks: all N local models are one array
 (N, f, C) and each local step is a handful of einsums (a minibatch step) or two matrix products per
@@ -23,39 +24,52 @@ broadcast global model.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
 from problems import FederatedProblem
 
-from ..._rng import sample_indices_np
-from ..local_steps import DIVERGENCE_FACTOR
-from ..padded_clients import PaddedClients
-from .config import FedAvgConfig
+from .._rng import sample_indices_np
+from .local_sgd import LocalSchedule
+from .local_steps import DIVERGENCE_FACTOR
+from .padded_clients import PaddedClients
 from .participation import local_step_scales, round_sample
-from .trace import FedAvgTraceArrays
+from .round_state import STATELESS_NP, RoundStateNP
 
-__all__ = ["fedavg_reference"]
+__all__ = ["StepTrace", "local_sgd_reference"]
 
 
-def fedavg_reference(
+class StepTrace(Protocol):
+    """Where a traced run writes each local step (``fedavg.trace.FedAvgTraceArrays``)."""
+
+    local_models: np.ndarray
+
+    def write_step(self, t: int, local: np.ndarray, grad: np.ndarray, full: np.ndarray, p: np.ndarray) -> None: ...
+
+
+def local_sgd_reference(
     problem: FederatedProblem,
-    algorithm: FedAvgConfig,
+    algorithm: LocalSchedule,
     seed: int,
     w0: np.ndarray,
     w_star: np.ndarray,
     track: bool = False,
-    trace: FedAvgTraceArrays | None = None,
+    trace: StepTrace | None = None,
     mu_prox: float = 0.0,
+    state: RoundStateNP = STATELESS_NP,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Run one seed; returns (records (n_rec, d), stats [max ||w-w*||^2, max ||g||^2], diverged round or -1),
     writing every local step into ``trace`` when given (module docstring). ``mu_prox`` > 0 adds
     FedProx's proximal term mu_prox (w_k - W) to every local gradient (W the round's global model;
     FedProx keeps no trace); 0 is FedAvg. The config's ``participation`` picks the round's clients
-    and aggregation (``participation``)."""
+    and aggregation (``participation``). ``state`` is the algorithm's own state (``round_state``:
+    its correction is added to every data gradient, its ``end_round`` runs after each aggregation;
+    ``STATELESS_NP`` for FedAvg and FedProx)."""
     data = PaddedClients(problem)
     N, f, C = problem.n_clients, problem.n_features, problem.n_classes
     E, mu, p = algorithm.local_steps, problem.mu, problem.weights
-    eta_all = algorithm.step_size.at(np.arange(algorithm.total_steps), E)
+    eta_all = algorithm.step_size.at(np.arange(algorithm.rounds * E), E)
     record = list(algorithm.record_rounds)
     records = np.zeros((len(record), f * C))
     W = w0.reshape(f, C).copy()
@@ -78,6 +92,9 @@ def fedavg_reference(
                 grad = data.full_gradients(problem.model, local) + mu * local
             else:
                 grad = problem.model.batched_gradients(local, *data.batch(idx)) + mu * local
+            correction = state.correction(scales)
+            if correction is not None:
+                grad += correction
             if mu_prox != 0.0:
                 grad += mu_prox * (local - W)
             if scheme == "transformed_scheme_ii":
@@ -96,6 +113,7 @@ def fedavg_reference(
             average = np.tensordot(sample.coefficients[sampled], local[sampled], axes=1)
         if sample.broadcast != 0.0:
             average += sample.broadcast * W
+        state.end_round(r, local, W, sample, scales, eta_all[r * E:(r + 1) * E])
         W = average if algorithm.server_lr == 1.0 else W + algorithm.server_lr * (average - W)
         dist = float(np.sum((W - star) ** 2))
         if not dist <= limit:
