@@ -22,6 +22,7 @@ _ENGINES = {
     "mc_psgd": "convergence.algorithms.mc_psgd:MC_PSGD",
     "pr_sgd": "convergence.algorithms.pr_sgd:PR_SGD",
     "fedprox": "convergence.algorithms.fedprox.engine:FEDPROX",
+    "scaffold": "convergence.algorithms.scaffold.engine:SCAFFOLD",
 }
 
 ALGORITHM_NAMES = tuple(_ENGINES)
