@@ -94,18 +94,20 @@ SCHEDULES: Mapping[str, Mapping[str, Any]] = {
                     block_step_size=StepSize.constant(0.05)),
     "pr_sgd": dict(rounds=3, sync_interval=2, step_size=STEP, batch_size=2, record_rounds=(0, 1, 3)),
     "fedprox": dict(local_steps=2, rounds=3, step_size=STEP, mu_prox=0.5, batch_size=2, record_rounds=(0, 1, 3)),
+    "scaffold": dict(local_steps=2, rounds=3, step_size=STEP, batch_size=2, record_rounds=(0, 1, 3)),
 }
 """Per registered algorithm, its config's fields besides seeds and participation: a few rounds of
 2 local steps on minibatches of 2 rows (the samplers' streams are compared too)."""
 
 LAYOUTS: Mapping[str, str] = {
     "fedavg": "federated", "fedprox": "federated", "fedavg_cyclic": "block_cyclic", "mm_psgd": "block_cyclic",
-    "mc_psgd": "block_cyclic", "pr_sgd": "one_block",
+    "mc_psgd": "block_cyclic", "pr_sgd": "one_block", "scaffold": "federated",
 }
 """Per registered algorithm, the problem it runs on (module docstring)."""
 
 REFUSED: Mapping[tuple[str, str, str], tuple[type[Exception], str]] = {
     ("fedprox", "cnn", "full"): (ConfigError, "problem"),
+    **{("scaffold", "cnn", scheme): (ConfigError, "problem") for scheme in PARTICIPATION_SCHEMES},
 }
 """(algorithm, model, scheme) -> the error refusing it and the field it names."""
 

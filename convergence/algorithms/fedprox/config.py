@@ -9,7 +9,7 @@ from problems import check_real
 
 from ...config import ConfigError, ReseedableConfig
 from ...schedules import StepSize
-from ..fedavg.config import FedAvgConfig
+from ..fedavg import FedAvgConfig
 
 __all__ = ["FedProxConfig"]
 

@@ -18,7 +18,7 @@ from problems import FederatedProblem
 
 from ...budget import Workload
 from ...config import ConfigError
-from ..fedavg.engine import FedAvgEngine, FedAvgSeed
+from ..fedavg import FedAvgEngine, FedAvgSeed
 from .config import FedProxConfig
 from .kernel import fedprox_kernel
 from .reference import fedprox_reference

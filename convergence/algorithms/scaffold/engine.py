@@ -67,10 +67,10 @@ class ScaffoldEngine(FedAvgEngine):
     def memory_bytes(self, problem: FederatedProblem, config: ScaffoldConfig, engine: str, trace: bool = False) -> int:
         """FedAvg's estimate for the same schedule plus the control variates: c, c_k and the round's
         new c_k in the kernel (2 N d + d), c, c_k and the correction (N d) on the reference path;
-        the kernel's dense packing adds the off-support zeros of each client's rows (N n_k f at most)."""
+        the kernel's dense packing adds the off-support zeros of the clients' rows (n f <= n d)."""
         fedavg = super().memory_bytes(problem, config.fedavg_config, engine, trace)
         N, d = problem.n_clients, problem.dim
-        dense_rows = 0 if engine == "numpy" else int(problem.client_sizes.sum()) * problem.n_features
+        dense_rows = 0 if engine == "numpy" else int(problem.client_sizes.sum()) * d
         return fedavg + FLOAT_BYTES * (2 * N * d + d + dense_rows)
 
     def workload(self, problem: FederatedProblem, config: ScaffoldConfig, engine: str, track: bool = False,
