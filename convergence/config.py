@@ -22,7 +22,7 @@ from ._rng import SEED_MAX
 from .schedules import StepSize
 
 __all__ = [
-    "ConfigError", "ReseedableConfig", "check_step_and_batch", "config_digest", "config_int", "config_json",
+    "ConfigError", "LocalRoundsConfig", "ReseedableConfig", "check_step_and_batch", "config_digest", "config_int", "config_json",
     "config_record_rounds", "config_seeds", "log_spaced_rounds", "set_records_and_seeds",
 ]
 
@@ -100,6 +100,30 @@ class ReseedableConfig:
     def with_seeds(self: ConfigT, seeds: tuple[int, ...]) -> ConfigT:
         """The same config with other seeds."""
         return replace(self, seeds=seeds)  # type: ignore[type-var]
+
+
+class LocalRoundsConfig(ReseedableConfig):
+    """What a config of the local-SGD family (``rounds`` rounds of ``local_steps`` E local steps,
+    ``record_rounds``: FedAvg, FedProx, SCAFFOLD) derives from those fields."""
+
+    local_steps: int
+    rounds: int
+    record_rounds: tuple[int, ...]
+
+    @property
+    def steps_per_round(self) -> int:
+        """E local steps between two communications."""
+        return self.local_steps
+
+    @property
+    def total_steps(self) -> int:
+        """T = rounds * E."""
+        return self.rounds * self.local_steps
+
+    @property
+    def record_steps(self) -> np.ndarray:
+        """Global step counts at the record points, shape (n_records,)."""
+        return np.asarray(self.record_rounds, dtype=np.int64) * self.local_steps
 
 
 def log_spaced_rounds(rounds: int, n_points: int, first: int = 1) -> tuple[int, ...]:

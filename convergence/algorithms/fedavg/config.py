@@ -10,7 +10,7 @@ import numpy as np
 
 from problems import check_real
 
-from ...config import ConfigError, ReseedableConfig, check_step_and_batch, config_int, config_json, set_records_and_seeds
+from ...config import ConfigError, LocalRoundsConfig, check_step_and_batch, config_int, config_json, set_records_and_seeds
 from ...schedules import StepSize
 from ..participation import check_participation
 
@@ -18,7 +18,7 @@ __all__ = ["FedAvgConfig"]
 
 
 @dataclass(frozen=True)
-class FedAvgConfig(ReseedableConfig):
+class FedAvgConfig(LocalRoundsConfig):
     """FedAvg / local SGD (Li et al., ICLR 2020, Sec. 2 and 3.3).
 
     Each of ``rounds`` rounds: the clients of the round (all of them, or a sample, see below)
@@ -72,21 +72,6 @@ class FedAvgConfig(ReseedableConfig):
                                                         for i, value in enumerate(self.initial_model)))
         _, K = check_participation(self.participation, self.participants)
         object.__setattr__(self, "participants", K)
-
-    @property
-    def steps_per_round(self) -> int:
-        """E local steps between two communications."""
-        return self.local_steps
-
-    @property
-    def total_steps(self) -> int:
-        """T = rounds * E."""
-        return self.rounds * self.local_steps
-
-    @property
-    def record_steps(self) -> np.ndarray:
-        """Global step counts at the record points, shape (n_records,)."""
-        return np.asarray(self.record_rounds, dtype=np.int64) * self.local_steps
 
     def to_json(self) -> dict[str, Any]:
         return {

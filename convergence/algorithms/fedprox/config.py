@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from problems import check_real
 
-from ...config import ConfigError, ReseedableConfig
+from ...config import ConfigError, LocalRoundsConfig
 from ...schedules import StepSize
 from ..fedavg import FedAvgConfig
 
@@ -15,7 +15,7 @@ __all__ = ["FedProxConfig"]
 
 
 @dataclass(frozen=True)
-class FedProxConfig(ReseedableConfig):
+class FedProxConfig(LocalRoundsConfig):
     """FedProx with full participation (Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, "Federated
     Optimization in Heterogeneous Networks", MLSys 2020, Algorithm 2).
 
@@ -63,11 +63,6 @@ class FedProxConfig(ReseedableConfig):
         """The FedAvg config of the same schedule: the run FedProx is with mu_prox = 0."""
         return FedAvgConfig(self.local_steps, self.rounds, self.step_size, self.batch_size, self.server_lr,
                             self.record_rounds, self.seeds, self.initial_model)
-
-    @property
-    def steps_per_round(self) -> int:
-        """E local steps between two communications."""
-        return self.local_steps
 
     def to_json(self) -> dict[str, Any]:
         return {**self.fedavg_config.to_json(), "algorithm": self.name, "mu_prox": self.mu_prox}

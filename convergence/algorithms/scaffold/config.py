@@ -1,15 +1,13 @@
-"""SCAFFOLD's config: FedAvg's schedule (local steps, rounds, step sizes, minibatch, server step,
-participation scheme) plus how the control variates are updated."""
+"""SCAFFOLD's config: FedAvg's (local steps, rounds, step sizes, minibatch, server step, participation
+scheme, initial model; its fields and checks, inherited) plus how the control variates are updated."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-import numpy as np
 
-from ...config import ConfigError, ReseedableConfig
-from ...schedules import StepSize
+from ...config import ConfigError
 from ..fedavg import FedAvgConfig
 
 __all__ = ["CONTROL_UPDATES", "ScaffoldConfig"]
@@ -20,7 +18,7 @@ every control variate at 0 (SCAFFOLD's code path without its correction: FedAvg,
 
 
 @dataclass(frozen=True)
-class ScaffoldConfig(ReseedableConfig):
+class ScaffoldConfig(FedAvgConfig):
     """SCAFFOLD (Karimireddy, Kale, Mohri, Reddi, Stich, Suresh, "SCAFFOLD: Stochastic Controlled
     Averaging for Federated Learning", ICML 2020, Algorithm 1), with Li et al.'s participation
     schemes and client weights p_k.
@@ -56,49 +54,19 @@ class ScaffoldConfig(ReseedableConfig):
 
     name: ClassVar[str] = "scaffold"
 
-    local_steps: int
-    rounds: int
-    step_size: StepSize
-    batch_size: int = 0
-    server_lr: float = 1.0
-    record_rounds: tuple[int, ...] = ()
-    seeds: tuple[int, ...] = (0,)
-    initial_model: tuple[float, ...] = ()
-    participation: str = "full"
-    participants: int | None = None
     control_variates: str = "option_ii"
 
     def __post_init__(self) -> None:
-        schedule = self.fedavg_config  # validates and normalises the fields SCAFFOLD shares with FedAvg
-        for attribute in ("local_steps", "rounds", "batch_size", "server_lr", "record_rounds", "seeds",
-                          "initial_model", "participation", "participants"):
-            object.__setattr__(self, attribute, getattr(schedule, attribute))
+        super().__post_init__()  # FedAvg's checks of the schedule's fields
         if not isinstance(self.control_variates, str) or self.control_variates not in CONTROL_UPDATES:
             raise ConfigError(f"control_variates: expected one of {tuple(CONTROL_UPDATES)}, got {self.control_variates!r}")
 
     @property
     def fedavg_config(self) -> FedAvgConfig:
         """FedAvg's config of the same schedule: the run SCAFFOLD is with its control variates at 0."""
-        return FedAvgConfig(self.local_steps, self.rounds, self.step_size, self.batch_size, self.server_lr,
-                            self.record_rounds, self.seeds, self.initial_model, self.participation, self.participants)
-
-    @property
-    def steps_per_round(self) -> int:
-        """E local steps between two communications."""
-        return self.local_steps
-
-    @property
-    def total_steps(self) -> int:
-        """T = rounds * E."""
-        return self.rounds * self.local_steps
-
-    @property
-    def record_steps(self) -> np.ndarray:
-        """Global step counts at the record points, shape (n_records,)."""
-        return np.asarray(self.record_rounds, dtype=np.int64) * self.local_steps
+        return FedAvgConfig(**{f.name: getattr(self, f.name) for f in fields(FedAvgConfig)})
 
     def to_json(self) -> dict[str, Any]:
-        schedule = self.fedavg_config.to_json()
-        return {**schedule, "algorithm": self.name, "participation": self.participation,
+        return {**self.fedavg_config.to_json(), "algorithm": self.name, "participation": self.participation,
                 "participants": self.participants, "initial_model": list(self.initial_model),
                 "control_variates": self.control_variates}
