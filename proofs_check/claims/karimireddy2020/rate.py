@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 
     from ...framework.settings import VerifySettings
 
-__all__ = ["CLAIM", "Karimireddy2020RatePlan", "evaluate", "INSTANCE"]
+__all__ = ["CLAIM", "INSTANCE", "Karimireddy2020RatePlan", "evaluate"]
 
 CLAIM_ID = "karimireddy2020.rate"
 RATE_TOLERANCE = 0.2
@@ -149,7 +149,7 @@ def evaluate(settings: VerifySettings, plan: Karimireddy2020RatePlan) -> ClaimRe
     exact_step = convergence.StepSize.constant(plan.exact_step)
     records = tuple(range(plan.exact_rounds + 1))
     noisy_step = convergence.StepSize.li(mu, beta, plan.E)
-    noisy_rounds = int(math.ceil(plan.horizon * noisy_step.gamma / plan.E))
+    noisy_rounds = math.ceil(plan.horizon * noisy_step.gamma / plan.E)
     noisy_records = convergence.log_spaced_rounds(noisy_rounds, 40)
     requests = []
     for _, scheme in SCHEMES:
@@ -173,7 +173,8 @@ def evaluate(settings: VerifySettings, plan: Karimireddy2020RatePlan) -> ClaimRe
         CLAIM_ID, checks, headline=rates[1][1], uninformative=(explicit,),
         notes=(f"{planted.note('')}Headline: the fitted exponent of the mean gap in gamma/K + R under Scheme II "
                f"(S = {S} of N = {N}) with minibatch noise, claimed <= {plan.claimed_exponent:g} + {RATE_TOLERANCE:g}. "
-               f"Theorem III (ICML text): R = O~(sigma^2/(mu K S eps) + beta/mu + N/S); here beta/mu = {beta / mu:.4g}, "
+               "Theorem III (ICML text): R = O~(sigma^2/(mu K S eps) + beta/mu + N/S); here beta/mu = "
+               f"{beta / mu:.4g}, "
                f"N/S = {N / S:.4g}, K = {plan.E}; O~ hides log factors and constants. {_efolds(linear)} "
                f"w* from the {note}."),
     )
