@@ -24,7 +24,7 @@ import numpy as np
 
 from convergence.verdict import Hypothesis
 
-__all__ = ["Theorem3Terms", "theorem3_terms", "theorem3_hypotheses"]
+__all__ = ["Theorem3Terms", "theorem3_hypotheses", "theorem3_terms"]
 
 _RELATIVE_SLACK = 1e-12
 """Rounding allowed in s <= 1/L and K <= 1/(6 L s): the claims take s = 1/(6 L K) exactly."""

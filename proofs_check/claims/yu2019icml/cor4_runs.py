@@ -43,8 +43,8 @@ from .bound import theorem3_hypotheses
 if TYPE_CHECKING:
     from ...framework.settings import VerifySettings
 
-__all__ = ["INSTANCE", "INSTANCE_L", "MIN_HORIZONS", "Rule", "RULES", "Setting", "CheckedSettings",
-           "checked_settings", "final_averages"]
+__all__ = ["INSTANCE", "INSTANCE_L", "MIN_HORIZONS", "RULES", "CheckedSettings", "Rule", "Setting", "checked_settings",
+           "final_averages"]
 
 INSTANCE_L = 4.0
 """L = max_k L_k of the instance (exact: the stiff clients' curvature)."""

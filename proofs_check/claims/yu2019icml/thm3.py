@@ -19,7 +19,10 @@ every N of the plan:
   record point (below), so that sub-check could not fail and is listed as uninformative.
 * ``random_quadratic`` (N clients in d = 5 with their own Hessians, L = 4, mu = 0.5, heterogeneity 3,
   minibatches of 4 rows; K = ``generic_sync_interval``, 16): a generic instance started far from x*,
-  where every term counts (the sigma_G^2 term 13% of the bound at t = K, 80% at the end).
+  where every term counts (the sigma_G^2 term 7-14% of the bound at t = K, 79-82% at the end; measured /
+  bound up to 0.21, and 0.34 without that term: this instance cannot show the term is needed, since the
+  suprema over the ball around 0 that holds the iterates inflate G^2 and its drift is not aligned with
+  the spread of the Hessians).
 
 Constants, for each run, over the ball ||x|| <= B holding every local iterate of every seed (B tracked
 exactly by the kernel, ``constants.regions.Ball``): L = max_k L_k (exact, ``constants.smoothness``),
@@ -30,12 +33,12 @@ f(xbar^0) - f* from the exact optimum (xbar^0 = 0). Check (``convergence.check_u
 bound at every record point, Holm over the points and the mean-ratio test, each at 2.5%, with the
 ceiling (||grad f(0)|| + L B)^2 of ||grad f||^2 on the ball (``constants.gradient_ceiling``): points
 where the bound lies above it could not fail and are named; a bound above it everywhere is listed as
-uninformative, never PASS. The evidence gives each term's share of the bound at the last record point
-and the ratio measured / bound without the sigma_G^2 term.
+uninformative, never PASS. The evidence gives each term's share of the bound at the first and the last
+record point and the ratio measured / bound without the sigma_G^2 term.
 
 Planted variant (``fedbound verify --power``): ``yu2019icml.thm3[dissimilarity_scale=0]`` drops the
 9 L^2 s^2 K^2 sigma_G^2 term: on the two-curvature instance the measured average exceeds the rest of
-the bound (by about 3.9x at the default horizon), so a working check FAILs it.
+the bound (3.4-3.6x at the default horizon, 3.0x at the quick one), so a working check FAILs it.
 """
 
 from __future__ import annotations
@@ -183,7 +186,7 @@ def _check(run: _Run, scale: float, planted: str) -> tuple[convergence.Verdict, 
     consts = {"instance": run.instance.label, "N": run.N, "T": int(steps[-1]), "K": run.K, "s": run.s, "L": run.L,
               "sigma^2": sigma_sq, "G^2": G_sq, "sigma_G^2": sigma_G_sq, "B = max ||x_t^i||": B, "f(x_0) - f*": f0,
               "ceiling of ||grad f||^2": float(ceiling.value),
-              "shares at the last point": terms.shares(-1),
+              f"shares at t = {int(steps[0])}": terms.shares(0), f"shares at t = {int(steps[-1])}": terms.shares(-1),
               "largest ratio measured / bound without the sigma_G^2 term": float(np.max(mean / without))}
     verdict = convergence.check_upper_bound(
         f"yu2019icml.thm3/{run.instance.label}/N={run.N}", steps, values, rhs,
@@ -232,8 +235,8 @@ CLAIM = Claim(
     ),
     variants=(
         PlantedVariant("without the sigma_G^2 term", "Theorem 3's bound without 9 L^2 s^2 K^2 sigma_G^2: on the "
-                       "two-curvature instance the measured average exceeds the rest of the bound (about 3.9x)",
+                       "two-curvature instance the measured average exceeds the rest of the bound (about 3.5x)",
                        {"dissimilarity_scale": 0.0}, sub_check="explicit bound, two-curvature"),
     ),
-    order=145,
+    order=152,
 )
