@@ -22,7 +22,7 @@ from problems import (
 )
 from proofs_check import constants, get_claim
 from proofs_check.claims.yu2019icml.bound import theorem3_hypotheses, theorem3_terms
-from proofs_check.claims.yu2019icml.cor4_runs import INSTANCE_L, RULES, checked_settings
+from proofs_check.claims.yu2019icml.cor4_runs import INSTANCE, INSTANCE_L, RULES, checked_settings
 
 evaluate_thm3 = get_claim("yu2019icml.thm3").evaluate
 evaluate_cor4 = get_claim("yu2019icml.cor4").evaluate
@@ -152,6 +152,9 @@ def test_cor4_passes_reports_the_unmet_hypotheses_and_fails_a_steeper_rate(quick
 
 
 def test_cor4_hypotheses_follow_the_note() -> None:
+    # the instance's L (module constant, read without building a problem by the plan's workload) is its max_k L_k
+    instance = build_problem(problem_spec("two_curvature_quadratic", n_clients=8, **dict(INSTANCE)))
+    assert constants.smoothness(instance, "clients").value == INSTANCE_L
     # K = 1 with s = sqrt(N/T) is within Theorem 3 iff T >= 36 L^2 N (= 1152 at L = 4, N = 2)
     stated_unit, corrected_unit = RULES[0], RULES[1]
     assert stated_unit.setting(2, 1152, INSTANCE_L).applicable and not stated_unit.setting(2, 1151, INSTANCE_L).applicable

@@ -47,7 +47,8 @@ __all__ = ["INSTANCE", "INSTANCE_L", "MIN_HORIZONS", "RULES", "CheckedSettings",
            "final_averages"]
 
 INSTANCE_L = 4.0
-"""L = max_k L_k of the instance (exact: the stiff clients' curvature)."""
+"""L = max_k L_k of the instance (exact: the stiff clients' curvature; tests/test_yu2019icml.py checks it
+against ``constants.smoothness``), known before any problem is built (the plan's workload)."""
 INSTANCE = (("L", INSTANCE_L), ("soft_curvature", 0.4), ("dissimilarity", 1.0), ("optimum", 1.0), ("noise", 1.0),
             ("samples_per_client", 2))
 """``two_curvature_quadratic``'s parameters but n_clients (module docstring)."""

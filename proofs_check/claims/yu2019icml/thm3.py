@@ -8,8 +8,8 @@ K <= 1/(6 L s)): for all T >= 1,
                                              + 9 L^2 s^2 K^2 sigma_G^2,
 with xbar^t the average of the N local models at every step (``bound``).
 
-Instances (``INSTANCES``), each with the largest step the theorem allows at its K, s = 1/(6 L K), for
-every N of the plan:
+Instances (``TWO_CURVATURE``, ``GENERIC``), each with the largest step the theorem allows at its K,
+s = 1/(6 L K), for every N of the plan:
 * ``two_curvature_quadratic`` (L = 4, m = 0.4, beta = 1, w* = 0 = xbar^0, noise 0.2, one row a step;
   K = ``sync_interval``, 512): stiff and soft clients pulling apart at w*, the instance on which client
   drift biases FedAvg the most for its L, m and sigma_G^2 (``problems.two_curvature``): FedAvg settles
@@ -65,33 +65,30 @@ if TYPE_CHECKING:
 
     from ...framework.settings import VerifySettings
 
-__all__ = ["CLAIM", "INSTANCES", "Instance", "YuICMLTheorem3Plan"]
+__all__ = ["CLAIM", "GENERIC", "TWO_CURVATURE", "Instance", "YuICMLTheorem3Plan"]
 
 
 @dataclass(frozen=True)
 class Instance:
-    """One instance of the check: a family with its parameters (n_clients from the plan), the minibatch
-    size, and which plan fields give its sync interval K and horizon T."""
+    """One instance of the check: a family with its parameters (n_clients from the plan) and the minibatch
+    size; its sync interval K and horizon T are the plan's (``YuICMLTheorem3Plan.schedules``)."""
 
     label: str
     family: str
     params: tuple[tuple[str, Any], ...]
     batch_size: int
-    sync_field: str
-    horizon_field: str
 
     def spec(self, N: int) -> problems.ProblemSpec:
         """The instance with N clients."""
         return problems.problem_spec(self.family, n_clients=N, **dict(self.params))
 
 
-INSTANCES = (
-    Instance("two-curvature", "two_curvature_quadratic", (("L", 4.0), ("soft_curvature", 0.4), ("dissimilarity", 1.0),
-             ("optimum", 0.0), ("noise", 0.2), ("samples_per_client", 2)), 1, "sync_interval", "horizon"),
-    Instance("random_quadratic", "random_quadratic", (("dim", 5), ("mu", 0.5), ("L", 4.0), ("heterogeneity", 3.0),
-             ("samples_per_client", 20), ("seed", 0)), 4, "generic_sync_interval", "generic_horizon"),
-)
-"""The instances (module docstring), in the order of the sub-checks."""
+TWO_CURVATURE = Instance("two-curvature", "two_curvature_quadratic", (
+    ("L", 4.0), ("soft_curvature", 0.4), ("dissimilarity", 1.0), ("optimum", 0.0), ("noise", 0.2),
+    ("samples_per_client", 2)), 1)
+GENERIC = Instance("random_quadratic", "random_quadratic", (
+    ("dim", 5), ("mu", 0.5), ("L", 4.0), ("heterogeneity", 3.0), ("samples_per_client", 20), ("seed", 0)), 4)
+"""The instances (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -111,10 +108,15 @@ class YuICMLTheorem3Plan:
     def __post_init__(self) -> None:
         if any(N % 2 for N in self.clients):
             raise PlanError("clients", f"every N must be even (stiff and soft clients alternate), got {self.clients}")
-        for instance in INSTANCES:
-            K, T = getattr(self, instance.sync_field), getattr(self, instance.horizon_field)
+        for field, T, K in (("horizon", self.horizon, self.sync_interval),
+                            ("generic_horizon", self.generic_horizon, self.generic_sync_interval)):
             if T < K:
-                raise PlanError(instance.horizon_field, f"T = {T} is below one round of K = {K} steps")
+                raise PlanError(field, f"T = {T} is below one round of K = {K} steps")
+
+    def schedules(self) -> tuple[tuple[Instance, int, int], ...]:
+        """(instance, K, T) for each instance, in the order of the sub-checks."""
+        return ((TWO_CURVATURE, self.sync_interval, self.horizon),
+                (GENERIC, self.generic_sync_interval, self.generic_horizon))
 
     def workload(self) -> Workload:
         """T // K rounds of K steps on N clients, per instance and N."""
@@ -122,13 +124,15 @@ class YuICMLTheorem3Plan:
 
         from ...framework.plan_workloads import runs_workload
 
-        return sum((runs_workload(seeds=self.seeds, rounds=getattr(self, i.horizon_field) // getattr(self, i.sync_field),
-                                  E=getattr(self, i.sync_field), clients=N, records=12)
-                    for i in INSTANCES for N in self.clients), Workload())
+        return sum((runs_workload(seeds=self.seeds, rounds=T // K, E=K, clients=N, records=12)
+                    for _, K, T in self.schedules() for N in self.clients), Workload())
 
 
 @dataclass(frozen=True)
 class _Run:
+    """One run of the check: its instance, N, K, step s = 1/(6 L K), L, problem, exact optimum (with the
+    sentence certifying it), config and, once run, result."""
+
     instance: Instance
     N: int
     K: int
@@ -144,8 +148,7 @@ class _Run:
 def _runs(settings: VerifySettings, plan: YuICMLTheorem3Plan) -> list[_Run]:
     """One PR-SGD run per instance and N with s = 1/(6 L K), all seeds, tracked statistics."""
     planned = []
-    for instance in INSTANCES:
-        K, T = getattr(plan, instance.sync_field), getattr(plan, instance.horizon_field)
+    for instance, K, T in plan.schedules():
         for N in plan.clients:
             problem = problems.build_problem(instance.spec(N))
             optimum, note = claim_optimum(problem)
