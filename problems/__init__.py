@@ -4,7 +4,8 @@ Public API (everything else is private):
 
 * the problem model: ``FederatedProblem``, ``LossKind``, ``ProblemError``;
 * families: ``li_counterexample`` (Li et al. 2020, Appendix C) and ``li_counterexample_matrices``,
-  ``random_quadratic``, ``synthetic`` (Li et al. 2020, Appendix D / FedProx);
+  ``random_quadratic``, ``synthetic`` (Li et al. 2020, Appendix D / FedProx),
+  ``two_curvature_quadratic`` (stiff and soft clients pulling apart: the largest drift bias);
 * block-cyclic data (Ding et al. 2020): ``BlockCyclicProblem``, ``block_cyclic_quadratic``,
   ``block_cyclic_softmax``, ``label_block_partition``; Sec. 5's partition of labelled (image) data,
   ``block_cyclic_partition`` -> ``BlockCyclicPartition`` (blocks, clients fetched in sequence,

@@ -38,6 +38,7 @@ from .quadratic import random_quadratic
 from .registry import build_block_cyclic, build_problem, check_problem
 from .spec import FamilySpec, ProblemSpec, ViewSpec, problem_spec
 from .synthetic import synthetic
+from .two_curvature import two_curvature_quadratic
 from .user_code import CodeReference, is_problem_builder, problem_builder
 from .validation import (
     MEMORY_FRACTION,

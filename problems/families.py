@@ -13,7 +13,8 @@ Shipped families (``SHIPPED_FAMILIES``): ``li_counterexample`` (Li et al. 2020, 
 CNN), ``synthetic`` (Li et al. 2020, Appendix D.1), ``li_images`` (Li et al.'s two-labels-per-device
 MNIST recipe, App. D.1 / Table 2), the block-cyclic ``block_cyclic_quadratic`` and ``block_cyclic_softmax`` (Ding et al. 2020, Sec. 2),
 ``image_classification`` (a CNN on image data, issue 12), ``block_cyclic_images`` (a CNN on Ding et
-al.'s Sec. 5 block-cyclic image data) and ``arrays`` (a user's arrays, ``problems.from_arrays``). ``register_family`` adds
+al.'s Sec. 5 block-cyclic image data), ``two_curvature_quadratic`` (Yu, Jin, Yang 2019's drift at its
+largest) and ``arrays`` (a user's arrays, ``problems.from_arrays``). ``register_family`` adds
 a user's builder under a new name: a function declared with ``@problems.problem_builder``
 (``problems.user_code``). The spec of such a family records the builder's path, ``module:qualname``
 for an installed module or ``/absolute/FILE.py:qualname`` for a file, and ``find_family`` registers
@@ -57,6 +58,7 @@ SHIPPED_FAMILIES: Mapping[str, str] = types.MappingProxyType({
     "li_images": "problems.li_images:li_images",
     "random_quadratic": "problems.quadratic:random_quadratic",
     "synthetic": "problems.synthetic:synthetic",
+    "two_curvature_quadratic": "problems.two_curvature:two_curvature_quadratic",
 })
 """Shipped family name -> import path of its builder. Their specs name no builder (their JSON is
 ``{"family", "params"}``); a user family's spec adds ``"builder"``."""

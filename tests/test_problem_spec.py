@@ -42,7 +42,9 @@ GOLDEN_DEFAULTS = json.loads("""{
  "random_quadratic": {"family": "random_quadratic", "params": {"L": 10.0, "dim": 20, "heterogeneity": 1.0,
    "mu": 0.1, "n_clients": 10, "samples_per_client": 50, "seed": 0, "weighting": "balanced"}},
  "synthetic": {"family": "synthetic", "params": {"alpha": 1.0, "beta": 1.0, "l2": 0.0001, "n_classes": 10,
-   "n_clients": 100, "n_features": 60, "seed": 0}}
+   "n_clients": 100, "n_features": 60, "seed": 0}},
+ "two_curvature_quadratic": {"family": "two_curvature_quadratic", "params": {"L": 1.0, "dissimilarity": 1.0,
+   "n_clients": 2, "noise": 0.0, "optimum": 0.0, "samples_per_client": 2, "soft_curvature": 0.1}}
 }""")
 SMALL_BLOCKS = {"family": "block_cyclic_quadratic", "params": {
     "block_spread": 1.0, "client_spread": 0.5, "dim": 2, "identical_blocks": False, "mu": 0.1, "n_blocks": 2,

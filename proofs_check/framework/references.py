@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Reference", "LI2020", "DING2020", "YU2019", "LIU2022_NOTE", "KARIMIREDDY2020", "REFERENCES"]
+__all__ = ["Reference", "LI2020", "DING2020", "YU2019", "YU2019ICML", "LIU2022_NOTE", "KARIMIREDDY2020", "REFERENCES"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,12 @@ YU2019 = Reference(
     "Works for Deep Learning", "AAAI", 2019, "1807.06629",
     note="Theorem 1 and Corollary 2 are checked as restated in Liu's lecture note (below).",
 )
+YU2019ICML = Reference(
+    "yu2019icml", "H. Yu, R. Jin, S. Yang",
+    "On the Linear Speedup Analysis of Communication Efficient Momentum SGD for Distributed Non-Convex Optimization",
+    "ICML", 2019, "1905.03817",
+    note="Theorem 3 and Corollary 4 (momentum-less) are checked as restated in Liu's lecture note (below).",
+)
 LIU2022_NOTE = Reference(
     "liu2022", "J. Liu", "Lecture Note 3-1: Federated Learning (feat. Distributed Learning), ECE 8101: Nonconvex "
     "Optimization for Machine Learning", "The Ohio State University", 2022,
@@ -72,4 +78,5 @@ KARIMIREDDY2020 = Reference(
          "appendix with the explicit constants was not available.",
 )
 
-REFERENCES: dict[str, Reference] = {r.key: r for r in (LI2020, DING2020, YU2019, LIU2022_NOTE, KARIMIREDDY2020)}
+REFERENCES: dict[str, Reference] = {r.key: r for r in (LI2020, DING2020, YU2019, YU2019ICML, LIU2022_NOTE,
+                                                       KARIMIREDDY2020)}
