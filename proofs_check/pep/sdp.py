@@ -47,8 +47,10 @@ SOLVER = "CLARABEL"
 SOLVER_TOLERANCE = 1e-7
 """Clarabel's tol_feas, tol_gap_abs and tol_gap_rel (its defaults, 1e-8, stall on these programs at
 residuals of 1e-7 to 1e-8: it then reports "almost solved")."""
-ACCURACY_TOLERANCE = 1e-5
-"""The largest accuracy (residuals and duality gap, module docstring) of a solution counted as solved."""
+ACCURACY_TOLERANCE = 1e-4
+"""The largest accuracy (residuals and duality gap, module docstring) of a solution counted as solved.
+The relative duality gap is what limits it: Clarabel stops on an absolute gap of SOLVER_TOLERANCE, so a
+small worst case (F(x_T) - F* = 3e-3 at E = 8, T = 32) ends with a relative gap of 2e-5."""
 SOLVED_STATUSES = ("optimal", "optimal_inaccurate")
 """cvxpy's statuses under which a solution is measured; any other status is not solved."""
 DEFAULT_MAX_ITER = 200
