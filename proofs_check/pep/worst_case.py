@@ -7,9 +7,9 @@ primal objective: the metric of the worst function set the solver found); read i
 ``result.solved`` (``sdp.SDPSolution.solved``), else it is NaN or not accurate to tolerance.
 
 Solved programs are cached by their request (its JSON and the solver's settings, ``cache_key``): in
-this process, and in a run store when one is given (``store``, the store of ``fedbound verify``: a
-program solved once is read back by every later verification and by ``fedbound report``; a read-only
-store that lacks one raises ``convergence.MissingRunError``). The store keeps the figures (value,
+a run store when one is given (``store``, the store of ``fedbound verify``: a program solved once is
+read back by every later verification and by ``fedbound report``; a read-only store that lacks one
+raises ``convergence.MissingRunError``), else in this process. The store keeps the figures (value,
 dual value, residuals, gap, iterations, status code) as arrays and the times in the metadata.
 """
 
@@ -113,17 +113,17 @@ def worst_case(setting: FedAvgPEP | FedAvgLimitPEP, *, max_iter: int | None = No
         raise PEPError(f"max_iter: expected a positive integer, got {max_iter!r}")
     key = cache_key(setting, max_iter)
     if use_cache:
-        found = _SOLVED.get(key) or (_stored(store, key, setting) if store is not None else None)
+        found = _SOLVED.get(key) if store is None else _stored(store, key, setting)
         if found is not None:
-            _SOLVED[key] = found
-            return found
+            return dataclasses.replace(found, cached=True)
     if store is not None and store.readonly:
         from convergence import MissingRunError
 
         raise MissingRunError(store.path, key, 1)
     result = _solve(setting, max_iter)
-    _SOLVED[key] = result
-    if store is not None:
+    if store is None:
+        _SOLVED[key] = result
+    else:
         import numpy as np
 
         arrays = {name: np.asarray(float(getattr(result, name)) if name != "status_code"
