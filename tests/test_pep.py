@@ -8,6 +8,7 @@ larger worst case); none is read back from the code under test.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -17,8 +18,8 @@ import pytest
 from convergence import MissingRunError, RunStore, Status
 from proofs_check import VerifySettings, get_claim
 from proofs_check.pep import (
-    FedAvgLimitPEP, FedAvgPEP, PEPError, check_against_worst_case, constant_steps, direct_worst_case,
-    fedavg_limit_worst_case, fedavg_worst_case, worst_case,
+    FedAvgLimitPEP, FedAvgPEP, PEPError, check_against_worst_case, constant_steps, direct_worst_case, engine_check,
+    fedavg_limit_worst_case, fedavg_worst_case, quadratic_instance, worst_case,
 )
 
 QUICK = VerifySettings(quick=True, jobs=1, progress=False)
@@ -77,6 +78,33 @@ def test_the_worst_case_is_the_same_for_every_number_of_clients_from_two() -> No
     assert five.setting.n_clients == 5 and five.value == two.value and five.cached
     one = fedavg_worst_case(1, 2, 2, 1.0, 0.1, 0.5, 1.0, 1.0)  # one client: no heterogeneity, gradient descent
     assert _value(one) == pytest.approx(0.95 ** 8, rel=1e-5) and one.value < two.value
+
+
+def test_the_quadratic_class_program_equals_pepits_direct_quadratic_program() -> None:
+    # PEPit's SmoothStronglyConvexQuadraticFunction per client (Bousselmi, Hendrickx, Glineur 2023), solved by SCS.
+    setting = FedAvgPEP(2, 2, 2, 1.0, 0.1, constant_steps(0.5, 4), zeta=1.0, function_class="quadratic")
+    direct = direct_worst_case(setting, "SCS", eps=1e-9, max_iters=100_000)
+    assert _value(worst_case(setting)) == pytest.approx(direct.value, rel=1e-5)
+
+
+# ------------------------------------------------------------------ the worst-case instance through the engine
+@pytest.mark.parametrize("setting", [
+    FedAvgPEP(2, 1, 3, 1.0, 0.1, constant_steps(0.5, 3), zeta=1.0),
+    FedAvgPEP(2, 2, 3, 1.0, 0.1, constant_steps(0.5, 6), zeta=1.0),
+    FedAvgPEP(2, 3, 2, 1.0, 0.25, constant_steps(0.3, 6), Gamma=0.1, G=2.0, metric="gap", server_step=0.8),
+], ids=["E=1", "E=2", "E=3 gap, Gamma, G, server step"])
+def test_the_worst_quadratic_instance_reproduces_its_value_through_the_engine(setting: FedAvgPEP, tmp_path) -> None:
+    quadratic = dataclasses.replace(setting, function_class="quadratic")
+    check = engine_check(quadratic_instance(quadratic), data_dir=tmp_path)
+    assert check.agrees, (check.simulated, check.instance.value)
+    smooth, over_quadratics = _value(worst_case(setting)), _value(worst_case(quadratic))
+    if setting.local_steps == 1:
+        # gradient descent: its worst case is a quadratic's (mu/2 x^2), so both classes give (1 - eta mu)^(2R)
+        assert over_quadratics == pytest.approx(smooth, rel=1e-5)
+    else:
+        # with E > 1 local steps the smooth class's worst case is no quadratic's: 0.672 against 0.625 (E = 2), and
+        # 0.0991 against 0.0759 (E = 3); quadratics are a subclass, never above
+        assert over_quadratics < smooth * 0.95
 
 
 # ------------------------------------------------------------------ monotonicity
@@ -144,6 +172,8 @@ def test_solved_programs_are_stored_and_read_back(tmp_path) -> None:
     (lambda: FedAvgLimitPEP(2, 2, 1.0, 0.1, 2.5, 1.0), "step"),
     (lambda: FedAvgLimitPEP(2, 2, 1.0, 0.0, 0.5, 1.0), "mu"),
     (lambda: FedAvgLimitPEP(2, 2, 1.0, 0.1, 0.5, None), "zeta"),
+    (lambda: FedAvgPEP(2, 1, 1, 1.0, 0.0, (0.5,), function_class="quadratic"), "function_class"),
+    (lambda: quadratic_instance(FedAvgPEP(2, 1, 1, 1.0, 0.1, (0.5,))), "setting"),
     (lambda: fedavg_worst_case(2, 1, 1, 1.0, 0.1, True, 1.0, 1.0), "steps"),
 ])
 def test_bad_input_names_the_field(build, field: str) -> None:

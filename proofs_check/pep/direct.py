@@ -1,6 +1,7 @@
 """PEPit's direct N-client program of FedAvg, solved by PEPit itself: the check of the symmetric reduction.
 
-One ``SmoothStronglyConvexFunction`` per client, x* the stationary point of their sum (PEPit's
+One ``SmoothStronglyConvexFunction`` per client (``SmoothStronglyConvexQuadraticFunction`` for the
+quadratic class), x* the stationary point of their sum (PEPit's
 ``stationary_point`` of F = f_1 + ... + f_N), x_0 a free point with ||x_0 - x*|| <= r0, every client's
 local steps written with ``gradient`` calls, and the constraints of ``setting.FedAvgPEP`` on the N
 clients (heterogeneity averaged over them, the gradient bound on each). PEPit builds it, its cvxpy
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 from .setting import FedAvgPEP
 
@@ -28,14 +30,17 @@ class DirectSolution:
     status: str
 
 
-def direct_worst_case(setting: FedAvgPEP) -> DirectSolution:
-    """The worst case of ``setting`` from PEPit's direct program with ``setting.n_clients`` functions."""
+def direct_worst_case(setting: FedAvgPEP, solver: str = "CLARABEL", **options: Any) -> DirectSolution:
+    """The worst case of ``setting`` from PEPit's direct program with ``setting.n_clients`` functions,
+    solved by cvxpy's ``solver`` with its ``options`` (Clarabel fails on the quadratic class's direct
+    program, which keeps its translation invariance: SCS solves it, with ``eps`` = 1e-9)."""
     from PEPit import PEP
-    from PEPit.functions import SmoothStronglyConvexFunction
+    from PEPit.functions import SmoothStronglyConvexFunction, SmoothStronglyConvexQuadraticFunction
 
     N = setting.n_clients
     problem = PEP()
-    functions = [problem.declare_function(SmoothStronglyConvexFunction, mu=setting.mu, L=setting.L) for _ in range(N)]
+    kind = SmoothStronglyConvexQuadraticFunction if setting.function_class == "quadratic" else SmoothStronglyConvexFunction
+    functions = [problem.declare_function(kind, mu=setting.mu, L=setting.L) for _ in range(N)]
     total = functions[0]
     for f in functions[1:]:
         total = total + f
@@ -65,5 +70,5 @@ def direct_worst_case(setting: FedAvgPEP) -> DirectSolution:
         problem.set_performance_metric(sum(f(x) - f(x_star) for f in functions) / N)
     with warnings.catch_warnings():  # cvxpy warns of an inaccurate solution: the status says it
         warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
-        value = problem.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0)
+        value = problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)
     return DirectSolution(float(value), str(problem.wrapper.prob.status))

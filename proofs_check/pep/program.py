@@ -55,11 +55,13 @@ __all__ = ["Program", "fedavg_program", "limit_program", "build_program"]
 @dataclass(frozen=True)
 class Program:
     """A built program: the leaf vectors of its two blocks (PEPit ``Point`` leaves: ``common`` and
-    ``deviation``), its scalar constraints (PEPit ``Constraint``s, each ``expression <= 0``:
-    initial condition, heterogeneity, gradient bound, then client 1's interpolation conditions), the
-    ``objective`` to maximise (a PEPit ``Expression``), client 1's ``function`` (its
-    ``list_of_points`` are the (point, gradient, value) triples the conditions cover) and the server
-    models x_0, ..., x_R (``iterates``; the limit program: (w~,))."""
+    ``deviation``), its scalar constraints (PEPit ``Constraint``s, ``expression <= 0`` or ``== 0``:
+    initial condition, heterogeneity, gradient bound, then client 1's interpolation conditions), its
+    linear matrix inequalities (``lmis``: square object arrays of PEPit ``Expression``s, each PSD; the
+    quadratic class's), the ``objective`` to maximise (a PEPit ``Expression``), client 1's
+    ``function`` (its ``list_of_points`` are the (point, gradient, value) triples the conditions
+    cover), its ``minimiser`` (point, value) when the program has one (Gamma, the quadratic class),
+    and the server models x_0, ..., x_R (``iterates``; the limit program: (w~,))."""
 
     common: tuple[Point, ...]
     deviation: tuple[Point, ...]
@@ -67,6 +69,8 @@ class Program:
     objective: Expression
     function: Function
     iterates: tuple[Point, ...]
+    lmis: tuple[Any, ...] = ()
+    minimiser: tuple[Point, Expression] | None = None
 
 
 class _Vectors:
@@ -100,7 +104,8 @@ class _Vectors:
 
 def _start(setting: FedAvgPEP | FedAvgLimitPEP) -> tuple[Any, _Vectors, list, Any]:
     """A fresh PEPit problem with client 1's function, x* = 0 and f(x*) = 0 anchored, its gradient at x*
-    (a pure deviation) and the heterogeneity constraints; returns (f, vectors, constraints, grad f(x*))."""
+    (a pure deviation), its minimiser (with Gamma or the quadratic class) and the heterogeneity
+    constraints; returns (f, vectors, constraints, minimiser or None)."""
     from PEPit import PEP, Expression
     from PEPit.functions import SmoothStronglyConvexFunction
 
@@ -109,27 +114,40 @@ def _start(setting: FedAvgPEP | FedAvgLimitPEP) -> tuple[Any, _Vectors, list, An
     vectors = _Vectors(setting.n_clients)
     g_star = vectors.deviation_of_client()
     f.add_point((vectors.zero(), g_star, Expression(is_leaf=False, decomposition_dict={})))
-    constraints = []
+    constraints, minimiser = [], None
     if setting.zeta is not None:
         constraints.append(g_star ** 2 <= setting.zeta ** 2)
+    if setting.Gamma is not None or setting.function_class == "quadratic":
+        minimiser = (vectors.shared() + vectors.deviation_of_client(), Expression())
+        if setting.function_class == "smooth":  # the quadratic conditions take it apart (``quadratic``)
+            f.add_point((minimiser[0], vectors.zero(), minimiser[1]))
     if setting.Gamma is not None:
-        local_min, value = vectors.shared() + vectors.deviation_of_client(), Expression()
-        f.add_point((local_min, vectors.zero(), value))
-        constraints.append(-value <= setting.Gamma)  # f(x*) - f(x_1*) with f(x*) = 0
-    return f, vectors, constraints, g_star
+        constraints.append(-minimiser[1] <= setting.Gamma)  # f(x*) - f(x_1*) with f(x*) = 0
+    return f, vectors, constraints, minimiser
 
 
-def _finish(f: Any, vectors: _Vectors, constraints: list, objective: Any, iterates: list) -> Program:
-    f.set_class_constraints()
-    return Program(tuple(vectors.common), tuple(vectors.deviation), tuple(constraints) + tuple(f.list_of_class_constraints),
-                   objective, f, tuple(iterates))
+def _finish(setting: FedAvgPEP | FedAvgLimitPEP, f: Any, vectors: _Vectors, constraints: list, objective: Any,
+            iterates: list, minimiser: Any) -> Program:
+    """Client 1's interpolation conditions added: PEPit's for the smooth class, ``quadratic``'s for quadratics."""
+    lmis: tuple[Any, ...] = ()
+    if setting.function_class == "quadratic":
+        from .quadratic import quadratic_conditions
+
+        equalities, T = quadratic_conditions(f.list_of_points, minimiser, setting.L, setting.mu)
+        constraints += equalities
+        lmis = (T,)
+    else:
+        f.set_class_constraints()
+        constraints += f.list_of_class_constraints
+    return Program(tuple(vectors.common), tuple(vectors.deviation), tuple(constraints), objective, f, tuple(iterates),
+                   lmis, minimiser)
 
 
 def fedavg_program(setting: FedAvgPEP) -> Program:
     """The reduced program of ``setting`` (module docstring): maximise its metric after R rounds."""
     from PEPit import Expression
 
-    f, vectors, constraints, _ = _start(setting)
+    f, vectors, constraints, minimiser = _start(setting)
     x = vectors.shared()
     constraints.append(x ** 2 <= setting.r0 ** 2)
     iterates = [x]
@@ -153,14 +171,14 @@ def fedavg_program(setting: FedAvgPEP) -> Program:
         value = Expression()
         f.add_point((x, vectors.shared() + vectors.deviation_of_client(), value))
         objective = value
-    return _finish(f, vectors, constraints, objective, iterates)
+    return _finish(setting, f, vectors, constraints, objective, iterates, minimiser)
 
 
 def limit_program(setting: FedAvgLimitPEP) -> Program:
     """The reduced program of the limit (module docstring): maximise ||w~ - x*||^2 over the fixed points."""
     from PEPit import Expression
 
-    f, vectors, constraints, _ = _start(setting)
+    f, vectors, constraints, minimiser = _start(setting)
     w = vectors.shared()
     y, means = w, []
     for e in range(setting.local_steps):
@@ -170,7 +188,7 @@ def limit_program(setting: FedAvgLimitPEP) -> Program:
         f.add_point((y, g, Expression()))
         y = y - setting.step * g
         means.append(mean)
-    return _finish(f, vectors, constraints, w ** 2, [w])
+    return _finish(setting, f, vectors, constraints, w ** 2, [w], minimiser)
 
 
 def build_program(setting: FedAvgPEP | FedAvgLimitPEP) -> Program:

@@ -147,9 +147,13 @@ def solve_program(program: Program, max_iter: int = DEFAULT_MAX_ITER) -> SDPSolu
 
     start, cpu_start = time.perf_counter(), time.process_time()
     layout = _Layout(program)
+    kinds = [c.equality_or_inequality for c in program.constraints]
     rows = [layout.row(c.expression) for c in program.constraints]
-    objective_row = layout.row(program.objective)
-    A, b = _matrix(layout, rows)
+    lmi_rows = [[layout.row(entry) for entry in np.asarray(T).ravel()] for T in program.lmis]
+    objective_row = layout.row(program.objective)  # every row read: the value columns are all known now
+    A, b = _matrix(layout, [r for r, kind in zip(rows, kinds) if kind == "inequality"])
+    A_eq, b_eq = _matrix(layout, [r for r, kind in zip(rows, kinds) if kind == "equality"])
+    lmis = [_matrix(layout, entries) for entries in lmi_rows]
     c_matrix, (c0,) = _matrix(layout, [objective_row])
     c = np.asarray(c_matrix.toarray()).ravel()
     n_c, n_d = layout.sizes
@@ -157,8 +161,10 @@ def solve_program(program: Program, max_iter: int = DEFAULT_MAX_ITER) -> SDPSolu
     values = cp.Variable(len(layout.value_leaves))
     z = cp.hstack([cp.vec(block, order="C") for block in blocks] + [values])
     inequalities = A @ z + b <= 0
-    cones = [block >> 0 for block in blocks]
-    problem = cp.Problem(cp.Maximize(c @ z + c0), [inequalities, *cones])
+    equalities = [A_eq @ z + b_eq == 0] if A_eq.shape[0] else []
+    matrices = [cp.reshape(M @ z + t, (len(T), len(T)), order="C") for (M, t), T in zip(lmis, program.lmis)]
+    cones = [block >> 0 for block in blocks] + [(T + T.T) / 2 >> 0 for T in matrices]
+    problem = cp.Problem(cp.Maximize(c @ z + c0), [inequalities, *equalities, *cones])
     try:
         with warnings.catch_warnings():  # cvxpy warns of an inaccurate solution: the status and accuracy say it
             warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
@@ -175,25 +181,31 @@ def solve_program(program: Program, max_iter: int = DEFAULT_MAX_ITER) -> SDPSolu
         empty = (np.full((n_c, n_c), nan), np.full((n_d, n_d), nan))
         return SDPSolution(status, nan, nan, nan, nan, nan, iterations, seconds, cpu_seconds, empty,
                            np.full(len(layout.value_leaves), nan), counters)
-    grams = [np.asarray(block.value) for block in blocks]
     z_value = np.asarray(z.value)
     y = np.asarray(inequalities.dual_value).ravel()
+    nu = np.asarray(equalities[0].dual_value).ravel() if equalities else np.zeros(0)
     duals = [np.asarray(cone.dual_value) for cone in cones]
+    lmi_duals = duals[len(blocks):]
     primal = float(c @ z_value + c0)
-    dual = float(c0 - b @ y)
-    primal_residual = max([float(np.max(A @ z_value + b, initial=0.0))]
-                          + [-float(np.linalg.eigvalsh(g)[0]) for g in grams]) / max(1.0, float(np.max(np.abs(b), initial=0)))
-    stationarity = c - A.T @ y
-    misfit, offset = [], 0
+    dual = float(c0 - b @ y - b_eq @ nu + sum(float(t @ D.ravel()) for (_, t), D in zip(lmis, lmi_duals)))
+    grams = [np.asarray(block.value) for block in blocks]
+    lmi_values = [(M @ z_value + t).reshape(len(D), len(D)) for (M, t), D in zip(lmis, lmi_duals)]
+    primal_misfit = ([float(np.max(A @ z_value + b, initial=0.0)), float(np.max(np.abs(A_eq @ z_value + b_eq), initial=0.0))]
+                     + [-float(np.linalg.eigvalsh((m + m.T) / 2)[0]) for m in grams + lmi_values])
+    data_scale = max(1.0, float(np.max(np.abs(np.concatenate([b, b_eq])), initial=0.0)))
+    primal_residual = max(0.0, *primal_misfit) / data_scale
+    stationarity = c - A.T @ y - A_eq.T @ nu + sum((M.T @ D.ravel() for (M, _), D in zip(lmis, lmi_duals)),
+                                                    np.zeros_like(c))
+    misfit, offset = [-float(np.min(y, initial=0.0))], 0
     for n, S in zip([n for n in layout.sizes if n > 0], duals):
         block = stationarity[offset:offset + n * n].reshape(n, n)
         misfit.append(float(np.max(np.abs((block + block.T) / 2 + S))))
-        misfit.append(-float(np.linalg.eigvalsh(S)[0]))
         offset += n * n
-    misfit += [float(np.max(np.abs(stationarity[offset:]), initial=0.0)), -float(np.min(y, initial=0.0))]
+    misfit.append(float(np.max(np.abs(stationarity[offset:]), initial=0.0)))
+    misfit += [-float(np.linalg.eigvalsh(D)[0]) for D in duals]
     dual_residual = max(0.0, *misfit) / max(1.0, float(np.max(np.abs(c), initial=0)))
     scale = max(abs(primal), abs(dual))
     gap = abs(primal - dual) / scale if scale > 0 else 0.0
     gram = (grams[0] if n_c else np.zeros((0, 0)), grams[-1] if n_d else np.zeros((0, 0)))
-    return SDPSolution(status, primal, dual, max(0.0, primal_residual), dual_residual, gap, iterations, seconds,
+    return SDPSolution(status, primal, dual, primal_residual, dual_residual, gap, iterations, seconds,
                        cpu_seconds, gram, np.asarray(values.value, dtype=float), counters)

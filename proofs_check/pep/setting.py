@@ -15,7 +15,8 @@ The class (``FedAvgPEP``): every f_i L-smooth and mu-strongly convex (mu = 0: L-
 * ``G``:     ||grad f_i(y_i^e)||^2 <= G^2 at every local iterate where a gradient is taken
              (Li et al.'s Assumption 4 with exact gradients, sigma_k = 0).
 
-The metric after R rounds: ``"distance"`` ||x_R - x*||^2 or ``"gap"`` F(x_R) - F*.
+The metric after R rounds: ``"distance"`` ||x_R - x*||^2 or ``"gap"`` F(x_R) - F*. ``function_class``
+"quadratic" restricts every f_i to quadratics (``FUNCTION_CLASSES``).
 
 ``FedAvgLimitPEP`` asks for the limit of constant-step FedAvg instead: for 0 < eta < 2/L and mu > 0
 every local step is a contraction (factor max{|1 - eta mu|, |1 - eta L|} < 1), so the round map is
@@ -29,6 +30,7 @@ to JSON (``to_json``), which keys the cache (``proofs_check.pep.worst_case``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import numbers
@@ -36,10 +38,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-__all__ = ["PEPError", "METRICS", "FedAvgPEP", "FedAvgLimitPEP", "constant_steps"]
+__all__ = ["PEPError", "METRICS", "FUNCTION_CLASSES", "FedAvgPEP", "FedAvgLimitPEP", "constant_steps", "unit_length"]
 
 METRICS = ("distance", "gap")
 """``"distance"``: ||x_R - x*||^2; ``"gap"``: F(x_R) - F*."""
+FUNCTION_CLASSES = ("smooth", "quadratic")
+"""Each client's f_i: ``"smooth"``, L-smooth and mu-strongly convex; ``"quadratic"``, a quadratic with
+mu I <= Hessian <= L I (a subclass: its worst case is at most the smooth class's, equal when quadratics
+attain it; ``proofs_check.pep.quadratic``)."""
 
 
 class PEPError(ValueError):
@@ -104,6 +110,7 @@ class FedAvgPEP:
     Gamma: float | None = None
     G: float | None = None
     metric: str = "distance"
+    function_class: str = "smooth"
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
@@ -120,6 +127,7 @@ class FedAvgPEP:
             set_(name, _optional(name, getattr(self, name)))
         if self.metric not in METRICS:
             raise PEPError(f"metric: expected one of {METRICS}, got {self.metric!r}")
+        _check_class(self.function_class, self.mu)
 
     @property
     def total_steps(self) -> int:
@@ -131,7 +139,7 @@ class FedAvgPEP:
         return {"kind": self.kind, "n_clients": self.n_clients, "local_steps": self.local_steps,
                 "rounds": self.rounds, "L": self.L, "mu": self.mu, "steps": list(self.steps), "r0": self.r0,
                 "server_step": self.server_step, "zeta": self.zeta, "Gamma": self.Gamma, "G": self.G,
-                "metric": self.metric}
+                "metric": self.metric, "function_class": self.function_class}
 
 
 @dataclass(frozen=True)
@@ -150,12 +158,14 @@ class FedAvgLimitPEP:
     step: float
     zeta: float | None = None
     Gamma: float | None = None
+    function_class: str = "smooth"
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
         set_("n_clients", _int("n_clients", self.n_clients, 1))
         set_("local_steps", _int("local_steps", self.local_steps, 1))
         L, mu = _class_fields(self.L, self.mu)
+        _check_class(self.function_class, mu)
         if mu == 0:
             raise PEPError("mu: the limit needs mu > 0 (then the round map is a contraction and w~ is unique)")
         set_("L", L)
@@ -172,7 +182,33 @@ class FedAvgLimitPEP:
     def to_json(self) -> dict[str, Any]:
         """The fields as JSON, with ``kind``."""
         return {"kind": self.kind, "n_clients": self.n_clients, "local_steps": self.local_steps, "L": self.L,
-                "mu": self.mu, "step": self.step, "zeta": self.zeta, "Gamma": self.Gamma}
+                "mu": self.mu, "step": self.step, "zeta": self.zeta, "Gamma": self.Gamma,
+                "function_class": self.function_class}
+
+
+def unit_length(setting: FedAvgPEP | FedAvgLimitPEP) -> tuple[FedAvgPEP | FedAvgLimitPEP, float]:
+    """``setting`` with its lengths divided by one of them, and that length c.
+
+    The class and the method are invariant under f -> c^2 f(./c) (same L and mu; every iterate scales by c):
+    r0, zeta and G scale by c, Gamma by c^2, and both metrics by c^2. The solver works on data of order 1:
+    c is r0, else zeta, else sqrt(2 Gamma / L), else G / L (1 when all of them are zero)."""
+    scales = ([setting.r0] if isinstance(setting, FedAvgPEP) else []) + [
+        setting.zeta or 0.0, math.sqrt(2 * (setting.Gamma or 0.0) / setting.L)]
+    if isinstance(setting, FedAvgPEP):
+        scales.append((setting.G or 0.0) / setting.L)
+    length = next((c for c in scales if c > 0), 1.0)
+    changes = {"zeta": None if setting.zeta is None else setting.zeta / length,
+               "Gamma": None if setting.Gamma is None else setting.Gamma / length ** 2}
+    if isinstance(setting, FedAvgPEP):
+        changes.update(r0=setting.r0 / length, G=None if setting.G is None else setting.G / length)
+    return dataclasses.replace(setting, **changes), length
+
+
+def _check_class(function_class: Any, mu: float) -> None:
+    if function_class not in FUNCTION_CLASSES:
+        raise PEPError(f"function_class: expected one of {FUNCTION_CLASSES}, got {function_class!r}")
+    if function_class == "quadratic" and mu == 0:
+        raise PEPError("function_class: the quadratic class needs mu > 0 (its conditions use each f_i's minimiser)")
 
 
 def _steps(steps: Any, count: int) -> tuple[float, ...]:

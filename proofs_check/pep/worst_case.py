@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .setting import FedAvgLimitPEP, FedAvgPEP, PEPError, constant_steps
+from .setting import FedAvgLimitPEP, FedAvgPEP, PEPError, constant_steps, unit_length
 
 if TYPE_CHECKING:
     from convergence import RunStore
@@ -134,37 +134,18 @@ def worst_case(setting: FedAvgPEP | FedAvgLimitPEP, *, max_iter: int | None = No
 
 
 def _solve(setting: FedAvgPEP | FedAvgLimitPEP, max_iter: int) -> WorstCase:
-    """Solve ``setting`` scaled to unit length (``_unit_length``) and scale the values back."""
+    """Solve ``setting`` scaled to unit length (``setting.unit_length``) and scale the values back."""
     import time
 
     from .program import build_program
     from .sdp import solve_program
 
     start, cpu_start = time.perf_counter(), time.process_time()
-    unit, length = _unit_length(setting)
+    unit, length = unit_length(setting)
     solution = solve_program(build_program(unit), max_iter)
     return WorstCase(setting, solution.value * length ** 2, solution.dual_value * length ** 2, solution.status,
                      solution.primal_residual, solution.dual_residual, solution.duality_gap, solution.iterations,
                      time.perf_counter() - start, time.process_time() - cpu_start)
-
-
-def _unit_length(setting: FedAvgPEP | FedAvgLimitPEP) -> tuple[FedAvgPEP | FedAvgLimitPEP, float]:
-    """``setting`` with its lengths divided by one of them, and that length c.
-
-    The class and the method are invariant under f -> c^2 f(./c) (same L and mu; every iterate scales by c):
-    r0, zeta and G scale by c, Gamma by c^2, and both metrics by c^2. The solver works on data of order 1:
-    c is r0, else zeta, else sqrt(2 Gamma / L) (a client's largest ||grad f_i(x*)|| / L... its length),
-    else G / L (a program with all of them zero is solved as given)."""
-    scales = ([setting.r0] if isinstance(setting, FedAvgPEP) else []) + [
-        setting.zeta or 0.0, math.sqrt(2 * (setting.Gamma or 0.0) / setting.L)]
-    if isinstance(setting, FedAvgPEP):
-        scales.append((setting.G or 0.0) / setting.L)
-    length = next((c for c in scales if c > 0), 1.0)
-    changes = {"zeta": None if setting.zeta is None else setting.zeta / length,
-               "Gamma": None if setting.Gamma is None else setting.Gamma / length ** 2}
-    if isinstance(setting, FedAvgPEP):
-        changes.update(r0=setting.r0 / length, G=None if setting.G is None else setting.G / length)
-    return dataclasses.replace(setting, **changes), length
 
 
 def _stored(store: RunStore, key: str, setting: FedAvgPEP | FedAvgLimitPEP) -> WorstCase | None:
