@@ -181,6 +181,18 @@ def test_bad_input_names_the_field(build, field: str) -> None:
         build()
 
 
+def test_the_command_line_solves_a_program_and_names_a_bad_field(capsys: pytest.CaptureFixture[str]) -> None:
+    from reports.cli import main
+
+    assert main(["pep", "--clients", "4", "--local-steps", "1", "--rounds", "3", "--mu", "0.1", "--step", "0.5",
+                 "--zeta", "1"]) == 0
+    assert f"{0.95 ** 6:.6f}"[:7] in capsys.readouterr().out  # gradient descent's (1 - eta mu)^(2R)
+    assert main(["pep", "--local-steps", "2", "--mu", "0.1", "--step", "0.5"]) == 2
+    assert "--rounds: required unless --limit" in capsys.readouterr().err
+    assert main(["pep", "--local-steps", "2", "--limit", "--mu", "0.1", "--step", "3", "--zeta", "1"]) == 2
+    assert "step: must be < 2/L" in capsys.readouterr().err
+
+
 def test_importing_the_package_loads_neither_pepit_nor_cvxpy() -> None:
     code = ("import sys, proofs_check.pep as pep; pep.FedAvgPEP; pep.worst_case\n"
             "print(sorted(m for m in ('PEPit', 'cvxpy', 'scipy') if m in sys.modules))")

@@ -73,6 +73,19 @@ class WorstCase:
     def __float__(self) -> float:
         return self.value
 
+    def summary(self) -> str:
+        """One line: the metric, its worst case and how it was solved."""
+        s = self.setting
+        if isinstance(s, FedAvgLimitPEP):
+            what = f"||w~ - x*||^2 of the limit (E = {s.local_steps}, eta = {s.step:g})"
+        else:
+            metric = "||x_R - x*||^2" if s.metric == "distance" else "F(x_R) - F*"
+            what = f"{metric} after R = {s.rounds} rounds of E = {s.local_steps} local steps"
+        state = "solved" if self.solved else "NOT solved to tolerance"
+        return (f"worst case of {what} over N = {s.n_clients} {s.function_class} clients: {self.value:.10g} ({state}: "
+                f"{self.status}, accuracy {self.accuracy:.2g}, {self.iterations} iterations, {self.seconds:.2f} s"
+                f"{', cached' if self.cached else ''})")
+
     def figures(self) -> dict[str, Any]:
         """The status and figures as JSON (for a verdict's evidence)."""
         return {"value": _json_float(self.value), "dual_value": _json_float(self.dual_value), "status": self.status,
@@ -164,31 +177,34 @@ def _stored(store: RunStore, key: str, setting: FedAvgPEP | FedAvgLimitPEP) -> W
 def fedavg_worst_case(
     n_clients: int, local_steps: int, rounds: int, L: float, mu: float, step: float | Sequence[float], zeta: float | None,
     r0: float, metric: str = "distance", *, server_step: float = 1.0, Gamma: float | None = None, G: float | None = None,
-    max_iter: int | None = None, store: RunStore | None = None,
+    function_class: str = "smooth", max_iter: int | None = None, store: RunStore | None = None,
 ) -> WorstCase:
     """The exact worst case of FedAvg over the class (``setting.FedAvgPEP``): ``n_clients`` clients,
     each L-smooth and mu-strongly convex (mu = 0: convex), ``local_steps`` (E) gradient steps per round of
     size ``step`` (a number, or one step per local step: E x rounds of them), ``rounds`` (R) rounds,
     (1/N) sum_i ||grad f_i(x*)||^2 <= zeta^2 (None: not bounded), ||x_0 - x*|| <= r0, metric
     ``"distance"`` (||x_R - x*||^2) or ``"gap"`` (F(x_R) - F*). Optional: the server step, Gamma
-    (F* - (1/N) sum_i f_i* <= Gamma) and G (||grad f_i||^2 <= G^2 at every local iterate).
+    (F* - (1/N) sum_i f_i* <= Gamma), G (||grad f_i||^2 <= G^2 at every local iterate) and the
+    function class ("quadratic": every f_i a quadratic, ``setting.FUNCTION_CLASSES``).
 
     Returns a ``WorstCase``: ``.value`` (also ``float(result)``) with the solver's status, accuracy and
     time; read the value when ``.solved``. The worst case is the same for every n_clients >= 2
     (``program``), so it is solved once for all of them. Bad input raises PEPError naming the field.
     """
     steps = _step_list(step, local_steps, rounds)
-    setting = FedAvgPEP(n_clients, local_steps, rounds, L, mu, steps, r0, server_step, zeta, Gamma, G, metric)
+    setting = FedAvgPEP(n_clients, local_steps, rounds, L, mu, steps, r0, server_step, zeta, Gamma, G, metric,
+                        function_class)
     return _for_every_n(setting, max_iter=max_iter, store=store)
 
 
 def fedavg_limit_worst_case(
     n_clients: int, local_steps: int, L: float, mu: float, step: float, zeta: float | None, *,
-    Gamma: float | None = None, max_iter: int | None = None, store: RunStore | None = None,
+    Gamma: float | None = None, function_class: str = "smooth", max_iter: int | None = None,
+    store: RunStore | None = None,
 ) -> WorstCase:
     """The worst-case bias ||w~ - x*||^2 of constant-step FedAvg's limit w~ over the class
     (``setting.FedAvgLimitPEP``: needs mu > 0, step < 2/L and zeta or Gamma). Returns a ``WorstCase``."""
-    setting = FedAvgLimitPEP(n_clients, local_steps, L, mu, step, zeta, Gamma)
+    setting = FedAvgLimitPEP(n_clients, local_steps, L, mu, step, zeta, Gamma, function_class)
     return _for_every_n(setting, max_iter=max_iter, store=store)
 
 
