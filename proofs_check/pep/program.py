@@ -36,7 +36,9 @@ zero vector and the zero value of PEPit, not variables).
 ``fedavg_program`` builds the program of R rounds (``FedAvgPEP``), ``limit_program`` that of the
 fixed point of constant-step FedAvg (``FedAvgLimitPEP``): x_0 = w~ and the clients' mean steps
 summing to zero, sum_e m_e = 0, written by taking the last mean as minus the sum of the others.
-PEPit is imported here only, when a program is built.
+Client 1's conditions are PEPit's smooth strongly convex interpolation conditions, or, for
+``function_class = "quadratic"``, those of quadratics (``quadratic``: the same argument reduces that
+class, since f o Q_i^(-1) is a quadratic). PEPit is imported here only, when a program is built.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ scalar constraint of the program is affine in (G_c, G_d, v) (an inner product of
 block is an entry of that block's Gram matrix; of leaves of two blocks, zero: the blocks are
 orthogonal), so with z = (vec G_c, vec G_d, v) the SDP is
 
-    maximise  c'z + c_0   subject to  A z + b <= 0,  G_c >= 0,  G_d >= 0      (>= 0: PSD).
+    maximise  c'z + c_0   subject to  A z + b <= 0,  A_eq z + b_eq = 0,  T_k(z) >= 0,  G_c >= 0,  G_d >= 0
+
+(>= 0 on a matrix: PSD; the equalities and the affine matrices T_k are the quadratic class's, ``quadratic``).
 
 A and c are read from PEPit's expressions (their ``decomposition_dict``) into one sparse matrix,
 so cvxpy compiles one vectorised constraint instead of one per scalar (PEPit's own cvxpy wrapper
@@ -14,14 +16,15 @@ builds a dense n x n weight matrix per constraint: its compilation took longer t
 
 Clarabel (interior point, through cvxpy) solves it with ``SOLVER_TOLERANCE`` as its feasibility
 and gap tolerances and one thread (so the result is the same on any machine). Its dual gives, with
-Lagrange multipliers y >= 0 and S_c, S_d >= 0, the certificate c - A'y + (S_c, S_d, 0) = 0 with
-value c_0 - b'y, an upper bound on the worst case when it holds. The accuracy is measured on the
+Lagrange multipliers y >= 0, nu, Lambda_k >= 0 and S_c, S_d >= 0, the certificate
+c - A'y - A_eq'nu + sum_k M_k'Lambda_k + (S_c, S_d, 0) = 0 (T_k(z) = M_k z + t_k) with value
+c_0 - b'y - b_eq'nu + sum_k <Lambda_k, t_k>, an upper bound on the worst case when it holds. The accuracy is measured on the
 solution returned, whatever the solver says (``SDPSolution``):
 
-* primal residual: the largest violation of A z + b <= 0 and the most negative eigenvalue of G_c, G_d,
-  over max(1, max |b|);
-* dual residual: the largest entry of c - A'y + S (symmetrised), a negative multiplier or
-  eigenvalue of S, over max(1, max |c|);
+* primal residual: the largest violation of the scalar constraints and the most negative eigenvalue
+  of G_c, G_d and the T_k, over max(1, max |b|, max |b_eq|);
+* dual residual: the largest entry of the certificate's left side (symmetrised), a negative
+  multiplier y or eigenvalue of S, Lambda, over max(1, max |c|);
 * duality gap: |primal value - dual value| / max(|primal value|, |dual value|).
 
 The solution is **solved** when cvxpy reports "optimal" or "optimal_inaccurate" and the largest of

@@ -75,10 +75,11 @@ class PepLi2020Thm4Plan:
     max_iter: int = parameter(200, "the SDP solver's iteration limit (Clarabel's default)", minimum=1)
 
     def workload(self) -> Workload:
-        """One fixed-point program of E local steps per (E, eta) point (``proofs_check.pep.workload``)."""
+        """Two fixed-point programs of E local steps (the smooth class and the quadratic one) per (E, eta) point
+        (``proofs_check.pep.workload``)."""
         from ...pep.workload import programs_workload
 
-        return programs_workload([E for E in self.E_grid for _ in self.eta_grid], "E_grid")
+        return programs_workload([E for E in self.E_grid for _ in self.eta_grid for _ in range(2)], "E_grid")
 
 
 def evaluate(settings: VerifySettings, plan: PepLi2020Thm4Plan) -> ClaimResult:
