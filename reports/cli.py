@@ -1,4 +1,4 @@
-"""The `fedbound` command line: verify, run, report, list, falsify, export, partition, data, bench. A thin shell over the
+"""The `fedbound` command line: verify, run, report, list, falsify, export, partition, data, pep, bench. A thin shell over the
 Python API (``reports.verify.verify`` and ``rebuild_report``, ``reports.verify.run_experiment``,
 ``proofs_check.select_claim``): it parses arguments, prints errors and sets the exit status.
 
@@ -79,6 +79,8 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
         return _partition(args)
     if args.command == "data":
         return _data_fetch(args)
+    if args.command == "pep":
+        return _pep(args)
     return _bench(args)
 
 
@@ -215,6 +217,25 @@ def _export(args: argparse.Namespace) -> int:
         rows = store.export_table(args.table)
     print(f"wrote {rows} rows to {args.table}")
     return 0
+
+
+def _pep(args: argparse.Namespace) -> int:
+    import json
+
+    from proofs_check.pep import fedavg_limit_worst_case, fedavg_worst_case
+
+    kind = "quadratic" if args.quadratic else "smooth"
+    if args.limit:
+        result = fedavg_limit_worst_case(args.clients, args.local_steps, args.L, args.mu, args.step, args.zeta,
+                                         Gamma=args.Gamma, function_class=kind)
+    elif args.rounds is None:
+        raise ValueError("--rounds: required unless --limit")
+    else:
+        result = fedavg_worst_case(args.clients, args.local_steps, args.rounds, args.L, args.mu, args.step, args.zeta,
+                                   args.r0, args.metric, server_step=args.server_step, Gamma=args.Gamma, G=args.G,
+                                   function_class=kind)
+    print(json.dumps({"setting": result.setting.to_json(), **result.figures()}) if args.json else result.summary())
+    return 0 if result.solved else 1
 
 
 def _list(args: argparse.Namespace) -> int:

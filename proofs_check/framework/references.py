@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Reference", "LI2020", "DING2020", "YU2019", "YU2019ICML", "LIU2022_NOTE", "KARIMIREDDY2020", "REFERENCES"]
+__all__ = ["Reference", "LI2020", "DING2020", "YU2019", "YU2019ICML", "LIU2022_NOTE", "KARIMIREDDY2020", "TAYLOR2017",
+           "PEPIT2024", "REFERENCES"]
 
 
 @dataclass(frozen=True)
@@ -78,5 +79,19 @@ KARIMIREDDY2020 = Reference(
          "appendix with the explicit constants was not available.",
 )
 
+TAYLOR2017 = Reference(
+    "taylor2017", "A. B. Taylor, J. M. Hendrickx, F. Glineur",
+    "Smooth strongly convex interpolation and exact worst-case performance of first-order methods",
+    "Mathematical Programming 161", 2017, "1502.05666",
+    note="Performance estimation (after Drori and Teboulle, Math. Program. 145, 2014): the worst case of a "
+         "first-order method over a function class as an SDP, exact through interpolation conditions.",
+)
+PEPIT2024 = Reference(
+    "pepit2024", "B. Goujaud, C. Moucer, F. Glineur, J. M. Hendrickx, A. B. Taylor, A. Dieuleveut",
+    "PEPit: computer-assisted worst-case analyses of first-order optimization methods in Python",
+    "Mathematical Programming Computation", 2024, "2201.04040",
+    note="The library the pep.* claims write their programs with (MIT licence, version 0.5).",
+)
+
 REFERENCES: dict[str, Reference] = {r.key: r for r in (LI2020, DING2020, YU2019, YU2019ICML, LIU2022_NOTE,
-                                                       KARIMIREDDY2020)}
+                                                       KARIMIREDDY2020, TAYLOR2017, PEPIT2024)}

@@ -1,0 +1,7 @@
+"""Exact worst cases of FedAvg by performance estimation (PEPit): the clients' symmetric program, its
+SDP, the solved worst case with the solver's accuracy, and PEPit's direct program that checks it."""
+
+import lazy_loader
+
+# The public names are those imported in __init__.pyi; each submodule is imported on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -1,0 +1,221 @@
+"""What a performance-estimation program of FedAvg is asked: the method, the function class, the metric.
+
+FedAvg with full participation and exact local gradients, N clients of weight 1/N, objective
+F = (1/N) sum_i f_i, x* a minimiser of F. Round r starts every client at the server model x_r, each
+runs E gradient steps on its own f_i and the server moves towards their average:
+
+    y_i^0 = x_r,   y_i^(e+1) = y_i^e - eta_t grad f_i(y_i^e)   (t = r E + e, e = 0..E-1),
+    x_(r+1) = x_r + s ((1/N) sum_i y_i^E - x_r)                 (s: the server step, 1 in plain FedAvg).
+
+The class (``FedAvgPEP``): every f_i L-smooth and mu-strongly convex (mu = 0: L-smooth convex),
+||x_0 - x*|| <= r0, and any of
+
+* ``zeta``:  (1/N) sum_i ||grad f_i(x*)||^2 <= zeta^2   (gradient dissimilarity at the optimum);
+* ``Gamma``: F* - (1/N) sum_i f_i* <= Gamma              (Li et al., ICLR 2020: Gamma = F* - sum_k p_k F_k*);
+* ``G``:     ||grad f_i(y_i^e)||^2 <= G^2 at every local iterate where a gradient is taken
+             (Li et al.'s Assumption 4 with exact gradients, sigma_k = 0).
+
+The metric after R rounds: ``"distance"`` ||x_R - x*||^2 or ``"gap"`` F(x_R) - F*. ``function_class``
+"quadratic" restricts every f_i to quadratics (``FUNCTION_CLASSES``).
+
+``FedAvgLimitPEP`` asks for the limit of constant-step FedAvg instead: for 0 < eta < 2/L and mu > 0
+every local step is a contraction (factor max{|1 - eta mu|, |1 - eta L|} < 1), so the round map is
+one for any server step s in (0, 1] and FedAvg converges from every x_0 to its unique fixed point
+w~, the point with (1/N) sum_i y_i^E = w~ when the clients start at w~ (s cancels). Its metric is
+the bias ||w~ - x*||^2 over the class with ``zeta`` or ``Gamma``.
+
+Both are frozen dataclasses that check their fields (``PEPError`` naming the field) and serialise
+to JSON (``to_json``), which keys the cache (``proofs_check.pep.worst_case``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+__all__ = ["PEPError", "METRICS", "FUNCTION_CLASSES", "FedAvgPEP", "FedAvgLimitPEP", "constant_steps", "unit_length"]
+
+METRICS = ("distance", "gap")
+"""``"distance"``: ||x_R - x*||^2; ``"gap"``: F(x_R) - F*."""
+FUNCTION_CLASSES = ("smooth", "quadratic")
+"""Each client's f_i: ``"smooth"``, L-smooth and mu-strongly convex; ``"quadratic"``, a quadratic with
+mu I <= Hessian <= L I (a subclass: its worst case is at most the smooth class's, equal when quadratics
+attain it; ``proofs_check.pep.quadratic``)."""
+
+
+class PEPError(ValueError):
+    """A performance-estimation request with a bad field; the message names it."""
+
+
+def _real(name: str, value: Any, minimum: float | None = None, *, strict: bool = False) -> float:
+    """``value`` as a finite float >= ``minimum`` (> when ``strict``); PEPError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise PEPError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
+    out = float(value)
+    if not math.isfinite(out):
+        raise PEPError(f"{name}: must be finite, got {value!r}")
+    if minimum is not None and (out <= minimum if strict else out < minimum):
+        raise PEPError(f"{name}: must be {'>' if strict else '>='} {minimum:g}, got {out:g}")
+    return out
+
+
+def _int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise PEPError(f"{name}: expected an integer, got {value!r} ({type(value).__name__})")
+    if int(value) < minimum:
+        raise PEPError(f"{name}: must be >= {minimum}, got {int(value)}")
+    return int(value)
+
+
+def _optional(name: str, value: Any) -> float | None:
+    return None if value is None else _real(name, value, 0.0)
+
+
+def constant_steps(step: float, count: int) -> tuple[float, ...]:
+    """``count`` copies of ``step``: a constant schedule as ``FedAvgPEP.steps``."""
+    return (float(step),) * count
+
+
+def _class_fields(L: Any, mu: Any) -> tuple[float, float]:
+    L = _real("L", L, 0.0, strict=True)
+    mu = _real("mu", mu, 0.0)
+    if mu >= L:
+        raise PEPError(f"mu: must be < L = {L:g} (an L-smooth mu-strongly convex function with mu = L is one "
+                       f"quadratic), got {mu:g}")
+    return L, mu
+
+
+@dataclass(frozen=True)
+class FedAvgPEP:
+    """The worst case of FedAvg after ``rounds`` rounds (module docstring). ``steps`` holds one step per
+    local step, ``local_steps * rounds`` of them (step t = r E + e; ``constant_steps`` for a constant
+    one); ``zeta``, ``Gamma`` and ``G`` are None when the class does not bound that quantity."""
+
+    kind: ClassVar[str] = "fedavg"
+
+    n_clients: int
+    local_steps: int
+    rounds: int
+    L: float
+    mu: float
+    steps: tuple[float, ...]
+    r0: float = 1.0
+    server_step: float = 1.0
+    zeta: float | None = None
+    Gamma: float | None = None
+    G: float | None = None
+    metric: str = "distance"
+    function_class: str = "smooth"
+
+    def __post_init__(self) -> None:
+        set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
+        set_("n_clients", _int("n_clients", self.n_clients, 1))
+        set_("local_steps", _int("local_steps", self.local_steps, 1))
+        set_("rounds", _int("rounds", self.rounds, 1))
+        L, mu = _class_fields(self.L, self.mu)
+        set_("L", L)
+        set_("mu", mu)
+        set_("steps", _steps(self.steps, self.local_steps * self.rounds))
+        set_("r0", _real("r0", self.r0, 0.0))
+        set_("server_step", _real("server_step", self.server_step, 0.0, strict=True))
+        for name in ("zeta", "Gamma", "G"):
+            set_(name, _optional(name, getattr(self, name)))
+        if self.metric not in METRICS:
+            raise PEPError(f"metric: expected one of {METRICS}, got {self.metric!r}")
+        _check_class(self.function_class, self.mu)
+
+    @property
+    def total_steps(self) -> int:
+        """T = E R local steps."""
+        return self.local_steps * self.rounds
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as JSON, with ``kind``."""
+        return {"kind": self.kind, "n_clients": self.n_clients, "local_steps": self.local_steps,
+                "rounds": self.rounds, "L": self.L, "mu": self.mu, "steps": list(self.steps), "r0": self.r0,
+                "server_step": self.server_step, "zeta": self.zeta, "Gamma": self.Gamma, "G": self.G,
+                "metric": self.metric, "function_class": self.function_class}
+
+
+@dataclass(frozen=True)
+class FedAvgLimitPEP:
+    """The worst-case bias ||w~ - x*||^2 of constant-step FedAvg's limit w~ (module docstring) over the
+    class with ``zeta`` and / or ``Gamma`` (at least one: without heterogeneity every f_i is minimised
+    at x* and w~ = x*)."""
+
+    kind: ClassVar[str] = "fedavg_limit"
+    metric: ClassVar[str] = "distance"
+
+    n_clients: int
+    local_steps: int
+    L: float
+    mu: float
+    step: float
+    zeta: float | None = None
+    Gamma: float | None = None
+    function_class: str = "smooth"
+
+    def __post_init__(self) -> None:
+        set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
+        set_("n_clients", _int("n_clients", self.n_clients, 1))
+        set_("local_steps", _int("local_steps", self.local_steps, 1))
+        L, mu = _class_fields(self.L, self.mu)
+        _check_class(self.function_class, mu)
+        if mu == 0:
+            raise PEPError("mu: the limit needs mu > 0 (then the round map is a contraction and w~ is unique)")
+        set_("L", L)
+        set_("mu", mu)
+        step = _real("step", self.step, 0.0, strict=True)
+        if step >= 2 / L:
+            raise PEPError(f"step: must be < 2/L = {2 / L:g} for the local steps to contract, got {step:g}")
+        set_("step", step)
+        for name in ("zeta", "Gamma"):
+            set_(name, _optional(name, getattr(self, name)))
+        if self.zeta is None and self.Gamma is None:
+            raise PEPError("zeta: give zeta or Gamma (without heterogeneity the limit is x* itself)")
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as JSON, with ``kind``."""
+        return {"kind": self.kind, "n_clients": self.n_clients, "local_steps": self.local_steps, "L": self.L,
+                "mu": self.mu, "step": self.step, "zeta": self.zeta, "Gamma": self.Gamma,
+                "function_class": self.function_class}
+
+
+def unit_length(setting: FedAvgPEP | FedAvgLimitPEP) -> tuple[FedAvgPEP | FedAvgLimitPEP, float]:
+    """``setting`` with its lengths divided by one of them, and that length c.
+
+    The class and the method are invariant under f -> c^2 f(./c) (same L and mu; every iterate scales by c):
+    r0, zeta and G scale by c, Gamma by c^2, and both metrics by c^2. The solver works on data of order 1:
+    c is r0, else zeta, else sqrt(2 Gamma / L), else G / L (1 when all of them are zero)."""
+    scales = ([setting.r0] if isinstance(setting, FedAvgPEP) else []) + [
+        setting.zeta or 0.0, math.sqrt(2 * (setting.Gamma or 0.0) / setting.L)]
+    if isinstance(setting, FedAvgPEP):
+        scales.append((setting.G or 0.0) / setting.L)
+    length = next((c for c in scales if c > 0), 1.0)
+    changes = {"zeta": None if setting.zeta is None else setting.zeta / length,
+               "Gamma": None if setting.Gamma is None else setting.Gamma / length ** 2}
+    if isinstance(setting, FedAvgPEP):
+        changes.update(r0=setting.r0 / length, G=None if setting.G is None else setting.G / length)
+    return dataclasses.replace(setting, **changes), length
+
+
+def _check_class(function_class: Any, mu: float) -> None:
+    if function_class not in FUNCTION_CLASSES:
+        raise PEPError(f"function_class: expected one of {FUNCTION_CLASSES}, got {function_class!r}")
+    if function_class == "quadratic" and mu == 0:
+        raise PEPError("function_class: the quadratic class needs mu > 0 (its conditions use each f_i's minimiser)")
+
+
+def _steps(steps: Any, count: int) -> tuple[float, ...]:
+    """``steps`` as ``count`` positive floats; PEPError naming ``steps`` otherwise."""
+    if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence) and not hasattr(steps, "__iter__"):
+        raise PEPError(f"steps: expected a sequence of {count} step sizes, got {steps!r}")
+    out = tuple(steps)
+    if len(out) != count:
+        raise PEPError(f"steps: expected one step per local step, local_steps x rounds = {count}, got {len(out)}")
+    return tuple(_real(f"steps[{i}]", step, 0.0, strict=True) for i, step in enumerate(out))
