@@ -27,9 +27,9 @@ from proofs_check import (
 )
 from proofs_check.framework.evaluation import claim_optimum
 from proofs_check.claims.li2020.sampling import (
-    BALANCED, SAMPLING_PLANS, UNBALANCED, balanced_weights_hypothesis, image_instances, sampling_constants,
-    sampling_schedule,
+    BALANCED, SAMPLING_PLANS, UNBALANCED, image_instances, sampling_constants, sampling_schedule,
 )
+from proofs_check.lemmas import balanced_weights_hypothesis
 
 CLAIM_IDS = ("li2020.thm2", "li2020.thm3")
 

@@ -67,8 +67,6 @@ import numpy as np
 
 import convergence
 import problems
-from convergence.verdict import Hypothesis
-
 from ... import constants
 from ...framework.claim import PlantedVariant
 from ...framework.parameters import ModePlans, PlanError, parameter
@@ -83,7 +81,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SamplingInstance", "SamplingRun", "BALANCED", "UNBALANCED", "LOCAL_STEPS", "BATCH_SIZE",
-    "balanced_weights_hypothesis", "sampling_schedule", "sampling_constants", "image_instances",
+    "sampling_schedule", "sampling_constants", "image_instances",
     "SAMPLING_SEEDS", "Li2020SamplingPlan", "SAMPLING_PLANS", "SAMPLING_VARIANTS",
 ]
 
@@ -121,6 +119,18 @@ class Li2020SamplingPlan:
     bound_scale: float = parameter(1.0, "multiplies the bound of eq. 6", above=0)
     C_scale: float = parameter(1.0, "multiplies C in eq. 6 (0: C dropped, Theorem 1's bound)", minimum=0)
     claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
+    E: tuple[int, ...] = parameter((2, 5, 10), "E of the runs with E > 1 local steps a round (eq. 6 on the balanced "
+                                               "instance at K = the first of participants; the proof steps at the "
+                                               "largest E)", minimum=2)
+    E_horizon: float = parameter(5000.0, "local steps T of the E > 1 runs, in units of their gamma (eq. 6 falls "
+                                         "below the gap's ceiling L R^2/2 only after about 3,000 gamma at E = 10)",
+                                 above=0)
+    E_seeds: int = parameter(16, "seeds of the E > 1 runs (their bound is checked, not their rate: its tightness is "
+                                 "1e-4 to 1e-2)", minimum=8)
+    drift_scale: float = parameter(1.0, "multiplies B's drift term 8 (E-1)^2 G^2, in eq. 6 and in its proof step "
+                                        "(Lemma 3; 0: dropped)", minimum=0)
+    C_E_power: int = parameter(2, "the power of E in C, in eq. 6 and in its proof step (Lemma 5; the paper: 2)",
+                               minimum=0)
 
     def __post_init__(self) -> None:
         if self.image_clients % 10:
@@ -137,19 +147,25 @@ class Li2020SamplingPlan:
 
     def workload(self) -> Workload:
         """E = 1, batch 1: horizon x 12 steps on K clients (N = 10 balanced, N = 4 unbalanced) per K of the plan,
-        and the two image instances at image_horizon x their gamma (>= 1) steps on image_participants clients."""
+        the two image instances at image_horizon x their gamma (>= 1) steps on image_participants clients, the
+        E > 1 runs (E_horizon x gamma >= 12 steps) and the traced proof-step run (``sampling_steps``)."""
         from ...framework.plan_workloads import runs_workload
+        from .sampling_steps import STEP_CLIENTS, STEP_ROUNDS, STEP_SEEDS
 
         synthetic = sum((runs_workload(seeds=self.seeds, rounds=12 * self.horizon, clients=K, records=60)
                          for K in self.participants + self.unbalanced_participants), convergence.Workload())
         images = runs_workload(configs=2, seeds=self.image_seeds, rounds=self.image_horizon,
                                clients=self.image_participants, records=30)
-        return synthetic + images
+        local = sum((runs_workload(seeds=self.E_seeds, rounds=12 * self.E_horizon / E, E=E,
+                                   clients=self.participants[0], records=60) for E in self.E), convergence.Workload())
+        steps = runs_workload(seeds=STEP_SEEDS, rounds=STEP_ROUNDS, E=max(self.E), clients=STEP_CLIENTS,
+                              reference=True)
+        return synthetic + images + local + steps
 
 
 SAMPLING_PLANS = ModePlans(
     quick=Li2020SamplingPlan(horizon=300.0, participants=(1, 5), unbalanced_participants=(1, 2), image_horizon=300.0,
-                             image_clients=10, image_samples=1000, image_participants=2, image_seeds=8),
+                             image_clients=10, image_samples=1000, image_participants=2, image_seeds=8, E_seeds=8),
     default=Li2020SamplingPlan(horizon=1000.0, participants=(1, 5), unbalanced_participants=(1, 2), image_horizon=300.0,
                                image_clients=10, image_samples=1000, image_participants=2, image_seeds=16),
     full=Li2020SamplingPlan(horizon=3000.0, participants=(1, 2, 5, 10), unbalanced_participants=(1, 2, 3, 4),
@@ -168,6 +184,12 @@ SAMPLING_VARIANTS = (
                    {"bound_scale": 0.001}, sub_check="explicit bound (eq. 6)"),
     PlantedVariant("rate O(T^-2)", "claimed exponent -2 in gamma + T (measured about -1)", {"claimed_exponent": -2.0},
                    sub_check="rate exponent <="),
+    PlantedVariant("drift term dropped", "B without 8 (E-1)^2 G^2: its proof step, Lemma 3's bound of the clients' "
+                   "drift, becomes 0 while the drift is positive at E > 1 (eq. 6 itself still holds without it: "
+                   "sampling_steps)", {"drift_scale": 0.0}, sub_check="proof step: Lemma 3"),
+    PlantedVariant("C with E for E^2", "C = (4/K) E G^2: its proof step, Lemma 5 at E = 10, is exceeded about 1.5x "
+                   "(Lemma 5 uses 0.15 of eta_t^2 C there; eq. 6 itself still holds: sampling_steps)",
+                   {"C_E_power": 1}, sub_check="proof step: Lemma 5"),
 )
 """The planted variants shared by li2020.thm2 and li2020.thm3."""
 
@@ -216,13 +238,15 @@ def image_instances(plan: Li2020SamplingPlan) -> tuple[SamplingInstance, Samplin
 
 @dataclass(frozen=True)
 class SamplingRun:
-    """One run of a claim: its instance, ``participation`` (``FedAvgConfig.participation``), K, and
-    whether its rate is checked."""
+    """One run of a claim: its instance, ``participation`` (``FedAvgConfig.participation``), K, whether
+    its rate is checked, and E (``local_steps``: LOCAL_STEPS = 1, or one of the plan's E > 1, whose runs
+    take the plan's ``E_horizon`` and ``E_seeds``)."""
 
     instance: SamplingInstance
     participation: str
     participants: int
     rate: bool
+    local_steps: int = LOCAL_STEPS
 
     @property
     def theorem_scheme(self) -> str:
@@ -231,36 +255,29 @@ class SamplingRun:
 
     @property
     def label(self) -> str:
-        """E.g. ``scheme_i, K = 1, balanced (identical quadratic, N = 10)``."""
-        return f"{self.participation}, K = {self.participants}, {self.instance.label}"
+        """E.g. ``scheme_i, K = 1, balanced (identical quadratic, N = 10)``; ``scheme_i, K = 1, E = 5, ...``
+        for E > 1."""
+        E = "" if self.local_steps == LOCAL_STEPS else f"E = {self.local_steps}, "
+        return f"{self.participation}, K = {self.participants}, {E}{self.instance.label}"
 
 
-def balanced_weights_hypothesis(weights: np.ndarray) -> Hypothesis:
-    """Assumption 6's balanced data, p_k = 1/N for every k (to 1e-12 relative), for the weights p (N,)."""
-    p = np.asarray(weights, dtype=float)
-    N = p.size
-    return Hypothesis(
-        "Assumption 6 (Scheme II): balanced data p_k = 1/N", bool(np.max(np.abs(N * p - 1.0)) <= 1e-12),
-        f"N = {N}, N max p_k = {N * p.max():.6g}, N min p_k = {N * p.min():.6g}",
-    )
-
-
-def sampling_schedule(problem: FederatedProblem, participation: str) -> convergence.StepSize:
-    """Li's eta_t = 2/(mu (gamma + t)), gamma = max{8 L/mu, E}, decayed per local iteration, with E =
-    LOCAL_STEPS; for transformed Scheme II with the transformed constants varsigma mu and nu L."""
+def sampling_schedule(problem: FederatedProblem, participation: str, E: int = LOCAL_STEPS) -> convergence.StepSize:
+    """Li's eta_t = 2/(mu (gamma + t)), gamma = max{8 L/mu, E}, decayed per local iteration, with E local
+    steps a round; for transformed Scheme II with the transformed constants varsigma mu and nu L."""
     consts = problems.problem_constants(problem)
     L, mu = float(consts.L), float(consts.mu)
     if participation == "transformed_scheme_ii":
         nu, varsigma = constants.li_transform_factors(problem.weights)
         L, mu = nu * L, varsigma * mu
-    return convergence.StepSize.li(mu, L, LOCAL_STEPS)
+    return convergence.StepSize.li(mu, L, E)
 
 
 def sampling_constants(
-    problem: FederatedProblem, optimum: Optimum, participation: str, radius: float, observed_grad_sq: float
+    problem: FederatedProblem, optimum: Optimum, participation: str, radius: float, observed_grad_sq: float,
+    E: int = LOCAL_STEPS,
 ) -> LiConstants:
-    """The constants of eq. 6 for a run whose local iterates stay within ``radius`` of w* (its largest
-    realised ||g||^2 ``observed_grad_sq`` is quoted beside G^2): Theorem 1's (``li_theorem1_constants``,
-    minibatch BATCH_SIZE), transformed for transformed Scheme II."""
-    c = constants.li_theorem1_constants(problem, optimum, LOCAL_STEPS, BATCH_SIZE, radius, observed_grad_sq)
+    """The constants of eq. 6 for a run with E local steps a round whose local iterates stay within
+    ``radius`` of w* (its largest realised ||g||^2 ``observed_grad_sq`` is quoted beside G^2): Theorem 1's
+    (``li_theorem1_constants``, minibatch BATCH_SIZE), transformed for transformed Scheme II."""
+    c = constants.li_theorem1_constants(problem, optimum, E, BATCH_SIZE, radius, observed_grad_sq)
     return constants.li_transformed_constants(c, problem.weights) if participation == "transformed_scheme_ii" else c
