@@ -274,7 +274,6 @@ def evaluate_sampling(
     tightness = ", ".join(f"{t['run']}: {t['bound tightness (max gap/bound)']:.3g}" for t in tables)
     shares = ", ".join(f"E = {t['E']}: {t[SHARE]:.4f} (tightness {t['bound tightness (max gap/bound)']:.2g})"
                        for t in tables if SHARE in t)
-    tables.append(steps_table)
     image_note = "".join(
         f" {inst.label}: {built[inst.label].notes} Its lambda = {plan.image_l2:g} is not the paper's 1e-4 (eq. 6 "
         "holds for any mu > 0; with 1e-4, gamma = 8 kappa is 1e5 steps and more, beyond any affordable horizon); its "
@@ -294,4 +293,4 @@ def evaluate_sampling(
         f"planted on the proof steps that carry E, traced at E = {max(plan.E)}: Lemma 3 (B's drift term) uses "
         f"{steps_table[DRIFT_TIGHTNESS]:.3g} of its bound, Lemma 5 (C) {steps_table[C_TIGHTNESS]:.3g}.{image_note}",
     )
-    return ClaimResult(planted.mark(verdict.with_evidence(constants=tables)), tuple(plots))
+    return ClaimResult(planted.mark(verdict.with_evidence(constants=tables, proof_steps=steps_table)), tuple(plots))
