@@ -10,7 +10,10 @@ p_k, simple average) satisfies
 
 with C = (4/K) E^2 G^2, for every K. Checked on the synthetic instances (balanced N = 10 at each K of
 ``plan.participants``: bound and rate; unbalanced N = 4 at each K of ``plan.unbalanced_participants``:
-bound) and on Li's two image instances at K = ``plan.image_participants``. The instances, the plan
+bound), on Li's two image instances at K = ``plan.image_participants``, and at E in ``plan.E`` (2, 5, 10) on the
+balanced instance (bound), with the proof steps that carry E (Lemmas 3 and 5) on a traced run at the largest E
+(``sampling_steps``: eq. 6 without its drift term or with C's E^2 written E cannot fail, these steps can). The
+instances, the plan
 (shared with li2020.thm3) and its variants: ``sampling``; the sub-checks and what they measured:
 ``sampling_checks``.
 """

@@ -9,6 +9,8 @@ eq. 6 (``thm2``) with C = (N-K)/(N-1) (4/K) E^2 G^2; for unbalanced data, transf
 (F~_k = N p_k F_k, simple average) satisfies it with L, mu, sigma_k, G replaced by nu L, varsigma mu,
 sqrt(nu) sigma_k, sqrt(nu) G, nu = N max p_k, varsigma = N min p_k. Scheme II itself is not covered on
 unbalanced data: that run is reported not applicable (its hypothesis p_k = 1/N checked), never PASS.
+E > 1 (``plan.E``: 2, 5, 10) on the balanced instance and the proof steps that carry E are checked as in
+li2020.thm2 (``sampling_steps``).
 The instances, the plan (shared with li2020.thm2) and its variants: ``sampling``; the sub-checks and
 what they measured: ``sampling_checks``.
 """
