@@ -91,12 +91,11 @@ import convergence
 import problems
 from convergence.verdict import Hypothesis, Uninformative, Verdict
 
-from ... import constants
+from ... import constants, lemmas
 from ...framework.claim import ClaimResult
 from ...framework.evaluation import PlantedParameters, claim_optimum, combine_checks
 from ...framework.plot_specs import Curve, CurvesPlot
 from .hypotheses import li_hypotheses
-from ... import lemmas
 from .sampling import (
     BATCH_SIZE, LOCAL_STEPS, Li2020SamplingPlan, SamplingRun, sampling_constants, sampling_schedule,
 )
