@@ -117,7 +117,8 @@ class SamplingLemmaData:
     def describe(self) -> str:
         N = self.lemma.problem.n_clients
         return (f"{self.scheme}, K = {self.participants} of N = {N}, E = {self.lemma.config.local_steps}, "
-                f"{self.eta.size} rounds, {len(self.lemma.traces)} seeds, {self.draws} fresh samples per seed and round")
+                f"{self.eta.size} rounds, {len(self.lemma.traces)} seeds, {self.draws} fresh samples per seed and "
+                "round")
 
 
 def sample_deviations(v: np.ndarray, W: np.ndarray, weights: np.ndarray, samples: Sequence[RoundSample]) -> np.ndarray:
@@ -203,8 +204,8 @@ def li_lemma4(data: SamplingLemmaData, tolerance: float = BIAS_TOLERANCE) -> Ver
                          "is a share of the round updates")
     U = data.bias_sq.sum(axis=1) / totals
     K, N = data.participants, data.lemma.problem.n_clients
-    notes = (f"{data.describe()}; U = sum_r ||E_S wbar - vbar||^2 / sum_r ||W - vbar||^2 per seed (U-statistic over the "
-             f"fresh samples), mean {U.mean():.4g}, tested against tolerance^2 = {tolerance**2:.4g} (bias below "
+    notes = (f"{data.describe()}; U = sum_r ||E_S wbar - vbar||^2 / sum_r ||W - vbar||^2 per seed (U-statistic over "
+             f"the fresh samples), mean {U.mean():.4g}, tested against tolerance^2 = {tolerance**2:.4g} (bias below "
              f"{tolerance:g} of the round updates); the original scheme's bias would give (1 - K/N)^2 = "
              f"{(1 - K / N) ** 2:.4g} on balanced data")
     verdict = upper_bound_verdict("li2020.lemma4", np.array([float(data.x[-1])]), U[:, None],
@@ -224,13 +225,15 @@ def li_lemma5(data: SamplingLemmaData, factor: float = 1.0) -> Verdict:
     eta = lemma.step_sizes
     later = lemma.config.step_size.at(np.arange(eta.size) + E, E)
     hypotheses = [
-        Hypothesis("eta_t non-increasing", bool(np.all(np.diff(eta) <= 0)), f"eta_0 = {eta[0]:.6g}, eta_T-1 = {eta[-1]:.6g}"),
-        Hypothesis("eta_t <= 2 eta_{t+E}", bool(np.all(eta <= 2 * later)), f"max eta_t / eta_(t+E) = {np.max(eta / later):.6g}"),
+        Hypothesis("eta_t non-increasing", bool(np.all(np.diff(eta) <= 0)),
+                   f"eta_0 = {eta[0]:.6g}, eta_T-1 = {eta[-1]:.6g}"),
+        Hypothesis("eta_t <= 2 eta_{t+E}", bool(np.all(eta <= 2 * later)),
+                   f"max eta_t / eta_(t+E) = {np.max(eta / later):.6g}"),
         Hypothesis("Assumption 4 along the run: G^2 finite", bool(np.isfinite(lemma.G_sq)), f"G^2 = {lemma.G_sq:.6g}"),
     ]
     if scheme == "scheme_ii":
         hypotheses.append(balanced_weights_hypothesis(lemma.problem.weights))
     claim_id = "li2020.lemma5" if factor == 1.0 else f"li2020.lemma5[factor={factor:.6g}]"
-    notes = (f"{data.describe()}; Monte Carlo E_S over the fresh samples, mean over seeds, against {factor:.6g} eta_t^2 C, "
-             f"C = {C:.6g} ({'(N-K)/(N-1) ' if scheme == 'scheme_ii' else ''}(4/K) E^2 G^2); {lemma.constants_note()}")
+    notes = (f"{data.describe()}; Monte Carlo E_S over the fresh samples, mean over seeds, against {factor:.6g} "
+             f"eta_t^2 C, C = {C:.6g} ({'(N-K)/(N-1) ' if scheme == 'scheme_ii' else ''}(4/K) E^2 G^2); {lemma.constants_note()}")
     return upper_bound_verdict(claim_id, data.x, data.variance, bound, hypotheses, notes, deterministic=False)

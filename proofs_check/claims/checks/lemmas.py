@@ -19,10 +19,10 @@ The plan (``LemmasPlan``) gives the rounds of the FedAvg runs (10 in quick mode,
 Power self-test: ``lemmas[planted=LEMMA_ID]`` (the plan's ``planted``) plants a false version of one lemma
 (``PLANTABLE_LEMMAS``). Li's Lemma 4 is planted as the paper's own counter-example, McMahan's original
 scheme claimed unbiased (its bias is 1 - K/N = 1/2 of every round's update: the row's statistic is about
-0.25 against the tolerance 0.01); Lemma 5 with 1/K replaced by 1/K^2 (at K = 10 the sampling variance uses
-about 0.15 of the true bound, so 1.5 times the planted one). For the others the constant is replaced by ``lemma_verdicts.PLANTED_MARGIN`` (0.9) times the
-largest one the data prove too small (``lemma_verdicts.attained_scale``: a simultaneous lower
-confidence limit above the bound), so the planted lemma is false on the instance, by about 11%
+0.25 against the tolerance 0.15^2 = 0.0225); Lemma 5 with 1/K replaced by 1/K^2 (at K = 10 the sampling
+variance uses about 0.15 of the true bound, so 1.5 times the planted one). For the others the constant is
+replaced by ``lemma_verdicts.PLANTED_MARGIN`` (0.9) times the largest one the data prove too small
+(``lemma_verdicts.attained_scale``: a simultaneous lower confidence limit above the bound), so the planted lemma is false on the instance, by about 11%
 beyond what the data resolve, and must FAIL; Lemma 6's additive constant is moved below the
 attained one the same way (``lemma_verdicts.attained_offset``). Ding's Lemmas 8 and 9 are not
 plantable: their rows cannot fail as the paper states them (``ding2020_lemmas``: Lemma 8 holds by

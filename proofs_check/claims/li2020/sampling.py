@@ -22,17 +22,18 @@ steps, 12 being Theorem 1's gamma = 8 kappa of both instances (transformed Schem
 kappa / varsigma is 39.5, so its runs span horizon x 0.3 gamma~), with about ``sampling_checks.RECORD_POINTS``
 record rounds spaced evenly in log T.
 
-Runs with E > 1 (``plan.E``, 2, 5 and 10 by default): Scheme I (thm2) or Scheme II (thm3) on ``BALANCED`` at K =
-the first of ``plan.participants``, eta_t = 2/(mu (gamma + t)) with gamma = max{8 kappa, E} (12 at every default E)
-decayed per local iteration, T = ``plan.E_horizon`` x gamma local steps (eq. 6 with its E-terms falls below the
-gap's ceiling L R^2/2 only after about 3,000 gamma at E = 10), ``plan.E_seeds`` seeds, bound only (E changes eq. 6's
-constant, not its rate, which the E = 1 runs check). With E > 1 the devices not sampled run E steps from the global
-model too (App. B); on ``BALANCED``'s identical clients their local iterates have the law of a sampled device's
-(a device's minibatches do not depend on the sample), so the constants over the ball that holds the sampled
-devices' iterates bound Assumptions 3-4's expectations for all of them. There the E-terms 8 (E-1)^2 G^2 + C carry over 99.7% of B + C, and the gap
-uses 0.008, 0.001 and 0.0002 of eq. 6: too little for eq. 6 without the drift term or with C's E^2 written E to
-fail (``sampling_steps`` says why no instance can), so those planted variants are checked on the proof steps that
-carry E, traced at the largest E (``sampling_steps``).
+Runs with E > 1 (``plan.E``, 2, 5 and 10 by default): Scheme I (thm2) or Scheme II (thm3) on ``BALANCED`` at
+K = the first of ``plan.participants``, eta_t = 2/(mu (gamma + t)) with gamma = max{8 kappa, E} (12 at every
+default E) decayed per local iteration, T = ``plan.E_horizon`` x gamma local steps (eq. 6 with its E-terms falls
+below the gap's ceiling L R^2/2 only after about 3,000 gamma at E = 10), ``plan.E_seeds`` seeds, bound only (E
+changes eq. 6's constant, not its rate, which the E = 1 runs check). With E > 1 the devices not sampled run E
+steps from the global model too (App. B); on ``BALANCED``'s identical clients their local iterates have the law
+of a sampled device's (a device's minibatches do not depend on the sample), so the constants over the ball that
+holds the sampled devices' iterates bound Assumptions 3-4's expectations for all of them. There the E-terms
+8 (E-1)^2 G^2 + C carry over 99.6% of B + C, and the gap uses 0.008, 0.001 and 0.0002 of eq. 6: too little for
+eq. 6 without the drift term or with C's E^2 written E to fail (``sampling_steps`` says why no instance comes
+close), so those planted variants are checked on the proof steps that carry E, traced at the largest E
+(``sampling_steps``).
 
 Image instances (``image_instances``; Li's App. D.1 recipe, ``problems.li_images``: softmax regression with
 bias, two labels per device, balanced p_k = 1/N and power-law unbalanced, on ``plan.dataset``, "auto" =

@@ -64,15 +64,16 @@ synthetic grid included (with 16 image seeds II's rate was undecided, -0.96 [-1.
 The digits (gamma = 16, T = 4,893; gamma~ = 84, T = 25,219): tightness 0.006 (I, II), 0.0009 (transformed II),
 rate -0.99 [-1.03, -0.96] (I) and -0.99 [-1.02, -0.95] (II); 203 s CPU.
 
-Runs with E > 1 (``sampling``'s docstring; default plan, balanced instance, K = 1, 16 seeds, T = 60,000 = 5,000
-gamma): eq. 6 PASSes with tightness 0.0078 / 0.00083 / 0.00021 (Scheme I, E = 2 / 5 / 10) and 0.0066 / 0.0011 /
-0.0002 (Scheme II); its smallest value is 0.012 / 0.12-0.14 / 0.62-0.67 x L R^2/2, so every one can fail. The
-E-terms carry 0.9970 / 0.99967 / 0.99993 of B + C (the drift term 0.33 / 0.56 / 0.62, C 0.66 / 0.44 / 0.38):
-without the drift term the tightness would be 0.012 / 0.0019 / 0.00055, with C's E^2 written E 0.012 / 0.0013 /
-0.00032 (Scheme I; Scheme II alike), both far below 1, so those variants cannot fail eq. 6 here (nor anywhere:
-``sampling_steps``). Each run's table gives these shares and tightnesses. The proof steps at E = 10
-(``sampling_steps``: Lemma 3 for B's drift term, Lemma 5 for C, 16 traced seeds): Lemma 3 uses 0.153, Lemma 5
-0.150 (Scheme I) and 0.154 (Scheme II) of their bounds; planted, the zero drift term and eta_t^2 C / 10 FAIL there.
+Runs with E > 1 (``sampling``'s docstring; default and quick plans, balanced instance, K = 1, 8 seeds, T = 60,000 =
+5,000 gamma): eq. 6 PASSes with tightness 0.0084 / 0.0011 / 0.00025 (Scheme I, E = 2 / 5 / 10) and 0.0081 / 0.0010
+/ 0.0002 (Scheme II); its smallest value is 0.012-0.015 / 0.13-0.14 / 0.67 x L R^2/2, so every one can fail. The
+E-terms carry 0.9968-0.9970 / 0.99967 / 0.99992 of B + C (the drift term 0.33 / 0.56 / 0.62, C 0.66 / 0.44 /
+0.38): without the drift term the tightness would be 0.013 / 0.0026 / 0.00065, with C's E^2 written E 0.013 /
+0.0018 / 0.00038 (Scheme I; Scheme II 0.012 / 0.0024 / 0.00053 and 0.012 / 0.0016 / 0.00031), far below 1, so
+those variants cannot fail eq. 6 (``sampling_steps``). Each run's table gives these shares and tightnesses. The
+proof steps at E = 10 (``sampling_steps``: Lemma 3 for B's drift term, Lemma 5 for C, 16 traced seeds): Lemma 3
+uses 0.153, Lemma 5 0.150 (Scheme I) and 0.154 (Scheme II) of their bounds; planted, the zero drift term and
+eta_t^2 C / 10 FAIL there (``verify --power``).
 
 Planted false variants change the plan's constants (``sampling.Li2020SamplingPlan``):
 ``C_scale`` multiplies C (0: C dropped, Theorem 1's bound, false at K = 1 on the balanced instance),

@@ -45,12 +45,12 @@ from ... import lemmas
 if TYPE_CHECKING:
     from ...framework.settings import VerifySettings
 
-__all__ = ["STEP_CLIENTS", "STEP_INSTANCE", "STEP_PARTICIPANTS", "STEP_LOCAL_STEPS", "STEP_ROUNDS", "STEP_SEEDS", "step_config", "step_checks",
-           "DRIFT_CHECK", "C_CHECK", "DRIFT_TIGHTNESS", "C_TIGHTNESS"]
+__all__ = ["STEP_CLIENTS", "STEP_INSTANCE", "STEP_PARTICIPANTS", "STEP_LOCAL_STEPS", "STEP_ROUNDS", "STEP_SEEDS",
+           "step_config", "step_checks", "DRIFT_CHECK", "C_CHECK", "DRIFT_TIGHTNESS", "C_TIGHTNESS"]
 
 STEP_CLIENTS = 20
-STEP_INSTANCE = problems.problem_spec("random_quadratic", n_clients=STEP_CLIENTS, dim=40, mu=1.0, L=1.05, heterogeneity=5.0,
-                                      samples_per_client=40, seed=0)
+STEP_INSTANCE = problems.problem_spec("random_quadratic", n_clients=STEP_CLIENTS, dim=40, mu=1.0, L=1.05,
+                                      heterogeneity=5.0, samples_per_client=40, seed=0)
 STEP_PARTICIPANTS = 10
 STEP_ROUNDS = 20
 STEP_LOCAL_STEPS = 10
