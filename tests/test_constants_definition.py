@@ -172,7 +172,7 @@ def test_evaluate_lemmas_planted_variant_fails(planted: str) -> None:
 
 def test_evaluate_lemmas_rejects_unknown_variant() -> None:
     with pytest.raises(ValueError, match="^planted: claim 'lemmas' needs one of li2020.lemma1"):
-        evaluate_lemmas(QUICK, planted="li2020.lemma4")
+        evaluate_lemmas(QUICK, planted="li2020.lemma7")
 
 
 @pytest.mark.parametrize("planted", [None, "L", "mu", "sigma_k^2", "G^2", "sigma_G^2"])

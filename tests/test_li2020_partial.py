@@ -25,11 +25,12 @@ from proofs_check import (
     li_transformed_constants,
     select_claim,
 )
+from proofs_check.claims.li2020.sampling_checks import SHARE
 from proofs_check.framework.evaluation import claim_optimum
 from proofs_check.claims.li2020.sampling import (
-    BALANCED, SAMPLING_PLANS, UNBALANCED, balanced_weights_hypothesis, image_instances, sampling_constants,
-    sampling_schedule,
+    BALANCED, SAMPLING_PLANS, UNBALANCED, image_instances, sampling_constants, sampling_schedule,
 )
+from proofs_check.lemmas import balanced_weights_hypothesis
 
 CLAIM_IDS = ("li2020.thm2", "li2020.thm3")
 
@@ -194,7 +195,9 @@ def test_claim_passes_with_its_tightness(results, claim_id):
     runs = v.evidence["constants"]
     assert all(0 < t["bound tightness (max gap/bound)"] < 1 for t in runs if t["applicable"])
     assert all(t["gap/bound at T"] for t in runs)
-    assert {s.name.split(",")[0] for s in v.checks} == {"explicit bound (eq. 6)", "rate exponent <= -1"}
+    assert {s.name.split(",")[0] for s in v.checks} == {
+        "explicit bound (eq. 6)", "rate exponent <= -1", "proof step: Lemma 3 under B's drift term 8 (E-1)^2 G^2 (x 1)",
+        "proof step: Lemma 5 under eta_t^2 C (E^2 in C)"}
     assert len(result.plots) == 4  # the synthetic and the image instances, balanced and unbalanced
     # the image instances' bound and rate are counted, and the report names their data (the digits here)
     image = [s for s in v.checks if "image balanced (digits" in s.name]
@@ -202,6 +205,34 @@ def test_claim_passes_with_its_tightness(results, claim_id):
     assert all(s.verdict.status is Status.PASS for s in image)
     assert "digits" in v.notes and "lambda = 1 is not the paper's 1e-4" in v.notes
     assert any(t["data"].startswith("Li balanced digits N=10") for t in runs)
+
+
+@pytest.mark.parametrize("claim_id", CLAIM_IDS)
+def test_local_steps_runs_pass_with_the_share_of_their_terms(results, claim_id):
+    """E = 2, 5, 10 on the balanced instance: eq. 6 PASSes and is informative (below L R^2/2 at the last T); its
+    E-terms 8 (E-1)^2 G^2 + C carry over 99% of B + C, and the bound without the drift term or with C's E^2
+    written E would still hold (tightness < 0.02): those variants are caught by the proof steps instead."""
+    v = results[claim_id].verdict
+    runs = {t["E"]: t for t in v.evidence["constants"] if t.get("E", 1) > 1 and "bound tightness (max gap/bound)" in t}
+    assert sorted(runs) == [2, 5, 10]
+    for E, t in runs.items():
+        (check,) = [s for s in v.checks if s.name.startswith("explicit bound (eq. 6)") and f"E = {E}," in s.name]
+        assert check.verdict.status is Status.PASS and t["min bound / (L R^2/2)"] < 1
+        assert 0.99 < t[SHARE] < 1 and t["drift term's share (8 (E-1)^2 G^2 / (B + C))"] > 0.3
+        assert t["bound tightness (max gap/bound)"] < t["tightness without the drift term (planted, holds)"] < 0.02
+        assert t["bound tightness (max gap/bound)"] < t["tightness with C's E^2 written E (planted, holds)"] < 0.02
+    steps = [s for s in v.checks if s.name.startswith("proof step")]
+    assert len(steps) == 2 and all(s.verdict.status is Status.PASS and 0.1 < s.verdict.measured < 0.25 for s in steps)
+
+
+@pytest.mark.parametrize("claim_id", CLAIM_IDS)
+@pytest.mark.parametrize("params, planted", [("drift_scale=0.0", "proof step: Lemma 3"),
+                                             ("C_E_power=1", "proof step: Lemma 5")])
+def test_local_steps_variants_fail_on_their_proof_step(settings, claim_id, params, planted):
+    v = select_claim(f"{claim_id}[{params}]").evaluate(settings).verdict
+    assert v.status is Status.FAIL
+    assert [s.verdict.status for s in v.checks if s.name.startswith(planted)] == [Status.FAIL]
+    assert all(s.verdict.status is Status.PASS for s in v.checks if "E = 10, balanced" in s.name)
 
 
 def test_scheme_ii_on_unbalanced_data_is_not_applicable(results):

@@ -1,5 +1,5 @@
 """The papers' lemmas checked along recorded runs: both sides of each inequality at every record
-point (Li et al.'s Lemmas 1-3, Yu et al.'s drift bound, Ding et al.'s Lemmas 2-9)."""
+point (Li et al.'s Lemmas 1-5, Yu et al.'s drift bound, Ding et al.'s Lemmas 2-9)."""
 
 import lazy_loader
 

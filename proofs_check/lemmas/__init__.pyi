@@ -15,5 +15,16 @@ from .ding2020 import (
 )
 from .ding2020_table import check_ding_lemmas, ding_lemma_table, ding_rows
 from .fedavg import LEMMA_IDS, LemmaData, check_lemmas, collect, lemma_table, li_lemma1, li_lemma2, li_lemma3, yu_drift
+from .sampling import (
+    BIAS_TOLERANCE,
+    DRAW_SEED_BASE,
+    SAMPLE_DRAWS,
+    SamplingLemmaData,
+    balanced_weights_hypothesis,
+    collect_sampling,
+    li_lemma4,
+    li_lemma5,
+    sample_deviations,
+)
 from .fedavg_bounds import li_lemma1_bound, li_lemma2_bound, li_lemma3_bound, yu_drift_bound
 from .verdicts import LemmaRow, PLANTED_MARGIN, attained_offset, attained_scale, planted_factor, upper_bound_verdict

@@ -108,8 +108,8 @@ class LemmaData(SeedTraces):
 
     @property
     def deterministic(self) -> bool:
-        """True with exact local gradients (batch 0): FedAvg with full participation draws nothing."""
-        return self.config.batch_size == 0
+        """True with exact local gradients (batch 0) and full participation: such a run draws nothing."""
+        return self.config.batch_size == 0 and self.config.participation == "full"
 
     @property
     def sigma_sq(self) -> np.ndarray:
@@ -142,15 +142,15 @@ def collect(
     local = np.stack([trace.local_models[:T] for trace in traces])
     grad_sq = np.stack([trace.full_gradient_sq for trace in traces])
     moments = iterate_moments(problem, local, config.batch_size, full_gradient_sq=grad_sq,
-                              exact=config.batch_size == 0)
+                              exact=config.batch_size == 0 and config.participation == "full")
     return LemmaData(problem, config, optimum, traces, smoothness(problem), strong_convexity(problem),
                      heterogeneity(problem, optimum), moments)
 
 
 # ---------------------------------------------------------------------------------- helpers
 def _server_hypothesis(config: FedAvgConfig) -> Hypothesis:
-    return Hypothesis("full participation, server_lr = 1 (plain averaging)", config.server_lr == 1.0,
-                      f"server_lr = {config.server_lr:g}")
+    return Hypothesis("server_lr = 1 (plain averaging)", config.server_lr == 1.0,
+                      f"server_lr = {config.server_lr:g}, participation {config.participation}")
 
 
 def _client_spread(local: np.ndarray, centre: np.ndarray, weights: np.ndarray) -> np.ndarray:

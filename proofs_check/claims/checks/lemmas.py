@@ -1,7 +1,10 @@
 """The claim ``lemmas``: the lemma table of `fedbound verify` built on the lemma checks.
 
 li2020.lemma1-3 on the default problems (``default_problems``: the counterexample and a
-synthetic(1, 1) instance) with Li's schedule, yu2019.drift on heterogeneous least-squares clients
+synthetic(1, 1) instance) with Li's schedule, li2020.lemma4-5 (unbiasedness and variance of the
+sampling schemes, ``proofs_check.lemmas.sampling``) under Schemes I and II on the traced runs of
+``li2020.sampling_steps`` (N = 20, K = 10, E = 10: the runs li2020.thm2/thm3 trace for their proof steps, so a
+store shares them), yu2019.drift on heterogeneous least-squares clients
 with a constant step (the proof does not need identical data), and ding2020.lemma2, 3, 6, 8, 9 on
 the Ding instance with MC-PSGD (the theorem's step sizes, I = 4 so that the drift of lemma 3 is not
 trivially 0), each a sub-check whose worst ratio LHS / RHS over every step is reported with its
@@ -14,9 +17,12 @@ The plan (``LemmasPlan``) gives the rounds of the FedAvg runs (10 in quick mode,
 30 otherwise) and the seeds (at least 16: Li's Lemma 2 compares realised noise).
 
 Power self-test: ``lemmas[planted=LEMMA_ID]`` (the plan's ``planted``) plants a false version of one lemma
-(``PLANTABLE_LEMMAS``): its constant is replaced by ``lemma_verdicts.PLANTED_MARGIN`` (0.9) times the
-largest one the data prove too small (``lemma_verdicts.attained_scale``: a simultaneous lower
-confidence limit above the bound), so the planted lemma is false on the instance, by about 11%
+(``PLANTABLE_LEMMAS``). Li's Lemma 4 is planted as the paper's own counter-example, McMahan's original
+scheme claimed unbiased (its bias is 1 - K/N = 1/2 of every round's update: the row's statistic is about
+0.25 against the tolerance 0.15^2 = 0.0225); Lemma 5 with 1/K replaced by 1/K^2 (at K = 10 the sampling
+variance uses about 0.15 of the true bound, so 1.5 times the planted one). For the others the constant is
+replaced by ``lemma_verdicts.PLANTED_MARGIN`` (0.9) times the largest one the data prove too small
+(``lemma_verdicts.attained_scale``: a simultaneous lower confidence limit above the bound), so the planted lemma is false on the instance, by about 11%
 beyond what the data resolve, and must FAIL; Lemma 6's additive constant is moved below the
 attained one the same way (``lemma_verdicts.attained_offset``). Ding's Lemmas 8 and 9 are not
 plantable: their rows cannot fail as the paper states them (``ding2020_lemmas``: Lemma 8 holds by
@@ -43,6 +49,7 @@ from ...framework.claim import Claim, ClaimResult, PlantedVariant
 from ...framework.evaluation import combine_checks
 from ...framework.parameters import ModePlans, parameter
 from ...framework.references import DING2020, LI2020, YU2019
+from ..li2020.sampling_steps import STEP_CLIENTS, STEP_INSTANCE, STEP_LOCAL_STEPS, STEP_ROUNDS, step_config
 from .default_problems import BATCH, DEFAULT_PROBLEMS
 
 if TYPE_CHECKING:
@@ -60,6 +67,8 @@ _PLANTED_CHANGE: Mapping[str, str] = {
     "li2020.lemma1": "Li Lemma 1 with its right-hand side scaled to 0.9 of the largest scale the run proves too small",
     "li2020.lemma2": "Li Lemma 2 with sum_k p_k^2 sigma_k^2 scaled to 0.9 of what the realised noise proves too small",
     "li2020.lemma3": "Li Lemma 3 with the constant 4 shrunk to 0.9 of the value the drift proves too small",
+    "li2020.lemma4": "Li Lemma 4 claimed for McMahan's original scheme, biased by 1 - K/N of each round's update",
+    "li2020.lemma5": "Li Lemma 5 with 1/K replaced by 1/K^2 (K = 10: the variance uses 0.15 of the true bound)",
     "yu2019.drift": "Yu's drift bound with the constant 4 shrunk to 0.9 of the value the drift proves too small",
     "ding2020.lemma2": "Ding Lemma 2 with sigma^2/N shrunk to 0.9 of the value the noise proves too small",
     "ding2020.lemma3": "Ding Lemma 3 with the constant 4 shrunk to 0.9 of the value the drift proves too small",
@@ -81,8 +90,9 @@ class LemmasPlan:
     planted: str | None = parameter(None, "a lemma planted false", choices=PLANTABLE_LEMMAS)
 
     def workload(self) -> Workload:
-        """Traced FedAvg (E = 5) on the two default problems (N = 5, 10) and Yu's drift instance (N = 4), and the
-        traced MC-PSGD run of Ding's lemmas (C = 2, M = 3, E = 16, I = 4, N = 4, two chains)."""
+        """Traced FedAvg (E = 5) on the two default problems (N = 5, 10) and Yu's drift instance (N = 4), Schemes I
+        and II traced on the sampling instance (N = 20, E = 10), and the traced MC-PSGD run of Ding's lemmas
+        (C = 2, M = 3, E = 16, I = 4, N = 4, two chains)."""
         from convergence.budget import Workload
 
         from ...framework.plan_workloads import runs_workload
@@ -90,6 +100,8 @@ class LemmasPlan:
 
         fedavg = sum((runs_workload(seeds=self.seeds, rounds=self.rounds, E=5, clients=N, reference=True)
                       for N in (5, 10, 4)), Workload())
+        fedavg += runs_workload(configs=2, seeds=self.seeds, rounds=STEP_ROUNDS, E=STEP_LOCAL_STEPS,
+                                clients=STEP_CLIENTS, reference=True)
         return fedavg + runs_workload(seeds=self.seeds, rounds=CYCLES * 3 * 16, E=4, clients=2 * 4, reference=True)
 
 
@@ -122,6 +134,25 @@ def _li_rows(data: LemmaData, label: str, planted: str | None) -> list[tuple[str
         true = lemmas.li_lemma3(data)
         rows.append(true if planted is None else lemmas.li_lemma3(data, constant=4.0 * lemmas.planted_factor(true)))
     return [(f"{v.claim_id}, {label}", v) for v in rows]
+
+
+def _sampling_rows(seeds: int, settings: VerifySettings, planted: str | None) -> list[tuple[str, Verdict]]:
+    """Li's Lemmas 4-5 (true, or only the planted one) under Schemes I and II on the sampling instance; Lemma
+    4 planted runs McMahan's original scheme instead."""
+    problem = problems.build_problem(STEP_INSTANCE)
+    schemes = ("original",) if planted == "li2020.lemma4" else ("scheme_i", "scheme_ii")
+    rows = []
+    for scheme in schemes:
+        data = lemmas.collect_sampling(problem, step_config(scheme, STEP_LOCAL_STEPS, seeds), settings=settings)
+        label = f"{scheme}, K = {data.participants} of N = {problem.n_clients}, E = {STEP_LOCAL_STEPS}"
+        if planted in (None, "li2020.lemma4"):
+            rows.append((f"li2020.lemma4, {label}" + (" (planted: claimed unbiased)" if planted else ""),
+                         lemmas.li_lemma4(data)))
+        if planted in (None, "li2020.lemma5"):
+            factor = 1.0 if planted is None else 1.0 / data.participants
+            rows.append((f"li2020.lemma5{'' if planted is None else ' with 1/K^2'}, {label}",
+                         lemmas.li_lemma5(data, factor=factor)))
+    return rows
 
 
 LEMMA2_EQUALITY = (
@@ -162,7 +193,7 @@ def evaluate(settings: VerifySettings, plan: LemmasPlan) -> ClaimResult:
     planted = plan.planted
     seeds = tuple(range(plan.seeds))
     checks: list[tuple[str, Verdict]] = []
-    if planted is None or planted.startswith("li2020"):
+    if planted in (None, "li2020.lemma1", "li2020.lemma2", "li2020.lemma3"):
         for label, spec in DEFAULT_PROBLEMS.items():
             problem = problems.build_problem(spec)
             c = problems.problem_constants(problem)
@@ -170,6 +201,8 @@ def evaluate(settings: VerifySettings, plan: LemmasPlan) -> ClaimResult:
             config = convergence.FedAvgConfig(E, plan.rounds, convergence.StepSize.li(c.mu, c.L, E), BATCH,
                                               seeds=seeds)
             checks += _li_rows(lemmas.collect(problem, config, settings=settings), label, planted)
+    if planted is None or planted in ("li2020.lemma4", "li2020.lemma5"):
+        checks += _sampling_rows(plan.seeds, settings, planted)
     if planted in (None, "yu2019.drift"):
         # heterogeneous clients: the drift lemma's proof needs a constant step and E||g||^2 <= G^2, not identical data
         problem = problems.build_problem(problems.problem_spec("random_quadratic", n_clients=4, dim=10, mu=0.1, L=10.0,
@@ -199,10 +232,13 @@ def evaluate(settings: VerifySettings, plan: LemmasPlan) -> ClaimResult:
 
 CLAIM = Claim(
     "lemmas", (LI2020, DING2020, YU2019),
-    "Li et al. Lemmas 1-3; Ding et al. Lemmas 2, 3, 6, 8, 9; Yu et al. client drift",
+    "Li et al. Lemmas 1-5; Ding et al. Lemmas 2, 3, 6, 8, 9; Yu et al. client drift",
     "Both sides of each lemma along recorded trajectories, e.g. Li's Lemma 3: E Σ_k p_k ‖w̄_t − w_t^k‖² ≤ "
-    "4 η_t² (E−1)² G²; expectations over seeds.",
-    "the largest ratio LHS / RHS over every counted lemma and step (must be ≤ 1); Ding's Lemmas 8 (true by the "
+    "4 η_t² (E−1)² G²; Lemma 4 (Schemes I, II unbiased): E_S w̄_{t+1} = v̄_{t+1}; Lemma 5: E_S ‖v̄_{t+1} − w̄_{t+1}‖² ≤ "
+    "(4/K) η_t² E² G² (Scheme I), (N−K)/(N−1) (4/K) η_t² E² G² (Scheme II); expectations over seeds (and over "
+    "fresh samples of S for Lemmas 4-5).",
+    "the largest ratio LHS / RHS over every counted lemma and step (must be ≤ 1; for Lemma 4 the squared bias as a "
+    "share of the squared round updates over its tolerance 0.01); Ding's Lemmas 8 (true by the "
     "selection rule) and 9 (implied by L-smoothness once B covers x_m*) cannot fail and are listed as uninformative",
     evaluate,
     plan=ModePlans(quick=LemmasPlan(rounds=10), default=LemmasPlan(rounds=30)),

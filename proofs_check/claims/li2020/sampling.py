@@ -1,7 +1,7 @@
 """The instances, runs and constants of li2020.thm2 and li2020.thm3 (``thm2``, ``thm3``: the
 claims; ``sampling_checks``: their sub-checks), Li, Huang, Yang, Wang, Zhang (ICLR 2020), Sec. 3.3, Theorems 2-3.
 
-Instances (every constant computable; least squares, minibatch 1, E = 1, w_1 = 0):
+Instances (every constant computable; least squares, minibatch 1, E = 1 unless said, w_1 = 0):
 * ``BALANCED``: identical least-squares clients, N = 10, kappa = 1.5 (Gamma = 0). Its gap is driven by
   the minibatch noise of the K sampled clients, about sigma^2/K, which C = (4/K) G^2 >= (4/K) sigma^2
   covers and B = sum_k p_k^2 sigma_k^2 = sigma^2/N alone does not at K = 1: here eq. 6 bites (the
@@ -21,6 +21,19 @@ exact for least squares: ``li_theorem1_constants``). Every synthetic run takes T
 steps, 12 being Theorem 1's gamma = 8 kappa of both instances (transformed Scheme II's gamma~ = 8 nu
 kappa / varsigma is 39.5, so its runs span horizon x 0.3 gamma~), with about ``sampling_checks.RECORD_POINTS``
 record rounds spaced evenly in log T.
+
+Runs with E > 1 (``plan.E``, 2, 5 and 10 by default): Scheme I (thm2) or Scheme II (thm3) on ``BALANCED`` at
+K = the first of ``plan.participants``, eta_t = 2/(mu (gamma + t)) with gamma = max{8 kappa, E} (12 at every
+default E) decayed per local iteration, T = ``plan.E_horizon`` x gamma local steps (eq. 6 with its E-terms falls
+below the gap's ceiling L R^2/2 only after about 3,000 gamma at E = 10), ``plan.E_seeds`` seeds, bound only (E
+changes eq. 6's constant, not its rate, which the E = 1 runs check). With E > 1 the devices not sampled run E
+steps from the global model too (App. B); on ``BALANCED``'s identical clients their local iterates have the law
+of a sampled device's (a device's minibatches do not depend on the sample), so the constants over the ball that
+holds the sampled devices' iterates bound Assumptions 3-4's expectations for all of them. There the E-terms
+8 (E-1)^2 G^2 + C carry over 99.6% of B + C, and the gap uses 0.008, 0.001 and 0.0002 of eq. 6: too little for
+eq. 6 without the drift term or with C's E^2 written E to fail (``sampling_steps`` says why no instance comes
+close), so those planted variants are checked on the proof steps that carry E, traced at the largest E
+(``sampling_steps``).
 
 Image instances (``image_instances``; Li's App. D.1 recipe, ``problems.li_images``: softmax regression with
 bias, two labels per device, balanced p_k = 1/N and power-law unbalanced, on ``plan.dataset``, "auto" =
@@ -67,8 +80,6 @@ import numpy as np
 
 import convergence
 import problems
-from convergence.verdict import Hypothesis
-
 from ... import constants
 from ...framework.claim import PlantedVariant
 from ...framework.parameters import ModePlans, PlanError, parameter
@@ -83,7 +94,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SamplingInstance", "SamplingRun", "BALANCED", "UNBALANCED", "LOCAL_STEPS", "BATCH_SIZE",
-    "balanced_weights_hypothesis", "sampling_schedule", "sampling_constants", "image_instances",
+    "sampling_schedule", "sampling_constants", "image_instances",
     "SAMPLING_SEEDS", "Li2020SamplingPlan", "SAMPLING_PLANS", "SAMPLING_VARIANTS",
 ]
 
@@ -121,6 +132,18 @@ class Li2020SamplingPlan:
     bound_scale: float = parameter(1.0, "multiplies the bound of eq. 6", above=0)
     C_scale: float = parameter(1.0, "multiplies C in eq. 6 (0: C dropped, Theorem 1's bound)", minimum=0)
     claimed_exponent: float = parameter(-1.0, "the claimed exponent of the gap in gamma + T")
+    E: tuple[int, ...] = parameter((2, 5, 10), "E of the runs with E > 1 local steps a round (eq. 6 on the balanced "
+                                               "instance at K = the first of participants; the proof steps at the "
+                                               "largest E)", minimum=2)
+    E_horizon: float = parameter(5000.0, "local steps T of the E > 1 runs, in units of their gamma (eq. 6 falls "
+                                         "below the gap's ceiling L R^2/2 only after about 3,000 gamma at E = 10)",
+                                 above=0)
+    E_seeds: int = parameter(8, "seeds of the E > 1 runs (their bound is checked, not their rate: its tightness is "
+                                "1e-4 to 1e-2)", minimum=8)
+    drift_scale: float = parameter(1.0, "multiplies B's drift term 8 (E-1)^2 G^2, in eq. 6 and in its proof step "
+                                        "(Lemma 3; 0: dropped)", minimum=0)
+    C_E_power: int = parameter(2, "the power of E in C, in eq. 6 and in its proof step (Lemma 5; the paper: 2)",
+                               minimum=0)
 
     def __post_init__(self) -> None:
         if self.image_clients % 10:
@@ -137,14 +160,20 @@ class Li2020SamplingPlan:
 
     def workload(self) -> Workload:
         """E = 1, batch 1: horizon x 12 steps on K clients (N = 10 balanced, N = 4 unbalanced) per K of the plan,
-        and the two image instances at image_horizon x their gamma (>= 1) steps on image_participants clients."""
+        the two image instances at image_horizon x their gamma (>= 1) steps on image_participants clients, the
+        E > 1 runs (E_horizon x gamma >= 12 steps) and the traced proof-step run (``sampling_steps``)."""
         from ...framework.plan_workloads import runs_workload
+        from .sampling_steps import STEP_CLIENTS, STEP_ROUNDS, STEP_SEEDS
 
         synthetic = sum((runs_workload(seeds=self.seeds, rounds=12 * self.horizon, clients=K, records=60)
                          for K in self.participants + self.unbalanced_participants), convergence.Workload())
         images = runs_workload(configs=2, seeds=self.image_seeds, rounds=self.image_horizon,
                                clients=self.image_participants, records=30)
-        return synthetic + images
+        local = sum((runs_workload(seeds=self.E_seeds, rounds=12 * self.E_horizon / E, E=E,
+                                   clients=self.participants[0], records=60) for E in self.E), convergence.Workload())
+        steps = runs_workload(seeds=STEP_SEEDS, rounds=STEP_ROUNDS, E=max(self.E), clients=STEP_CLIENTS,
+                              reference=True)
+        return synthetic + images + local + steps
 
 
 SAMPLING_PLANS = ModePlans(
@@ -168,6 +197,12 @@ SAMPLING_VARIANTS = (
                    {"bound_scale": 0.001}, sub_check="explicit bound (eq. 6)"),
     PlantedVariant("rate O(T^-2)", "claimed exponent -2 in gamma + T (measured about -1)", {"claimed_exponent": -2.0},
                    sub_check="rate exponent <="),
+    PlantedVariant("drift term dropped", "B without 8 (E-1)^2 G^2: its proof step, Lemma 3's bound of the clients' "
+                   "drift, becomes 0 while the drift is positive at E > 1 (eq. 6 itself still holds without it: "
+                   "sampling_steps)", {"drift_scale": 0.0}, sub_check="proof step: Lemma 3"),
+    PlantedVariant("C with E for E^2", "C = (4/K) E G^2: its proof step, Lemma 5 at E = 10, is exceeded about 1.5x "
+                   "(Lemma 5 uses 0.15 of eta_t^2 C there; eq. 6 itself still holds: sampling_steps)",
+                   {"C_E_power": 1}, sub_check="proof step: Lemma 5"),
 )
 """The planted variants shared by li2020.thm2 and li2020.thm3."""
 
@@ -216,13 +251,15 @@ def image_instances(plan: Li2020SamplingPlan) -> tuple[SamplingInstance, Samplin
 
 @dataclass(frozen=True)
 class SamplingRun:
-    """One run of a claim: its instance, ``participation`` (``FedAvgConfig.participation``), K, and
-    whether its rate is checked."""
+    """One run of a claim: its instance, ``participation`` (``FedAvgConfig.participation``), K, whether
+    its rate is checked, and E (``local_steps``: LOCAL_STEPS = 1, or one of the plan's E > 1, whose runs
+    take the plan's ``E_horizon`` and ``E_seeds``)."""
 
     instance: SamplingInstance
     participation: str
     participants: int
     rate: bool
+    local_steps: int = LOCAL_STEPS
 
     @property
     def theorem_scheme(self) -> str:
@@ -231,36 +268,29 @@ class SamplingRun:
 
     @property
     def label(self) -> str:
-        """E.g. ``scheme_i, K = 1, balanced (identical quadratic, N = 10)``."""
-        return f"{self.participation}, K = {self.participants}, {self.instance.label}"
+        """E.g. ``scheme_i, K = 1, balanced (identical quadratic, N = 10)``; ``scheme_i, K = 1, E = 5, ...``
+        for E > 1."""
+        E = "" if self.local_steps == LOCAL_STEPS else f"E = {self.local_steps}, "
+        return f"{self.participation}, K = {self.participants}, {E}{self.instance.label}"
 
 
-def balanced_weights_hypothesis(weights: np.ndarray) -> Hypothesis:
-    """Assumption 6's balanced data, p_k = 1/N for every k (to 1e-12 relative), for the weights p (N,)."""
-    p = np.asarray(weights, dtype=float)
-    N = p.size
-    return Hypothesis(
-        "Assumption 6 (Scheme II): balanced data p_k = 1/N", bool(np.max(np.abs(N * p - 1.0)) <= 1e-12),
-        f"N = {N}, N max p_k = {N * p.max():.6g}, N min p_k = {N * p.min():.6g}",
-    )
-
-
-def sampling_schedule(problem: FederatedProblem, participation: str) -> convergence.StepSize:
-    """Li's eta_t = 2/(mu (gamma + t)), gamma = max{8 L/mu, E}, decayed per local iteration, with E =
-    LOCAL_STEPS; for transformed Scheme II with the transformed constants varsigma mu and nu L."""
+def sampling_schedule(problem: FederatedProblem, participation: str, E: int = LOCAL_STEPS) -> convergence.StepSize:
+    """Li's eta_t = 2/(mu (gamma + t)), gamma = max{8 L/mu, E}, decayed per local iteration, with E local
+    steps a round; for transformed Scheme II with the transformed constants varsigma mu and nu L."""
     consts = problems.problem_constants(problem)
     L, mu = float(consts.L), float(consts.mu)
     if participation == "transformed_scheme_ii":
         nu, varsigma = constants.li_transform_factors(problem.weights)
         L, mu = nu * L, varsigma * mu
-    return convergence.StepSize.li(mu, L, LOCAL_STEPS)
+    return convergence.StepSize.li(mu, L, E)
 
 
 def sampling_constants(
-    problem: FederatedProblem, optimum: Optimum, participation: str, radius: float, observed_grad_sq: float
+    problem: FederatedProblem, optimum: Optimum, participation: str, radius: float, observed_grad_sq: float,
+    E: int = LOCAL_STEPS,
 ) -> LiConstants:
-    """The constants of eq. 6 for a run whose local iterates stay within ``radius`` of w* (its largest
-    realised ||g||^2 ``observed_grad_sq`` is quoted beside G^2): Theorem 1's (``li_theorem1_constants``,
-    minibatch BATCH_SIZE), transformed for transformed Scheme II."""
-    c = constants.li_theorem1_constants(problem, optimum, LOCAL_STEPS, BATCH_SIZE, radius, observed_grad_sq)
+    """The constants of eq. 6 for a run with E local steps a round whose local iterates stay within
+    ``radius`` of w* (its largest realised ||g||^2 ``observed_grad_sq`` is quoted beside G^2): Theorem 1's
+    (``li_theorem1_constants``, minibatch BATCH_SIZE), transformed for transformed Scheme II."""
+    c = constants.li_theorem1_constants(problem, optimum, E, BATCH_SIZE, radius, observed_grad_sq)
     return constants.li_transformed_constants(c, problem.weights) if participation == "transformed_scheme_ii" else c

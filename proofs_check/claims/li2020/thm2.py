@@ -10,7 +10,10 @@ p_k, simple average) satisfies
 
 with C = (4/K) E^2 G^2, for every K. Checked on the synthetic instances (balanced N = 10 at each K of
 ``plan.participants``: bound and rate; unbalanced N = 4 at each K of ``plan.unbalanced_participants``:
-bound) and on Li's two image instances at K = ``plan.image_participants``. The instances, the plan
+bound), on Li's two image instances at K = ``plan.image_participants``, and at E in ``plan.E`` (2, 5, 10) on the
+balanced instance (bound), with the proof steps that carry E (Lemmas 3 and 5) on a traced run at the largest E
+(``sampling_steps``: eq. 6 without its drift term or with C's E^2 written E cannot fail, these steps can). The
+instances, the plan
 (shared with li2020.thm3) and its variants: ``sampling``; the sub-checks and what they measured:
 ``sampling_checks``.
 """
@@ -32,14 +35,16 @@ __all__ = ["CLAIM", "evaluate"]
 
 
 def evaluate(settings: VerifySettings, plan: Li2020SamplingPlan) -> ClaimResult:
-    """li2020.thm2: Scheme I on BALANCED for each K of ``plan.participants`` (bound and rate) and on
-    UNBALANCED for each K of ``plan.unbalanced_participants`` (bound)."""
+    """li2020.thm2: Scheme I on BALANCED for each K of ``plan.participants`` (bound and rate), on
+    UNBALANCED for each K of ``plan.unbalanced_participants`` (bound), on the image instances, on BALANCED
+    at the first K for each E > 1 of ``plan.E`` (bound), and the proof steps that carry E (``sampling_steps``)."""
     balanced, unbalanced = image_instances(plan)
     K = plan.image_participants
     runs = tuple(SamplingRun(BALANCED, "scheme_i", K, True) for K in plan.participants) + tuple(
         SamplingRun(UNBALANCED, "scheme_i", K, False) for K in plan.unbalanced_participants) + (
-        SamplingRun(balanced, "scheme_i", K, True), SamplingRun(unbalanced, "scheme_i", K, False))
-    return evaluate_sampling("li2020.thm2", "Theorem 2 (Scheme I)", runs, settings, plan)
+        SamplingRun(balanced, "scheme_i", K, True), SamplingRun(unbalanced, "scheme_i", K, False)) + tuple(
+        SamplingRun(BALANCED, "scheme_i", plan.participants[0], False, E) for E in plan.E)
+    return evaluate_sampling("li2020.thm2", "Theorem 2 (Scheme I)", runs, settings, plan, "scheme_i")
 
 
 CLAIM = Claim(

@@ -9,6 +9,8 @@ eq. 6 (``thm2``) with C = (N-K)/(N-1) (4/K) E^2 G^2; for unbalanced data, transf
 (F~_k = N p_k F_k, simple average) satisfies it with L, mu, sigma_k, G replaced by nu L, varsigma mu,
 sqrt(nu) sigma_k, sqrt(nu) G, nu = N max p_k, varsigma = N min p_k. Scheme II itself is not covered on
 unbalanced data: that run is reported not applicable (its hypothesis p_k = 1/N checked), never PASS.
+E > 1 (``plan.E``: 2, 5, 10) on the balanced instance and the proof steps that carry E are checked as in
+li2020.thm2 (``sampling_steps``).
 The instances, the plan (shared with li2020.thm2) and its variants: ``sampling``; the sub-checks and
 what they measured: ``sampling_checks``.
 """
@@ -33,15 +35,17 @@ def evaluate(settings: VerifySettings, plan: Li2020SamplingPlan) -> ClaimResult:
     """li2020.thm3: Scheme II on BALANCED for each K of ``plan.participants`` (bound and rate);
     transformed Scheme II on UNBALANCED for each K of ``plan.unbalanced_participants`` (bound); and
     Scheme II on UNBALANCED at the smallest of them, where p_k = 1/N is unmet (not applicable, reported
-    uninformative with its instability)."""
+    uninformative with its instability); the image instances; Scheme II on BALANCED at the first K for each
+    E > 1 of ``plan.E`` (bound); and the proof steps that carry E (``sampling_steps``)."""
     balanced, unbalanced = image_instances(plan)
     K = plan.image_participants
     runs = (tuple(SamplingRun(BALANCED, "scheme_ii", K, True) for K in plan.participants)
             + tuple(SamplingRun(UNBALANCED, "transformed_scheme_ii", K, False) for K in plan.unbalanced_participants)
             + (SamplingRun(UNBALANCED, "scheme_ii", min(plan.unbalanced_participants), False),
                SamplingRun(balanced, "scheme_ii", K, True), SamplingRun(unbalanced, "transformed_scheme_ii", K, False),
-               SamplingRun(unbalanced, "scheme_ii", K, False)))
-    return evaluate_sampling("li2020.thm3", "Theorem 3 (Scheme II)", runs, settings, plan)
+               SamplingRun(unbalanced, "scheme_ii", K, False))
+            + tuple(SamplingRun(BALANCED, "scheme_ii", plan.participants[0], False, E) for E in plan.E))
+    return evaluate_sampling("li2020.thm3", "Theorem 3 (Scheme II)", runs, settings, plan, "scheme_ii")
 
 
 CLAIM = Claim(
