@@ -67,9 +67,10 @@ from convergence.verdict import Hypothesis, Status, Verdict
 from ...framework.claim import Claim, ClaimResult, PlantedVariant
 from ...framework.evaluation import PlantedParameters, claim_optimum, combine_checks
 from ...framework.parameters import ModePlans, parameter
-from ...framework.plot_specs import BiasPlot, Curve, CurvesPlot, RatePlot, rate_plot
+from ...framework.plot_specs import BiasPlot, Curve, CurvesPlot
 from ...framework.references import LI2020
 from .bias import first_order_coefficient, identity_finding, proof_identity
+from .decay import FIG2_DECAY, PAPER_DECAYS, decay_rounds, decaying_step
 
 if TYPE_CHECKING:
     from convergence.budget import Workload
@@ -100,7 +101,11 @@ class Li2020Thm4Plan:
                                             above=0)
     simulated_rounds: int = parameter(doc="rounds of the simulated constant-step run (E = 5, eta = 0.05)", minimum=1)
     gd_rounds: int = parameter(doc="rounds of simulated gradient descent (E = 1, eta = 0.2)", minimum=1)
-    decay_rounds: int = parameter(doc="rounds of the decaying-step run (E = 5, App. C.2)", minimum=1)
+    decay_span: float = parameter(doc="eta_0/eta_T at the end of each decaying-step run (E = 5, App. C.2): a decay a "
+                                      "runs (decay_span - 1)/a rounds", minimum=11)
+    decays: tuple[float, ...] = parameter((FIG2_DECAY,), "decays a of the step (1/5)/(5 + a t) of App. C.2 / Fig. 2b (the "
+                                                         "paper's set: 1e-6, 1e-4, 1e-2)", above=0, maximum=1)
+    decay_max_rounds: int = parameter(10_000_000, "the most rounds of one decaying-step run", minimum=1)
     N: int = parameter(5, "clients of the Appendix C problem", minimum=2)
     p: int = parameter(4, "block size of the Appendix C problem (d = N p + 1)", minimum=2)
     mu: float = parameter(2e-4, "l2 regularisation mu of the Appendix C problem", above=0)
@@ -114,7 +119,8 @@ class Li2020Thm4Plan:
 
         return (runs_workload(rounds=self.simulated_rounds, E=5, clients=self.N, records=41)
                 + runs_workload(rounds=self.gd_rounds, E=1, clients=self.N)
-                + runs_workload(rounds=self.decay_rounds, E=5, clients=self.N, records=41))
+                + sum((runs_workload(rounds=decay_rounds(a, self.decay_span, self.decay_max_rounds), E=5,
+                                     clients=self.N, records=41) for a in self.decays), convergence.Workload()))
 
 
 PAPER_LOWER_BOUND_CONSTANT = Li2020Thm4Plan.lower_bound_constant
@@ -181,8 +187,10 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
     linear_checks = [_linearity(E, etas, bias[groups == E]) for E in local_steps]
     simulated, sim_plot = _simulated_limit(settings, plan.simulated_rounds, problem, spec, optimum)
     gd = _gradient_descent(settings, plan.gd_rounds, problem, spec, optimum, etas)
-    decay, decay_plot = _decaying_step(settings, plan.decay_rounds, spec, optimum)
-    checks = [("lower bound (eq. 34)", lower), *sharp_checks, *linear_checks, simulated, gd, decay]
+    mu_F = problems.problem_constants(problem).mu_global
+    decays = [decaying_step(settings, a, decay_rounds(a, plan.decay_span, plan.decay_max_rounds), spec, optimum, mu_F)
+              for a in plan.decays]
+    checks = [("lower bound (eq. 34)", lower), *sharp_checks, *linear_checks, simulated, gd, *(c for c, _ in decays)]
     c_norm = float(np.linalg.norm(coefficient))
     verdict = combine_checks(
         CLAIM_ID, checks, headline=lower,
@@ -207,7 +215,7 @@ def evaluate(settings: VerifySettings, plan: Li2020Thm4Plan) -> ClaimResult:
             group_name="E", xlabel=r"$(E-1)\,\eta$", ylabel=r"$\|\tilde w^* - w^*\|$",
         ),
         sim_plot,
-        decay_plot,
+        *(plot for _, plot in decays),
     )
     return ClaimResult(verdict, plots)
 
@@ -291,35 +299,8 @@ def _gradient_descent(settings, rounds, problem, spec, optimum, etas) -> tuple[s
     return "E = 1 reaches w*", verdict
 
 
-def _decaying_step(settings, rounds, spec, optimum) -> tuple[tuple[str, Verdict], RatePlot]:
-    """Appendix C.2's decaying step, E = 5, ``rounds`` rounds: the distance to w* shrinks like eta_t."""
-    E, a = 5, 1e-4
-    schedule = convergence.StepSize.inverse_time(1 / 25, a / 5)  # (1/5) / (5 + a t)
-    records = convergence.log_spaced_rounds(rounds, 40)
-    cfg = convergence.RunConfig(spec, convergence.FedAvgConfig(E, rounds, schedule, 0, 1.0, records, (0,)))
-    (traj,) = convergence.execute([convergence.RunRequest(cfg, optimum)], settings.sweep_options(), description="thm4 decaying step")
-    steps = traj.steps.astype(float)
-    x = 1 + (a / 5) * steps  # eta_0 / eta_t
-    dist = np.sqrt(traj.dist_sq)
-    verdict = convergence.check_rate_exponent(
-        f"{CLAIM_ID}/decaying-step", x, dist, claimed_exponent=-1.0, fit_from=float(x[-1]) / 10,
-        tolerance=0.1,  # 10% of -1: the bias is Theta(eta) only to first order (eq. 33), O(eta^2) terms bend it
-        deterministic=True,  # exact local gradients, full participation
-        notes=(f"eta_t = (1/5)/(5 + a t), a = {a:g}, E = {E}, T = {rounds * E}: fit of ||w_t - w*|| against "
-               "eta_0/eta_t over the last decade; the bias of a step eta is Theta((E-1) eta) (eq. 33-34), so "
-               "the distance must shrink at least like eta_t. Final distance "
-               f"{dist[0, -1]:.3g} (||w*|| = {np.linalg.norm(optimum.w_star):.3g})."),
-    )
-    plot = rate_plot(
-        "li2020_thm4_decay", "Decaying step, E=5: FedAvg reaches w* (Li et al. 2020, App. C.2)",
-        "||w_t - w*|| for eta_t = (1/5)/(5 + 1e-4 t), E = 5, against eta_0/eta_t, with the fitted slope.",
-        verdict, xlabel=r"$\eta_0 / \eta_t$", ylabel=r"$\|w_t - w^*\|$",
-    )
-    return ("decaying step reaches w* (E = 5)", verdict), plot
-
-
 _DEFAULT = Li2020Thm4Plan(E_grid=(2, 3, 5, 10, 20), eta_grid=(5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2),
-                          simulated_rounds=120_000, gd_rounds=150_000, decay_rounds=400_000)
+                          simulated_rounds=120_000, gd_rounds=150_000, decay_span=41)
 
 
 CLAIM = Claim(
@@ -333,10 +314,11 @@ CLAIM = Claim(
     evaluate,
     plan=ModePlans(
         quick=Li2020Thm4Plan(E_grid=(2, 5, 10), eta_grid=(1e-3, 3e-3, 1e-2, 3e-2), simulated_rounds=40_000,
-                             gd_rounds=60_000, decay_rounds=100_000),
+                             gd_rounds=60_000, decay_span=11),
         default=_DEFAULT,
         full=Li2020Thm4Plan(E_grid=_DEFAULT.E_grid, eta_grid=_DEFAULT.eta_grid,
-                            simulated_rounds=200_000, gd_rounds=300_000, decay_rounds=1_000_000),
+                            simulated_rounds=200_000, gd_rounds=300_000, decay_span=101,
+                            decays=PAPER_DECAYS),
     ),
     variants=(
         PlantedVariant("lower bound x 32", "eq. 34 with 1/16 replaced by 1/0.5: a lower bound 32 times larger, above "
