@@ -28,7 +28,7 @@ variant: claimed_up_to = 3/4, "O(1/T) also for E = T^(3/4)".
 
 Measured (exponent over the last decade, its 95% OLS interval over the horizons): default plan (T = 1,024 to
 131,072, 10 horizons) -1.46 [-1.47, -1.45] (a = 1/4), -0.986 [-0.990, -0.982] (a = 1/2): PASS; a = 3/4:
--0.446 (the planted variant FAILs). The whole range from T = 512 gives -0.953 at a = 1/2 (the correction to
+-0.446 (the planted variant FAILs). A fit over all of T = 512 to 32,768 gives -0.953 at a = 1/2 (the correction to
 T^(2a-2) decays like T^(-1/2)), hence the last decade and horizons to 131,072. Runs: 0.6 s CPU.
 
 Instance: ``random_quadratic`` with 4 clients in R^5, mu = 1, L = 2 (kappa = 2, gamma = max{16, E}),
