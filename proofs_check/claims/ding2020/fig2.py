@@ -152,16 +152,16 @@ def evaluate(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
         ("FedAvg on block-cyclic data", cyclic.extras.block_accuracy),
         ("FedAvg on shuffled data", single_model_per_block(problem, fedavg)))}
     mm_c, mc_c, cyc_c, shu_c = curves.values()
-    metric = ("Abar = mean over the last cycle's rounds of the average block test accuracy "
-              "(1/M) sum_m acc_m(r), paired by seed")
+    metric = ("Abest = the best average block test accuracy (1/M) sum_m acc_m(r) over the recorded rounds (every E "
+              "rounds and the whole last cycle), the paper's best test accuracy, paired by seed")
     checks: list[tuple[str, Verdict]] = []
     for key, name, c in (("mm", "MM-PSGD predictors", mm_c), ("mc", "MC-PSGD predictors", mc_c)):
         if plan.claimed_winner == "predictors":
             checks.append((f"(a) {name} above FedAvg on block-cyclic data", convergence.check_ordering(
-                f"ding2020.fig2/fedavg_cyclic<{key}", cyc_c.last_cycle_average, c.last_cycle_average, notes=metric)))
+                f"ding2020.fig2/fedavg_cyclic<{key}", cyc_c.best, c.best, notes=metric)))
         else:
             checks.append((f"(a) FedAvg on block-cyclic data above the {name}", convergence.check_ordering(
-                f"ding2020.fig2/{key}<fedavg_cyclic", c.last_cycle_average, cyc_c.last_cycle_average, notes=metric)))
+                f"ding2020.fig2/{key}<fedavg_cyclic", c.best, cyc_c.best, notes=metric)))
     checks.append(("(b) FedAvg on block-cyclic data oscillates with the block", convergence.check_ordering(
         "ding2020.fig2/oscillation", shu_c.oscillation, cyc_c.oscillation,
         notes=f"W = (1/M) sum_m (max - min of acc_m(r) over the last cycle's {cycle_rounds} rounds); claimed: W of "
@@ -169,15 +169,16 @@ def evaluate(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
         f"({shu_c.oscillation.mean():.3g}), paired by seed (means over seeds; MM-PSGD's predictors "
         f"{mm_c.oscillation.mean():.3g}, MC-PSGD's {mc_c.oscillation.mean():.3g}).")))
     checks.append(("(c) FedAvg on shuffled data above FedAvg on block-cyclic data", convergence.check_ordering(
-        "ding2020.fig2/fedavg_cyclic<shuffled", cyc_c.last_cycle_average, shu_c.last_cycle_average, notes=metric)))
+        "ding2020.fig2/fedavg_cyclic<shuffled", cyc_c.best, shu_c.best, notes=metric)))
     for key, name, c in (("mm", "MM-PSGD predictors", mm_c), ("mc", "MC-PSGD predictors", mc_c)):
         checks.append((f"(c) {name} above FedAvg on shuffled data", convergence.check_ordering(
-            f"ding2020.fig2/shuffled<{key}", shu_c.last_cycle_average, c.last_cycle_average, notes=metric)))
-    measured = ", ".join(f"{name} {c.last_cycle_average.mean():.3f}" for name, c in curves.items())
-    scale = (f"{trained_scale(problem, plan, str(plan.local_steps))}, {plan.seeds} seeds): Abar (last cycle, means "
-             f"over seeds) {measured}.")
+            f"ding2020.fig2/shuffled<{key}", shu_c.best, c.best, notes=metric)))
+    best = ", ".join(f"{name} {c.best.mean():.3f}" for name, c in curves.items())
+    last = ", ".join(f"{name} {c.last_cycle_average.mean():.3f}" for name, c in curves.items())
+    scale = (f"{trained_scale(problem, plan, str(plan.local_steps))}, {plan.seeds} seeds): Abest (checked; means over "
+             f"seeds) {best}; Abar (last-cycle mean, evidence) {last}.")
     verdict = combine_checks("ding2020.fig2", checks, headline=checks[0][1],
-                             notes=f"{PAPER_FIG2} {scale} Headline: mean Abar difference MM-PSGD - FedAvg-cyclic.")
+                             notes=f"{PAPER_FIG2} {scale} Headline: mean Abest difference MM-PSGD - FedAvg-cyclic.")
     plotted = np.isin(mm.rounds, np.arange(0, mm.rounds[-1] + 1, plan.rounds_per_block))  # the block ends
     rounds = mm.rounds[plotted].astype(float).tolist()
     plot = CurvesPlot(
@@ -198,7 +199,8 @@ CLAIM = Claim(
     "predictors (both Sec. 5's exponential average of the block's global models, base 0.5) reach a higher average "
     "block test accuracy than FedAvg on block-cyclic data, whose per-block "
     "accuracy oscillates with the block; FedAvg on shuffled data lies between (paper, CIFAR-10: 65%, 56-59%, 62%).",
-    "the mean over seeds of MM-PSGD's last-cycle average block accuracy minus FedAvg-cyclic's (claimed > 0)",
+    "the mean over seeds of MM-PSGD's best average block accuracy (over the recorded rounds, as the paper reports "
+    "the best) minus FedAvg-cyclic's (claimed > 0); the last-cycle mean is kept as evidence",
     evaluate,
     plan=ModePlans(
         quick=DingFig2Plan(**SEC5_QUICK, **FIG2_DIGITS_BLOCKS, cycles=4, rounds_per_block=5),

@@ -69,7 +69,7 @@ from ...framework.claim import Claim, ClaimResult, PlantedVariant
 from ...framework.parameters import ModePlans, PlanError, parameter
 from ...framework.references import DING2020
 from .sec5 import (
-    check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot, sweep_result,
+    SweepAccuracy, check_paired_threshold, last_cycle_rounds, sweep_accuracy, sweep_notes, sweep_plot, sweep_result,
 )
 from .sec5_plans import (
     SEC5_CIFAR10, SEC5_CLASSES, SEC5_DEFAULT, SEC5_LENET5, SEC5_MARGIN, SEC5_QUICK, DingSec5Plan, Sec5DataPlans,
@@ -137,9 +137,9 @@ FIG4_ALGORITHMS = ("MM-PSGD predictors", "MC-PSGD predictors", "FedAvg on block-
 """The curves of the plot, in the order of the runs (FedAvg on shuffled data is plotted, not checked)."""
 
 
-def _accuracies(settings: VerifySettings, plan: DingFig4Plan) -> dict[str, np.ndarray]:
-    """Abar per algorithm (FIG4_ALGORITHMS), shape (len(blocks_grid), S): every M's three block-cyclic
-    runs and the one shuffled run, in one sweep."""
+def _accuracies(settings: VerifySettings, plan: DingFig4Plan) -> SweepAccuracy:
+    """Abest and Abar per algorithm (FIG4_ALGORITHMS), each (len(blocks_grid), S): every M's three
+    block-cyclic runs and the one shuffled run, in one sweep."""
     gamma = convergence.StepSize.constant(plan.step_size)
     seeds = tuple(range(plan.seeds))
     total = plan.cycles * plan.rounds_per_cycle
@@ -156,13 +156,13 @@ def _accuracies(settings: VerifySettings, plan: DingFig4Plan) -> dict[str, np.nd
                              convergence.FedAvgConfig(plan.local_steps, total, gamma, plan.batch_size, 1.0, records, seeds=seeds)))
     *cyclic_runs, shuffled = convergence.execute([convergence.RunRequest(c) for c in configs], settings.sweep_options(),
                                      description="Ding et al. Fig. 4: the M sweep at fixed M E")
-    accuracy = {name: [] for name in FIG4_ALGORITHMS}
+    per_run = {name: [] for name in FIG4_ALGORITHMS}
     for j, problem in enumerate(problems):
         runs = cyclic_runs[3 * j:3 * j + 3]
         per_block = [run.extras.block_accuracy for run in runs] + [single_model_per_block(problem, shuffled)]
         for name, run, acc in zip(FIG4_ALGORITHMS, (*runs, shuffled), per_block):
-            accuracy[name].append(last_cycle_accuracy(acc, run, plan.rounds_per_cycle))
-    return {name: np.array(values) for name, values in accuracy.items()}
+            per_run[name].append((acc, run))
+    return sweep_accuracy(per_run, plan.rounds_per_cycle)
 
 
 def evaluate(settings: VerifySettings, plan: DingFig4Plan) -> ClaimResult:
@@ -171,11 +171,11 @@ def evaluate(settings: VerifySettings, plan: DingFig4Plan) -> ClaimResult:
     predictors degrade (E D > 0) and FedAvg-cyclic does not (E D < delta)."""
     accuracy = _accuracies(settings, plan)
     M1, M2 = plan.blocks_grid[0], plan.blocks_grid[-1]
-    drops = {name: acc[0] - acc[-1] for name, acc in accuracy.items()}
+    drops = {name: acc[0] - acc[-1] for name, acc in accuracy.best.items()}
     degrading = {"FedAvg on block-cyclic data"} if plan.claimed_degrading == "fedavg_cyclic" else {
         "MM-PSGD predictors", "MC-PSGD predictors"}
     keys = {"FedAvg on block-cyclic data": "fedavg_cyclic", "MM-PSGD predictors": "mm", "MC-PSGD predictors": "mc"}
-    what = f"drop D = Abar(M = {M1}) - Abar(M = {M2}) of the"
+    what = f"drop D = Abest(M = {M1}) - Abest(M = {M2}) of the"
     checks: list[tuple[str, Verdict]] = []
     for name, key in keys.items():
         if name in degrading:
@@ -192,11 +192,11 @@ def evaluate(settings: VerifySettings, plan: DingFig4Plan) -> ClaimResult:
                if plan.claimed_degrading != "fedavg_cyclic" else "")
     notes = f"{planted}{PAPER_FIG4} {scale} Headline: FedAvg-cyclic's mean drop D."
     return sweep_result("ding2020.fig4", checks, notes, sweep_plot(
-        "ding2020_fig4", "Ding et al. Fig. 4: last-cycle average block accuracy vs the number of blocks M",
+        "ding2020_fig4", "Ding et al. Fig. 4: best average block accuracy vs the number of blocks M",
         f"at fixed M E = {plan.rounds_per_cycle} on {plan.dataset} (N = {plan.clients_per_block}, C = {plan.cycles}, "
         f"I = {plan.local_steps}); FedAvg on shuffled data is one run scored on each M's blocks. The paper: FedAvg "
         "on block-cyclic data degrades with M, MM-PSGD and MC-PSGD do not.",
-        plan.blocks_grid, accuracy, "blocks M (M E fixed)", plan.seeds))
+        plan.blocks_grid, accuracy.best, "blocks M (M E fixed)", plan.seeds))
 
 
 CLAIM = Claim(
@@ -205,8 +205,9 @@ CLAIM = Claim(
     "blocks): FedAvg on block-cyclic data degrades as the number of blocks M grows, the MM-PSGD and MC-PSGD "
     "predictors (Sec. 5's exponential average, base 0.5) do not (paper, CIFAR-10, M E = 1000: FedAvg 61% at M = 2, 53-57% at M = 10; MM-PSGD 63% and "
     "67%; MC-PSGD 64-65% regardless of M).",
-    "the mean over seeds of FedAvg-cyclic's last-cycle average block accuracy at the smallest M minus at the "
-    "largest (claimed > 0); the predictors' drops must lie below the margin 0.02",
+    "the mean over seeds of FedAvg-cyclic's best average block accuracy (over the last cycle, as the paper "
+    "reports the best) at the smallest M minus at the largest (claimed > 0); the predictors' drops must lie "
+    "below the margin 0.02; the last-cycle mean is kept as evidence",
     evaluate,
     plan=ModePlans(
         quick=DingFig4Plan(**SEC5_QUICK, clients_per_block=5, cycles=4, blocks_grid=(2, 5), rounds_per_cycle=10,
