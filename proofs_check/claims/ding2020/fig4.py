@@ -16,10 +16,11 @@ steps; MM-PSGD and MC-PSGD (eta = gamma), both with Sec. 5's exponential predict
 all paired over seeds (a seed fixes the initialisation and the minibatches). FedAvg on shuffled data
 (``shuffled(0)`` of the smallest M's problem, C M E rounds; it sees no blocks, so its training does
 not depend on M and one run serves) is scored on each M's test blocks, for the plot and the notes.
-The metric is Abar, the last cycle's average block accuracy (``sec5``).
+The metric is the paper's, Abest, the best average block accuracy over the last cycle's rounds; Abar,
+the last cycle's mean, is kept as evidence in the notes (``sec5``).
 
 With M_1 the smallest and M_2 the largest M of the grid, the drop of an algorithm is the per-seed
-difference D = Abar(M_1) - Abar(M_2), and the sub-checks (k = 3, ``check_paired_threshold``: PASS on
+difference D = Abest(M_1) - Abest(M_2), and the sub-checks (k = 3, ``check_paired_threshold``: PASS on
 the 95% Student-t interval, FAIL on the Bonferroni 1 - 0.05/3 interval) are
 
 * (a) FedAvg-cyclic degrades: E D > 0;
