@@ -1,8 +1,9 @@
-"""Ding et al. (2020) Lemmas 1, 4 and 5 (``proofs_check.lemmas.ding2020_descent``): the terms along a
+"""Ding et al. (2020) Lemmas 1, 4, 5 and 7 (``proofs_check.lemmas.ding2020_descent``): the terms along a
 traced run recomputed by hand, Lemma 1's closed form with exact gradients and I = 1, the true lemmas
 PASS and their planted variants (right-hand side scaled below what the data attain) FAIL.
 
-Lemma 1 (``papers/ding2020_block_cyclic.md`` eq. 13, proof eq. 21-29), Lemma 4 (eq. 32), Lemma 5 (eq. 35).
+Lemma 1 (``papers/ding2020_block_cyclic.md`` eq. 13, proof eq. 21-29), Lemma 4 (eq. 32), Lemma 5 (eq. 35),
+Lemma 7's explicit step (eq. 54: Lemma 6 on the block-separate chains, step eta).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from proofs_check.lemmas.ding2020_descent import (
     ding_lemma1,
     ding_lemma4,
     ding_lemma5,
+    ding_lemma7,
     lemma1_steps,
 )
-from proofs_check.lemmas.verdicts import planted_factor
+from proofs_check.constants.ding2020 import lemma6_constant
+from proofs_check.lemmas.verdicts import PLANTED_MARGIN, attained_offset, planted_factor
 
 SMALL = instance(n_clients=3, n_blocks=2)
 GAMMA = 0.05
@@ -132,3 +135,29 @@ def test_lemma4_step_above_one_over_L_is_inconclusive() -> None:
     large = collect_ding(SMALL, config(gamma=1.2 / 3.0, seeds=(0, 1)))  # L is about 3: gamma > 1/L
     verdict = ding_lemma4(large)
     assert not verdict.hypotheses_met and verdict.status is not Status.PASS
+
+
+def test_lemma7_windows_by_hand(data: DingLemmaData) -> None:
+    """Window w (cycle, block m) holds rounds 3w..3w+2: block m's separate chain's ybar after each of them and
+    its every-step averages (1/N) sum_i y_t^i for t = 4r..4r+3; constant eq. 17's with eta = 0.08."""
+    verdict = ding_lemma7(data)
+    c = lemma6_constant(0.08, 4, data.G_sq, data.L, data.sigma_sq, 3)
+    comm, steps = np.zeros(4), np.zeros(4)
+    S = len(data.traces)
+    for trace in data.traces:
+        for w in range(4):
+            block = SMALL.block(w % 2)
+            rounds = range(3 * w, 3 * w + 3)
+            comm[w] += np.mean([block.objective(trace.separate_models[r]) for r in rounds]) / S
+            steps[w] += np.mean([block.objective(trace.separate_local_models[t].mean(axis=0))
+                                 for r in rounds for t in range(4 * r, 4 * r + 4)]) / S
+    np.testing.assert_allclose(verdict.evidence["mean"], comm, rtol=1e-10)
+    np.testing.assert_allclose(verdict.evidence["bound"], steps + c, rtol=1e-10)
+    assert verdict.status is Status.PASS and verdict.hypotheses_met and verdict.evidence["constant"] == c
+    planted = ding_lemma7(data, constant=attained_offset(verdict, PLANTED_MARGIN))
+    assert planted.status is Status.FAIL and planted.claim_id.startswith("ding2020.lemma7[constant=")
+
+
+def test_lemma7_needs_mc_psgd() -> None:
+    with pytest.raises(ValueError, match="MC-PSGD"):
+        ding_lemma7(collect_ding(SMALL, config(mc=False, seeds=(0, 1))))

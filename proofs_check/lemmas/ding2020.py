@@ -108,8 +108,8 @@ __all__ = [
 ]
 
 DING_LEMMA_IDS = ("ding2020.lemma1", "ding2020.lemma2", "ding2020.lemma3", "ding2020.lemma4", "ding2020.lemma5",
-                  "ding2020.lemma6", "ding2020.lemma8", "ding2020.lemma9")
-"""The lemmas of the table (``ding2020_table``); Lemmas 1, 4 and 5 are in ``ding2020_descent``."""
+                  "ding2020.lemma6", "ding2020.lemma7", "ding2020.lemma8", "ding2020.lemma9")
+"""The lemmas of the table (``ding2020_table``); Lemmas 1, 4, 5 and 7 are in ``ding2020_descent``."""
 LEMMA8_TOLERANCE = 1e-12
 """Relative slack of Lemma 8's exact inequality (two loss implementations differ by rounding)."""
 LEMMA8_BY_CONSTRUCTION = (

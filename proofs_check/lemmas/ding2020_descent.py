@@ -1,4 +1,4 @@
-"""The descent steps of Ding et al. (2020)'s Theorem 1 on MM-PSGD / MC-PSGD trajectories: Lemmas 1, 4 and 5.
+"""The descent steps of Ding et al. (2020)'s Theorems 1-2 on MM-PSGD / MC-PSGD trajectories: Lemmas 1, 4, 5 and 7.
 
 Source: Y. Ding et al., "Distributed Optimization over Block-Cyclic Data", arXiv 2002.07454
 (``shared/papers/ding2020_block_cyclic.md``: Assumptions 1-5 l.62-87, Lemma 1 eq. 13 and its proof
@@ -39,10 +39,16 @@ exact with exact gradients and full participation); Lemma 1 per realisation (bel
   the step the lemma adds (eq. 35), not Lemma 4 again. The 4 gamma^3 I^2 G^2 L^2 is eq. 35's, where
   (gamma L^2 / N) sum_i 4 gamma^2 I^2 G^2 gives 4 gamma^3 I^2 G^2 L^2 (the paper's exponent of I).
 
+* ding2020.lemma7 (MC-PSGD; eq. 54, the explicit step of Lemma 7's proof): Lemma 6 (eq. 17) applied to
+  each block's block-separate chain ybar with its step eta, per (cycle, block) window, paired as Lemma 6
+  (``ding_lemma7``). Eq. 46 is Theorem 1 (ding2020.thm1) and eq. 47, 53 are O(.) statements citing Yu et
+  al. 2019b without a constant, so no explicit form of them is checked here.
+
 Planted variants (power self-test, ``proofs_check.claims.checks.lemmas``): each function takes a
 ``scale`` on its right-hand side (1 in the paper); ``lemma_verdicts.planted_factor`` gives the scale the
 data prove false, as for Li's Lemma 1. Every right-hand side above is a sum of non-negative terms, so a
-scale below 1 is a uniformly smaller constant.
+scale below 1 is a uniformly smaller constant. Lemma 7's additive constant is planted below the attained one
+(``lemma_verdicts.attained_offset``), as Lemma 6's.
 """
 
 from __future__ import annotations
@@ -53,9 +59,10 @@ import numpy as np
 
 from convergence import Hypothesis, Verdict, check_upper_bound
 
+from ..constants.ding2020 import lemma6_constant
 from .ding2020 import DingLemmaData, assumption_hypotheses
 
-__all__ = ["lemma1_steps", "ding_lemma1", "ding_lemma4", "ding_lemma5", "DescentTerms", "descent_terms"]
+__all__ = ["lemma1_steps", "ding_lemma1", "ding_lemma4", "ding_lemma5", "ding_lemma7", "DescentTerms", "descent_terms"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,3 +211,54 @@ def ding_lemma5(data: DingLemmaData, scale: float = 1.0, terms: DescentTerms | N
              f"side (constant part {constant:.6g}), scale {scale:.6g}; at T' = T the mean average gap is "
              f"{terms.gap.mean(axis=0).mean():.4g}; paired over {len(data.traces)} seed(s); {data.constants_note()}")
     return _paired(_claim_id("ding2020.lemma5", scale), prefix, lhs, rhs, hypotheses, notes, data)
+
+
+def _separate_window_losses(data: DingLemmaData) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed and (cycle, block) window of the block-separate chain of block m: the mean of F_m over the
+    window's communication models ybar_{t_r} (``separate_models``) and over its every-step averages
+    ybar_t = (1/N) sum_i y_t^i, t = rI..rI+I-1; shapes (S, C M) each (as Lemma 6's windows)."""
+    problem, I, E = data.problem, data.config.local_steps, data.config.rounds_per_block
+    comm, steps = [], []
+    for trace in data.traces:
+        R = trace.separate_models.shape[0]
+        blocks = trace.round_blocks
+        ends = np.array([problem.block_objectives(y)[m] for y, m in zip(trace.separate_models, blocks)])  # (R,)
+        every = trace.separate_local_models[:-1].mean(axis=1)  # (T, d)
+        values = np.array([problem.block_objectives(y)[trace.blocks[t]] for t, y in enumerate(every)])
+        comm.append(ends.reshape(R // E, E).mean(axis=1))
+        steps.append(values.reshape(R // E, E * I).mean(axis=1))
+    return np.array(comm), np.array(steps)
+
+
+def ding_lemma7(data: DingLemmaData, constant: float | None = None) -> Verdict:
+    """Ding et al. (2020) Lemma 7's explicit step, eq. 54: Lemma 6 applied to the block-separate chain of
+    each block m (step eta), per (cycle, block) window: the mean of F_m over the communication models
+    ybar_{t_r} <= the mean over the every-step averages ybar_t + 2 eta^3 I^3 G^2 L^2 + eta^2 sigma^2 I L/(2N)
+    (``constant=None``; another value is a planted variant). Eq. 46-47 and 53 are O(.) statements (eq. 46
+    is Theorem 1, checked by ding2020.thm1; eq. 53 cites Yu et al. 2019b without a constant), so eq. 54
+    is the part of the lemma with an explicit form. MC-PSGD only; paired over seeds as Lemma 6."""
+    if not data.mc:
+        raise ValueError("ding2020.lemma7 concerns MC-PSGD's block-separate chains; the config is MM-PSGD")
+    eta = float(data.traces[0].block_step_sizes.max())
+    paper = lemma6_constant(eta, data.config.local_steps, data.G_sq, data.L, data.sigma_sq, data.participants)
+    c = paper if constant is None else float(constant)
+    comm, steps = _separate_window_losses(data)
+    rhs = steps + c
+    L = data.L
+    hypotheses = (
+        Hypothesis("eta <= 1/L (Lemma 6's eq. 42, applied with the block-separate step)", eta <= (1 + 1e-12) / L,
+                   f"eta = {eta:.6g}, 1/L = {1 / L:.6g}"),
+        Hypothesis("full participation: the N clients of each round are averaged (eq. 39)",
+                   data.participants == data.problem.n_clients, f"{data.participants} of {data.problem.n_clients} per round"),
+        *assumption_hypotheses(data, 3, 4),
+    )
+    gap = (comm - steps).mean(axis=0)
+    claim_id = "ding2020.lemma7" if constant is None else f"ding2020.lemma7[constant={c:.6g}]"
+    notes = (f"eq. 54, block-separate chains, per (cycle, block) window: mean F_m over the {data.config.rounds_per_block} "
+             f"communication models ybar against the mean over the window's every-step averages + {c:.6g} (eq. 17's "
+             f"constant with eta: {paper:.6g}); largest mean gap {gap.max():.6g}; paired over {len(data.traces)} "
+             f"seed(s); {data.constants_note()}")
+    bound = rhs.mean(axis=0)
+    verdict = check_upper_bound(claim_id, np.arange(1, bound.size + 1, dtype=np.float64), comm - rhs + bound, bound,
+                                hypotheses=hypotheses, notes=notes, deterministic=data.deterministic)
+    return verdict.with_evidence(constant=c)

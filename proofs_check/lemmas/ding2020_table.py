@@ -11,7 +11,7 @@ from problems import BlockCyclicProblem
 
 from ..framework.settings import VerifySettings
 from .ding2020 import DingLemmaData, collect_ding, ding_lemma2, ding_lemma3, ding_lemma6, ding_lemma8, ding_lemma9
-from .ding2020_descent import descent_terms, ding_lemma1, ding_lemma4, ding_lemma5
+from .ding2020_descent import descent_terms, ding_lemma1, ding_lemma4, ding_lemma5, ding_lemma7
 from .verdicts import LemmaRow
 
 __all__ = ["check_ding_lemmas", "ding_rows", "ding_lemma_table"]
@@ -21,7 +21,7 @@ def check_ding_lemmas(
     problem: BlockCyclicProblem, config: MMPSGDConfig | MCPSGDConfig, seeds: Sequence[int] | None = None, *,
     settings: VerifySettings | None = None,
 ) -> list[tuple[str, Verdict]]:
-    """(label, verdict) of Lemmas 1, 2, 3 (max and mean over clients), 4, 5, 6, 8 (MC-PSGD only) and 9 on one
+    """(label, verdict) of Lemmas 1, 2, 3 (max and mean over clients), 4, 5, 6, 7 and 8 (MC-PSGD only) and 9 on one
     config, each seed of ``seeds`` (``config.seeds`` when None) traced once (``collect_ding``)."""
     return ding_rows(collect_ding(problem, config, seeds, settings=settings))
 
@@ -42,6 +42,7 @@ def ding_rows(data: DingLemmaData) -> list[tuple[str, Verdict]]:
          ding_lemma6(data)),
     ]
     if data.mc:
+        rows.append(("Lemma 7 (eq. 54): Lemma 6 on each block-separate chain, with eta", ding_lemma7(data)))
         rows.append(("Lemma 8: loss(u_bar) <= min(loss(x_bar), loss(y_bar)) every round", ding_lemma8(data)))
     rows.append(("Lemma 9: F_m(x) - F_m(y) <= 2B^2L^2 + 2B^2 + 2B^2L on V", ding_lemma9(data)))
     return rows
