@@ -96,7 +96,9 @@ def test_lemma5_by_hand(exact: DingLemmaData) -> None:
     blocks = [SMALL.block(m) for m in trace.blocks]
     gap = np.mean([b.objective(trace.averages[t]) - b.objective(exact.optimum) for t, b in enumerate(blocks)])
     grads = np.mean([np.sum(b.gradient(trace.averages[t]) ** 2) for t, b in enumerate(blocks)])
-    dist = lambda w: float(np.sum((w - exact.optimum) ** 2))  # noqa: E731
+    def dist(w: np.ndarray) -> float:
+        return float(np.sum((w - exact.optimum) ** 2))
+
     assert exact.sigma_sq == 0.0
     lhs = gap + dist(trace.averages[T]) / (2 * GAMMA * T)
     rhs = dist(trace.averages[0]) / (2 * GAMMA * T) + 2 * GAMMA**2 * I**2 * G_sq * L**2 / mu \

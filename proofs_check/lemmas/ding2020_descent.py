@@ -62,7 +62,7 @@ from convergence import Hypothesis, Verdict, check_upper_bound
 from ..constants.ding2020 import lemma6_constant
 from .ding2020 import DingLemmaData, assumption_hypotheses
 
-__all__ = ["lemma1_steps", "ding_lemma1", "ding_lemma4", "ding_lemma5", "ding_lemma7", "DescentTerms", "descent_terms"]
+__all__ = ["DescentTerms", "descent_terms", "ding_lemma1", "ding_lemma4", "ding_lemma5", "ding_lemma7", "lemma1_steps"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,7 +199,7 @@ def ding_lemma5(data: DingLemmaData, scale: float = 1.0, terms: DescentTerms | N
     """Ding et al. (2020) Lemma 5 as eq. 35 at every prefix T' (module docstring), right-hand side
     times ``scale`` (1 in the paper; another value is a planted variant)."""
     terms = descent_terms(data) if terms is None else terms
-    S, T = terms.gap.shape
+    T = terms.gap.shape[1]
     prefix = np.arange(1, T + 1, dtype=np.float64)
     gamma = float(data.traces[0].step_sizes.max())
     I, L, mu, N, G_sq = data.config.local_steps, data.L, data.mu, data.participants, data.G_sq

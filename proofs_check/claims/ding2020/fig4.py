@@ -63,8 +63,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 import convergence
 from convergence.verdict import Verdict
 

@@ -54,8 +54,8 @@ sign test's smallest one-sided p-value with 4 seeds is 1/16 > 0.025.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
