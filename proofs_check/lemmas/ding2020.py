@@ -1,4 +1,5 @@
-"""Lemma checks on MM-PSGD / MC-PSGD trajectories: Ding et al. (2020) Lemmas 2, 3, 6, 8 and 9.
+"""Lemma checks on MM-PSGD / MC-PSGD trajectories: Ding et al. (2020) Lemmas 2, 3, 6, 8 and 9 (Lemmas 1,
+4, 5 and 7 are in ``ding2020_descent``; the traced data and constants here serve both).
 
 Source: Y. Ding et al., "Distributed Optimization over Block-Cyclic Data", arXiv 2002.07454
 (``shared/papers/ding2020_block_cyclic.md``: Assumptions 3-5 l.77-87, Lemmas 2-3 with eq. 14 and their

@@ -32,8 +32,9 @@ __all__ = ["CLAIM", "evaluate"]
 
 def evaluate(settings: VerifySettings, plan: DingTheoremPlan) -> ClaimResult:
     """Theorem 1 (MM-PSGD) on ``plan``. Planted false variants: ``claimed_exponent`` < -1/2 (a faster
-    rate than claimed), ``bound_scale`` < 1 (a smaller explicit bound); ``identical_instance=False``
-    keeps only the blocks far apart, where every sub-check is uninformative (INCONCLUSIVE)."""
+    rate than claimed), ``bound_scale`` < 1 (a smaller explicit bound); ``identical_instance=False`` with
+    ``shared_minimiser=False`` keeps only the blocks far apart, where every sub-check is uninformative
+    (INCONCLUSIVE)."""
     return evaluate_theorem("mm", settings, plan)
 
 
