@@ -46,6 +46,8 @@ def test_fig4_quick_claim_finds_fedavg_cyclic_degrading(quick: VerifySettings) -
     assert verdict.status is not Status.FAIL
     assert verdict.measured > 0.1 and verdict.interval[0] > 0  # headline: FedAvg-cyclic's drop
     assert "61%" in verdict.notes and "digits" in verdict.notes and "M E = 10" in verdict.notes
+    assert "Abest (best A(r) over the last cycle, checked" in verdict.notes  # the paper's metric
+    assert "Abar (last-cycle mean, evidence)" in verdict.notes
     (plot,) = result.plots
     assert [c.label for c in plot.curves] == ["MM-PSGD predictors", "MC-PSGD predictors",
                                               "FedAvg on block-cyclic data", "FedAvg on shuffled data"]
@@ -69,6 +71,7 @@ def test_fig5_quick_claim_runs_and_reports_the_paper(quick: VerifySettings) -> N
     assert set(statuses(verdict)) == {"ding2020.fig5/mm_robust", "ding2020.fig5/mc_robust"}
     assert verdict.status is not Status.FAIL
     assert "60-61%" in verdict.notes and "K = 1, 4 per round" in verdict.notes
+    assert "Abest (best A(r)" in verdict.notes and "Abar (last-cycle mean, evidence)" in verdict.notes
     (plot,) = result.plots
     assert [c.x for c in plot.curves] == [(5.0, 20.0)] * 2
     mm = verdict.checks[0].verdict

@@ -15,7 +15,7 @@ import pytest
 from convergence import Status, Verdict
 from problems import ProblemError, build_block_cyclic, exact_optimum, problem_spec
 from proofs_check import VerifySettings, get_claim
-from proofs_check.claims.ding2020.theorem_runs import instance, run_configs
+from proofs_check.claims.ding2020.theorem_runs import instance, run_configs, shared_minimiser_instance
 from proofs_check.constants.ding2020 import DingConstants, ding_bound
 from proofs_check.claims.ding2020.hypotheses import ding_hypotheses
 
@@ -119,10 +119,36 @@ def test_thm1_true_claim_passes_and_planted_variants_fail() -> None:
         evaluate_thm1(QUICK, bound_scale=0.0)
 
 
+def test_shared_minimiser_instance_has_different_blocks_and_one_minimiser() -> None:
+    """block_spread = client_spread = mu = noise = 0: every F_m^i is minimised at theta_0, so x_m* = x* and the
+    floor (1/M) sum_m F_m* - F* is 0, but the blocks hold different rows, so the F_m differ."""
+    problem = shared_minimiser_instance(n_clients=3, n_blocks=3)
+    x_star = exact_optimum(problem.combined, crosscheck=False).w_star
+    for m in range(3):
+        np.testing.assert_allclose(exact_optimum(problem.block(m), crosscheck=False).w_star, x_star, atol=1e-10)
+    assert np.ptp(problem.block_objectives(np.linspace(-1.0, 1.0, problem.dim))) > 1e-2
+
+
+def test_thm1_shared_minimiser_sub_checks_pass_and_planted_fail() -> None:
+    """Heterogeneous blocks sharing their minimiser: the mini-max gap is >= 0, so bound and rate are counted
+    sub-checks; the planted bound x 1e-5 and exponent -1.5 FAIL there."""
+    true = evaluate_thm1(QUICK4).verdict
+    checks = _checks(true)
+    bound, rate = checks["explicit bound, shared minimiser, MM-PSGD"], checks["rate O(1/sqrt(NT)), shared minimiser, MM-PSGD"]
+    assert bound.claim_id == "ding2020.mm/shared-minimiser/bound" and rate.claim_id == "ding2020.mm/shared-minimiser/rate"
+    assert bound.status is Status.PASS and 0 < bound.measured < 1e-2 and rate.status is Status.PASS
+    assert true.evidence["floor"]["shared minimiser"] == pytest.approx(0.0, abs=1e-12)
+    assert "explicit bound, identical blocks, MM-PSGD" in checks  # the existing sub-checks keep their names
+    small = _checks(evaluate_thm1(QUICK4, bound_scale=1e-5).verdict)["explicit bound, shared minimiser, MM-PSGD"]
+    assert small.status is Status.FAIL
+    steep = _checks(evaluate_thm1(QUICK4, claimed_exponent=-1.5).verdict)["rate O(1/sqrt(NT)), shared minimiser, MM-PSGD"]
+    assert steep.status is Status.FAIL
+
+
 def test_thm1_on_blocks_apart_alone_is_inconclusive_not_pass() -> None:
     # The old special branch PASSed here: the mini-max gap is negative, so bound and rate hold
     # trivially. Now both are uninformative and, with nothing else to check, so is the claim.
-    verdict = evaluate_thm1(QUICK, identical_instance=False).verdict
+    verdict = evaluate_thm1(QUICK, identical_instance=False, shared_minimiser=False).verdict
     assert verdict.status is Status.INCONCLUSIVE and verdict.checks == ()
     assert "Every sub-check is uninformative" in verdict.notes
     reasons = {u.name: u.reason for u in verdict.uninformative}

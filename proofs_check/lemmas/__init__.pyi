@@ -13,6 +13,7 @@ from .ding2020 import (
     ding_lemma8,
     ding_lemma9,
 )
+from .ding2020_descent import DescentTerms, descent_terms, ding_lemma1, ding_lemma4, ding_lemma5, ding_lemma7, lemma1_steps
 from .ding2020_table import check_ding_lemmas, ding_lemma_table, ding_rows
 from .fedavg import LEMMA_IDS, LemmaData, check_lemmas, collect, lemma_table, li_lemma1, li_lemma2, li_lemma3, yu_drift
 from .sampling import (

@@ -1,4 +1,5 @@
-"""Lemma checks on MM-PSGD / MC-PSGD trajectories: Ding et al. (2020) Lemmas 2, 3, 6, 8 and 9.
+"""Lemma checks on MM-PSGD / MC-PSGD trajectories: Ding et al. (2020) Lemmas 2, 3, 6, 8 and 9 (Lemmas 1,
+4, 5 and 7 are in ``ding2020_descent``; the traced data and constants here serve both).
 
 Source: Y. Ding et al., "Distributed Optimization over Block-Cyclic Data", arXiv 2002.07454
 (``shared/papers/ding2020_block_cyclic.md``: Assumptions 3-5 l.77-87, Lemmas 2-3 with eq. 14 and their
@@ -97,6 +98,7 @@ __all__ = [
     "LEMMA8_BY_CONSTRUCTION",
     "LEMMA8_TOLERANCE",
     "DingLemmaData",
+    "assumption_hypotheses",
     "collect_ding",
     "ding_lemma2",
     "ding_lemma3",
@@ -106,7 +108,9 @@ __all__ = [
     "ding_lemma9",
 ]
 
-DING_LEMMA_IDS = ("ding2020.lemma2", "ding2020.lemma3", "ding2020.lemma6", "ding2020.lemma8", "ding2020.lemma9")
+DING_LEMMA_IDS = ("ding2020.lemma1", "ding2020.lemma2", "ding2020.lemma3", "ding2020.lemma4", "ding2020.lemma5",
+                  "ding2020.lemma6", "ding2020.lemma7", "ding2020.lemma8", "ding2020.lemma9")
+"""The lemmas of the table (``ding2020_table``); Lemmas 1, 4, 5 and 7 are in ``ding2020_descent``."""
 LEMMA8_TOLERANCE = 1e-12
 """Relative slack of Lemma 8's exact inequality (two loss implementations differ by rounding)."""
 LEMMA8_BY_CONSTRUCTION = (
@@ -123,12 +127,14 @@ class DingLemmaData(SeedTraces):
     seeds) and the constants of Ding's assumptions (module docstring). ``visited`` (P, d) holds the
     distinct points of V (the run's models, x* and the x_m*), ``block_values`` (P, M) F_m at each
     of them, ``block_optima`` (M, d) the x_m*, ``optimum`` (d,) x*; ``sigma`` (per (block, client)
-    objective, (M N,)) and ``G`` are the suprema over the ball ||x|| <= B."""
+    objective, (M N,)) and ``G`` are the suprema over the ball ||x|| <= B; ``L`` and ``mu`` are the largest
+    smoothness and the smallest strong-convexity modulus of the (block, client) objectives (Assumptions 1-2)."""
 
     problem: BlockCyclicProblem
     config: MMPSGDConfig | MCPSGDConfig
     traces: tuple[BlockCyclicTrace, ...]
     L: float
+    mu: float
     sigma: ClientEstimate
     G: Estimate
     visited: np.ndarray
@@ -213,11 +219,12 @@ def collect_ding(
     ball = Ball(np.zeros(problem.dim), float(np.sqrt(np.max(np.sum(visited**2, axis=1)))))
     sigma = variance_bound(combined, ball, config.batch_size)
     G = second_moment_bound(combined, ball, config.batch_size)
-    return DingLemmaData(problem, config, traces, float(problem_constants(combined).L), sigma, G, visited,
+    constants = problem_constants(combined)
+    return DingLemmaData(problem, config, traces, float(constants.L), float(constants.mu), sigma, G, visited,
                          block_values, optima, optimum)
 
 
-def _assumption_hypotheses(data: DingLemmaData, *which: Literal[3, 4]) -> tuple[Hypothesis, ...]:
+def assumption_hypotheses(data: DingLemmaData, *which: Literal[3, 4]) -> tuple[Hypothesis, ...]:
     """Assumptions 3 and / or 4 over the ball of Assumption 5 (finite constants)."""
     radius = np.sqrt(data.B_sq)
     out = []
@@ -241,7 +248,7 @@ def ding_lemma2(data: DingLemmaData, factor: float = 1.0) -> Verdict:
     claim_id = "ding2020.lemma2" if factor == 1.0 else f"ding2020.lemma2[factor={factor:.6g}]"
     notes = (f"realised ||g_t - gbar_t||^2, N = {K} clients per round, batch {data.config.batch_size or 'exact'}, "
              f"factor {factor:.6g}, mean over {len(data.traces)} seed(s); {data.constants_note()}")
-    return upper_bound_verdict(claim_id, data.x, lhs, np.full(data.x.size, rhs), _assumption_hypotheses(data, 3),
+    return upper_bound_verdict(claim_id, data.x, lhs, np.full(data.x.size, rhs), assumption_hypotheses(data, 3),
                                notes, deterministic=data.deterministic)
 
 
@@ -263,7 +270,7 @@ def ding_lemma3(data: DingLemmaData, constant: float = 4.0, over: Literal["max",
     claim_id = base if constant == 4.0 else f"{base}[constant={constant:.6g}]"
     notes = (f"{over}_i ||xbar_t - x_t^i||^2, I = {I}, gamma = max_t gamma_t = {gamma:.6g}, constant {constant:.6g}, "
              f"mean over {len(data.traces)} seed(s); {data.constants_note()}")
-    return check_upper_bound(claim_id, data.x, lhs, bound, hypotheses=_assumption_hypotheses(data, 4), notes=notes,
+    return check_upper_bound(claim_id, data.x, lhs, bound, hypotheses=assumption_hypotheses(data, 4), notes=notes,
                              deterministic=data.deterministic)
 
 
@@ -302,7 +309,7 @@ def ding_lemma6(data: DingLemmaData, constant: float | None = None) -> Verdict:
         Hypothesis("gamma <= 1/L (used in eq. 42)", gamma <= 1 / L * (1 + 1e-12), f"gamma = {gamma:.6g}, 1/L = {1 / L:.6g}"),
         Hypothesis("full participation: the N clients of each round are averaged (eq. 39)",
                    data.participants == data.problem.n_clients, f"{data.participants} of {data.problem.n_clients} per round"),
-        *_assumption_hypotheses(data, 3, 4),
+        *assumption_hypotheses(data, 3, 4),
     )
     claim_id = "ding2020.lemma6" if constant is None else f"ding2020.lemma6[constant={c:.6g}]"
     notes = (f"per (cycle, block) window: mean F_m over the {data.config.rounds_per_block} communication models against "

@@ -5,7 +5,7 @@ synthetic(1, 1) instance) with Li's schedule, li2020.lemma4-5 (unbiasedness and 
 sampling schemes, ``proofs_check.lemmas.sampling``) under Schemes I and II on the traced runs of
 ``li2020.sampling_steps`` (N = 20, K = 10, E = 10: the runs li2020.thm2/thm3 trace for their proof steps, so a
 store shares them), yu2019.drift on heterogeneous least-squares clients
-with a constant step (the proof does not need identical data), and ding2020.lemma2, 3, 6, 8, 9 on
+with a constant step (the proof does not need identical data), and ding2020.lemma1-9 on
 the Ding instance with MC-PSGD (the theorem's step sizes, I = 4 so that the drift of lemma 3 is not
 trivially 0), each a sub-check whose worst ratio LHS / RHS over every step is reported with its
 interval. Constants as the assumptions define them (``proofs_check.lemmas.fedavg``,
@@ -21,10 +21,11 @@ Power self-test: ``lemmas[planted=LEMMA_ID]`` (the plan's ``planted``) plants a 
 scheme claimed unbiased (its bias is 1 - K/N = 1/2 of every round's update: the row's statistic is about
 0.25 against the tolerance 0.15^2 = 0.0225); Lemma 5 with 1/K replaced by 1/K^2 (at K = 10 the sampling
 variance uses about 0.15 of the true bound, so 1.5 times the planted one). For the others the constant is
-replaced by ``lemma_verdicts.PLANTED_MARGIN`` (0.9) times the largest one the data prove too small
+replaced (for Ding's Lemmas 1, 4, 5: the right-hand side scaled) by ``lemma_verdicts.PLANTED_MARGIN`` (0.9) times the largest one the data prove too small
 (``lemma_verdicts.attained_scale``: a simultaneous lower confidence limit above the bound), so the planted lemma is false on the instance, by about 11%
 beyond what the data resolve, and must FAIL; Lemma 6's additive constant is moved below the
-attained one the same way (``lemma_verdicts.attained_offset``). Ding's Lemmas 8 and 9 are not
+attained one the same way (``lemma_verdicts.attained_offset``), and so is Lemma 7's (eq. 54: Lemma 6 on the
+block-separate chains). Ding's Lemmas 8 and 9 are not
 plantable: their rows cannot fail as the paper states them (``ding2020_lemmas``: Lemma 8 holds by
 construction of the selection rule, Lemma 9 is implied by L-smoothness once B covers x_m*), so they are
 listed as uninformative and never counted, and a planted variant of a row that is never counted would
@@ -70,9 +71,14 @@ _PLANTED_CHANGE: Mapping[str, str] = {
     "li2020.lemma4": "Li Lemma 4 claimed for McMahan's original scheme, biased by 1 - K/N of each round's update",
     "li2020.lemma5": "Li Lemma 5 with 1/K replaced by 1/K^2 (K = 10: the variance uses 0.15 of the true bound)",
     "yu2019.drift": "Yu's drift bound with the constant 4 shrunk to 0.9 of the value the drift proves too small",
+    "ding2020.lemma1": "Ding Lemma 1 with its error terms scaled to 0.9 of what the worst (seed, step) proves too small",
+    "ding2020.lemma4": "Ding Lemma 4 (eq. 32) with its right-hand side scaled to 0.9 of what the windows prove too small",
+    "ding2020.lemma5": "Ding Lemma 5 (eq. 35) with its right-hand side scaled to 0.9 of what the prefixes prove too small",
     "ding2020.lemma2": "Ding Lemma 2 with sigma^2/N shrunk to 0.9 of the value the noise proves too small",
     "ding2020.lemma3": "Ding Lemma 3 with the constant 4 shrunk to 0.9 of the value the drift proves too small",
     "ding2020.lemma6": "Ding Lemma 6 with its additive constant lowered below the largest measured window gap",
+    "ding2020.lemma7": "Ding Lemma 7 (eq. 54, Lemma 6 on the block-separate chains) with its additive constant lowered "
+                       "below the largest measured window gap",
 }
 """What the planted variant of each plantable lemma changes (its ``PlantedVariant`` description)."""
 
@@ -173,14 +179,25 @@ def _split_lemma2(checks: list[tuple[str, Verdict]]) -> tuple[list[tuple[str, Ve
     return counted, uninformative
 
 
+_DESCENT = {"ding2020.lemma1": "ding_lemma1", "ding2020.lemma4": "ding_lemma4", "ding2020.lemma5": "ding_lemma5"}
+"""Ding's lemmas planted by a scale on the right-hand side, by their function in ``proofs_check.lemmas``
+(``ding2020_descent``; looked up on use, as the package loads its submodules lazily)."""
+
+
 def _ding_planted_rows(data: DingLemmaData, planted: str) -> list[tuple[str, Verdict]]:
     """The rows of one planted Ding lemma (module docstring)."""
-    if planted == "ding2020.lemma2":
+    if planted in _DESCENT:
+        lemma, terms = getattr(lemmas, _DESCENT[planted]), lemmas.descent_terms(data)
+        rows = [lemma(data, scale=lemmas.planted_factor(lemma(data, terms=terms)), terms=terms)]
+    elif planted == "ding2020.lemma2":
         rows = [lemmas.ding_lemma2(data, factor=lemmas.planted_factor(lemmas.ding_lemma2(data)))]
     elif planted == "ding2020.lemma3":
         rows = [lemmas.ding_lemma3(data, 4.0 * lemmas.planted_factor(lemmas.ding_lemma3(data, over=over)),
                                    over=over)
                 for over in ("max", "mean")]
+    elif planted == "ding2020.lemma7":
+        rows = [lemmas.ding_lemma7(data, constant=lemmas.attained_offset(lemmas.ding_lemma7(data),
+                                                                         lemmas.PLANTED_MARGIN))]
     else:
         rows = [lemmas.ding_lemma6(data, constant=lemmas.attained_offset(lemmas.ding_lemma6(data),
                                                                          lemmas.PLANTED_MARGIN))]
@@ -232,7 +249,7 @@ def evaluate(settings: VerifySettings, plan: LemmasPlan) -> ClaimResult:
 
 CLAIM = Claim(
     "lemmas", (LI2020, DING2020, YU2019),
-    "Li et al. Lemmas 1-5; Ding et al. Lemmas 2, 3, 6, 8, 9; Yu et al. client drift",
+    "Li et al. Lemmas 1-5; Ding et al. Lemmas 1-9; Yu et al. client drift",
     "Both sides of each lemma along recorded trajectories, e.g. Li's Lemma 3: E Σ_k p_k ‖w̄_t − w_t^k‖² ≤ "
     "4 η_t² (E−1)² G²; Lemma 4 (Schemes I, II unbiased): E_S w̄_{t+1} = v̄_{t+1}; Lemma 5: E_S ‖v̄_{t+1} − w̄_{t+1}‖² ≤ "
     "(4/K) η_t² E² G² (Scheme I), (N−K)/(N−1) (4/K) η_t² E² G² (Scheme II); expectations over seeds (and over "

@@ -16,6 +16,10 @@ model at round r on block m's test images (``BlockCyclicImageProblem.block_accur
 
     A(r) = (1/M) sum_m acc_m(r),     Abar = mean of A(r) over the last cycle's rounds r in (C-1) M E + 1 .. C M E,
 
+and the paper reports the best test accuracy reached ("MM-PSGD and MC-PSGD achieve the best test accuracy
+of 65%"), so (a) and (c) compare Abest = max of A(r) over the recorded rounds (every block end and the
+whole last cycle) and Abar is kept as evidence in the notes;
+
 and the oscillation of a run is the mean over blocks of the range of its per-block accuracy over the
 last cycle,
 
@@ -27,10 +31,10 @@ FedAvg-cyclic forgets the labels of the block it is not trained on, so its acc_m
 Sub-checks (``check_ordering``: paired two-sided Student-t interval of the per-seed differences at
 level 0.95, PASS if its lower end is above 0, so a one-sided test at level 0.975):
 
-* (a) Abar of MM-PSGD's predictors > Abar of FedAvg-cyclic; the same for MC-PSGD's predictors;
+* (a) Abest of MM-PSGD's predictors > Abest of FedAvg-cyclic; the same for MC-PSGD's predictors;
 * (b) W of FedAvg-cyclic > W of FedAvg on shuffled data (the same algorithm without block order);
-* (c) FedAvg on shuffled data lies between: its Abar > FedAvg-cyclic's, and MM-PSGD's and
-  MC-PSGD's Abar > its Abar.
+* (c) FedAvg on shuffled data lies between: its Abest > FedAvg-cyclic's, and MM-PSGD's and
+  MC-PSGD's Abest > its Abest.
 
 Every sub-check is a test with its p-value (``Verdict.p_fail``), and the claim's verdict is Holm over
 the six at family-wise level 0.05 (``combine_checks``).
@@ -42,7 +46,10 @@ Measured on the bundled digits (default plan: all 1438 training and 359 test ima
 predictors (MM-PSGD -0.010 in [-0.021, 0.001], MC-PSGD -0.001 in [-0.008, 0.005]: INCONCLUSIVE), so
 the claim is INCONCLUSIVE on the digits: the small net nearly saturates them, and shuffled data were at
 least as good in every setting tried (M = 2 or 5, 2 to 5 labels per block, 400 to 1438 images, C = 3 to
-12). That is the result, not tuned away. (Before MC-PSGD ran Sec. 5's predictor, its eq. 7 average
+12). That is the result, not tuned away. On the paper's metric, Abest (the numbers above are Abar), the same runs
+give 0.964 (MM), 0.973 (MC), 0.921 (FedAvg-cyclic), 0.976 (shuffled): (a), (b) and shuffled-above-cyclic
+PASS, MM-PSGD above shuffled FAILs on its own (-0.012 in [-0.022, -0.002]) but not after Holm (adjusted
+p = 0.21), MC-PSGD -0.003 in [-0.013, 0.006]: INCONCLUSIVE still. (Before MC-PSGD ran Sec. 5's predictor, its eq. 7 average
 reached 0.929 and lay below shuffled data, -0.036 in [-0.046, -0.026]: a FAIL that came from the wrong
 predictor.) The full plan runs the same checks on Fashion-MNIST (M = 5 blocks of 3 overlapping labels,
 LeNet-5).
@@ -152,16 +159,16 @@ def evaluate(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
         ("FedAvg on block-cyclic data", cyclic.extras.block_accuracy),
         ("FedAvg on shuffled data", single_model_per_block(problem, fedavg)))}
     mm_c, mc_c, cyc_c, shu_c = curves.values()
-    metric = ("Abar = mean over the last cycle's rounds of the average block test accuracy "
-              "(1/M) sum_m acc_m(r), paired by seed")
+    metric = ("Abest = the best average block test accuracy (1/M) sum_m acc_m(r) over the recorded rounds (every E "
+              "rounds and the whole last cycle), the paper's best test accuracy, paired by seed")
     checks: list[tuple[str, Verdict]] = []
     for key, name, c in (("mm", "MM-PSGD predictors", mm_c), ("mc", "MC-PSGD predictors", mc_c)):
         if plan.claimed_winner == "predictors":
             checks.append((f"(a) {name} above FedAvg on block-cyclic data", convergence.check_ordering(
-                f"ding2020.fig2/fedavg_cyclic<{key}", cyc_c.last_cycle_average, c.last_cycle_average, notes=metric)))
+                f"ding2020.fig2/fedavg_cyclic<{key}", cyc_c.best, c.best, notes=metric)))
         else:
             checks.append((f"(a) FedAvg on block-cyclic data above the {name}", convergence.check_ordering(
-                f"ding2020.fig2/{key}<fedavg_cyclic", c.last_cycle_average, cyc_c.last_cycle_average, notes=metric)))
+                f"ding2020.fig2/{key}<fedavg_cyclic", c.best, cyc_c.best, notes=metric)))
     checks.append(("(b) FedAvg on block-cyclic data oscillates with the block", convergence.check_ordering(
         "ding2020.fig2/oscillation", shu_c.oscillation, cyc_c.oscillation,
         notes=f"W = (1/M) sum_m (max - min of acc_m(r) over the last cycle's {cycle_rounds} rounds); claimed: W of "
@@ -169,15 +176,16 @@ def evaluate(settings: VerifySettings, plan: DingFig2Plan) -> ClaimResult:
         f"({shu_c.oscillation.mean():.3g}), paired by seed (means over seeds; MM-PSGD's predictors "
         f"{mm_c.oscillation.mean():.3g}, MC-PSGD's {mc_c.oscillation.mean():.3g}).")))
     checks.append(("(c) FedAvg on shuffled data above FedAvg on block-cyclic data", convergence.check_ordering(
-        "ding2020.fig2/fedavg_cyclic<shuffled", cyc_c.last_cycle_average, shu_c.last_cycle_average, notes=metric)))
+        "ding2020.fig2/fedavg_cyclic<shuffled", cyc_c.best, shu_c.best, notes=metric)))
     for key, name, c in (("mm", "MM-PSGD predictors", mm_c), ("mc", "MC-PSGD predictors", mc_c)):
         checks.append((f"(c) {name} above FedAvg on shuffled data", convergence.check_ordering(
-            f"ding2020.fig2/shuffled<{key}", shu_c.last_cycle_average, c.last_cycle_average, notes=metric)))
-    measured = ", ".join(f"{name} {c.last_cycle_average.mean():.3f}" for name, c in curves.items())
-    scale = (f"{trained_scale(problem, plan, str(plan.local_steps))}, {plan.seeds} seeds): Abar (last cycle, means "
-             f"over seeds) {measured}.")
+            f"ding2020.fig2/shuffled<{key}", shu_c.best, c.best, notes=metric)))
+    best = ", ".join(f"{name} {c.best.mean():.3f}" for name, c in curves.items())
+    last = ", ".join(f"{name} {c.last_cycle_average.mean():.3f}" for name, c in curves.items())
+    scale = (f"{trained_scale(problem, plan, str(plan.local_steps))}, {plan.seeds} seeds): Abest (checked; means over "
+             f"seeds) {best}; Abar (last-cycle mean, evidence) {last}.")
     verdict = combine_checks("ding2020.fig2", checks, headline=checks[0][1],
-                             notes=f"{PAPER_FIG2} {scale} Headline: mean Abar difference MM-PSGD - FedAvg-cyclic.")
+                             notes=f"{PAPER_FIG2} {scale} Headline: mean Abest difference MM-PSGD - FedAvg-cyclic.")
     plotted = np.isin(mm.rounds, np.arange(0, mm.rounds[-1] + 1, plan.rounds_per_block))  # the block ends
     rounds = mm.rounds[plotted].astype(float).tolist()
     plot = CurvesPlot(
@@ -198,7 +206,8 @@ CLAIM = Claim(
     "predictors (both Sec. 5's exponential average of the block's global models, base 0.5) reach a higher average "
     "block test accuracy than FedAvg on block-cyclic data, whose per-block "
     "accuracy oscillates with the block; FedAvg on shuffled data lies between (paper, CIFAR-10: 65%, 56-59%, 62%).",
-    "the mean over seeds of MM-PSGD's last-cycle average block accuracy minus FedAvg-cyclic's (claimed > 0)",
+    "the mean over seeds of MM-PSGD's best average block accuracy (over the recorded rounds, as the paper reports "
+    "the best) minus FedAvg-cyclic's (claimed > 0); the last-cycle mean is kept as evidence",
     evaluate,
     plan=ModePlans(
         quick=DingFig2Plan(**SEC5_QUICK, **FIG2_DIGITS_BLOCKS, cycles=4, rounds_per_block=5),

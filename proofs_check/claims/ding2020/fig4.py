@@ -16,10 +16,11 @@ steps; MM-PSGD and MC-PSGD (eta = gamma), both with Sec. 5's exponential predict
 all paired over seeds (a seed fixes the initialisation and the minibatches). FedAvg on shuffled data
 (``shuffled(0)`` of the smallest M's problem, C M E rounds; it sees no blocks, so its training does
 not depend on M and one run serves) is scored on each M's test blocks, for the plot and the notes.
-The metric is Abar, the last cycle's average block accuracy (``sec5``).
+The metric is the paper's, Abest, the best average block accuracy over the last cycle's rounds; Abar,
+the last cycle's mean, is kept as evidence in the notes (``sec5``).
 
 With M_1 the smallest and M_2 the largest M of the grid, the drop of an algorithm is the per-seed
-difference D = Abar(M_1) - Abar(M_2), and the sub-checks (k = 3, ``check_paired_threshold``: PASS on
+difference D = Abest(M_1) - Abest(M_2), and the sub-checks (k = 3, ``check_paired_threshold``: PASS on
 the 95% Student-t interval, FAIL on the Bonferroni 1 - 0.05/3 interval) are
 
 * (a) FedAvg-cyclic degrades: E D > 0;
@@ -37,7 +38,9 @@ of 3; 17 s wall under a load average of 8-11 on 2 cores): Abar from M = 2 to M =
 (drop 0.224 in [0.151, 0.297]), 0.955 -> 0.975 for MM-PSGD (drop -0.020 in [-0.030, -0.010]),
 0.964 -> 0.980 for MC-PSGD (drop -0.016 in [-0.026, -0.007]; with eq. 7's average, before MC-PSGD ran
 Sec. 5's predictor: 0.929 -> 0.963), FedAvg on shuffled data 0.966 and 0.970; the claim PASSes. As in the paper the predictors even gain (a block of fewer labels is an
-easier task), while the single model forgets every block but the last. The full plan (Fashion-MNIST,
+easier task), while the single model forgets every block but the last. On the paper's metric, Abest, the same
+runs give 0.921 -> 0.751 for FedAvg-cyclic (drop 0.169 in [0.084, 0.255]), 0.964 -> 0.979 for MM-PSGD
+(drop -0.015 in [-0.024, -0.007]), 0.973 -> 0.983 for MC-PSGD (drop -0.010 in [-0.020, 0.001]): PASS. The full plan (Fashion-MNIST,
 LeNet-5, 12000 images, N = 10, M = 2, 5, 10 with one shared label more than ceil(10/M), M E = 100,
 C = 10) is about 5.2e6 client steps and 4800 block evaluations on 2000 test images: about 28 min of
 CPU (5,700 LeNet-5 steps/s at batch 2 and 0.16 s per evaluation, measured here).
@@ -60,8 +63,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 import convergence
 from convergence.verdict import Verdict
 
@@ -69,7 +70,7 @@ from ...framework.claim import Claim, ClaimResult, PlantedVariant
 from ...framework.parameters import ModePlans, PlanError, parameter
 from ...framework.references import DING2020
 from .sec5 import (
-    check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot, sweep_result,
+    SweepAccuracy, check_paired_threshold, last_cycle_rounds, sweep_accuracy, sweep_notes, sweep_plot, sweep_result,
 )
 from .sec5_plans import (
     SEC5_CIFAR10, SEC5_CLASSES, SEC5_DEFAULT, SEC5_LENET5, SEC5_MARGIN, SEC5_QUICK, DingSec5Plan, Sec5DataPlans,
@@ -137,9 +138,9 @@ FIG4_ALGORITHMS = ("MM-PSGD predictors", "MC-PSGD predictors", "FedAvg on block-
 """The curves of the plot, in the order of the runs (FedAvg on shuffled data is plotted, not checked)."""
 
 
-def _accuracies(settings: VerifySettings, plan: DingFig4Plan) -> dict[str, np.ndarray]:
-    """Abar per algorithm (FIG4_ALGORITHMS), shape (len(blocks_grid), S): every M's three block-cyclic
-    runs and the one shuffled run, in one sweep."""
+def _accuracies(settings: VerifySettings, plan: DingFig4Plan) -> SweepAccuracy:
+    """Abest and Abar per algorithm (FIG4_ALGORITHMS), each (len(blocks_grid), S): every M's three
+    block-cyclic runs and the one shuffled run, in one sweep."""
     gamma = convergence.StepSize.constant(plan.step_size)
     seeds = tuple(range(plan.seeds))
     total = plan.cycles * plan.rounds_per_cycle
@@ -156,13 +157,13 @@ def _accuracies(settings: VerifySettings, plan: DingFig4Plan) -> dict[str, np.nd
                              convergence.FedAvgConfig(plan.local_steps, total, gamma, plan.batch_size, 1.0, records, seeds=seeds)))
     *cyclic_runs, shuffled = convergence.execute([convergence.RunRequest(c) for c in configs], settings.sweep_options(),
                                      description="Ding et al. Fig. 4: the M sweep at fixed M E")
-    accuracy = {name: [] for name in FIG4_ALGORITHMS}
+    per_run = {name: [] for name in FIG4_ALGORITHMS}
     for j, problem in enumerate(problems):
         runs = cyclic_runs[3 * j:3 * j + 3]
         per_block = [run.extras.block_accuracy for run in runs] + [single_model_per_block(problem, shuffled)]
         for name, run, acc in zip(FIG4_ALGORITHMS, (*runs, shuffled), per_block):
-            accuracy[name].append(last_cycle_accuracy(acc, run, plan.rounds_per_cycle))
-    return {name: np.array(values) for name, values in accuracy.items()}
+            per_run[name].append((acc, run))
+    return sweep_accuracy(per_run, plan.rounds_per_cycle)
 
 
 def evaluate(settings: VerifySettings, plan: DingFig4Plan) -> ClaimResult:
@@ -171,11 +172,11 @@ def evaluate(settings: VerifySettings, plan: DingFig4Plan) -> ClaimResult:
     predictors degrade (E D > 0) and FedAvg-cyclic does not (E D < delta)."""
     accuracy = _accuracies(settings, plan)
     M1, M2 = plan.blocks_grid[0], plan.blocks_grid[-1]
-    drops = {name: acc[0] - acc[-1] for name, acc in accuracy.items()}
+    drops = {name: acc[0] - acc[-1] for name, acc in accuracy.best.items()}
     degrading = {"FedAvg on block-cyclic data"} if plan.claimed_degrading == "fedavg_cyclic" else {
         "MM-PSGD predictors", "MC-PSGD predictors"}
     keys = {"FedAvg on block-cyclic data": "fedavg_cyclic", "MM-PSGD predictors": "mm", "MC-PSGD predictors": "mc"}
-    what = f"drop D = Abar(M = {M1}) - Abar(M = {M2}) of the"
+    what = f"drop D = Abest(M = {M1}) - Abest(M = {M2}) of the"
     checks: list[tuple[str, Verdict]] = []
     for name, key in keys.items():
         if name in degrading:
@@ -192,11 +193,11 @@ def evaluate(settings: VerifySettings, plan: DingFig4Plan) -> ClaimResult:
                if plan.claimed_degrading != "fedavg_cyclic" else "")
     notes = f"{planted}{PAPER_FIG4} {scale} Headline: FedAvg-cyclic's mean drop D."
     return sweep_result("ding2020.fig4", checks, notes, sweep_plot(
-        "ding2020_fig4", "Ding et al. Fig. 4: last-cycle average block accuracy vs the number of blocks M",
+        "ding2020_fig4", "Ding et al. Fig. 4: best average block accuracy vs the number of blocks M",
         f"at fixed M E = {plan.rounds_per_cycle} on {plan.dataset} (N = {plan.clients_per_block}, C = {plan.cycles}, "
         f"I = {plan.local_steps}); FedAvg on shuffled data is one run scored on each M's blocks. The paper: FedAvg "
         "on block-cyclic data degrades with M, MM-PSGD and MC-PSGD do not.",
-        plan.blocks_grid, accuracy, "blocks M (M E fixed)", plan.seeds))
+        plan.blocks_grid, accuracy.best, "blocks M (M E fixed)", plan.seeds))
 
 
 CLAIM = Claim(
@@ -205,8 +206,9 @@ CLAIM = Claim(
     "blocks): FedAvg on block-cyclic data degrades as the number of blocks M grows, the MM-PSGD and MC-PSGD "
     "predictors (Sec. 5's exponential average, base 0.5) do not (paper, CIFAR-10, M E = 1000: FedAvg 61% at M = 2, 53-57% at M = 10; MM-PSGD 63% and "
     "67%; MC-PSGD 64-65% regardless of M).",
-    "the mean over seeds of FedAvg-cyclic's last-cycle average block accuracy at the smallest M minus at the "
-    "largest (claimed > 0); the predictors' drops must lie below the margin 0.02",
+    "the mean over seeds of FedAvg-cyclic's best average block accuracy (over the last cycle, as the paper "
+    "reports the best) at the smallest M minus at the largest (claimed > 0); the predictors' drops must lie "
+    "below the margin 0.02; the last-cycle mean is kept as evidence",
     evaluate,
     plan=ModePlans(
         quick=DingFig4Plan(**SEC5_QUICK, clients_per_block=5, cycles=4, blocks_grid=(2, 5), rounds_per_cycle=10,

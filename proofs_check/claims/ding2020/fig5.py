@@ -13,24 +13,27 @@ cycles of E rounds per block visit, and for each rate rho of the plan's grid MM-
 (eta = gamma), both with Sec. 5's exponential predictor, with K = rho N participants per round, a uniform
 K-subset of the block's N clients without replacement, drawn afresh each round (the block-cyclic
 engine's partial participation, averaged with weight 1/K), paired over seeds. Every rate runs the same
-C M E rounds, so a lower rate sees fewer samples, as in the paper. The metric is Abar, the last
-cycle's average block accuracy (``sec5``).
+C M E rounds, so a lower rate sees fewer samples, as in the paper. The metric is the paper's, Abest,
+the best average block accuracy over the last cycle's rounds; Abar, the last cycle's mean, is kept as
+evidence in the notes (``sec5``).
 
 With rho_1 the lowest and rho_2 the highest rate of the grid, the sub-checks (k = 2, one per
 algorithm, ``check_paired_threshold``: PASS on the 95% Student-t interval, FAIL on the Bonferroni
 1 - 0.05/2 interval) are, per seed,
 
-* robust (the paper): the drop D = Abar(rho_2) - Abar(rho_1) has E D < delta (``plan.margin``, 0.02:
+* robust (the paper): the drop D = Abest(rho_2) - Abest(rho_1) has E D < delta (``plan.margin``, 0.02:
   ``sec5_plans.SEC5_MARGIN``), so it PASSes only when the whole interval of the drop lies below delta and
   FAILs when it lies above;
 * proportional (a planted false variant, "accuracy proportional to the rate"): the excess
-  X = Abar(rho_1) - (rho_1/rho_2) Abar(rho_2) has E X < delta.
+  X = Abest(rho_1) - (rho_1/rho_2) Abest(rho_2) has E X < delta.
 
 Measured on the bundled digits (default plan: all 1438 training and 359 test images, M = 5 blocks of
 2 labels, N = 100 clients per block, rates 5% and 20% (K = 5 and 20), C = 30, E = 2, I = 10, batch 2,
 gamma = 0.1, 4 seeds): Abar 0.969 at 5% and 0.970 at 20% for MM-PSGD (drop 0.001 in [-0.008,
 0.011]), 0.981 and 0.982 for MC-PSGD (drop 0.002 in [-0.008, 0.011]; with eq. 7's average, before
-MC-PSGD ran Sec. 5's predictor: 0.980 and 0.975); the claim PASSes, the same numbers with 1 and 2 jobs. Time with a warm Numba cache, one job: 12.1 s of CPU for the whole process
+MC-PSGD ran Sec. 5's predictor: 0.980 and 0.975); the claim PASSes, the same numbers with 1 and 2 jobs. On
+the paper's metric, Abest, the same runs give 0.975 at 5% and 0.973 at 20% for MM-PSGD (drop -0.002 in
+[-0.012, 0.008]) and 0.986 and 0.985 for MC-PSGD (drop -0.001 in [-0.004, 0.003]): PASS. Time with a warm Numba cache, one job: 12.1 s of CPU for the whole process
 (1.4 s of it imports; median of 3), 34 s wall under a load average of 8-11 on 2 cores. The participants must be several per round: a client holds one or two
 labels (fetched in sequence), and a round covers its block's labels only when K is several times the
 labels per block, so the default takes N = 100 (K = 5 at 5%, where the paper's 5% of 1000 clients is
@@ -56,8 +59,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 import convergence
 from convergence.verdict import Verdict
 
@@ -65,7 +66,7 @@ from ...framework.claim import Claim, ClaimResult, PlantedVariant
 from ...framework.parameters import ModePlans, PlanError, parameter
 from ...framework.references import DING2020
 from .sec5 import (
-    check_paired_threshold, last_cycle_accuracy, last_cycle_rounds, sweep_notes, sweep_plot, sweep_result,
+    SweepAccuracy, check_paired_threshold, last_cycle_rounds, sweep_accuracy, sweep_notes, sweep_plot, sweep_result,
 )
 from .sec5_plans import (
     SEC5_CIFAR10, SEC5_DEFAULT, SEC5_LENET5, SEC5_MARGIN, SEC5_QUICK, DingBlocksPlan, Sec5DataPlans,
@@ -127,8 +128,8 @@ PAPER_FIG5 = ("Ding et al. Fig. 5 (CIFAR-10, tutorial CNN, 1000 clients, 5-20% p
               "60-61% (MM-PSGD) and 61-62% (MC-PSGD) at every rate.")
 
 
-def _accuracies(settings: VerifySettings, plan: DingFig5Plan) -> dict[str, np.ndarray]:
-    """Abar of MM-PSGD's and MC-PSGD's predictors, each of shape (len(rates), S), in one sweep."""
+def _accuracies(settings: VerifySettings, plan: DingFig5Plan) -> SweepAccuracy:
+    """Abest and Abar of MM-PSGD's and MC-PSGD's predictors, each of shape (len(rates), S), in one sweep."""
     problem = sec5_problem(plan.dataset, plan.n_blocks, plan.clients_per_block, plan.labels_per_block, plan.n_train,
                            plan.n_test)
     gamma = convergence.StepSize.constant(plan.step_size)
@@ -140,8 +141,8 @@ def _accuracies(settings: VerifySettings, plan: DingFig5Plan) -> dict[str, np.nd
                for config in sec5_configs(participants=K, **schedule)]
     runs = convergence.execute([convergence.RunRequest(c) for c in configs], settings.sweep_options(),
                    description="Ding et al. Fig. 5: the participation sweep")
-    return {name: np.array([last_cycle_accuracy(run.extras.block_accuracy, run, cycle_rounds) for run in runs[i::2]])
-            for i, name in enumerate(("MM-PSGD predictors", "MC-PSGD predictors"))}
+    return sweep_accuracy({name: [(run.extras.block_accuracy, run) for run in runs[i::2]]
+                           for i, name in enumerate(("MM-PSGD predictors", "MC-PSGD predictors"))}, cycle_rounds)
 
 
 def evaluate(settings: VerifySettings, plan: DingFig5Plan) -> ClaimResult:
@@ -153,26 +154,26 @@ def evaluate(settings: VerifySettings, plan: DingFig5Plan) -> ClaimResult:
     rate = f"rho = {low:.0%} and {high:.0%}"
     checks: list[tuple[str, Verdict]] = []
     for name, key in (("MM-PSGD predictors", "mm"), ("MC-PSGD predictors", "mc")):
-        acc = accuracy[name]
+        acc = accuracy.best[name]
         if plan.claimed == "robust":
             checks.append((f"{name}: robust between {rate}", check_paired_threshold(
                 f"ding2020.fig5/{key}_robust", acc[-1] - acc[0], plan.margin, above=False, family_size=2,
-                what=f"drop D = Abar({high:.0%}) - Abar({low:.0%}) of the {name}")))
+                what=f"drop D = Abest({high:.0%}) - Abest({low:.0%}) of the {name}")))
         else:
             checks.append((f"{name}: proportional to the rate between {rate}", check_paired_threshold(
                 f"ding2020.fig5/{key}_proportional", acc[0] - low / high * acc[-1], plan.margin, above=False,
-                family_size=2, what=f"excess X = Abar({low:.0%}) - {low / high:.3g} Abar({high:.0%}) of the {name}")))
+                family_size=2, what=f"excess X = Abest({low:.0%}) - {low / high:.3g} Abest({high:.0%}) of the {name}")))
     scale = sweep_notes(plan, f"M = {plan.n_blocks} blocks of {plan.labels_per_block} labels, N = "
                         f"{plan.clients_per_block} clients per block, K = {', '.join(map(str, plan.participants()))} "
                         f"per round, E = {plan.rounds_per_block}", [f"{r:.0%}" for r in plan.rates], accuracy)
     planted = "PLANTED FALSE VARIANT (accuracy proportional to the rate); " if plan.claimed != "robust" else ""
     notes = f"{planted}{PAPER_FIG5} {scale} Headline: MM-PSGD's first sub-check."
     return sweep_result("ding2020.fig5", checks, notes, sweep_plot(
-        "ding2020_fig5", "Ding et al. Fig. 5: last-cycle average block accuracy vs the participation rate",
+        "ding2020_fig5", "Ding et al. Fig. 5: best average block accuracy vs the participation rate",
         f"with K = rho N of N = {plan.clients_per_block} clients per round on {plan.dataset} (M = {plan.n_blocks}, "
         f"C = {plan.cycles}, E = {plan.rounds_per_block}, I = {plan.local_steps}). The paper: MM-PSGD and MC-PSGD "
         "are robust to the rate (5-20% of 1000 clients).",
-        [100 * r for r in plan.rates], accuracy, "participation rate rho = K/N (%)", plan.seeds))
+        [100 * r for r in plan.rates], accuracy.best, "participation rate rho = K/N (%)", plan.seeds))
 
 
 CLAIM = Claim(
@@ -181,8 +182,9 @@ CLAIM = Claim(
     "drawn uniformly each round: the accuracy of the MM-PSGD and MC-PSGD predictors (Sec. 5's exponential "
     "average, base 0.5) is robust to the "
     "participation rate K/N (paper, CIFAR-10, 5-20% of 1000 clients: MM-PSGD 60-61%, MC-PSGD 61-62%).",
-    "the mean over seeds of MM-PSGD's last-cycle average block accuracy at the highest rate minus at the lowest "
-    "(claimed < the margin 0.02; the same for MC-PSGD)",
+    "the mean over seeds of MM-PSGD's best average block accuracy (over the last cycle, as the paper reports the "
+    "best) at the highest rate minus at the lowest (claimed < the margin 0.02; the same for MC-PSGD); the "
+    "last-cycle mean is kept as evidence",
     evaluate,
     plan=ModePlans(
         quick=DingFig5Plan(**SEC5_QUICK, clients_per_block=20, cycles=4, n_blocks=5, labels_per_block=2,

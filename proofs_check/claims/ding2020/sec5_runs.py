@@ -65,6 +65,12 @@ class Fig2Curves:
         return self.average[:, -self.cycle_rounds:].mean(axis=1)
 
     @property
+    def best(self) -> np.ndarray:
+        """Abest, the largest A(r) over the recorded rounds, shape (S,): the paper's "best test accuracy"
+        (Sec. 5) as far as the rounds recorded show it."""
+        return self.average.max(axis=1)
+
+    @property
     def oscillation(self) -> np.ndarray:
         """W = (1/M) sum_m (max - min of acc_m(r) over the last cycle's rounds), shape (S,)."""
         last = self.per_block[:, -self.cycle_rounds:, :]

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from ...framework.settings import VerifySettings
 
-__all__ = ["CYCLES", "THEOREM_PREDICTOR", "DingRun", "instance", "run_configs"]
+__all__ = ["CYCLES", "THEOREM_PREDICTOR", "DingRun", "instance", "shared_minimiser_instance", "run_configs"]
 
 CYCLES = 2
 THEOREM_PREDICTOR = "average"
@@ -46,6 +46,19 @@ def instance(n_clients: int = 4, n_blocks: int = 3, block_spread: float = 1.0,
     return problems.build_block_cyclic(problems.problem_spec(
         "block_cyclic_quadratic", n_clients=n_clients, n_blocks=n_blocks, dim=8, samples_per_client=20,
         block_spread=block_spread, client_spread=0.3, mu=0.2, noise=0.1, seed=0, identical_blocks=identical_blocks,
+    ))
+
+
+def shared_minimiser_instance(n_clients: int = 4, n_blocks: int = 3) -> BlockCyclicProblem:
+    """Heterogeneous blocks with one minimiser: ``block_cyclic_quadratic`` with block_spread = client_spread =
+    mu = noise = 0 gives every (block, client) its own rows (so the F_m differ, in curvature X_m'X_m/n
+    among others) and targets y = X theta_0, so every F_m^i, hence every F_m and F, is minimised at
+    theta_0: x_m* = x* and F_m* = F_m(x*). Then Ding et al.'s mini-max gap (1/M) sum_m F_m(x~_m) - F(x*)
+    = (1/M) sum_m [F_m(x~_m) - F_m(x*)] >= 0 with different blocks, so Theorem 1's bound can be failed.
+    Strong convexity comes from the rows (20 rows in d = 8: mu = min lambda_min(X_mi'X_mi/n) > 0)."""
+    return problems.build_block_cyclic(problems.problem_spec(
+        "block_cyclic_quadratic", n_clients=n_clients, n_blocks=n_blocks, dim=8, samples_per_client=20,
+        block_spread=0.0, client_spread=0.0, mu=0.0, noise=0.0, seed=0,
     ))
 
 

@@ -34,6 +34,13 @@ rate are checks that can FAIL; a planted smaller bound (``bound_scale``) or stee
 (``claimed_exponent``) does. Both are loose there: G / bound is about 1e-3, and G decays like
 (NT)^(-0.93) rather than (NT)^(-1/2) (averaged constant-step SGD on a quadratic reaches about
 1/(NT)), so a planted exponent -1 is not rejected (INCONCLUSIVE) and -1.5 is (FAIL).
+Identical blocks are not heterogeneous; ``theorem_runs.shared_minimiser_instance`` (plan parameter
+``shared_minimiser``) is: every (block, client) draws its own rows (the F_m differ, in their curvature
+too) but every F_m^i is minimised at the same theta_0 (no noise, no spread, mu = 0), so x_m* = x*, the
+floor is 0 and G = the mean per-block gap >= 0 with different blocks. Bound and rate are checks that
+can FAIL there too (sub-checks ``ding2020.mm/shared-minimiser/bound`` and ``/rate``; ``mc`` for Theorem 2);
+at quick settings G / bound is about 2e-4 (MM-PSGD) and G decays like (NT)^(-0.9), so the planted bound
+x 1e-5 and exponent -1.5 FAIL there as well.
 
 ding2020.speedup and ding2020.ordering are evaluated in ``speedup`` and ``ordering`` on the runs of
 ``theorem_runs.run_configs``.
@@ -63,7 +70,7 @@ from ...framework.evaluation import combine_checks
 from ...framework.parameters import ModePlans, parameter
 from ...framework.plot_specs import Curve, CurvesPlot, PlotSpec, ReferenceRate, rate_plot
 from .hypotheses import PAPER_SETTING, ding_hypotheses, paper_hypotheses, paper_setting_note
-from .theorem_runs import CYCLES, DingRun, instance, run_configs
+from .theorem_runs import CYCLES, DingRun, instance, run_configs, shared_minimiser_instance
 
 if TYPE_CHECKING:
     from convergence.budget import Workload
@@ -75,6 +82,8 @@ if TYPE_CHECKING:
 __all__ = ["DingTheoremPlan", "THEOREM_PLANS", "THEOREM_VARIANTS", "RATE_TOLERANCE", "evaluate_theorem"]
 
 RATE_TOLERANCE = 0.05
+SHARED_LABEL = "shared minimiser"
+"""The label of the heterogeneous blocks sharing their minimiser (``theorem_runs.shared_minimiser_instance``)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,8 @@ class DingTheoremPlan:
     claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (eq. 11, 19, 20)")
     bound_scale: float = parameter(1.0, "multiplies the explicit bound (eq. 16, 17, 33)", above=0)
     identical_instance: bool = parameter(True, "also run the identical-block instance, where the bound bites")
+    shared_minimiser: bool = parameter(True, "also run different blocks sharing their minimiser, where the bound "
+                                       "bites on heterogeneous blocks")
 
     def workload(self) -> Workload:
         """T = C M K steps per client on the N clients of the current block, per K, on one or two instances."""
@@ -97,7 +108,7 @@ class DingTheoremPlan:
 
         from ...framework.plan_workloads import runs_workload
 
-        instances = 2 if self.identical_instance else 1
+        instances = 1 + self.identical_instance + self.shared_minimiser
         return sum((runs_workload(configs=instances, seeds=self.seeds, rounds=CYCLES * self.M * K, clients=self.N)
                     for K in self.K_grid), Workload())
 
@@ -259,10 +270,13 @@ def _measured_rates(sweep: _GapSweep) -> list[dict[str, Any]]:
 
 def evaluate_theorem(algorithm: str, settings: VerifySettings, plan: DingTheoremPlan) -> ClaimResult:
     claimed_exponent, bound_scale, identical_instance = plan.claimed_exponent, plan.bound_scale, plan.identical_instance
-    instances = [instance(plan.N, plan.M)] + [instance(plan.N, plan.M, identical_blocks=True)] * identical_instance
-    apart, *identical = _sweeps(algorithm, instances, settings, plan)
+    instances = ([instance(plan.N, plan.M)] + [instance(plan.N, plan.M, identical_blocks=True)] * identical_instance
+                 + [shared_minimiser_instance(plan.N, plan.M)] * plan.shared_minimiser)
+    apart, *rest = _sweeps(algorithm, instances, settings, plan)
+    identical, shared = rest[:identical_instance], rest[identical_instance:]
     checks, uninformative = [], []
-    for sweep, label in [(s, "identical blocks") for s in identical] + [(apart, "blocks apart")]:
+    for sweep, label in ([(s, "identical blocks") for s in identical] + [(s, SHARED_LABEL) for s in shared]
+                         + [(apart, "blocks apart")]):
         informative, skipped = _minimax_checks(sweep, label, claimed_exponent, bound_scale)
         checks += informative
         uninformative += skipped
@@ -272,10 +286,10 @@ def evaluate_theorem(algorithm: str, settings: VerifySettings, plan: DingTheorem
     paper = paper_setting_note(algorithm)
     verdict = combine_checks(claim_id, checks, notes=f"Headline: {checks[0][0]}. {paper}" if checks else paper,
                              uninformative=uninformative)
-    labelled = zip(("blocks apart", "identical blocks"), (apart, *identical))
+    labelled = [("blocks apart", apart)] + [("identical blocks", s) for s in identical] + [(SHARED_LABEL, s) for s in shared]
     verdict = verdict.with_evidence(
         constants=[dict(instance=label, **c.to_json()) for label, sweep in labelled for c in sweep.constants],
-        floor={"blocks apart": apart.floor, **{"identical blocks": s.floor for s in identical}},
+        floor={label: sweep.floor for label, sweep in labelled},
         excess_over_floor={"x": apart.nt.tolist(), "mean": apart.excess.mean(axis=0).tolist(),
                            "minimax_mean": apart.minimax.mean(axis=0).tolist()},
     )
@@ -286,7 +300,7 @@ def evaluate_theorem(algorithm: str, settings: VerifySettings, plan: DingTheorem
         paper_setting=dict(PAPER_SETTING, hypothesis_met=all(h.met for h in on_paper),
                            hypotheses=[{"name": h.name, "met": h.met, "detail": h.detail} for h in on_paper]),
         planted={"claimed_exponent": claimed_exponent, "bound_scale": bound_scale,
-                 "identical_instance": identical_instance},
+                 "identical_instance": identical_instance, "shared_minimiser": plan.shared_minimiser},
     )
     return ClaimResult(verdict, _plots(apart, checks, claimed_exponent))
 
