@@ -32,22 +32,22 @@ from __future__ import annotations
 __all__ = ["aggregate", "begin_round", "client_round", "client_workspace"]
 
 
-def client_workspace(clients, plan, W, w_star, threads):  # noqa: ARG001 -- a stub: the overloads implement it
+def client_workspace(clients, plan, W, w_star, threads):  # a stub: the overloads implement it
     """The model's scratch for one run (module docstring)."""
     raise NotImplementedError("client_workspace runs compiled only: an overload for the bundle's type implements it")
 
 
-def begin_round(clients, work, W, w_star, track, broadcast, acc):  # noqa: ARG001
+def begin_round(clients, work, W, w_star, track, broadcast, acc):
     """The model's work before a round's clients run (module docstring)."""
     raise NotImplementedError("begin_round runs compiled only: an overload for the bundle's type implements it")
 
 
-def client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales, W,  # noqa: ARG001
+def client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales, W,
                  w_star, track, work, client_stats, acc, thread):
     """Client k's E local steps of round r (module docstring)."""
     raise NotImplementedError("client_round runs compiled only: an overload for the bundle's type implements it")
 
 
-def aggregate(clients, work, counts, coefficients, broadcast, W, acc):  # noqa: ARG001
+def aggregate(clients, work, counts, coefficients, broadcast, W, acc):
     """The server's aggregate W' of the round into acc (module docstring)."""
     raise NotImplementedError("aggregate runs compiled only: an overload for the bundle's type implements it")

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
+from .._rng import stream_key
 from ..schedules import step_size_at
 from .client_rounds import aggregate, begin_round, client_round, client_workspace
 from .local_steps import (
@@ -30,7 +31,6 @@ from .local_steps import (
 )
 from .packing import PackedClients
 from .round_state import correct_gradient, end_client, is_state
-from .._rng import stream_key
 
 __all__: list[str] = []
 
@@ -43,7 +43,7 @@ def _client_round(
     """Client k's E local steps of round r from the global model W (module docstring): writes its
     support-restricted local model into ``local``, its off-support scalar into scale[k] and
     [max ||w - w*||^2, max ||g||^2] over its iterates into client_stats[k] (zeros when not
-    ``track``). ``loss``, ``clients``, ``schedule`` and ``plan`` are ``_local_sgd``'s; ``anchor``,
+    ``track``). ``loss``, ``clients``, ``schedule`` and ``plan`` are ``local_sgd._local_sgd``'s; ``anchor``,
     ``G``, ``Xb``, ``Z`` and ``idx`` are this thread's scratch; w_sq and w_dot are ||W||^2 and W.w*
     (0 when not ``track``), star_sq is ||w*||^2."""
     C, mu, support, support_offsets = clients.n_classes, clients.mu, clients.support, clients.support_offsets

@@ -13,7 +13,7 @@ folded into the server's aggregate as soon as it is done,
 
 so one run holds one local model W_k and one workspace, whatever the number of clients. That fold
 makes the clients of a round run one after another: a CNN runs only through the serial kernel
-(``local_sgd.local_sgd_kernel``; ``local_models.NetworkModel.serial``).
+(``local_sgd.local_sgd_kernel``; ``local_models.NetworkLocal.serial``).
 
 The tracked radius and the divergence test are measured from ``w_star``, which for a CNN (no
 exact optimum, ``convergence.run.objective_optimum``) is w0 in float64.
