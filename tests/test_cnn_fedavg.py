@@ -3,22 +3,20 @@ executors, a hand-checkable step, divergence without w*, bad fields, an algorith
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from numba.extending import overload
 
 from convergence import (
     ConfigError, FedAvgConfig, FedProxConfig, MMPSGDConfig, RunConfig, RunRequest, StepSize, execute, run,
 )
 from convergence._rng import sample_indices_np
 from convergence.algorithms.fedavg.engine import FEDAVG
-from convergence.algorithms.local_models import local_model
-from convergence.algorithms.local_sgd import RoundPlan, local_sgd_seed
-from convergence.algorithms.local_sgd_reference import local_sgd_reference
-from convergence.algorithms.participation import kernel_participation, round_sample
-from convergence.algorithms.round_state import correct_gradient, end_client, end_round, is_state
 from convergence.store import RunStore
 from convergence.sweep import SweepOptions
 from convergence.sweep_runs import seed_task
@@ -162,99 +160,22 @@ def test_bad_fields_are_named():
         FEDAVG.plan(problem, _config(participation="scheme_ii", participants=5))
 
 
-class Shift(NamedTuple):
-    """A test algorithm state: adds c (d,) to every step's gradient; counts each client's ends of
-    round and the server's (the three ``round_state`` hooks)."""
 
-    c: np.ndarray
-    client_ends: np.ndarray
-    server_ends: np.ndarray
-
-
-@overload(correct_gradient)
-def _shift_correct_gradient(state, k, lam, G):
-    if is_state(state, Shift):
-        def impl(state, k, lam, G):
-            for q in range(G.size):
-                G[q] += state.c[q]
-        return impl
-    return None
-
-
-@overload(end_client)
-def _shift_end_client(state, k, r, lam, schedule, E, Wk, W):
-    if is_state(state, Shift):
-        def impl(state, k, r, lam, schedule, E, Wk, W):
-            state.client_ends[k] += 1
-        return impl
-    return None
-
-
-@overload(end_round)
-def _shift_end_round(state, counts, weights, step_scales):
-    if is_state(state, Shift):
-        def impl(state, counts, weights, step_scales):
-            state.server_ends[0] += 1
-        return impl
-    return None
-
-
-class ShiftNP:
-    """``Shift`` on the NumPy reference path: the correction c for every client, the rounds counted."""
-
-    def __init__(self, c: np.ndarray, n_clients: int) -> None:
-        self.c, self.n_clients, self.server_ends = c, n_clients, 0
-
-    def correction(self, scales: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(self.c, (self.n_clients, self.c.size))
-
-    def end_round(self, round_index, local, W, sample, scales, round_steps) -> None:
-        self.server_ends += 1
-
-
-def _shifted(problem, config, seed, c, engine):
-    model = local_model(problem)
-    w0 = model.start((), seed)
-    w_star = w0.astype(np.float64)
-    if engine == "numpy":
-        state = ShiftNP(c, problem.n_clients)
-        out = local_sgd_reference(problem, config, seed, w0, w_star, True, state=state)
-        return out, state.server_ends, None
-    state = Shift(c, np.zeros(problem.n_clients, dtype=np.int64), np.zeros(1, dtype=np.int64))
-    scheme = kernel_participation(config.participation, config.participants, problem)
-    out = local_sgd_seed(problem, model.kernel_clients(config.batch_size), scheme, config.step_size.schedule,
-                         RoundPlan.of(config, seed), w0, w_star, True, state)
-    return out, int(state.server_ends[0]), state.client_ends
-
-
-def test_an_algorithm_state_plugs_into_the_cnn_round_on_both_paths():
-    """The round_state hooks reach a CNN run at the linear loop's points: with one client, one step
-    and exact gradients, W_1 = w0 - eta (grad F_1(w0) + c) exactly (the correction is added to the
-    step's gradient); over 4 rounds of a sampling scheme the kernel and the reference agree
-    (<= 1e-10 relative, float64), each sampled client ends its rounds once per round and the server
-    each round, and c = 0 is the stateless run bit for bit."""
-    spec = problem_spec("image_classification", n_clients=1, n_train=30, n_test=10, dtype="float64")
-    problem = build_problem(spec)
-    one = FedAvgConfig(1, 1, StepSize.constant(0.3), batch_size=0, seeds=(5,))
-    c = np.linspace(-0.01, 0.02, problem.dim)
-    images, labels = problem.client_data(0)
-    w0 = problem.initial_model(5)
-    _, grad = digits_net().loss_and_gradient(w0, images, labels)
-    (records, _, _), rounds, ends = _shifted(problem, one, 5, c, "numba")
-    np.testing.assert_array_equal(records[-1], w0 - 0.3 * (grad + c))
-    assert rounds == 1 and list(ends) == [1]
-
-    problem = build_problem(_spec(**UNBALANCED))
-    config = _config(participation="scheme_ii", participants=2, rounds=4)
-    c = np.linspace(-0.01, 0.02, problem.dim)
-    (kernel, kernel_stats, _), kernel_rounds, ends = _shifted(problem, config, 1, c, "numba")
-    (reference, reference_stats, _), reference_rounds, _ = _shifted(problem, config, 1, c, "numpy")
-    assert _relative(kernel, reference) <= 1e-10
-    np.testing.assert_allclose(kernel_stats, reference_stats, rtol=1e-10)
-    assert kernel_rounds == reference_rounds == 4
-    sampled = sum((round_sample("scheme_ii", 2, problem.weights, 1, r).counts > 0) for r in range(4))
-    np.testing.assert_array_equal(ends, sampled)
-    (plain, _, _), _, _ = _shifted(problem, config, 1, np.zeros(problem.dim), "numba")
-    stateless = FEDAVG.run_seed(problem, FEDAVG.plan(problem, config, True), 1, None, "numba").records
-    np.testing.assert_array_equal(plain, stateless)
-    assert not np.array_equal(kernel, stateless)
+def test_an_algorithm_state_plugs_into_the_cnn_round_on_both_paths(tmp_path: Path) -> None:
+    """The round_state hooks reach a CNN run at the linear loop's points (tests/shifted_cnn_state.py:
+    a state adding c to every step's gradient and counting the ends of round): with one client, one
+    step and exact gradients, W_1 = w0 - eta (grad F_1(w0) + c) exactly; over 4 rounds of Scheme II
+    the kernel and the reference agree (<= 1e-10 relative, float64), each sampled client ends a
+    round once per round it was sampled and the server every round, and c moves the trajectory. It runs in a subprocess with its own Numba cache folder: a kernel
+    compiled for a type that lives in a test module must not enter the package's cache, whose index
+    every process loads."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).parent), str(Path(__file__).parents[1])])}
+    out = subprocess.run([sys.executable, "-m", "shifted_cnn_state"], env=env, capture_output=True, text=True,
+                         timeout=600, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["one_step_exact"] and result["one_step_ends"] == [1, [1]]
+    assert result["kernel_vs_reference"] <= 1e-10 and result["stats_vs_reference"] <= 1e-10
+    assert result["server_ends"] == [4, 4]
+    assert result["client_ends"] == result["sampled_rounds"] and sum(result["sampled_rounds"]) > 0
+    assert result["shift_differs"]
