@@ -25,7 +25,7 @@ from numba.extending import overload
 
 from .._rng import stream_key
 from ..schedules import step_size_at
-from .client_rounds import aggregate, begin_round, client_round, client_workspace
+from .client_rounds import aggregate, begin_round, client_round, client_workspace, round_clients
 from .local_steps import (
     data_gradient, gram_gradient, off_support_gradient_sq, off_support_scale, prefetch_minibatch, sq_norm,
 )
@@ -119,7 +119,7 @@ def _client_round(
 
 
 
-@overload(client_workspace)
+@overload(client_workspace, inline="always")
 def _linear_workspace(clients, plan, W, w_star, threads):
     if not is_state(clients, PackedClients):
         return None
@@ -144,7 +144,7 @@ def _linear_workspace(clients, plan, W, w_star, threads):
     return impl
 
 
-@overload(begin_round)
+@overload(begin_round, inline="always")
 def _linear_begin_round(clients, work, W, w_star, track, broadcast, acc):
     if not is_state(clients, PackedClients):
         return None
@@ -158,6 +158,26 @@ def _linear_begin_round(clients, work, W, w_star, track, broadcast, acc):
                 w_dot += W[q] * w_star[q]
         norms[0] = w_sq
         norms[1] = w_dot
+
+    return impl
+
+
+@overload(round_clients, inline="always")
+def _linear_round_clients(r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales,
+                          W, w_star, track, work, client_stats, acc):
+    if not is_state(clients, PackedClients):
+        return None
+
+    def impl(r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales, W, w_star,
+             track, work, client_stats, acc):
+        local, scale, anchor, G, Xb, Z, idx, norms = work
+        anchor0, G0, Xb0, Z0, idx0 = anchor[0], G[0], Xb[0], Z[0], idx[0]
+        w_sq, w_dot, star_sq = norms[0], norms[1], norms[2]
+        for k in range(counts.size):
+            if counts[k] > 0:
+                _client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, step_scales, W,
+                              w_star, w_sq, w_dot, star_sq, track, local, scale, client_stats, anchor0, G0, Xb0, Z0,
+                              idx0)
 
     return impl
 
@@ -178,7 +198,7 @@ def _linear_client_round(k, r, loss, clients, schedule, plan, algorithm_state, k
     return impl
 
 
-@overload(aggregate)
+@overload(aggregate, inline="always")
 def _linear_aggregate(clients, work, counts, coefficients, broadcast, W, acc):
     if not is_state(clients, PackedClients):
         return None

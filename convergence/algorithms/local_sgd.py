@@ -60,7 +60,7 @@ from problems import FederatedProblem, ImageClassificationProblem
 from .._rng import participation_key, seed_key
 from ..schedules import StepSchedule, StepSize
 from . import linear_rounds  # noqa: F401 -- registers the linear model's pieces (network_rounds: the CNN's)
-from .client_rounds import aggregate, begin_round, client_round, client_workspace
+from .client_rounds import aggregate, begin_round, client_round, client_workspace, round_clients
 from .kernel_threads import kernel_threads
 from .local_models import local_model
 from .local_steps import DIVERGENCE_FACTOR, sq_dist
@@ -173,10 +173,8 @@ def _local_sgd(loss, clients, participation, schedule, plan, state, algorithm_st
                     client_round(np.int64(kk), r, loss, clients, schedule, plan, algorithm_state, key, counts,
                                  coefficients, step_scales, W, w_star, track, work, client_stats, acc, get_thread_id())
         else:
-            for k in range(N):
-                if counts[k] > 0:
-                    client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients,
-                                 step_scales, W, w_star, track, work, client_stats, acc, 0)
+            round_clients(r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales, W,
+                          w_star, track, work, client_stats, acc)
         for k in range(N):  # max is exact: folding per-client maxima in client order is the serial max
             if counts[k] > 0:
                 max_rad = max(max_rad, client_stats[k, 0])
