@@ -20,7 +20,7 @@ records. Four pieces depend on how the clients' data and models are stored:
   unless ``track``);
 * ``client_round(k, r, ..., client_stats, acc, thread)`` (the same arguments, k first and the
   thread's row of the scratch last): one client's steps, the body of the threaded kernel's
-  parallel loop over the round's clients (linear models only: a CNN runs serially). The serial
+  parallel loop over the round's clients (which only linear models run: a CNN runs serially). The serial
   loop is a piece of its own so that the model reads its workspace out of the tuple once a round,
   not once a client (each array read out of a tuple costs a reference-count increment and
   decrement: ~7% of W1's time when it was once a client);

@@ -12,9 +12,10 @@ folded into the server's aggregate as soon as it is done,
     W' = b W + sum_k a_k W_k   (float64, b W first, then the clients in index order),
 
 so one run holds one local model W_k and one workspace, whatever the number of clients. That fold
-makes the clients of a round run one after another (``client_rounds.round_clients``; there is no
-``client_round`` for the threaded kernel's parallel loop): a CNN runs only through the serial
-kernel (``local_sgd.local_sgd_kernel``; ``local_models.NetworkLocal.serial``).
+makes the clients of a round run one after another (``client_rounds.round_clients``; its
+``client_round`` shares W_k and the aggregate, so the threaded kernel's parallel loop must not run
+it): a CNN runs only through the serial kernel (``local_sgd.local_sgd_kernel``;
+``local_models.NetworkLocal.serial``).
 
 The tracked radius and the divergence test are measured from ``w_star``, which for a CNN (no
 exact optimum, ``convergence.run.objective_optimum``) is w0 in float64.
@@ -27,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from numba.extending import overload
 
-from .client_rounds import aggregate, begin_round, client_workspace, round_clients
+from .client_rounds import aggregate, begin_round, client_round, client_workspace, round_clients
 from .network_steps import network_client_steps
 from .round_state import end_client, is_state
 
@@ -83,27 +84,39 @@ def _network_round_clients(r, loss, clients, schedule, plan, algorithm_state, ke
 
     def impl(r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales, W, w_star,
              track, work, client_stats, acc):
+        for k in range(counts.size):
+            if counts[k] > 0:
+                client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients,
+                             step_scales, W, w_star, track, work, client_stats, acc, 0)
+
+    return impl
+
+
+@overload(client_round)
+def _network_client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients,
+                          step_scales, W, w_star, track, work, client_stats, acc, thread):
+    if not is_state(clients, NetworkClients):
+        return None
+
+    def impl(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales, W, w_star,
+             track, work, client_stats, acc, thread):
         Wk = work[0]
-        offsets, E, N = clients.offsets, plan.local_steps, counts.size
-        for k in range(N):
-            if counts[k] == 0:
-                continue
-            lam = step_scales[k]
-            for q in range(W.size):
-                Wk[q] = W[q]
-            maxima = client_stats[k]
-            maxima[0] = 0.0
-            maxima[1] = 0.0
-            network_client_steps(
-                loss, clients.images, clients.labels, offsets[k], offsets[k + 1] - offsets[k], plan.batch, key, k, N,
-                r * E, E, schedule.code, schedule.a, schedule.b, lam, Wk, w_star, track, clients.batch_images,
-                clients.batch_labels, clients.acts, clients.dacts, clients.pool_index, clients.grad, maxima,
-                algorithm_state,
-            )
-            end_client(algorithm_state, k, r, lam, schedule, E, Wk, W)
-            a = coefficients[k]
-            for q in range(W.size):
-                acc[q] += a * np.float64(Wk[q])
+        offsets, E, lam = clients.offsets, plan.local_steps, step_scales[k]
+        for q in range(W.size):
+            Wk[q] = W[q]
+        maxima = client_stats[k]
+        maxima[0] = 0.0
+        maxima[1] = 0.0
+        network_client_steps(
+            loss, clients.images, clients.labels, offsets[k], offsets[k + 1] - offsets[k], plan.batch, key, k,
+            counts.size, r * E, E, schedule.code, schedule.a, schedule.b, lam, Wk, w_star, track,
+            clients.batch_images, clients.batch_labels, clients.acts, clients.dacts, clients.pool_index, clients.grad,
+            maxima, algorithm_state,
+        )
+        end_client(algorithm_state, k, r, lam, schedule, E, Wk, W)
+        a = coefficients[k]
+        for q in range(W.size):
+            acc[q] += a * np.float64(Wk[q])
 
     return impl
 
