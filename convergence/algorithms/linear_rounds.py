@@ -182,7 +182,7 @@ def _linear_round_clients(r, loss, clients, schedule, plan, algorithm_state, key
     return impl
 
 
-@overload(client_round)
+@overload(client_round, inline="always")
 def _linear_client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales,
                          W, w_star, track, work, client_stats, acc, thread):
     if not is_state(clients, PackedClients):

@@ -57,14 +57,14 @@ class NetworkClients(NamedTuple):
     grad: np.ndarray
 
 
-@overload(client_workspace)
+@overload(client_workspace, inline="always")
 def _network_workspace(clients, plan, W, w_star, threads):
     if not is_state(clients, NetworkClients):
         return None
     return lambda clients, plan, W, w_star, threads: (np.empty_like(W),)
 
 
-@overload(begin_round)
+@overload(begin_round, inline="always")
 def _network_begin_round(clients, work, W, w_star, track, broadcast, acc):
     if not is_state(clients, NetworkClients):
         return None
@@ -76,7 +76,7 @@ def _network_begin_round(clients, work, W, w_star, track, broadcast, acc):
     return impl
 
 
-@overload(round_clients)
+@overload(round_clients, inline="always")
 def _network_round_clients(r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales,
                            W, w_star, track, work, client_stats, acc):
     if not is_state(clients, NetworkClients):
@@ -92,7 +92,7 @@ def _network_round_clients(r, loss, clients, schedule, plan, algorithm_state, ke
     return impl
 
 
-@overload(client_round)
+@overload(client_round, inline="always")
 def _network_client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients,
                           step_scales, W, w_star, track, work, client_stats, acc, thread):
     if not is_state(clients, NetworkClients):
@@ -121,7 +121,7 @@ def _network_client_round(k, r, loss, clients, schedule, plan, algorithm_state, 
     return impl
 
 
-@overload(aggregate)
+@overload(aggregate, inline="always")
 def _network_aggregate(clients, work, counts, coefficients, broadcast, W, acc):
     if not is_state(clients, NetworkClients):
         return None
