@@ -1,7 +1,13 @@
 """FedAvg on a CNN problem: kernel against reference, float32 against float64, determinism across
-executors, a hand-checkable step, divergence without w*, bad fields."""
+executors, a hand-checkable step, divergence without w*, bad fields, an algorithm state's hooks."""
 
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -152,3 +158,24 @@ def test_bad_fields_are_named():
         FEDAVG.plan(problem, _config(initial_model=(0.0, 1.0)))
     with pytest.raises(ConfigError, match="^participants: "):
         FEDAVG.plan(problem, _config(participation="scheme_ii", participants=5))
+
+
+
+def test_an_algorithm_state_plugs_into_the_cnn_round_on_both_paths(tmp_path: Path) -> None:
+    """The round_state hooks reach a CNN run at the linear loop's points (tests/shifted_cnn_state.py:
+    a state adding c to every step's gradient and counting the ends of round): with one client, one
+    step and exact gradients, W_1 = w0 - eta (grad F_1(w0) + c) exactly; over 4 rounds of Scheme II
+    the kernel and the reference agree (<= 1e-10 relative, float64), each sampled client ends a
+    round once per round it was sampled and the server every round, and c moves the trajectory. It runs in a subprocess with its own Numba cache folder: a kernel
+    compiled for a type that lives in a test module must not enter the package's cache, whose index
+    every process loads."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).parent), str(Path(__file__).parents[1])])}
+    out = subprocess.run([sys.executable, "-m", "shifted_cnn_state"], env=env, capture_output=True, text=True,
+                         timeout=600, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["one_step_exact"] and result["one_step_ends"] == [1, [1]]
+    assert result["kernel_vs_reference"] <= 1e-10 and result["stats_vs_reference"] <= 1e-10
+    assert result["server_ends"] == [4, 4]
+    assert result["client_ends"] == result["sampled_rounds"] and sum(result["sampled_rounds"]) > 0
+    assert result["shift_differs"]

@@ -1,22 +1,25 @@
 """The local-step primitive of a CNN client in the Numba kernels: E SGD steps of one client on
 its network loss, the network's gradient taken from the model oracle
-(``problems.models.cnn.kernel.network_loss_grad``).
+(``problems.models.cnn.kernel.network_loss_grad``). The one local-SGD round loop runs it for a CNN
+(``network_rounds``: FedAvg's client round), and so does the block-cyclic CNN kernel (one step at
+a time).
 
-Why the CNN has its own primitive rather than a branch of ``local_steps.data_gradient`` /
-``local_sgd.local_sgd_kernel``: those are specialised to linear models on support-restricted rows
-(margins, Gram steps, the off-support scalar, float64), and a network needs other arguments (its
-layout table, images, float32 buffers); a branch there would add arguments and dispatch to the
-linear step loop, which bench's W1/W2 time at tens of nanoseconds per step (``docs/architecture.md``,
-the note on reference counting in the step loop). What the two share is everything around the
-step: the minibatch streams and indices (``_rng.stream_key`` / ``sample_index``: the same rows for
-the same (seed, step, client) as the linear kernels), the step-size schedule
-(``schedules.step_size_at``), and in the round loops the sampling and aggregation of
-``participation``.
+Why the CNN has its own step primitive rather than a branch of ``local_steps.data_gradient``:
+that one is specialised to linear models on support-restricted rows (margins, Gram steps, the
+off-support scalar, float64), and a network needs other arguments (its layout table, images,
+float32 buffers); a branch there would add arguments and dispatch to the linear step loop, which
+bench's W1/W2 time at tens of nanoseconds per step (``docs/architecture.md``, the note on
+reference counting in the step loop). What the two share is everything around the step: the
+minibatch streams and indices (``_rng.stream_key`` / ``sample_index``: the same rows for the same
+(seed, step, client) as the linear kernels), the step-size schedule (``schedules.step_size_at``),
+the algorithm's gradient correction (``round_state.correct_gradient``) and, in the round loops,
+the sampling and aggregation of ``participation``.
 
-Every argument is a plain array or scalar (no tuple read in the step loop). Buffers, allocated once
-per run by the caller: ``batch_images`` (max(b, 1), H, W, C) and ``batch_labels`` (max(b, 1),) for
-the gathered minibatch, and the network's workspace (``ConvNet.workspace`` for the largest batch:
-b, or max n_k with exact gradients).
+Every argument is a plain array or scalar (no tuple read in the step loop) but the algorithm's
+state, which only selects the compiled correction. Buffers, allocated once per run by the caller:
+``batch_images`` (max(b, 1), H, W, C) and ``batch_labels`` (max(b, 1),) for the gathered
+minibatch, and the network's workspace (``ConvNet.workspace`` for the largest batch: b, or max
+n_k with exact gradients).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from problems.models.cnn.kernel import network_loss_grad
 
 from .._rng import sample_index, stream_key
 from ..schedules import step_size_at
+from .round_state import correct_gradient
 
 __all__ = ["network_client_steps"]
 
@@ -35,7 +39,7 @@ __all__ = ["network_client_steps"]
 @njit(cache=True)
 def network_client_steps(
     table, images, labels, row_base, n_k, batch, key, k, N, t0, E, sched_code, sched_a, sched_b, step_scale, Wk,
-    anchor, track, batch_images, batch_labels, acts, dacts, pool_index, grad, maxima,
+    anchor, track, batch_images, batch_labels, acts, dacts, pool_index, grad, maxima, algorithm_state,
 ):
     """E local SGD steps of client k in place on its model Wk (d,), from global step t0:
 
@@ -43,7 +47,9 @@ def network_client_steps(
 
     g_k the mean cross-entropy gradient over the client's rows images[row_base : row_base + n_k]
     (batch = 0) or over ``batch`` rows drawn uniformly with replacement from the stream
-    ``stream_key(key, t, k, N)``; lambda_k = ``step_scale``. The update is computed in float64 and
+    ``stream_key(key, t, k, N)``; lambda_k = ``step_scale``; then the algorithm adds its correction
+    to g (``round_state.correct_gradient(algorithm_state, k, lambda_k, g)``; none for
+    ``round_state.STATELESS``). The update is computed in float64 and
     stored in Wk's dtype. With ``track``, maxima (2,) float64 <- [max(maxima[0], ||Wk - anchor||^2
     after each step), max(maxima[1], lambda_k^2 ||g||^2 of each step's gradient)].
     """
@@ -60,6 +66,7 @@ def network_client_steps(
                 batch_images[j] = images[row]
                 batch_labels[j] = labels[row]
             network_loss_grad(table, Wk, batch_images[:batch], batch_labels[:batch], acts, dacts, pool_index, grad)
+        correct_gradient(algorithm_state, k, step_scale, grad)
         if track:
             g_sq = 0.0
             for q in range(Wk.size):

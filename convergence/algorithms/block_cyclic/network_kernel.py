@@ -49,6 +49,7 @@ from ..._rng import PARTICIPATION_SALT, mix64, seed_key
 from ...schedules import step_size_at
 from ..local_steps import DIVERGENCE_FACTOR, sq_norm
 from ..network_steps import network_client_steps
+from ..round_state import STATELESS
 from .round_steps import (
     MODE_MC, block_state, initial_tracked, record_round, select_chain, server_average, server_step, start_round,
     track_drift, update_predictor,
@@ -139,11 +140,11 @@ def block_cyclic_network_kernel(
                 lo, n_k = offsets[k], offsets[k + 1] - offsets[k]
                 network_client_steps(table, images, labels, lo, n_k, batch, key, i, N, t, 1, CONSTANT_SCHEDULE,
                                      eta_x, 0.0, 1.0, xs[p], anchor, False, batch_images, batch_labels, acts, dacts,
-                                     pool_index, grad, unused)
+                                     pool_index, grad, unused, STATELESS)
                 if mc:
                     network_client_steps(table, images, labels, lo, n_k, batch, ykey, i, N, t, 1, CONSTANT_SCHEDULE,
                                          eta_y, 0.0, 1.0, ys[p], anchor, False, batch_images, batch_labels, acts,
-                                         dacts, pool_index, grad, unused)
+                                         dacts, pool_index, grad, unused, STATELESS)
             if track:
                 server_average(xs, K, acc, acc)
                 track_drift(acc, xs, ys, K, mc, tracked)

@@ -3,12 +3,12 @@
 the tracked maxima of Li et al.'s Assumption 3-4 quantities and, for a traced run, every local
 iterate of every seed (``trace.FedAvgTrace``).
 
-Two kinds of problem run through the same config: a FederatedProblem (the linear models; the
-kernel ``kernel``, the reference ``reference``, from w0 = 0 or the config's ``initial_model``) and
-a CNN's ImageClassificationProblem (the kernel ``network_kernel``, the reference
-``network_reference``, from the network's initialisation at the run seed,
-``ImageClassificationProblem.initial_model``, or the config's ``initial_model``; iterates in the
-problem's dtype, recorded as float64; no trace).
+Two kinds of problem run through the same config, the same kernel (``local_sgd``) and the same
+reference (``local_sgd_reference``), the model chosen once from the problem
+(``local_models.local_model``): a FederatedProblem (the linear models, from w0 = 0 or the config's
+``initial_model``) and a CNN's ImageClassificationProblem (from the network's initialisation at
+the run seed, ``ImageClassificationProblem.initial_model``, or the config's ``initial_model``;
+iterates in the problem's dtype, recorded as float64; no trace).
 
 With ``track`` both paths record, over every local iterate of every sampled client, max ||w - w*||^2
 (the radius of the region the iterates visit; measured from w0 when the problem has no exact
@@ -31,13 +31,11 @@ from ...budget import Workload, config_drivers, model_flops_per_row, run_workloa
 from ...config import ConfigError
 from ...resources import FLOAT_BYTES
 from .._base import NOT_TRACED
+from ..local_models import local_model
 from ..local_sgd import RoundPlan, local_sgd_seed
 from ..local_sgd_reference import local_sgd_reference
-from ..packing import pack_clients
-from .config import FedAvgConfig
-from .network_kernel import fedavg_network_kernel
-from .network_reference import fedavg_network_reference
 from ..participation import check_participants_fit, kernel_participation
+from .config import FedAvgConfig
 from .trace import FedAvgTrace, FedAvgTraceArrays
 
 __all__ = ["FEDAVG", "FedAvgEngine", "FedAvgExtras", "FedAvgPlan", "FedAvgSeed"]
@@ -106,7 +104,7 @@ class FedAvgEngine:
         if config.initial_model and len(config.initial_model) != problem.dim:
             raise ConfigError(f"initial_model: has {len(config.initial_model)} entries, the problem "
                               f"{problem.name!r} has d = {problem.dim} parameters")
-        if trace and isinstance(problem, ImageClassificationProblem):
+        if trace and not local_model(problem).keeps_trace:
             raise ConfigError(f"trace: a CNN run keeps no per-step trace ({problem.dim} parameters per local "
                               "iterate; the lemma checks that read traces are about linear models); run it with trace=False")
         check_participants_fit(config.participation, config.participants, problem.n_clients)
@@ -115,44 +113,19 @@ class FedAvgEngine:
     def run_seed(
         self, problem: Problem, plan: FedAvgPlan, seed: int, w_star: np.ndarray | None, engine: str
     ) -> FedAvgSeed:
-        if isinstance(problem, ImageClassificationProblem):
-            return self._network_seed(problem, plan, seed, engine)
-        alg, track = plan.config, plan.track
-        w0 = np.array(alg.initial_model, dtype=np.float64) if alg.initial_model else np.zeros(problem.dim)
+        alg, track, model = plan.config, plan.track, local_model(problem)
+        w0 = model.start(alg.initial_model, seed)
         w_star = np.ascontiguousarray(w0 if w_star is None else w_star, dtype=np.float64)  # None: anchored at w0
         trace = FedAvgTraceArrays.allocate(alg.total_steps, problem.n_clients, problem.dim) if plan.trace else None
         if engine == "numpy":
             records, stats, diverged = local_sgd_reference(problem, alg, seed, w0, w_star, track, trace)
         else:
             scheme = kernel_participation(alg.participation, alg.participants, problem)
-            records, stats, diverged = local_sgd_seed(problem, pack_clients(problem), scheme, alg.step_size.schedule,
-                                                      RoundPlan.of(alg, seed), w0, w_star, track)
+            records, stats, diverged = local_sgd_seed(problem, model.kernel_clients(alg.batch_size), scheme,
+                                                      alg.step_size.schedule, RoundPlan.of(alg, seed), w0, w_star,
+                                                      track)
         return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64),
                           *(() if trace is None else trace))
-
-    def _network_seed(self, problem: ImageClassificationProblem, plan: FedAvgPlan, seed: int, engine: str) -> FedAvgSeed:
-        """One seed on a CNN problem, from the config's initial model or the network's
-        initialisation at ``seed``; divergence and radii anchored at w0 (no exact optimum)."""
-        alg, dtype = plan.config, problem.float_type
-        w0 = np.array(alg.initial_model, dtype=dtype) if alg.initial_model else problem.initial_model(seed)
-        anchor = w0.astype(np.float64)
-        if engine == "numpy":
-            records, stats, diverged = fedavg_network_reference(problem, alg, seed, w0, anchor, plan.track)
-        else:
-            records = np.zeros((len(alg.record_rounds), problem.dim))
-            stats = np.full(2, np.nan)
-            rows = alg.batch_size if alg.batch_size > 0 else int(problem.client_sizes.max())
-            batch_images = np.empty((max(alg.batch_size, 1), *problem.network.input_shape), dtype=dtype)
-            batch_labels = np.empty(max(alg.batch_size, 1), dtype=np.int64)
-            a, b = alg.step_size.params
-            diverged = fedavg_network_kernel(
-                problem.network.layout.table, problem.images, problem.labels, problem.offsets, problem.weights,
-                alg.step_size.code, a, b, alg.local_steps, alg.rounds, alg.batch_size, seed, alg.server_lr,
-                np.asarray(alg.record_rounds, dtype=np.int64), w0, anchor, plan.track, records, stats, batch_images,
-                batch_labels, *problem.network.workspace(rows, dtype),
-                *kernel_participation(alg.participation, alg.participants, problem),
-            )
-        return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64))
 
     def stored(self, problem: Problem, seed_run: FedAvgSeed) -> FedAvgSeed:
         """A sweep keeps the whole seed run (its claims read the records and the traces)."""
@@ -170,27 +143,16 @@ class FedAvgEngine:
                             np.array([float(s.max_grad_sq) for s in seed_runs]), traces)
 
     def memory_bytes(self, problem: Problem, config: FedAvgConfig, engine: str, trace: bool = False) -> int:
-        """Records S P (d + 2) floats, plus the work arrays: the padded client data of the
-        reference path (N n_max (f + 2) and a minibatch N b (f + 2)), or the kernel's minibatch
-        (b f) and, for exact least-squares steps, the Gram matrices (N f^2); a traced run adds per
-        seed its trace, (T+1) N d + 2 T d + 2 T N floats and wbar_t, eta_t ((T+1) d + T). On a CNN
-        problem: records, the models W, W_k, the aggregate and the gradient (4 d), and the
-        network's activations and their gradients for the largest batch (2 b_max A, A the
-        layout's activation size; the reference's im2col copies are of the same order)."""
-        S, P = len(config.seeds), len(config.record_rounds)
-        if isinstance(problem, ImageClassificationProblem):
-            rows = config.batch_size if config.batch_size > 0 else int(problem.client_sizes.max())
-            work = 4 * problem.dim + 2 * rows * problem.network.layout.activation_size
-            return FLOAT_BYTES * (S * P * (problem.dim + 2) + work)
-        N, f, d, b = problem.n_clients, problem.n_features, problem.dim, config.batch_size
-        records = S * P * (d + 2)
-        if engine == "numpy":
-            work = N * int(problem.client_sizes.max()) * (f + 2) + N * b * (f + 2)
-        else:
-            work = max(b, 1) * f + (N * f * f if problem.model.quadratic and b == 0 else 0)
+        """Records S P (d + 2) floats, plus the model's work arrays (``LocalModel.work_floats``: on a
+        linear model the padded client data of the reference path or the kernel's minibatch and Gram
+        matrices; on a CNN the models, the aggregate, the gradient and the network's activations);
+        a traced run adds per seed its trace, (T+1) N d + 2 T d + 2 T N floats and wbar_t, eta_t
+        ((T+1) d + T)."""
+        S, P, N, d = len(config.seeds), len(config.record_rounds), problem.n_clients, problem.dim
         T = config.total_steps
         traces = S * ((T + 1) * N * d + 2 * T * d + 2 * T * N + (T + 1) * d + T) if trace else 0
-        return FLOAT_BYTES * (records + work + traces)
+        work = local_model(problem).work_floats(config.batch_size, engine)
+        return FLOAT_BYTES * (S * P * (d + 2) + work + traces)
 
     def workload(self, problem: Problem, config: FedAvgConfig, engine: str, track: bool = False,
                  trace: bool = False) -> Workload:
