@@ -107,7 +107,6 @@ LAYOUTS: Mapping[str, str] = {
 
 REFUSED: Mapping[tuple[str, str, str], tuple[type[Exception], str]] = {
     ("fedprox", "cnn", "full"): (ConfigError, "problem"),
-    **{("scaffold", "cnn", scheme): (ConfigError, "problem") for scheme in PARTICIPATION_SCHEMES},
 }
 """(algorithm, model, scheme) -> the error refusing it and the field it names."""
 

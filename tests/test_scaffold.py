@@ -18,6 +18,7 @@ What must hold, and where the expected values come from:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -96,6 +97,25 @@ def test_zero_control_variates_are_fedavg_bit_for_bit(problems, family, engine) 
                                                      participation=scheme, participants=K), engine)[0]
         if family != "synthetic" or scheme != "full":  # the correction changes the trajectory
             assert not np.array_equal(corrected[-1], seed_run(problem, fedavg, engine)[0][-1])
+
+
+def test_cnn_scaffold_kernel_agrees_with_reference_and_zero_is_fedavg() -> None:
+    """On a CNN (the digits net, float64 for the agreement): the kernel and the reference agree to
+    1e-10 relative, and with the control variates at 0 each engine gives FedAvg's records bit for bit."""
+    problem = build_problem(problem_spec("image_classification", n_clients=3, n_train=45, n_test=15, dtype="float64",
+                                         recipe="dirichlet", alpha=0.5, min_size=5))
+    for scheme, K in (("full", None), ("scheme_ii", 2)):
+        config = ScaffoldConfig(2, 3, StepSize.constant(0.1), 3, 0.8, (0, 1, 3), (1,), participation=scheme,
+                                participants=K)
+        kernel = seed_run(problem, config, "numba")[0]
+        reference = seed_run(problem, config, "numpy")[0]
+        assert np.max(np.abs(kernel[-1] - kernel[0])) > 1e-3
+        np.testing.assert_allclose(kernel, reference, rtol=0, atol=1e-10 * float(np.max(np.abs(reference))))
+        fedavg = config.fedavg_config
+        zero = dataclasses.replace(config, control_variates="zero")
+        for engine in ("numba", "numpy"):
+            np.testing.assert_array_equal(seed_run(problem, zero, engine)[0], seed_run(problem, fedavg, engine)[0])
+            assert not np.array_equal(seed_run(problem, config, engine)[0][-1], seed_run(problem, fedavg, engine)[0][-1])
 
 
 def kernel_state(problem, config, seed=0):

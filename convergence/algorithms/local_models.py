@@ -45,8 +45,15 @@ class LocalModel(Protocol):
         """The kernel's ``loss`` argument (the model as the kernels take it)."""
         ...
 
-    def kernel_clients(self, batch: int) -> PackedClients | NetworkClients:
-        """The kernel's client-data bundle for minibatches of ``batch`` rows (0: exact gradients)."""
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of one model on the reference path: (f, C) for a linear model, (d,) for a CNN."""
+        ...
+
+    def kernel_clients(self, batch: int, dense: bool = False) -> PackedClients | NetworkClients:
+        """The kernel's client-data bundle for minibatches of ``batch`` rows (0: exact gradients);
+        ``dense``: every client sees every coordinate (an algorithm whose correction moves all of
+        them, SCAFFOLD; a CNN's clients always do)."""
         ...
 
     def reference_steps(self, batch: int, seed: int, scheme: str, w_star: np.ndarray, mu_prox: float,
@@ -74,8 +81,12 @@ class LinearLocal:
     def kernel_loss(self) -> Any:
         return self.problem.model.kernel_loss()
 
-    def kernel_clients(self, batch: int) -> PackedClients:
-        return pack_clients(self.problem)
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.problem.n_features, self.problem.n_classes)
+
+    def kernel_clients(self, batch: int, dense: bool = False) -> PackedClients:
+        return pack_clients(self.problem, dense)
 
     def reference_steps(self, batch: int, seed: int, scheme: str, w_star: np.ndarray, mu_prox: float,
                         trace: Any) -> LinearStepsNP:
@@ -108,7 +119,11 @@ class NetworkLocal:
     def kernel_loss(self) -> Any:
         return self.problem.network.layout.table
 
-    def kernel_clients(self, batch: int) -> NetworkClients:
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.problem.dim,)
+
+    def kernel_clients(self, batch: int, dense: bool = False) -> NetworkClients:
         problem, dtype = self.problem, self.problem.float_type
         rows = batch if batch > 0 else int(problem.client_sizes.max())
         return NetworkClients(

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from problems import FederatedProblem
+from problems import FederatedProblem, ImageClassificationProblem
 
 from ...budget import Workload
 from ...config import ConfigError
 from ...resources import FLOAT_BYTES
 from ..fedavg import FedAvgEngine, FedAvgPlan, FedAvgSeed
+from ..local_models import local_model
 from ..local_sgd import RoundPlan, local_sgd_seed
 from ..local_sgd_reference import local_sgd_reference
-from ..packing import pack_clients
 from ..participation import kernel_participation
 from .config import ScaffoldConfig
 from .kernel import ScaffoldState
@@ -29,42 +29,44 @@ from .reference import ScaffoldStateNP
 
 __all__ = ["SCAFFOLD", "ScaffoldEngine"]
 
+Problem = FederatedProblem | ImageClassificationProblem
+"""The problems SCAFFOLD runs on: linear models, and CNNs."""
+
 
 class ScaffoldEngine(FedAvgEngine):
-    """SCAFFOLD (``ScaffoldConfig``: full participation or a sampling scheme) on a FederatedProblem."""
+    """SCAFFOLD (``ScaffoldConfig``: full participation or a sampling scheme) on a FederatedProblem
+    (linear models) or a CNN's ImageClassificationProblem, the model chosen once
+    (``local_models.local_model``) as for FedAvg."""
 
     config_type = ScaffoldConfig
 
-    def plan(self, problem: FederatedProblem, config: ScaffoldConfig, track: bool = False,
-             trace: bool = False) -> FedAvgPlan:
+    def plan(self, problem: Problem, config: ScaffoldConfig, track: bool = False, trace: bool = False) -> FedAvgPlan:
         if trace:
             raise ConfigError("trace: SCAFFOLD keeps no per-step trace (only FedAvg's and the block-cyclic "
                               "algorithms' traces have readers); run it with trace=False")
-        if not isinstance(problem, FederatedProblem):
-            raise ConfigError(f"problem: SCAFFOLD runs on linear models (a FederatedProblem); {problem.name!r} is a "
-                              f"{type(problem).__name__}")
         super().plan(problem, config.fedavg_config, track)  # FedAvg's checks of the schedule against the problem
         return FedAvgPlan(config, config.record_rounds, track)
 
     def run_seed(
-        self, problem: FederatedProblem, plan: FedAvgPlan, seed: int, w_star: np.ndarray | None, engine: str
+        self, problem: Problem, plan: FedAvgPlan, seed: int, w_star: np.ndarray | None, engine: str
     ) -> FedAvgSeed:
         config: ScaffoldConfig = plan.config
-        w0 = np.array(config.initial_model, dtype=np.float64) if config.initial_model else np.zeros(problem.dim)
+        model = local_model(problem)
+        w0 = model.start(config.initial_model, seed)
         w_star = np.ascontiguousarray(w0 if w_star is None else w_star, dtype=np.float64)  # None: anchored at w0
         if engine == "numpy":
-            state = ScaffoldStateNP(problem.weights, problem.n_features, problem.n_classes, config.control_variates)
+            state = ScaffoldStateNP(problem.weights, model.shape, config.control_variates)
             records, stats, diverged = local_sgd_reference(problem, config, seed, w0, w_star, plan.track, state=state)
         else:
             scheme = kernel_participation(config.participation, config.participants, problem)
             state = ScaffoldState.zeros(problem.n_clients, problem.dim, config.control_variates)
             dense = config.control_variates != "zero"  # the correction moves every coordinate (kernel docstring)
-            records, stats, diverged = local_sgd_seed(problem, pack_clients(problem, dense=dense), scheme,
+            records, stats, diverged = local_sgd_seed(problem, model.kernel_clients(config.batch_size, dense), scheme,
                                                       config.step_size.schedule, RoundPlan.of(config, seed), w0,
                                                       w_star, plan.track, state)
         return FedAvgSeed(records, np.array(stats[0]), np.array(stats[1]), np.array(int(diverged), dtype=np.int64))
 
-    def memory_bytes(self, problem: FederatedProblem, config: ScaffoldConfig, engine: str, trace: bool = False) -> int:
+    def memory_bytes(self, problem: Problem, config: ScaffoldConfig, engine: str, trace: bool = False) -> int:
         """FedAvg's estimate for the same schedule plus the control variates: c, c_k and the round's
         new c_k in the kernel (2 N d + d), c, c_k and the correction (N d) on the reference path;
         the kernel's dense packing adds the off-support zeros of the clients' rows (n f <= n d)."""
@@ -73,7 +75,7 @@ class ScaffoldEngine(FedAvgEngine):
         dense_rows = 0 if engine == "numpy" else int(problem.client_sizes.sum()) * d
         return fedavg + FLOAT_BYTES * (2 * N * d + d + dense_rows)
 
-    def workload(self, problem: FederatedProblem, config: ScaffoldConfig, engine: str, track: bool = False,
+    def workload(self, problem: Problem, config: ScaffoldConfig, engine: str, track: bool = False,
                  trace: bool = False) -> Workload:
         """FedAvg's estimate for the same schedule (``FedAvgEngine.workload``); the correction (2 d
         flops a step) and the control update (4 d a client-round) are within its per-row count."""

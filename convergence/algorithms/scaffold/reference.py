@@ -13,18 +13,19 @@ __all__ = ["ScaffoldStateNP"]
 
 
 class ScaffoldStateNP:
-    """The control variates of one seed on clients of weights p_k (N,): ``server`` c (f, C) and
-    ``controls`` c_k (N, f, C), all 0 at the start; updated by ``end_round`` unless
+    """The control variates of one seed on clients of weights p_k (N,), models of ``shape`` ((f, C)
+    for a linear model, (d,) for a CNN: ``local_models.LocalModel.shape``): ``server`` c (shape)
+    and ``controls`` c_k (N, *shape), all 0 at the start; updated by ``end_round`` unless
     ``control_variates`` is "zero"."""
 
-    def __init__(self, weights: np.ndarray, n_features: int, n_classes: int, control_variates: str) -> None:
+    def __init__(self, weights: np.ndarray, shape: tuple[int, ...], control_variates: str) -> None:
         self.weights = np.asarray(weights, dtype=np.float64)
-        self.server = np.zeros((n_features, n_classes))
-        self.controls = np.zeros((self.weights.size, n_features, n_classes))
+        self.server = np.zeros(shape)
+        self.controls = np.zeros((self.weights.size, *shape))
         self.updates = CONTROL_UPDATES[control_variates] != 0
 
     def correction(self, scales: np.ndarray) -> np.ndarray:
-        """(c - c_k) / lambda_k for every client, (N, f, C): the loop adds it to the data gradient
+        """(c - c_k) / lambda_k for every client, (N, *shape) (``scales`` (N, 1, ...)): the loop adds it to the data gradient
         before scaling by lambda_k, so the step's direction is lambda_k grad h_k - c_k + c."""
         return (self.server - self.controls) / scales
 
@@ -36,6 +37,6 @@ class ScaffoldStateNP:
             return
         sampled = np.flatnonzero(sample.counts > 0)
         updated = self.controls[sampled] - self.server + (W - local[sampled]) / np.sum(round_steps)
-        share = self.weights[sampled] / scales[sampled, 0, 0]
+        share = self.weights[sampled] / scales.reshape(-1)[sampled]
         self.server = self.server + np.tensordot(share, updated - self.controls[sampled], axes=1)
         self.controls[sampled] = updated
