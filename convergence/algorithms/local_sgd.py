@@ -123,7 +123,7 @@ class SeedState(NamedTuple):
     stats: np.ndarray
 
 
-def _local_sgd(loss, clients, participation, schedule, plan, state, algorithm_state, threads=1):
+def _local_sgd(loss, clients, participation, schedule, plan, state, algorithm_state, threads=None):
     """Run one seed; write the global model at ``plan.record_rounds`` into ``state.records`` (P, d).
 
     ``loss`` is the model as the kernels take it (``local_models``: a linear model's loss tag,
@@ -149,7 +149,8 @@ def _local_sgd(loss, clients, participation, schedule, plan, state, algorithm_st
     N = weights.size
     W = state.w0.copy()
     d = W.size
-    work = client_workspace(clients, plan, W, w_star, threads)
+    rows = 1 if threads is None else threads  # scratch rows: one per thread
+    work = client_workspace(clients, plan, W, w_star, rows)
     client_stats = np.zeros((N, 2))
     acc = np.empty(d)
     counts, coefficients, hashes, drawn = sample_buffers(N, K)
@@ -167,7 +168,7 @@ def _local_sgd(loss, clients, participation, schedule, plan, state, algorithm_st
     for r in range(rounds):
         broadcast = sample_round(scheme, pkey, r, K, cdf, weights, counts, coefficients, hashes, drawn, broadcast)
         begin_round(clients, work, W, w_star, track, broadcast, acc)
-        if threads > 1:
+        if threads is not None:  # pruned at compile time in the serial kernel (threads omitted)
             for kk in prange(N):
                 if counts[kk] > 0:
                     client_round(np.int64(kk), r, loss, clients, schedule, plan, algorithm_state, key, counts,
