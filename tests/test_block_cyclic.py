@@ -25,8 +25,7 @@ from convergence import (
     block_cyclic_gaps,
     run,
 )
-from convergence._rng import PARTICIPATION_SALT, mix64, participants, seed_key
-from convergence.algorithms.block_cyclic.reference import participants_np
+from convergence._rng import PARTICIPATION_SALT, mix64, participants, participants_np, seed_key
 from problems import (
     BlockCyclicProblem,
     FederatedProblem,

@@ -1,0 +1,158 @@
+"""A CNN's pieces of the block-cyclic round loop (``model_pieces``' stubs, resolved for
+``NetworkCyclicData``), and the bundle itself (``problems.BlockCyclicImageProblem``).
+
+The model: the network's flat parameters (d,) in the problem's dtype (float32 by default, float64
+for the agreement tests); ``model`` is the layout table (``NetworkLayout.table``). A local step is
+``network_steps.network_client_steps`` (the CNN client-step primitive, shared with FedAvg's CNN
+kernel) with E = 1 and the constant schedule eta_t = step_size_at(schedule, t, I), one step at a
+time from global step t: the update computed in float64 and stored in the model's dtype.
+Minibatches: client i of block m at step t draws its x-chain rows from the stream
+stream_key(seed_key(seed), t, i, N), the linear model's rows; MC's y chain draws from the same
+construction under its own key mix64(seed_key(seed) ^ SEPARATE_CHAIN_SALT), independent of the x
+chain's rows (the network primitive takes a key, not the linear step's slot offset). The tracked
+gradient of block m and the selection's losses are the network's mean cross-entropy
+(``problems.models.cnn.kernel.network_loss_grad``) over whole clients, summed in float64.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from problems import BlockCyclicImageProblem
+from problems.models.cnn.kernel import network_loss_grad
+
+from ..._rng import mix64
+from ...schedules import step_size_at
+from ..local_steps import sq_norm
+from ..network_steps import network_client_steps
+from .model_pieces import block_grad_sq, client_steps, participant_loss, workspace
+
+__all__ = ["SEPARATE_CHAIN_SALT", "NetworkCyclicData", "network_data"]
+
+SEPARATE_CHAIN_SALT = np.uint64(0x8CB92BA72F3D8DD7)
+"""XOR-ed into the seed key to make the key of MC-PSGD's block-separate chain's minibatches."""
+CONSTANT_SCHEDULE = 0  # schedules.StepSize.constant's code: eta_t passed as the constant
+
+
+class NetworkCyclicData(NamedTuple):
+    """A CNN problem's data and the network's workspace in the kernel's layout (``network_data``,
+    once per seed): M = ``n_blocks`` blocks of N = ``n_clients`` clients; images (n, H, W, C) in the
+    problem's dtype, labels (n,) int64, offsets (M N + 1,); the minibatch buffers batch_images
+    (max(b, 1), H, W, C) and batch_labels (max(b, 1),); the network's workspace acts, dacts,
+    pool_index, grad (``ConvNet.workspace``) for max(b, largest n_k) images (exact steps, MC's
+    losses and tracking read whole clients)."""
+
+    n_blocks: int
+    n_clients: int
+    images: np.ndarray
+    labels: np.ndarray
+    offsets: np.ndarray
+    batch_images: np.ndarray
+    batch_labels: np.ndarray
+    acts: np.ndarray
+    dacts: np.ndarray
+    pool_index: np.ndarray
+    grad: np.ndarray
+
+
+def network_data(problem: BlockCyclicImageProblem, batch: int) -> NetworkCyclicData:
+    """The bundle of ``problem`` for minibatches of ``batch`` rows (0: exact gradients)."""
+    c = problem.combined
+    rows = max(batch, int(c.client_sizes.max()))
+    return NetworkCyclicData(
+        problem.n_blocks, problem.n_clients, c.images, c.labels, c.offsets,
+        np.empty((max(batch, 1), *c.network.input_shape), dtype=c.float_type), np.empty(max(batch, 1), dtype=np.int64),
+        *c.network.workspace(rows, c.float_type),
+    )
+
+
+def _network(data) -> bool:
+    """Whether ``data`` is the Numba type of a NetworkCyclicData."""
+    return isinstance(data, types.BaseNamedTuple) and data.instance_class is NetworkCyclicData
+
+
+@njit(cache=True)
+def _participant_loss(table, images, labels, offsets, m, N, part, K, W, acts, dacts, pool_index, grad):
+    """(1/K) sum_{p < K} F_m^{part[p]}(W): each participant's mean cross-entropy over its block-m images."""
+    total = 0.0
+    for p in range(K):
+        k = m * N + part[p]
+        lo, hi = offsets[k], offsets[k + 1]
+        total += network_loss_grad(table, W, images[lo:hi], labels[lo:hi], acts, dacts, pool_index, grad)
+    return total / K
+
+
+@njit(cache=True)
+def _block_grad_sq(table, images, labels, offsets, m, N, W, acc, acts, dacts, pool_index, grad):
+    """||grad F_m(W)||^2, F_m = (1/N) sum_i F_m^i over all N clients' block-m images (float64 sum)."""
+    for q in range(acc.size):
+        acc[q] = 0.0
+    for i in range(N):
+        k = m * N + i
+        lo, hi = offsets[k], offsets[k + 1]
+        network_loss_grad(table, W, images[lo:hi], labels[lo:hi], acts, dacts, pool_index, grad)
+        for q in range(acc.size):
+            acc[q] += np.float64(grad[q]) / N
+    return sq_norm(acc)
+
+
+@overload(workspace)
+def _workspace(model, data, batch, d):
+    """(acc (d,) float64 the tracked block gradient, unused (2,): the step primitive's anchor and
+    maxima, which an untracked step does not read); the network's own buffers are in ``data``."""
+    if not _network(data):
+        return None
+
+    def impl(model, data, batch, d):
+        return np.empty(d), np.zeros(2)
+
+    return impl
+
+
+@overload(client_steps)
+def _client_steps(model, data, work, batch, key, chain, m, i, t0, steps, schedule, period, W):
+    """The module docstring's steps; the y chain (chain 1) draws under the salted key."""
+    if not _network(data):
+        return None
+
+    def impl(model, data, work, batch, key, chain, m, i, t0, steps, schedule, period, W):
+        unused = work[1]
+        k = m * data.n_clients + i
+        lo, n_k = data.offsets[k], data.offsets[k + 1] - data.offsets[k]
+        chain_key = key if chain == 0 else mix64(key ^ SEPARATE_CHAIN_SALT)
+        for e in range(steps):
+            t = t0 + e
+            eta = step_size_at(schedule.code, schedule.a, schedule.b, t, period)
+            network_client_steps(model, data.images, data.labels, lo, n_k, batch, chain_key, i, data.n_clients, t, 1,
+                                 CONSTANT_SCHEDULE, eta, 0.0, 1.0, W, unused, False, data.batch_images,
+                                 data.batch_labels, data.acts, data.dacts, data.pool_index, data.grad, unused)
+
+    return impl
+
+
+@overload(block_grad_sq)
+def _block_grad_sq_piece(model, data, work, m, W):
+    if not _network(data):
+        return None
+
+    def impl(model, data, work, m, W):
+        return _block_grad_sq(model, data.images, data.labels, data.offsets, m, data.n_clients, W, work[0],
+                              data.acts, data.dacts, data.pool_index, data.grad)
+
+    return impl
+
+
+@overload(participant_loss)
+def _participant_loss_piece(model, data, work, m, part, K, W):
+    if not _network(data):
+        return None
+
+    def impl(model, data, work, m, part, K, W):
+        return _participant_loss(model, data.images, data.labels, data.offsets, m, data.n_clients, part, K, W,
+                                 data.acts, data.dacts, data.pool_index, data.grad)
+
+    return impl
