@@ -7,10 +7,11 @@ global steps t = r I, ..., r I + I - 1 (T = C M E I). Data are the combined prob
 pseudo-client k = m N + i. Round r, with S_r the participating clients (all N, or K of them):
 
 * block-mixed chain (both algorithms): every i in S_r starts from the global model x_bar and
-  takes I steps x <- x - gamma_t (g_i(x) + mu x), g_i the data gradient of F_m^i (exact, or a
-  minibatch of ``batch`` rows drawn with replacement); then x_bar <- (1/|S_r|) sum_{i in S_r} x_i
-  (Algorithm 1 lines 5, 9, 11-12; Algorithm 2 line 6). With M = 1 this is FedAvg / parallel
-  restarted SGD, and its global model is FedAvg's on block-cyclic data.
+  takes I steps x <- x - gamma_t (g_i(x) + mu x) (mu = 0 for a CNN), g_i the data gradient of
+  F_m^i (exact, or a minibatch of ``batch`` rows drawn with replacement); then
+  x_bar <- (1/|S_r|) sum_{i in S_r} x_i (Algorithm 1 lines 5, 9, 11-12; Algorithm 2 line 6).
+  With M = 1 this is FedAvg / parallel restarted SGD, and its global model is FedAvg's on
+  block-cyclic data.
 * block-separate chain (MC-PSGD only): every i in S_r starts from w_bar_m, the latest block-m
   separate model (initially w0), takes I steps with eta_t, and y_bar <- mean of the y_i;
   w_bar_m <- y_bar (line 7). Restarting from w_bar_m each round is line 8's broadcast within a
@@ -42,9 +43,11 @@ stream_key(seed_key(seed), t, i, N) (the y chain's rows: ``model_pieces.client_s
 participation: S_r = the K clients with the smallest stream_key(pkey, r, k, N), pkey =
 mix64(seed_key(seed) ^ PARTICIPATION_SALT) (``_rng.participants``, shared with FedAvg's Scheme II);
 mix64 is a bijection, so the N keys are distinct and S_r is a uniform K-subset, the same in the
-reference. Order: untracked, each participant takes its I steps of one chain, then of the other;
-tracked, the participants take step t in turn; the clients and chains are independent, so both
-orders give the same numbers.
+reference. Order: a tracked round, and an untracked one of a model that is not
+``model_pieces.client_major``, runs step by step (the participants take step t in turn, x then
+y); an untracked round of a client-major model runs client by client (each participant takes its
+I steps of one chain, then of the other). The clients and chains are independent, so both orders
+give the same numbers; they differ in speed (``model_pieces.client_major``).
 
 Tracking (``track``, the metric of Yu et al. 2019, Thm 1, and Ding et al. Lemmas 3-4): x_bar_t =
 mean of the participants' local x at every step (float64, evaluated at its dtype rounding).
@@ -58,7 +61,7 @@ reference's (for a linear run w0 = 0, so that row is 0).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -67,8 +70,8 @@ from ..._rng import PARTICIPATION_SALT, mix64, seed_key
 from ...schedules import StepSize
 from .._base import NOT_TRACED
 from ..local_steps import DIVERGENCE_FACTOR, sq_dist
-from . import linear_pieces, network_pieces  # noqa: F401 (registers the model pieces' implementations)
-from .model_pieces import block_grad_sq, client_steps, participant_loss, workspace
+from . import linear_pieces, network_pieces  # registers the model pieces' implementations
+from .model_pieces import block_grad_sq, client_major, client_steps, participant_loss, workspace
 from .round_steps import (
     MODE_MC, MODE_MM, PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL, block_state, initial_tracked, record_round,
     select_chain, server_average, server_step, start_round, track_drift, update_predictor,
@@ -132,19 +135,21 @@ def block_cyclic_kernel(model, data, gamma, eta, plan, w0, w_ref, out):
                       rec_sep, rec_sel, rec_track)
     for r in range(rounds):
         m = start_round(r, E, M, pkey, N, K, hashes, part, xbar, wbar, xs, ys, mc)
-        if track:
+        if track or not client_major(data):
             avg[:] = xbar
             for e in range(I):
                 t = r * I + e
-                tracked[0] += block_grad_sq(model, data, work, m, avg)
+                if track:
+                    tracked[0] += block_grad_sq(model, data, work, m, avg)
                 for p in range(K):
                     client_steps(model, data, work, batch, key, 0, m, part[p], t, 1, gamma, I, xs[p])
                     if mc:
                         client_steps(model, data, work, batch, key, 1, m, part[p], t, 1, eta, I, ys[p])
-                server_average(xs, K, acc, acc)
-                track_drift(acc, xs, ys, K, mc, tracked)
-                for q in range(d):
-                    avg[q] = acc[q]
+                if track:
+                    server_average(xs, K, acc, acc)
+                    track_drift(acc, xs, ys, K, mc, tracked)
+                    for q in range(d):
+                        avg[q] = acc[q]
         else:
             for p in range(K):
                 client_steps(model, data, work, batch, key, 0, m, part[p], r * I, I, gamma, I, xs[p])
@@ -253,7 +258,8 @@ class CyclicRecords(NamedTuple):
                    np.zeros((P if mc else 0, M), dtype=np.int64), np.zeros((P if plan.track else 0, 4)))
 
 
-def kernel_seed(model: Any, data: NamedTuple, plan: Plan, seed: int, w0: np.ndarray, w_ref: np.ndarray) -> SeedRecords:
+def kernel_seed(model: NamedTuple | np.ndarray, data: linear_pieces.BlockCyclicData | network_pieces.NetworkCyclicData,
+                plan: Plan, seed: int, w0: np.ndarray, w_ref: np.ndarray) -> SeedRecords:
     """Run ``block_cyclic_kernel`` for one seed of ``plan`` from w0 (d,) in the run's dtype; w_ref (d,)
     anchors the divergence test; ``model`` and ``data`` the model's kernel argument and bundle
     (``linear_pieces.kernel_data``, ``network_pieces.network_data``)."""

@@ -27,7 +27,7 @@ from problems.models.kernels import margin_loss_sum
 from ..._rng import GOLDEN, stream_key
 from ...schedules import step_size_at
 from ..local_steps import data_gradient, gram_gradient
-from .model_pieces import block_grad_sq, client_steps, participant_loss, workspace
+from .model_pieces import block_grad_sq, client_major, client_steps, participant_loss, workspace
 
 __all__ = ["BlockCyclicData", "kernel_data"]
 
@@ -171,6 +171,18 @@ def _workspace(model, data, batch, d):
             n_max = max(n_max, offsets[k + 1] - offsets[k])
         return (np.empty(d), np.empty(d), np.empty(max(batch, 1) * data.n_features),
                 np.empty((n_max, data.n_classes)), np.empty(n_max, dtype=np.int64))
+
+    return impl
+
+
+@overload(client_major)
+def _client_major(data):
+    """Client by client: a client's (f, C) model stays in cache over its I steps."""
+    if not _linear(data):
+        return None
+
+    def impl(data):
+        return True
 
     return impl
 

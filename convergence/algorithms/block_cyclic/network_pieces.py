@@ -29,7 +29,7 @@ from ..._rng import mix64
 from ...schedules import step_size_at
 from ..local_steps import sq_norm
 from ..network_steps import network_client_steps
-from .model_pieces import block_grad_sq, client_steps, participant_loss, workspace
+from .model_pieces import block_grad_sq, client_major, client_steps, participant_loss, workspace
 
 __all__ = ["SEPARATE_CHAIN_SALT", "NetworkCyclicData", "network_data"]
 
@@ -109,6 +109,18 @@ def _workspace(model, data, batch, d):
 
     def impl(model, data, batch, d):
         return np.empty(d), np.zeros(2)
+
+    return impl
+
+
+@overload(client_major)
+def _client_major(data):
+    """Step by step: client by client measured ~4% slower on a CNN MC-PSGD seed."""
+    if not _network(data):
+        return None
+
+    def impl(data):
+        return False
 
     return impl
 
