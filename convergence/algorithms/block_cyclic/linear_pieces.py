@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 from numba.extending import overload
 
 from problems import BlockCyclicProblem
@@ -27,7 +27,7 @@ from problems.models.kernels import margin_loss_sum
 from ..._rng import GOLDEN, stream_key
 from ...schedules import step_size_at
 from ..local_steps import data_gradient, gram_gradient
-from .model_pieces import block_grad_sq, client_major, client_steps, participant_loss, workspace
+from .model_pieces import block_grad_sq, client_major, client_steps, is_bundle, participant_loss, workspace
 
 __all__ = ["BlockCyclicData", "kernel_data"]
 
@@ -93,11 +93,6 @@ def kernel_data(problem: BlockCyclicProblem, batch: int, track: bool) -> BlockCy
     )
 
 
-def _linear(data) -> bool:
-    """Whether ``data`` is the Numba type of a BlockCyclicData."""
-    return isinstance(data, types.BaseNamedTuple) and data.instance_class is BlockCyclicData
-
-
 @njit(cache=True)
 def _sgd_step(loss, C, f, mu, rows, targets, offsets, k, i, N, t, batch, key, shift, eta,
               use_gram, gram, gram_rhs, W, G, Xb, Z, idx):
@@ -161,7 +156,7 @@ def _block_grad_sq(loss, C, f, mu, rows, targets, offsets, m, N, block_gram, blo
 def _workspace(model, data, batch, d):
     """(G (d,) a gradient, acc (d,) the tracked block gradient, Xb (max(b, 1) f,) the gathered
     minibatch rows, Z (n_max, C) margins and idx (n_max,) row indices, n_max = max(b, largest n_k))."""
-    if not _linear(data):
+    if not is_bundle(data, BlockCyclicData):
         return None
 
     def impl(model, data, batch, d):
@@ -178,7 +173,7 @@ def _workspace(model, data, batch, d):
 @overload(client_major)
 def _client_major(data):
     """Client by client: a client's (f, C) model stays in cache over its I steps."""
-    if not _linear(data):
+    if not is_bundle(data, BlockCyclicData):
         return None
 
     def impl(data):
@@ -190,7 +185,7 @@ def _client_major(data):
 @overload(client_steps)
 def _client_steps(model, data, work, batch, key, chain, m, i, t0, steps, schedule, period, W):
     """The module docstring's steps; the y chain (chain 1) reads the stream's slots b..2b-1."""
-    if not _linear(data):
+    if not is_bundle(data, BlockCyclicData):
         return None
 
     def impl(model, data, work, batch, key, chain, m, i, t0, steps, schedule, period, W):
@@ -207,7 +202,7 @@ def _client_steps(model, data, work, batch, key, chain, m, i, t0, steps, schedul
 
 @overload(block_grad_sq)
 def _block_grad_sq_piece(model, data, work, m, W):
-    if not _linear(data):
+    if not is_bundle(data, BlockCyclicData):
         return None
 
     def impl(model, data, work, m, W):
@@ -220,7 +215,7 @@ def _block_grad_sq_piece(model, data, work, m, W):
 
 @overload(participant_loss)
 def _participant_loss_piece(model, data, work, m, part, K, W):
-    if not _linear(data):
+    if not is_bundle(data, BlockCyclicData):
         return None
 
     def impl(model, data, work, m, part, K, W):

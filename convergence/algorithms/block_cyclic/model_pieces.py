@@ -26,7 +26,15 @@ block-m rows, offsets[k]:offsets[k+1]); models W of d parameters in the run's dt
 
 from __future__ import annotations
 
-__all__ = ["block_grad_sq", "client_major", "client_steps", "participant_loss", "workspace"]
+from numba import types
+
+__all__ = ["block_grad_sq", "client_major", "client_steps", "is_bundle", "participant_loss", "workspace"]
+
+
+def is_bundle(data: types.Type, bundle: type) -> bool:
+    """Whether the Numba type ``data`` is that of a NamedTuple of class ``bundle``: the test with which
+    each implementation claims its model's bundles (and returns None for another's)."""
+    return isinstance(data, types.BaseNamedTuple) and data.instance_class is bundle
 
 
 def workspace(model, data, batch, d):
