@@ -94,62 +94,12 @@ def kernel_data(problem: BlockCyclicProblem, batch: int, track: bool) -> BlockCy
 
 
 @njit(cache=True)
-def _sgd_step(loss, C, f, mu, rows, targets, offsets, k, i, N, t, batch, key, shift, eta,
-              use_gram, gram, gram_rhs, W, G, Xb, Z, idx):
-    """One local step W <- W - eta (g + mu W) of client i (pseudo-client k) at global step t."""
-    if batch == 0 and use_gram[k]:
-        gram_gradient(gram, k * f * f, gram_rhs, k * f, f, W, G)
-    else:
-        stream = np.uint64(0)
-        if batch > 0:
-            stream = stream_key(key, t, i, N) + GOLDEN * np.uint64(shift)
-        data_gradient(loss, C, rows, offsets[k] * f, f, targets, offsets[k], offsets[k + 1] - offsets[k],
-                       batch, stream, W, G, Xb, Z, idx)
-    for q in range(W.size):
-        W[q] -= eta * (G[q] + mu * W[q])
-
-
-@njit(cache=True)
 def _mean_loss(loss, C, f, rows, targets, lo, n_k, W, Z):
     """(1/n_k) sum of the per-sample losses (model oracle) over rows lo..lo+n_k-1 at W (f*C,)."""
     Xk = rows[lo * f:(lo + n_k) * f].reshape(n_k, f)
     Zk = Z[:n_k]
     np.dot(Xk, W.reshape(f, C), Zk)
     return margin_loss_sum(loss, Zk, targets, lo, n_k) / n_k
-
-
-@njit(cache=True)
-def _participant_loss(loss, C, f, mu, rows, targets, offsets, m, N, part, K, W, Z):
-    """(1/K) sum_{p < K} F_m^{part[p]}(W): mean data loss over each client's block-m rows + mu/2 ||W||^2."""
-    total = 0.0
-    for p in range(K):
-        k = m * N + part[p]
-        total += _mean_loss(loss, C, f, rows, targets, offsets[k], offsets[k + 1] - offsets[k], W, Z)
-    sq = 0.0
-    for q in range(W.size):
-        sq += W[q] * W[q]
-    return total / K + 0.5 * mu * sq
-
-
-@njit(cache=True)
-def _block_grad_sq(loss, C, f, mu, rows, targets, offsets, m, N, block_gram, block_rhs, W, G, acc, Xb, Z, idx):
-    """||grad F_m(W)||^2, F_m = (1/N) sum_i F_m^i, by the block Gram (least squares) or all block rows."""
-    if block_gram.size > 0:
-        gram_gradient(block_gram, m * f * f, block_rhs, m * f, f, W, acc)
-    else:
-        for q in range(acc.size):
-            acc[q] = 0.0
-        for i in range(N):
-            k = m * N + i
-            data_gradient(loss, C, rows, offsets[k] * f, f, targets, offsets[k], offsets[k + 1] - offsets[k],
-                           0, np.uint64(0), W, G, Xb, Z, idx)
-            for q in range(acc.size):
-                acc[q] += G[q] / N
-    sq = 0.0
-    for q in range(acc.size):
-        g = acc[q] + mu * W[q]
-        sq += g * g
-    return sq
 
 
 @overload(workspace)
@@ -184,42 +134,77 @@ def _client_major(data):
 
 @overload(client_steps)
 def _client_steps(model, data, work, batch, key, chain, m, i, t0, steps, schedule, period, W):
-    """The module docstring's steps; the y chain (chain 1) reads the stream's slots b..2b-1."""
+    """The module docstring's steps W <- W - eta_t (g + mu W) of pseudo-client k = m N + i; the y
+    chain (chain 1) reads the stream's slots b..2b-1."""
     if not is_bundle(data, BlockCyclicData):
         return None
 
     def impl(model, data, work, batch, key, chain, m, i, t0, steps, schedule, period, W):
         G, _, Xb, Z, idx = work
+        C, f, mu, N, offsets = data.n_classes, data.n_features, data.mu, data.n_clients, data.offsets
+        k = m * N + i
         for e in range(steps):
             t = t0 + e
             eta = step_size_at(schedule.code, schedule.a, schedule.b, t, period)
-            _sgd_step(model, data.n_classes, data.n_features, data.mu, data.rows, data.targets, data.offsets,
-                      m * data.n_clients + i, i, data.n_clients, t, batch, key, chain * batch, eta, data.use_gram,
-                      data.gram, data.gram_rhs, W, G, Xb, Z, idx)
+            if batch == 0 and data.use_gram[k]:
+                gram_gradient(data.gram, k * f * f, data.gram_rhs, k * f, f, W, G)
+            else:
+                stream = np.uint64(0)
+                if batch > 0:
+                    stream = stream_key(key, t, i, N) + GOLDEN * np.uint64(chain * batch)
+                data_gradient(model, C, data.rows, offsets[k] * f, f, data.targets, offsets[k],
+                              offsets[k + 1] - offsets[k], batch, stream, W, G, Xb, Z, idx)
+            for q in range(W.size):
+                W[q] -= eta * (G[q] + mu * W[q])
 
     return impl
 
 
 @overload(block_grad_sq)
-def _block_grad_sq_piece(model, data, work, m, W):
+def _block_grad_sq(model, data, work, m, W):
+    """||grad F_m(W) + mu W||^2 by the block Gram A_m W - b_m (least squares) or over all block-m rows."""
     if not is_bundle(data, BlockCyclicData):
         return None
 
     def impl(model, data, work, m, W):
         G, acc, Xb, Z, idx = work
-        return _block_grad_sq(model, data.n_classes, data.n_features, data.mu, data.rows, data.targets, data.offsets,
-                              m, data.n_clients, data.block_gram, data.block_rhs, W, G, acc, Xb, Z, idx)
+        C, f, mu, N, offsets = data.n_classes, data.n_features, data.mu, data.n_clients, data.offsets
+        if data.block_gram.size > 0:
+            gram_gradient(data.block_gram, m * f * f, data.block_rhs, m * f, f, W, acc)
+        else:
+            for q in range(acc.size):
+                acc[q] = 0.0
+            for i in range(N):
+                k = m * N + i
+                data_gradient(model, C, data.rows, offsets[k] * f, f, data.targets, offsets[k],
+                              offsets[k + 1] - offsets[k], 0, np.uint64(0), W, G, Xb, Z, idx)
+                for q in range(acc.size):
+                    acc[q] += G[q] / N
+        sq = 0.0
+        for q in range(acc.size):
+            g = acc[q] + mu * W[q]
+            sq += g * g
+        return sq
 
     return impl
 
 
 @overload(participant_loss)
-def _participant_loss_piece(model, data, work, m, part, K, W):
+def _participant_loss(model, data, work, m, part, K, W):
+    """Each participant's mean data loss over its block-m rows, averaged, + mu/2 ||W||^2."""
     if not is_bundle(data, BlockCyclicData):
         return None
 
     def impl(model, data, work, m, part, K, W):
-        return _participant_loss(model, data.n_classes, data.n_features, data.mu, data.rows, data.targets,
-                                 data.offsets, m, data.n_clients, part, K, W, work[3])
+        Z, N, offsets = work[3], data.n_clients, data.offsets
+        total = 0.0
+        for p in range(K):
+            k = m * N + part[p]
+            total += _mean_loss(model, data.n_classes, data.n_features, data.rows, data.targets, offsets[k],
+                                offsets[k + 1] - offsets[k], W, Z)
+        sq = 0.0
+        for q in range(W.size):
+            sq += W[q] * W[q]
+        return total / K + 0.5 * data.mu * sq
 
     return impl

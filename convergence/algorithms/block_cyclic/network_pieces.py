@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 from numba.extending import overload
 
 from problems import BlockCyclicImageProblem
@@ -70,31 +69,6 @@ def network_data(problem: BlockCyclicImageProblem, batch: int) -> NetworkCyclicD
     )
 
 
-@njit(cache=True)
-def _participant_loss(table, images, labels, offsets, m, N, part, K, W, acts, dacts, pool_index, grad):
-    """(1/K) sum_{p < K} F_m^{part[p]}(W): each participant's mean cross-entropy over its block-m images."""
-    total = 0.0
-    for p in range(K):
-        k = m * N + part[p]
-        lo, hi = offsets[k], offsets[k + 1]
-        total += network_loss_grad(table, W, images[lo:hi], labels[lo:hi], acts, dacts, pool_index, grad)
-    return total / K
-
-
-@njit(cache=True)
-def _block_grad_sq(table, images, labels, offsets, m, N, W, acc, acts, dacts, pool_index, grad):
-    """||grad F_m(W)||^2, F_m = (1/N) sum_i F_m^i over all N clients' block-m images (float64 sum)."""
-    for q in range(acc.size):
-        acc[q] = 0.0
-    for i in range(N):
-        k = m * N + i
-        lo, hi = offsets[k], offsets[k + 1]
-        network_loss_grad(table, W, images[lo:hi], labels[lo:hi], acts, dacts, pool_index, grad)
-        for q in range(acc.size):
-            acc[q] += np.float64(grad[q]) / N
-    return sq_norm(acc)
-
-
 @overload(workspace)
 def _workspace(model, data, batch, d):
     """(acc (d,) float64 the tracked block gradient, unused (2,): the step primitive's anchor and
@@ -142,24 +116,41 @@ def _client_steps(model, data, work, batch, key, chain, m, i, t0, steps, schedul
 
 
 @overload(block_grad_sq)
-def _block_grad_sq_piece(model, data, work, m, W):
+def _block_grad_sq(model, data, work, m, W):
+    """||(1/N) sum_i grad F_m^i(W)||^2 over all N clients' block-m images, summed in float64."""
     if not is_bundle(data, NetworkCyclicData):
         return None
 
     def impl(model, data, work, m, W):
-        return _block_grad_sq(model, data.images, data.labels, data.offsets, m, data.n_clients, W, work[0],
-                              data.acts, data.dacts, data.pool_index, data.grad)
+        acc, N, offsets = work[0], data.n_clients, data.offsets
+        for q in range(acc.size):
+            acc[q] = 0.0
+        for i in range(N):
+            k = m * N + i
+            lo, hi = offsets[k], offsets[k + 1]
+            network_loss_grad(model, W, data.images[lo:hi], data.labels[lo:hi], data.acts, data.dacts,
+                              data.pool_index, data.grad)
+            for q in range(acc.size):
+                acc[q] += np.float64(data.grad[q]) / N
+        return sq_norm(acc)
 
     return impl
 
 
 @overload(participant_loss)
-def _participant_loss_piece(model, data, work, m, part, K, W):
+def _participant_loss(model, data, work, m, part, K, W):
+    """Each participant's mean cross-entropy over its block-m images, averaged."""
     if not is_bundle(data, NetworkCyclicData):
         return None
 
     def impl(model, data, work, m, part, K, W):
-        return _participant_loss(model, data.images, data.labels, data.offsets, m, data.n_clients, part, K, W,
-                                 data.acts, data.dacts, data.pool_index, data.grad)
+        N, offsets = data.n_clients, data.offsets
+        total = 0.0
+        for p in range(K):
+            k = m * N + part[p]
+            lo, hi = offsets[k], offsets[k + 1]
+            total += network_loss_grad(model, W, data.images[lo:hi], data.labels[lo:hi], data.acts, data.dacts,
+                                       data.pool_index, data.grad)
+        return total / K
 
     return impl

@@ -79,8 +79,8 @@ def block_cyclic_reference(
 ) -> SeedRecords:
     """Run one seed in NumPy from w0 (d,) in the run's dtype, anchored at w_ref (d,) float64; same
     inputs and outputs as ``kernel.kernel_seed``, plus the trace arrays when ``plan.trace``."""
-    M, N, K, I, E, d = pieces.n_blocks, pieces.n_clients, plan.participants, plan.local_steps, \
-        plan.rounds_per_block, w0.size
+    M, N, K, d = pieces.n_blocks, pieces.n_clients, plan.participants, w0.size
+    I, E = plan.local_steps, plan.rounds_per_block
     mc = plan.mode == MODE_MC
     steps = np.arange(plan.rounds * I)
     eta_x, eta_y = plan.gamma.at(steps, I), plan.eta.at(steps, I)
@@ -130,7 +130,8 @@ def block_cyclic_reference(
             if trace is not None:
                 trace.local_models[t] = xs.reshape(K, d)
                 trace.stochastic_gradients[t] = grad.reshape(K, d)
-                trace.local_gradients[t] = (grad if rows is None else pieces.gradients(0, m, part, None, xs)).reshape(K, d)
+                exact = grad if rows is None else pieces.gradients(0, m, part, None, xs)
+                trace.local_gradients[t] = exact.reshape(K, d)
                 if mc:
                     trace.separate_local_models[t] = ys.reshape(K, d)
             pieces.step(xs, eta_x[t], grad)

@@ -102,9 +102,8 @@ class NetworkReference(ReferencePieces):
     def __init__(self, problem: BlockCyclicImageProblem, plan: Plan, seed: int) -> None:
         c = self.combined = problem.combined
         self.n_blocks, self.n_clients, self.shape = problem.n_blocks, problem.n_clients, (c.dim,)
-        self.layout, self.sizes, self.batch, self.mc = c.network.layout, problem.block_sizes(), plan.batch, \
-            plan.mode == MODE_MC
-        self.keys = chain_keys_np(seed)
+        self.layout, self.sizes, self.batch = c.network.layout, problem.block_sizes(), plan.batch
+        self.mc, self.keys = plan.mode == MODE_MC, chain_keys_np(seed)
 
     def _data(self, m: int, i: int, chosen: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         images, labels = self.combined.client_data(m * self.n_clients + i)
@@ -119,10 +118,12 @@ class NetworkReference(ReferencePieces):
 
     def gradients(self, chain: int, m: int, part: np.ndarray, rows: tuple[np.ndarray, np.ndarray | None] | None,
                   models: np.ndarray) -> np.ndarray:
+        grads = []
         with np.errstate(all="ignore"):  # a diverging run is reported, not warned about
-            return np.stack([loss_grad_np(self.layout, models[p], *self._data(m, i, None if rows is None else
-                                                                               rows[chain][i]))[1]
-                             for p, i in enumerate(part)])
+            for p, i in enumerate(part):
+                chosen = None if rows is None else rows[chain][i]
+                grads.append(loss_grad_np(self.layout, models[p], *self._data(m, i, chosen))[1])
+        return np.stack(grads)
 
     def step(self, models: np.ndarray, eta: float, grads: np.ndarray) -> None:
         with np.errstate(all="ignore"):
