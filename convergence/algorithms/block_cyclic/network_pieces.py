@@ -2,10 +2,11 @@
 ``NetworkCyclicData``), and the bundle itself (``problems.BlockCyclicImageProblem``).
 
 The model: the network's flat parameters (d,) in the problem's dtype (float32 by default, float64
-for the agreement tests); ``model`` is the layout table (``NetworkLayout.table``). A local step is
-``network_steps.network_client_steps`` (the CNN client-step primitive, shared with FedAvg's CNN
-kernel) with E = 1 and the constant schedule eta_t = step_size_at(schedule, t, I), one step at a
-time from global step t: the update computed in float64 and stored in the model's dtype.
+for the agreement tests); ``model`` is the layout table (``NetworkLayout.table``). A local step at
+global step t is W <- W - eta_t g, eta_t = step_size_at(schedule, t, I), with g the gradient of
+``network_steps.network_gradient`` (the step of the CNN client-step primitive
+``network_client_steps``, shared with FedAvg's CNN kernel, inlined): the update computed in float64
+and stored in the model's dtype, as ``network_client_steps`` computes it.
 Minibatches: client i of block m at step t draws its x-chain rows from the stream
 stream_key(seed_key(seed), t, i, N), the linear model's rows; MC's y chain draws from the same
 construction under its own key mix64(seed_key(seed) ^ SEPARATE_CHAIN_SALT), independent of the x
@@ -27,14 +28,13 @@ from problems.models.cnn.kernel import network_loss_grad
 from ..._rng import mix64
 from ...schedules import step_size_at
 from ..local_steps import sq_norm
-from ..network_steps import network_client_steps
+from ..network_steps import network_gradient
 from .model_pieces import block_grad_sq, client_major, client_steps, is_bundle, participant_loss, workspace
 
 __all__ = ["SEPARATE_CHAIN_SALT", "NetworkCyclicData", "network_data"]
 
 SEPARATE_CHAIN_SALT = np.uint64(0x8CB92BA72F3D8DD7)
 """XOR-ed into the seed key to make the key of MC-PSGD's block-separate chain's minibatches."""
-CONSTANT_SCHEDULE = 0  # schedules.StepSize.constant's code: eta_t passed as the constant
 
 
 class NetworkCyclicData(NamedTuple):
@@ -71,13 +71,12 @@ def network_data(problem: BlockCyclicImageProblem, batch: int) -> NetworkCyclicD
 
 @overload(workspace)
 def _workspace(model, data, batch, d):
-    """(acc (d,) float64 the tracked block gradient, unused (2,): the step primitive's anchor and
-    maxima, which an untracked step does not read); the network's own buffers are in ``data``."""
+    """(acc (d,) float64, the tracked block gradient,); the network's own buffers are in ``data``."""
     if not is_bundle(data, NetworkCyclicData):
         return None
 
     def impl(model, data, batch, d):
-        return np.empty(d), np.zeros(2)
+        return (np.empty(d),)
 
     return impl
 
@@ -101,16 +100,17 @@ def _client_steps(model, data, work, batch, key, chain, m, i, t0, steps, schedul
         return None
 
     def impl(model, data, work, batch, key, chain, m, i, t0, steps, schedule, period, W):
-        unused = work[1]
         k = m * data.n_clients + i
         lo, n_k = data.offsets[k], data.offsets[k + 1] - data.offsets[k]
         chain_key = key if chain == 0 else mix64(key ^ SEPARATE_CHAIN_SALT)
+        grad = data.grad
         for e in range(steps):
             t = t0 + e
             eta = step_size_at(schedule.code, schedule.a, schedule.b, t, period)
-            network_client_steps(model, data.images, data.labels, lo, n_k, batch, chain_key, i, data.n_clients, t, 1,
-                                 CONSTANT_SCHEDULE, eta, 0.0, 1.0, W, unused, False, data.batch_images,
-                                 data.batch_labels, data.acts, data.dacts, data.pool_index, data.grad, unused)
+            network_gradient(model, data.images, data.labels, lo, n_k, batch, chain_key, i, data.n_clients, t, W,
+                             data.batch_images, data.batch_labels, data.acts, data.dacts, data.pool_index, grad)
+            for q in range(W.size):
+                W[q] = np.float64(W[q]) - eta * np.float64(grad[q])
 
     return impl
 
