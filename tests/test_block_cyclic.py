@@ -25,8 +25,12 @@ from convergence import (
     block_cyclic_gaps,
     run,
 )
-from convergence._rng import PARTICIPATION_SALT, mix64, participants, seed_key
-from convergence.algorithms.block_cyclic.reference import participants_np
+from convergence._rng import PARTICIPATION_SALT, mix64, participants, participants_np, seed_key
+from convergence.algorithms import algorithm_for
+from convergence.algorithms.block_cyclic.kernel import kernel_seed
+from convergence.algorithms.block_cyclic.linear_pieces import kernel_data
+from convergence.algorithms.block_cyclic.reference import block_cyclic_reference
+from convergence.algorithms.block_cyclic.reference_pieces import LinearReference
 from problems import (
     BlockCyclicProblem,
     FederatedProblem,
@@ -120,6 +124,28 @@ def test_pr_sgd_metrics_kernel_matches_reference(loss: str, batch: int, K: int |
         assert_close(getattr(fast.extras, name), getattr(slow.extras, name))
     assert np.isnan(fast.extras.grad_sq_mean[0, 0]) and np.all(fast.extras.grad_sq_mean[0, 1:] > 0)
     assert np.all(np.diff(fast.extras.max_drift[0]) >= 0) and fast.extras.max_drift[0, -1] >= fast.extras.max_mean_drift[0, -1] > 0
+
+
+@pytest.mark.parametrize("loss", ["least_squares", "logistic"])
+def test_kernel_matches_reference_from_a_nonzero_start(loss: str) -> None:
+    """The seam below ``run`` (which starts a linear run at w0 = 0): from w0 != 0, anchored at another
+    point, tracked MC-PSGD with partial participation agrees kernel against reference, and the
+    tracked numbers recorded at round 0 are those before any step, [0, 0, 0, ||w0||^2], in both
+    (``round_steps.initial_tracked``; the kernel used to record 0 for the norm there)."""
+    problem = small(loss)
+    config = CONFIGS["mc_average"](2, 3)
+    plan = algorithm_for(config).plan(problem, config, track=True)
+    w0, w_ref = np.linspace(-0.3, 0.4, problem.dim), np.full(problem.dim, 0.1)
+    fast = kernel_seed(problem.combined.model.kernel_loss(), kernel_data(problem, plan.batch, plan.track), plan, 3,
+                       w0, w_ref)
+    slow = block_cyclic_reference(LinearReference(problem, plan, 3), plan, 3, w0, w_ref)
+    assert plan.record_rounds[0] == 0 and fast.diverged == slow.diverged == -1
+    for seed_run in (fast, slow):
+        np.testing.assert_array_equal(seed_run.track[0], [0.0, 0.0, 0.0, np.sum(w0**2)])
+        np.testing.assert_array_equal(seed_run.records[0], w0)
+    for name in ("records", "predictors", "separate", "track"):
+        assert_close(getattr(fast, name), getattr(slow, name))
+    np.testing.assert_array_equal(fast.selected, slow.selected)
 
 
 # ---------------------------------------------------------------- hand-derived cases

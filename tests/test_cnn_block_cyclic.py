@@ -15,7 +15,7 @@ from convergence import (
 from convergence._rng import sample_indices_np
 from convergence.algorithms import algorithm_for
 from convergence.algorithms.block_cyclic.kernel import SeedRecords
-from convergence.algorithms.block_cyclic.network_reference import chain_keys_np, chain_rows_np
+from convergence.algorithms.block_cyclic.reference_pieces import chain_keys_np, chain_rows_np
 from convergence.store import RunStore
 from convergence.sweep import SweepOptions
 from convergence.sweep_runs import seed_task

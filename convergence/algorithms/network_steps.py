@@ -15,11 +15,15 @@ minibatch streams and indices (``_rng.stream_key`` / ``sample_index``: the same 
 the algorithm's gradient correction (``round_state.correct_gradient``) and, in the round loops,
 the sampling and aggregation of ``participation``.
 
-Every argument is a plain array or scalar (no tuple read in the step loop) but the algorithm's
-state, which only selects the compiled correction. Buffers, allocated once per run by the caller:
-``batch_images`` (max(b, 1), H, W, C) and ``batch_labels`` (max(b, 1),) for the gathered
-minibatch, and the network's workspace (``ConvNet.workspace`` for the largest batch: b, or max
-n_k with exact gradients).
+``network_gradient`` is one step's gradient (the minibatch gather and the network's gradient),
+inlined (``inline="always"``) into ``network_client_steps`` and into the block-cyclic kernel's CNN
+step (``block_cyclic.network_pieces``): a step that called ``network_client_steps`` instead would
+add a compiled layer whose build re-optimises the whole network beneath it (~4 s of a cold
+compile). Every argument is a plain array or scalar (no tuple read in the step loop) but the
+algorithm's state, which only selects the compiled correction. Buffers,
+allocated once per run by the caller: ``batch_images`` (max(b, 1), H, W, C) and ``batch_labels`` (max(b, 1),) for
+the gathered minibatch, and the network's workspace (``ConvNet.workspace`` for the largest batch:
+b, or max n_k with exact gradients).
 """
 
 from __future__ import annotations
@@ -33,7 +37,26 @@ from .._rng import sample_index, stream_key
 from ..schedules import step_size_at
 from .round_state import correct_gradient
 
-__all__ = ["network_client_steps"]
+__all__ = ["network_client_steps", "network_gradient"]
+
+
+@njit(cache=True, inline="always")
+def network_gradient(table, images, labels, row_base, n_k, batch, key, k, N, t, Wk, batch_images, batch_labels, acts,
+                     dacts, pool_index, grad):
+    """grad <- the gradient of client k's mean cross-entropy at Wk at global step t: over its rows
+    images[row_base : row_base + n_k] (batch = 0) or over ``batch`` rows drawn uniformly with
+    replacement from the stream ``stream_key(key, t, k, N)`` (gathered into the buffers). Inlined
+    into its callers (one step of ``network_client_steps``, the block-cyclic CNN step)."""
+    if batch == 0:
+        network_loss_grad(table, Wk, images[row_base:row_base + n_k], labels[row_base:row_base + n_k],
+                          acts, dacts, pool_index, grad)
+    else:
+        stream = stream_key(key, t, k, N)
+        for j in range(batch):
+            row = row_base + sample_index(stream, j, n_k)
+            batch_images[j] = images[row]
+            batch_labels[j] = labels[row]
+        network_loss_grad(table, Wk, batch_images[:batch], batch_labels[:batch], acts, dacts, pool_index, grad)
 
 
 @njit(cache=True)
@@ -56,16 +79,8 @@ def network_client_steps(
     for e in range(E):
         t = t0 + e
         eta = step_size_at(sched_code, sched_a, sched_b, t, E) * step_scale
-        if batch == 0:
-            network_loss_grad(table, Wk, images[row_base:row_base + n_k], labels[row_base:row_base + n_k],
-                              acts, dacts, pool_index, grad)
-        else:
-            stream = stream_key(key, t, k, N)
-            for j in range(batch):
-                row = row_base + sample_index(stream, j, n_k)
-                batch_images[j] = images[row]
-                batch_labels[j] = labels[row]
-            network_loss_grad(table, Wk, batch_images[:batch], batch_labels[:batch], acts, dacts, pool_index, grad)
+        network_gradient(table, images, labels, row_base, n_k, batch, key, k, N, t, Wk, batch_images, batch_labels,
+                         acts, dacts, pool_index, grad)
         correct_gradient(algorithm_state, k, step_scale, grad)
         if track:
             g_sq = 0.0

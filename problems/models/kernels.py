@@ -1,6 +1,6 @@
 """The model oracle on the Numba side: the loss of a margin, dispatched on the loss's tag.
 
-The kernels (``convergence.algorithms.local_sgd``, ``convergence.algorithms.block_cyclic.kernel``) compute margins Z = X_S W
+The kernels (``convergence.algorithms.local_sgd``, ``convergence.algorithms.block_cyclic.linear_pieces``) compute margins Z = X_S W
 and the outer products themselves (the linear layout, with support restriction and Gram
 matrices), and ask the model only for the loss: ``margin_residuals`` (Z <- wt * dl/dz in place)
 and ``margin_loss_sum``. A linear model's ``kernel_loss()`` is a NamedTuple tag of scalars, and

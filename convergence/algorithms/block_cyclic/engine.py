@@ -1,15 +1,16 @@
 """The engine shared by the block-cyclic algorithms (MM-PSGD, MC-PSGD, FedAvg on cyclic data,
 parallel restarted SGD): one kernel (``kernel``) and one NumPy reference (``reference``) with a
-mode flag, and one typed extras.
+mode flag, for linear models and CNNs, and one typed extras.
 
 Sources: Ding et al., arXiv 2002.07454, Algorithms 1-2, eq. 7-8, Sec. 5
 (``shared/papers/ding2020_block_cyclic.md``); the lecture note ``liu_lecture_fl_fedavg.md``
 (parallel restarted SGD, Theorem 1 of Yu, Yang, Zhu 2019). Problems are
 ``problems.BlockCyclicProblem`` (N clients, M blocks), or a CNN's ``problems.BlockCyclicImageProblem``
-(the kernel ``network_kernel``, the reference ``network_reference``: the same algorithms with the
-network's step primitive, iterates in the problem's dtype, from the network's initialisation at
-the run seed; extras add each block's test accuracy, scored in the run itself, so in a sweep's
-worker). Schedule: C cycles x M blocks x E rounds x I local steps; round r (0-based) is in block
+(the same kernel and reference with the network's pieces, iterates in the problem's dtype, from the
+network's initialisation at the run seed; extras add each block's test accuracy, scored in the run
+itself, so in a sweep's worker). The model is chosen once from the problem's type
+(``models.cyclic_model``); everything model-specific is there and in the pieces it names.
+Schedule: C cycles x M blocks x E rounds x I local steps; round r (0-based) is in block
 m = (r // E) % M; T = C M E I local steps, R = C M E rounds. Each algorithm's module (``mm_psgd``,
 ``mc_psgd``, ``fedavg_cyclic``, ``pr_sgd``) holds its config and turns it into a ``Plan``; this module runs plans.
 
@@ -31,9 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from problems import (
-    BlockCyclicImageProblem, BlockCyclicProblem, FederatedProblem, ImageClassificationProblem, ProblemError, ProblemSpec,
+    BlockCyclicImageProblem, BlockCyclicProblem, FederatedProblem, ImageClassificationProblem, ProblemSpec,
     build_block_cyclic, check_problem,
 )
 
@@ -44,32 +44,18 @@ from ...config import (
 from ...resources import FLOAT_BYTES
 from ...schedules import StepSize
 from .extras import BlockCyclicExtras, Communication
-from .kernel import (
-    MODE_MC, MODE_MM, PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL, CyclicRecords, Plan, SeedRecords, kernel_data, kernel_seed,
-)
-from .network_kernel import block_cyclic_network_kernel
-from .network_reference import block_cyclic_network_reference
-from .reference import block_cyclic_reference
+from .kernel import MODE_MC, MODE_MM, PREDICTOR_AVERAGE, PREDICTOR_EXPONENTIAL, Plan, SeedRecords
+from .models import cyclic_model
 from .trace import BlockCyclicTrace, BlockCyclicTraceArrays
 
 __all__ = [
-    "BLOCK_CYCLIC_PROBLEMS", "PREDICTORS", "BlockCyclicEngine", "CyclicSchedule", "block_plan", "participants_field",
+    "PREDICTORS", "BlockCyclicEngine", "CyclicSchedule", "block_plan", "participants_field",
 ]
 
 PREDICTORS = {"average": PREDICTOR_AVERAGE, "exponential": PREDICTOR_EXPONENTIAL}
 """The predictors of Ding et al.: the average of a block's global models (eq. 7) or Sec. 5's
 exponential average."""
 
-
-NOT_STORED = np.zeros((0, 0))
-"""The predictors and separate models of a CNN seed as a sweep keeps it (``BlockCyclicEngine.stored``):
-empty, read-only."""
-NOT_STORED.setflags(write=False)
-
-
-BLOCK_CYCLIC_PROBLEMS = (BlockCyclicProblem, BlockCyclicImageProblem)
-"""The problems the block-cyclic engine runs: linear models (the kernel ``kernel``, the reference
-``reference``) and CNNs (``network_kernel``, ``network_reference``)."""
 Problem = BlockCyclicProblem | BlockCyclicImageProblem
 
 
@@ -136,7 +122,7 @@ def block_plan(
     """The kernel plan, checking the config against the problem (K <= N, record rounds <= R; a CNN
     run keeps no per-step trace)."""
     N = problem.n_clients
-    if trace and isinstance(problem, BlockCyclicImageProblem):
+    if trace and not cyclic_model(problem).traces:
         raise ConfigError(f"trace: a CNN run keeps no per-step trace ({problem.dim} parameters per local iterate; the "
                           "lemma checks that read traces are about linear models); run it with trace=False")
     if participants is not None and participants > N:
@@ -149,8 +135,8 @@ def block_plan(
 
 
 class BlockCyclicEngine(ABC):
-    """Runs block-cyclic plans on a BlockCyclicProblem or a CNN's BlockCyclicImageProblem (dispatch
-    on the problem type, as FedAvg's engine does); each algorithm's module subclasses it with
+    """Runs block-cyclic plans on a BlockCyclicProblem or a CNN's BlockCyclicImageProblem (the model
+    chosen from the problem's type: ``models.cyclic_model``); each algorithm's module subclasses it with
     its config type and its ``plan``. ``has_predictors``: whether the algorithm keeps Ding et al.'s
     per-block predictors (MM-PSGD, MC-PSGD)."""
 
@@ -162,9 +148,7 @@ class BlockCyclicEngine(ABC):
         return build_block_cyclic(spec)
 
     def check_problem(self, problem: Any, spec: ProblemSpec | None) -> Problem:
-        if not isinstance(problem, BLOCK_CYCLIC_PROBLEMS):
-            raise ProblemError(f"problem: expected a BlockCyclicProblem or BlockCyclicImageProblem, "
-                               f"got {type(problem).__name__}")
+        cyclic_model(problem)  # ProblemError naming ``problem`` for another type
         check_problem(problem.combined, spec)
         return problem
 
@@ -179,68 +163,13 @@ class BlockCyclicEngine(ABC):
     def run_seed(
         self, problem: Problem, plan: Plan, seed: int, w_star: np.ndarray | None, engine: str
     ) -> SeedRecords:
-        if isinstance(problem, BlockCyclicImageProblem):
-            return self._scored(problem, self._network_seed(problem, plan, seed, engine), engine)
-        w0 = np.zeros(problem.dim)
-        w_star = w0 if w_star is None else w_star  # without an exact optimum the run is anchored at w0
-        if engine == "numpy":
-            return block_cyclic_reference(problem, plan, seed, w0, w_star)
-        return kernel_seed(problem, kernel_data(problem, plan), plan, seed, w0, w_star)
-
-    @staticmethod
-    def _network_seed(problem: BlockCyclicImageProblem, plan: Plan, seed: int, engine: str) -> SeedRecords:
-        """One seed on a CNN problem from the network's initialisation at ``seed`` (no exact
-        optimum: divergence anchored at w0); iterates in the problem's dtype, records in float64."""
-        c = problem.combined
-        w0 = c.initial_model(seed)
-        if engine == "numpy":
-            return block_cyclic_network_reference(problem, plan, seed, w0)
-        M = problem.n_blocks
-        out = CyclicRecords.allocate(plan, M, c.dim)
-        rows = max(plan.batch, int(c.client_sizes.max()))  # exact steps, MC's losses and tracking read whole clients
-        batch_images = np.empty((max(plan.batch, 1), *c.network.input_shape), dtype=c.float_type)
-        batch_labels = np.empty(max(plan.batch, 1), dtype=np.int64)
-        diverged = block_cyclic_network_kernel(
-            plan.mode, plan.predictor, c.network.layout.table, c.images, c.labels, c.offsets, M, problem.n_clients,
-            plan.gamma.code, *map(float, plan.gamma.params), plan.eta.code, *map(float, plan.eta.params),
-            plan.local_steps, plan.rounds_per_block, plan.rounds, plan.batch, plan.participants, seed,
-            np.asarray(plan.record_rounds, dtype=np.int64), w0, plan.track, *out, batch_images, batch_labels,
-            *c.network.workspace(rows, c.float_type),
-        )
-        return SeedRecords(*out, int(diverged))
-
-    def _scored(self, problem: BlockCyclicImageProblem, run: SeedRecords, engine: str) -> SeedRecords:
-        """``run`` with its block_accuracy (P, M): block m's predictor (this algorithm's, or the global
-        model for one without predictors) scored on block m's test images at every record point
-        (``BlockCyclicImageProblem.block_accuracy``, the network in float64 through the run's engine).
-        Scored here, in the run, so that a sweep's workers score their own runs; a diverged seed is
-        not scored (its run raises DivergenceError)."""
-        if run.diverged >= 0:
-            return run
-        M, d = problem.n_blocks, problem.dim
-        accuracy = np.array([problem.block_accuracy(run.predictors[p] if self.has_predictors
-                                                    else np.broadcast_to(model, (M, d)), engine).per_block
-                             for p, model in enumerate(run.records)]).reshape(-1, M)
-        return run._replace(block_accuracy=accuracy)
+        return cyclic_model(problem).run_seed(problem, plan, seed, w_star, engine, self.has_predictors)
 
     def stored(self, problem: Problem, seed_run: SeedRecords) -> SeedRecords:
-        """A sweep keeps a linear problem's seed whole; of a CNN problem's seed it keeps the records,
-        selections, tracked metrics and the per-block accuracies scored in the run (``_scored``), and
-        empties the predictors and separate models (P M d floats each per seed; the claims on CNNs
-        read their accuracies only), so ``execute``'s extras of a CNN run have them as None."""
-        if not isinstance(problem, BlockCyclicImageProblem):
-            return seed_run
-        return seed_run._replace(predictors=NOT_STORED, separate=NOT_STORED)
-
-    @staticmethod
-    def _block_accuracy(problem: BlockCyclicImageProblem, plan: Plan, seed_runs: Sequence[SeedRecords]) -> np.ndarray:
-        """The seeds' block accuracies stacked, (S, P, M); ConfigError naming ``block_accuracy`` for
-        a stored seed that has none (stored by a fedbound that scored after the run)."""
-        shape = (len(plan.record_rounds), problem.n_blocks)
-        if any(run.block_accuracy.shape != shape for run in seed_runs):
-            raise ConfigError(f"block_accuracy: a seed of this CNN run has no per-block accuracies {shape} (a run "
-                              "stored by an older fedbound); recompute it (fedbound verify --no-cache)")
-        return np.stack([run.block_accuracy for run in seed_runs])
+        """What a sweep keeps of a seed (``models.CyclicModel.stored``): a linear problem's whole; of a
+        CNN problem's the records, selections, tracked metrics and per-block accuracies, so
+        ``execute``'s extras of a CNN run have the predictors and separate models as None."""
+        return cyclic_model(problem).stored(seed_run)
 
     def extras(self, problem: Problem, plan: Plan, seed_runs: Sequence[SeedRecords]) -> BlockCyclicExtras:
         rounds = np.asarray(plan.record_rounds, dtype=np.int64)
@@ -274,8 +203,7 @@ class BlockCyclicEngine(ABC):
                     run.trace_local_gradients, run.trace_separate_local_models, run.trace_separate_models,
                     run.trace_chose_separate, run.trace_losses, run.trace_predictors), plan, M)
                 for run in seed_runs),
-            block_accuracy=(self._block_accuracy(problem, plan, seed_runs)
-                            if isinstance(problem, BlockCyclicImageProblem) else None),
+            block_accuracy=cyclic_model(problem).block_accuracy(problem, plan, seed_runs),
         )
 
     @staticmethod
@@ -313,28 +241,9 @@ class BlockCyclicEngine(ABC):
 
     def memory_bytes(self, problem: Problem, config: Any, engine: str, trace: bool = False) -> int:
         """Records per seed: P (d + 2 M d + M + 4) floats (global model, predictors, separate
-        models, selections, tracked metrics), with P at least one record; plus the data: the
-        reference path's padded rows (M N n_max (f + 2)), or the kernel's copy of the rows (n f)
-        and, for exact least-squares steps, the Gram matrices (M N f^2); a traced run adds per seed
-        its trace (``BlockCyclicTraceArrays.floats``, about (3 + 1_MC) (T+1) K d). On a CNN problem:
-        the records, the 2 K local models and 2 M + 6 models of the kernel (predictors, w_bar_m,
-        averages, buffers), and the network's activations and their gradients for the largest
-        batch (2 b_max A, A the layout's activation size; the reference's im2col copies are of the
-        same order)."""
-        if isinstance(problem, BlockCyclicImageProblem):
-            c, M, d = problem.combined, problem.n_blocks, problem.dim
-            P = max(len(config.record_rounds), 1)
-            K = self.plan(problem, config).participants
-            rows = max(config.batch_size, int(c.client_sizes.max()))
-            work = (2 * K + 2 * M + 6) * d + 2 * rows * c.network.layout.activation_size
-            return FLOAT_BYTES * (len(config.seeds) * P * (d + 2 * M * d + M + 4) + work)
-        c = problem.combined
-        M, d, f = problem.n_blocks, c.dim, c.n_features
+        models, selections, tracked metrics), with P at least one record; plus the model's data,
+        workspace and traces (``models.CyclicModel.work_floats``)."""
         P = max(len(config.record_rounds), 1)
-        records = len(config.seeds) * P * (d + 2 * M * d + M + 4)
-        if engine == "numpy":
-            work = c.n_clients * int(c.client_sizes.max()) * (f + 2)
-        else:
-            work = c.X.size + (c.n_clients * f * f if c.model.quadratic and config.batch_size == 0 else 0)
-        traces = len(config.seeds) * BlockCyclicTraceArrays.floats(self.plan(problem, config), M, d) if trace else 0
-        return FLOAT_BYTES * (records + work + traces)
+        M, d = problem.n_blocks, problem.dim
+        work = cyclic_model(problem).work_floats(problem, self.plan(problem, config), len(config.seeds), engine, trace)
+        return FLOAT_BYTES * (len(config.seeds) * P * (d + 2 * M * d + M + 4) + work)

@@ -1,11 +1,11 @@
-"""The steps of a block-cyclic round that the linear kernel (``kernel.block_cyclic_kernel``) and the
-CNN kernel (``network_kernel.block_cyclic_network_kernel``) share (Ding et al., arXiv 2002.07454,
-Algorithms 1-2, eq. 7-8, Sec. 5; ``kernel``'s docstring states the algorithms): the start of a round
-(its participants and the broadcast), the server average of a chain, the divergence test, MC-PSGD's chain selection, the
+"""The model-independent steps of a block-cyclic round in the kernel's round loop
+(``kernel.block_cyclic_kernel``; Ding et al., arXiv 2002.07454, Algorithms 1-2, eq. 7-8, Sec. 5;
+``kernel``'s docstring states the algorithms): the start of a round (its participants and the
+broadcast), the server average of a chain, the divergence test, MC-PSGD's chain selection, the
 block predictor update, the drift tracking and the records.
 
-Only the local step and the loss evaluations differ between the two kernels (a linear model's
-rows and Gram matrices, or a network's images). Models may be stored in float32 (a CNN run) or
+Only the local step and the loss evaluations differ between models (a linear model's rows and Gram
+matrices, or a network's images): ``model_pieces``. Models may be stored in float32 (a CNN run) or
 float64; every sum here is accumulated in float64 in participant order, and the float64 results
 are stored in the output's dtype, so on float64 models each step is the plain float64 arithmetic.
 """
