@@ -76,7 +76,7 @@ class Li2020EGrowthPlan:
 
     min_horizon: int = parameter(doc="smallest horizon T (local steps)", minimum=64)
     max_horizon: int = parameter(doc="largest horizon T (local steps)", minimum=128)
-    horizons: int = parameter(8, "horizons, log-spaced from min_horizon to max_horizon", minimum=4)
+    horizons: int = parameter(doc="horizons, log-spaced from min_horizon to max_horizon", minimum=4)
     exponents: tuple[float, ...] = parameter((0.25, 0.5, 0.75), "exponents a of E = T^a that are run",
                                              above=0, maximum=0.95)
     claimed_up_to: float = parameter(REMARK_EXPONENT, "the largest a for which the rate is claimed O(1/T) (the "
