@@ -42,26 +42,26 @@ __all__ = ["aggregate", "begin_round", "client_round", "client_workspace", "roun
 
 def client_workspace(clients, plan, W, w_star, threads):  # a stub: the overloads implement it
     """The model's scratch for one run (module docstring)."""
-    raise NotImplementedError("client_workspace runs compiled only: an overload for the bundle's type implements it")
+    raise TypeError("client_workspace runs compiled only: an overload for the bundle's type implements it")
 
 
 def begin_round(clients, work, W, w_star, track, broadcast, acc):
     """The model's work before a round's clients run (module docstring)."""
-    raise NotImplementedError("begin_round runs compiled only: an overload for the bundle's type implements it")
+    raise TypeError("begin_round runs compiled only: an overload for the bundle's type implements it")
 
 
 def round_clients(r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales, W,
                   w_star, track, work, client_stats, acc):
     """Every sampled client's E local steps of round r, in client order (module docstring)."""
-    raise NotImplementedError("round_clients runs compiled only: an overload for the bundle's type implements it")
+    raise TypeError("round_clients runs compiled only: an overload for the bundle's type implements it")
 
 
 def client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales, W,
                  w_star, track, work, client_stats, acc, thread):
     """Client k's E local steps of round r (module docstring)."""
-    raise NotImplementedError("client_round runs compiled only: an overload for the bundle's type implements it")
+    raise TypeError("client_round runs compiled only: an overload for the bundle's type implements it")
 
 
 def aggregate(clients, work, counts, coefficients, broadcast, W, acc):
     """The server's aggregate W' of the round into acc (module docstring)."""
-    raise NotImplementedError("aggregate runs compiled only: an overload for the bundle's type implements it")
+    raise TypeError("aggregate runs compiled only: an overload for the bundle's type implements it")

@@ -54,19 +54,19 @@ def is_state(state: types.Type, cls: type) -> bool:
     return isinstance(state, types.BaseNamedTuple) and state.instance_class is cls
 
 
-def correct_gradient(state, k, lam, G):  # noqa: ARG001 -- a stub: the implementations are the overloads
+def correct_gradient(state, k, lam, G):  # noqa: ARG001 -- its implementations are the overloads below
     """Add the algorithm's correction to client k's data gradient G (m C,) in place (module docstring)."""
-    raise NotImplementedError("correct_gradient runs compiled only: an overload for the state's type implements it")
+    raise TypeError("correct_gradient runs compiled only: an overload for the state's type implements it")
 
 
 def end_client(state, k, r, lam, schedule, E, Wk, W):  # noqa: ARG001
     """Client k's state update after its E steps of round r (module docstring)."""
-    raise NotImplementedError("end_client runs compiled only: an overload for the state's type implements it")
+    raise TypeError("end_client runs compiled only: an overload for the state's type implements it")
 
 
 def end_round(state, counts, weights, step_scales):  # noqa: ARG001
     """The server's state update after round r's aggregation (module docstring)."""
-    raise NotImplementedError("end_round runs compiled only: an overload for the state's type implements it")
+    raise TypeError("end_round runs compiled only: an overload for the state's type implements it")
 
 
 @overload(correct_gradient)
