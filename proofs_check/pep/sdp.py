@@ -60,8 +60,28 @@ DEFAULT_MAX_ITER = 200
 """Clarabel's own default iteration limit."""
 
 
+class SolverAccuracy:
+    """What a solved program's record (``SDPSolution``, ``worst_case.WorstCase``) derives from its
+    ``status``, ``primal_residual``, ``dual_residual`` and ``duality_gap``."""
+
+    status: str
+    primal_residual: float
+    dual_residual: float
+    duality_gap: float
+
+    @property
+    def accuracy(self) -> float:
+        """The largest of the primal residual, the dual residual and the duality gap (NaN: no solution)."""
+        return max(self.primal_residual, self.dual_residual, self.duality_gap)
+
+    @property
+    def solved(self) -> bool:
+        """Solved to tolerance: a solved status and accuracy <= ACCURACY_TOLERANCE."""
+        return self.status in SOLVED_STATUSES and math.isfinite(self.accuracy) and self.accuracy <= ACCURACY_TOLERANCE
+
+
 @dataclass(frozen=True)
-class SDPSolution:
+class SDPSolution(SolverAccuracy):
     """What the solver returned and how accurate it is (module docstring). ``value`` is the primal
     objective (NaN when the solver returned no point), ``dual_value`` the dual's; ``gram`` the two
     blocks' Gram matrices and ``values`` client 1's function values, ``values[k]`` that of PEPit's leaf
@@ -80,16 +100,6 @@ class SDPSolution:
     gram: tuple[np.ndarray, np.ndarray] = field(repr=False)
     values: np.ndarray = field(repr=False)
     value_counters: tuple[int, ...] = field(repr=False, default=())
-
-    @property
-    def accuracy(self) -> float:
-        """The largest of the primal residual, the dual residual and the duality gap (NaN: no solution)."""
-        return max(self.primal_residual, self.dual_residual, self.duality_gap)
-
-    @property
-    def solved(self) -> bool:
-        """Solved to tolerance: a solved status and accuracy <= ACCURACY_TOLERANCE."""
-        return self.status in SOLVED_STATUSES and math.isfinite(self.accuracy) and self.accuracy <= ACCURACY_TOLERANCE
 
 
 class _Layout:

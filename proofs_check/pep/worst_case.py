@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .sdp import SolverAccuracy
 from .setting import FedAvgLimitPEP, FedAvgPEP, PEPError, constant_steps, unit_length
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ _SOLVED: dict[str, WorstCase] = {}
 
 
 @dataclass(frozen=True)
-class WorstCase:
+class WorstCase(SolverAccuracy):
     """The worst case of ``setting`` (module docstring): ``value`` (NaN when the solver returned
     nothing), the dual ``dual_value`` (an upper bound when the dual is feasible), cvxpy's ``status``,
     the ``primal_residual``, ``dual_residual`` and ``duality_gap`` (``sdp``), the solver's
@@ -57,18 +58,6 @@ class WorstCase:
     seconds: float
     cpu_seconds: float
     cached: bool = False
-
-    @property
-    def accuracy(self) -> float:
-        """The largest of the two residuals and the duality gap."""
-        return max(self.primal_residual, self.dual_residual, self.duality_gap)
-
-    @property
-    def solved(self) -> bool:
-        """Solved to tolerance (``sdp.SDPSolution.solved``)."""
-        from .sdp import ACCURACY_TOLERANCE, SOLVED_STATUSES
-
-        return self.status in SOLVED_STATUSES and math.isfinite(self.accuracy) and self.accuracy <= ACCURACY_TOLERANCE
 
     def __float__(self) -> float:
         return self.value
