@@ -1,10 +1,17 @@
 """An algorithm state written outside the package, run through FedAvg's round loop on a CNN
-(``tests/test_cnn_fedavg.py`` runs it in a subprocess with its own Numba cache folder).
+(``tests/test_cnn_fedavg.py`` runs it in a subprocess).
 
 ``Shift`` adds a constant c (d,) to every local step's gradient (``round_state.correct_gradient``)
 and counts each client's ends of round (``end_client``) and the server's (``end_round``);
 ``ShiftNP`` is the same on the NumPy reference path. ``python -m shifted_cnn_state`` prints one
 JSON line of the quantities the test checks.
+
+A kernel compiled for ``Shift`` stays out of the package's Numba cache:
+``keep_test_types_out_of_the_cache`` makes this process save only signatures made of the package's
+types. The package's compiled pieces (the CNN layers, the round pieces) still load from that cache,
+and only the loop specialised to ``Shift`` is compiled here. (Saved, such a signature would name this
+module's class in the index that every process loads: by value when this runs as ``__main__``, which
+cloudpickle serialises whole, but by reference, and so unloadable elsewhere, once imported as a module.)
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import json
 from typing import NamedTuple
 
 import numpy as np
+from numba.core import caching
 from numba.extending import overload
 
 from convergence import FedAvgConfig, StepSize
@@ -23,6 +31,17 @@ from convergence.algorithms.participation import kernel_participation, round_sam
 from convergence.algorithms.round_state import correct_gradient, end_client, end_round, is_state
 from problems import build_problem, problem_spec
 from problems.models import digits_net
+
+
+def keep_test_types_out_of_the_cache() -> None:
+    """Numba's cache saves no signature that holds a type defined in this module (module docstring)."""
+    save = caching.Cache.save_overload
+
+    def save_package_types(self, sig, data):
+        if not any(getattr(getattr(t, "instance_class", None), "__module__", None) == __name__ for t in sig):
+            save(self, sig, data)
+
+    caching.Cache.save_overload = save_package_types
 
 
 class Shift(NamedTuple):
@@ -123,4 +142,5 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
+    keep_test_types_out_of_the_cache()
     print(json.dumps(main()))
