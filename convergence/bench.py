@@ -45,7 +45,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import config
@@ -68,6 +68,9 @@ from .bench_peers import numpy_peer_fedavg, peer_inputs
 from .bench_timing import MIN_REPEATS, jax_one_thread, median_seconds
 from .run import run_seed
 from .schedules import StepSize
+
+if TYPE_CHECKING:  # bench_cnn is imported when the CNN workload runs
+    from .bench_cnn import CNNBench
 
 __all__ = ["Workload", "WORKLOADS", "WorkloadBench", "SweepScaling", "BenchReport", "run_bench", "sweep_scaling"]
 
@@ -148,7 +151,7 @@ class BenchReport:
     load_end: tuple[float, float, float]
     workloads: tuple[WorkloadBench, ...]
     sweep: SweepScaling | None
-    cnn: Any  # bench_cnn.CNNBench | None (imported lazily: the CNN kernels compile on import)
+    cnn: CNNBench | None
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-able data (every pair of every row included)."""
@@ -184,7 +187,7 @@ def _fedavg_engine(name: str, problem: FederatedProblem, workload: Workload, eng
 
 def _thread_rows(name: str, one: Engine, two: Engine, pairs: int, note: str | None = None) -> Comparison:
     """1 thread / 2 threads, or the skipped row where Numba has one thread."""
-    if min(2, config.NUMBA_NUM_THREADS) < 2:
+    if config.NUMBA_NUM_THREADS < 2:
         return skipped(name, one.name, two.name, _UNIT, _NO_THREADS)
     return replace(compare(name, one, two, pairs, _UNIT), note=note)
 
@@ -250,7 +253,8 @@ def _mc_psgd_rows(rates: MachineRates, pairs: int) -> WorkloadBench:
             compare("W3", kernel, floor_engine(packed, 24, exps, rates, int(kernel.units), steps_per_unit=2), pairs,
                     _UNIT),
             _thread_rows("W3", engine("1 thread", "numba", 2), engine("2 threads", "numba", 2, 2), pairs,
-                         "the block-cyclic kernel has no threaded path: both runs are serial (the pairing's noise)"))
+                         "the block-cyclic kernel has no threaded path: both runs are serial, the ratio is "
+                         "the pairing's noise"))
     return WorkloadBench("W3", "MC-PSGD, 100 clients, M = 5, softmax 60x10, batch 24, I = 10",
                          floor_model(packed, 24, exps, rates, steps_per_unit=2), rows, None, None)
 

@@ -57,6 +57,8 @@ def format_bench(report: BenchReport) -> str:
     lines += [format_comparison(c) for w in report.workloads for c in w.comparisons]
     if report.cnn is not None:
         lines += [format_comparison(c) for c in report.cnn.comparisons]
+    lines.append("1 thread / 2 threads: the wall ratio is the speed-up (2 at best, on two free cores); the CPU ratio "
+                 "is 1 thread's CPU over both threads' (1 at best; below 1: CPU the second thread spent waiting)")
     lines.append("floor = the step's products at the workload's shapes + its exps (cheaper exp), timed as an engine; "
                  "in brackets the same flops at the 1000^3 rate:")
     for w in report.workloads:

@@ -257,6 +257,6 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=_positive_int("--repeats", minimum=3), default=5,
                        help="alternated pairs per comparison after a warm-up (medians of per-pair ratios; at least 3)")
     bench.add_argument("--quick", action="store_true",
-                       help="keep it short: the CNN workload's runs at 100 steps instead of 500, and no 1-vs-2-process "
-                       "sweep timing")
+                       help="keep it short: the CNN kernel's calls at 200 images' steps instead of 1000, and no "
+                       "1-vs-2-process sweep timing")
     return parser

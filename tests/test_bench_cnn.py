@@ -121,7 +121,8 @@ def test_each_peer_matches_the_kernel_or_is_reported_missing(peer_name: str) -> 
         return
     # JAX and PyTorch start threads; the suite's process pools fork later, so the peer runs in a child process
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
-    child = subprocess.run([sys.executable, "-c", f"from test_bench_cnn import peer_deviation as d; print(d({peer_name!r}))"],
+    code = f"from test_bench_cnn import peer_deviation as d; print(d({peer_name!r}))"
+    child = subprocess.run([sys.executable, "-c", code],
                            capture_output=True, text=True, env=env, timeout=300)
     assert child.returncode == 0, child.stderr
     assert float(child.stdout.strip().splitlines()[-1]) < 1e-5
