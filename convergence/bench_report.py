@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 __all__ = ["format_bench", "format_comparison"]
 
-_HEADER = (f"{'workload':<9}{'A / B':<28}{'CPU ratio: median [q1, q3] (min-max)':<40}"
-           f"{'wall ratio: median [q1, q3] (min-max)':<40}{'n':>3}{'A us':>11}{'B us':>11}  load 1-min")
+_HEADER = (f"{'workload':<9}{'A / B':<28}{'CPU ratio: median [q1, q3] (min-max)':<42}"
+           f"{'wall ratio: median [q1, q3] (min-max)':<42}{'n':>3}{'A us':>11}{'B us':>11}  load 1-min")
 
 
 def _spread(r: RatioSpread) -> str:
@@ -31,7 +31,7 @@ def format_comparison(c: Comparison) -> str:
     label = f"{c.workload:<9}{c.a + ' / ' + c.b:<28}"
     if not c.measured:
         return f"{label}not measured: {c.note}"
-    line = (f"{label}{_spread(c.cpu):<40}{_spread(c.wall):<40}{c.cpu.pairs:>3}{c.median_us('a', 'cpu'):>11.4g}"
+    line = (f"{label}{_spread(c.cpu):<42}{_spread(c.wall):<42}{c.cpu.pairs:>3}{c.median_us('a', 'cpu'):>11.4g}"
             f"{c.median_us('b', 'cpu'):>11.4g}  {c.load_start[0]:.2f} -> {c.load_end[0]:.2f}")
     return line if c.note is None else f"{line}  ({c.note})"
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from convergence import bench
-from convergence.bench import BenchReport, WorkloadBench
+from convergence.bench import BenchReport, SweepScaling, WorkloadBench
 from convergence.bench_floor import FloorModel, MachineRates
 from convergence.bench_pairs import Comparison, Engine, PairedMeasurement, RatioSpread, compare, measure_pairs, skipped
 from convergence.bench_report import format_bench, format_comparison
@@ -101,7 +101,7 @@ def _report() -> BenchReport:
     workload = WorkloadBench("W2", "synthetic", FloorModel(60390.0, 240.0, 11712.0, "100 x (24x61)(61x10)", 1.5), rows,
                              1e-16, None)
     return BenchReport(3, MachineRates(50.0, 0.5, 0.9, 65536), None, (1.0, 2.0, 3.0), (4.0, 5.0, 6.0), (workload,),
-                       None, None)
+                       SweepScaling(8, 50, 3, 1.5, 0.5), None)
 
 
 def test_the_table_prints_the_spread_the_load_and_the_missing_peer() -> None:
@@ -113,7 +113,8 @@ def test_the_table_prints_the_spread_the_load_and_the_missing_peer() -> None:
     assert "1.25 -> 2.50" in text  # the row's 1-minute load before and after
     assert "load average (1 / 5 / 15 min): 1.00 / 2.00 / 3.00 at the start, 4.00 / 5.00 / 6.00 at the end" in text
     assert "jax peer / kernel           not measured: jax is not installed: the JAX peer is skipped" in text
+    assert "1.50 s with 1 process, 0.50 s with 2: speed-up 3.00x" in text
     assert "exp 0.50 ns" in text and "60390 flops (100 x (24x61)(61x10)), 240 exps, 11712 bytes" in text
     data = report.to_json()
     json.dumps(data)
-    assert data["machine"]["exp_ns"] == 0.5 and data["workloads"][0]["comparisons"][1]["pairs"] == ()
+    assert data["machine"]["exp_ns"] == 0.5 and data["sweep"]["speedup"] == 3.0 and data["workloads"][0]["comparisons"][1]["pairs"] == ()
