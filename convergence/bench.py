@@ -6,9 +6,10 @@ Every row of the table is a ``bench_pairs.Comparison``: after a warm-up call of 
 (A, B, A, B, ...), each call timed in process CPU time (all of this process's threads: JAX's and
 PyTorch's runtimes use helper threads even when asked for one) and in wall time; the row reports
 the median of the per-pair ratios A / B (per unit of work) with their quartiles, min, max and the
-number of pairs, for CPU and for wall, and the load average before and after. Everything runs
-with BLAS limited to one thread (JAX's CPU backend and PyTorch asked for one) except the
-thread rows. Rows per linear workload (units: local client-steps):
+number of pairs, for CPU and for wall, and the load average before and after. BLAS is limited
+to one thread, JAX's CPU backend and PyTorch are asked for one, and the kernels run on one
+thread except the 2-thread side of the thread rows. Rows per linear workload (units: local
+client-steps):
 
 - numpy reference / kernel: fedbound's NumPy reference path (``local_sgd_reference``, written for
   clarity) against the Numba kernel (``local_sgd.local_sgd_kernel``);
