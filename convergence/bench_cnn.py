@@ -1,42 +1,39 @@
-"""`fedbound bench`'s CNN workload: one local SGD step of Ding et al.'s net, and its floor.
+"""`fedbound bench`'s CNN workload: one local SGD step of Ding et al.'s net at batch 2 and 32,
+fedbound's float32 kernel against the NumPy reference, JAX, PyTorch and its floor.
 
 Workload (issue 12; Ding et al. 2020, Sec. 5): the PyTorch-tutorial CIFAR-10 net
 (``problems.models.tutorial_cifar_net``: conv 3->6 5x5, ReLU, max-pool 2, conv 6->16 5x5, ReLU,
-max-pool 2, fc 400->120->84->10) at batch 2, one local SGD step theta <- theta - lr grad (forward,
-backward, update) on 32x32x3 images. Rates are images per second on one core (single-threaded:
-the Numba kernel has no parallel loop, BLAS is limited to one thread, JAX's CPU backend is asked
-for one), each the median of ``repeats`` >= 3 timed runs of ``steps`` steps after a warm-up:
+max-pool 2, fc 400->120->84->10), one local SGD step theta <- theta - lr grad (forward, backward,
+update) on 32x32x3 images, at Ding et al.'s batch 2 and at batch 32. Each row is a
+``bench_pairs.Comparison`` (units: images), one thread everywhere (the Numba kernel has no
+parallel loop, BLAS is limited to one thread, JAX's CPU backend and PyTorch are asked for one):
 
-- the Numba kernel (``kernel.sgd_steps``) in float32 (the CNN fast path) and float64, and the
-  NumPy reference (``reference.sgd_steps_np``, im2col + BLAS) in both, through
-  ``problems.models.cnn_step_rate``;
-- a JAX peer (``jax_cnn_peer``: the same net with ``lax.conv_general_dilated`` NHWC/HWIO,
-  ``reduce_window`` max-pooling, ``jax.grad``, the steps a jit-compiled ``fori_loop``), float32,
-  when jax is importable ("not installed" otherwise; JAX is no dependency).
+- numpy reference / kernel: ``reference.sgd_steps_np`` (im2col + BLAS, a tenth of the kernel's
+  steps per call) against ``kernel.sgd_steps``, both float32 (the CNN fast path);
+- jax / kernel: ``bench_jax.jax_cnn_peer``, the step jitted once and called per minibatch;
+- pytorch / kernel: ``bench_torch.torch_cnn_peer``, ``nn.Sequential`` + ``optim.SGD`` on one thread;
+- kernel / floor: the floor below.
 
-Agreement (``agreement_steps`` steps from one initialisation on the same images): the NumPy
+A peer that is not installed gets a row saying so (neither is a dependency). Agreement
+(``AGREEMENT_STEPS`` steps from one initialisation on the same images, batch 2): the NumPy
 reference against the Numba kernel in float64 (relative max-norm difference of the parameters;
-<= 1e-10 is the library's contract), the float32 kernel against the float64 kernel, and the JAX
-peer against the float32 kernel.
+<= 1e-10 is the library's contract), the float32 kernel against the float64 kernel, and each peer
+against the float32 kernel.
 
-Floor: flops per image over a single-core float32 matrix-product rate. The flops are
-``NetworkLayout.flops_per_image``: 2 x the multiply-adds of the conv and dense layers, forward,
-weight gradient and input gradient (none for the first layer, whose input is the image) -- for
-the tutorial net 3,204,720 = 2 x (2 x 352,800 (conv1: 28*28*6 outputs x 75) + 3 x 240,000 (conv2:
-10*10*16 x 150) + 3 x (48,000 + 10,080 + 840) (fc)), the issue's ~3.2 MFLOP. Bias, ReLU, pooling,
-softmax and the update are left out (about 3% more, mostly the update's 2 flops per parameter
-over 2 images). The rate is measured twice: at the step's own im2col shapes (``step_products``:
+Floor: the step's matrix products at its own im2col shapes, timed as an engine (``step_products``:
 per conv layer (B H'W', K K C_in)(K K C_in, C_out) forward, (K K C_in, B H'W')(B H'W', C_out)
 weight gradient and (B H'W', C_out)(C_out, K K C_in) input gradient; per dense layer the same
-with B rows), all of one step's products timed together; and at 1000^3. At batch 2 the products
-are small (at most 1568 x 75 x 6), so the first rate is far below the second: the floor at the
-shapes is what an im2col + BLAS step could reach, the 1000^3 one what the core could.
+with B rows), float32 ``np.matmul`` into preallocated buffers. Their flops are
+``NetworkLayout.flops_per_image`` per image: 2 x the multiply-adds of the conv and dense layers,
+forward, weight gradient and input gradient (none for the first layer, whose input is the image)
+-- for the tutorial net 3,204,720 = 2 x (2 x 352,800 (conv1: 28*28*6 outputs x 75) + 3 x 240,000
+(conv2: 10*10*16 x 150) + 3 x (48,000 + 10,080 + 840) (fc)). Bias, ReLU, pooling, softmax and the
+update are left out (about 3% more). The same flops at the 1000^3 float32 product's rate are
+printed beside it: at batch 2 the products are small (at most 1568 x 75 x 6), far below that rate.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -44,22 +41,27 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from problems import check_int
-from problems.models import ConvNet, cnn_step_rate, tutorial_cifar_net
-from problems.models.cnn import Conv2d, Dense, MaxPool2d
+from problems.models import ConvNet, tutorial_cifar_net
+from problems.models.cnn import Conv2d, Dense
 from problems.models.cnn.kernel import sgd_steps
 from problems.models.cnn.reference import sgd_steps_np
 
-from .bench_timing import MIN_REPEATS, jax_one_thread, matmul_gflops, median_seconds
+from .bench_jax import jax_cnn_peer
+from .bench_pairs import Comparison, Engine, compare, skipped
+from .bench_timing import MIN_REPEATS, jax_one_thread, matmul_gflops
+from .bench_torch import torch_cnn_peer, torch_version
 
-__all__ = ["CNN_BATCH", "CNNBench", "MatrixProduct", "cnn_bench", "format_cnn_bench", "jax_cnn_peer",
-           "product_rate_float32", "step_products"]
+__all__ = ["CNN_BATCHES", "AGREEMENT_STEPS", "CNNBench", "MatrixProduct", "cnn_bench", "step_products"]
 
-CNN_BATCH = 2
-"""Ding et al.'s local batch size (Sec. 5, "Implementation Settings")."""
+CNN_BATCHES = (2, 32)
+"""Ding et al.'s local batch size (Sec. 5, "Implementation Settings"), and a larger one."""
+AGREEMENT_STEPS = 10
 _LR = 1e-3  # small enough that the timed steps on random images stay finite
 _IMAGES = 16  # minibatches in the images the steps cycle through
-_STEPS, _QUICK_STEPS = 500, 100
-_AGREEMENT_STEPS = 10
+_IMAGES_PER_CALL, _QUICK_IMAGES_PER_CALL = 1000, 200  # kernel steps per call: these over the batch
+_UNIT = "image"
+_JAX_ABSENT = "jax is not installed: the JAX CNN peer is skipped (pip install jax to time it)"
+_TORCH_ABSENT = "torch is not installed: the PyTorch CNN peer is skipped (pip install torch to time it)"
 
 
 @dataclass(frozen=True)
@@ -78,37 +80,31 @@ class MatrixProduct:
 
 @dataclass(frozen=True)
 class CNNBench:
-    """The CNN workload's row of the bench report (module docstring); images per second per core,
-    None where the engine was not timed (JAX not installed)."""
+    """The CNN workload's rows (module docstring): per batch the kernel's steps per call, the
+    products' shapes and the floor at the 1000^3 float32 rate (images/s); the comparisons; the
+    agreement after ``agreement_steps`` steps at batch 2 (None: the peer is not installed)."""
 
     network: str
-    batch: int
-    steps: int
-    repeats: int
-    numba_float32_images_per_s: float
-    numba_float64_images_per_s: float
-    numpy_float32_images_per_s: float
-    numpy_float64_images_per_s: float
-    jax_float32_images_per_s: float | None
+    flops_per_image: int
+    batches: tuple[int, ...]
+    steps: tuple[int, ...]
+    product_shapes: tuple[str, ...]
+    matmul_float32_gflops_1core: float
+    comparisons: tuple[Comparison, ...]
     numpy_rel_diff_float64: float
     float32_rel_diff: float
     jax_rel_diff_float32: float | None
+    torch_rel_diff_float32: float | None
     agreement_steps: int
-    flops_per_image: int
-    product_gflops_at_shapes: float
-    product_shapes: str
-    matmul_float32_gflops_1core: float
-    floor_images_per_s: float
-    floor_large_product_images_per_s: float
-    jax_note: str | None
+    torch_version: str | None
 
     @property
-    def numba_over_floor(self) -> float:
-        """Share of the floor at the step's shapes the float32 kernel reaches."""
-        return self.numba_float32_images_per_s / self.floor_images_per_s
+    def floor_large_product_images_per_s(self) -> float:
+        return self.matmul_float32_gflops_1core * 1e9 / self.flops_per_image
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "numba_over_floor": self.numba_over_floor}
+        return {**asdict(self), "comparisons": [c.to_json() for c in self.comparisons],
+                "floor_large_product_images_per_s": self.floor_large_product_images_per_s}
 
 
 def step_products(network: ConvNet, batch: int) -> tuple[MatrixProduct, ...]:
@@ -132,179 +128,107 @@ def step_products(network: ConvNet, batch: int) -> tuple[MatrixProduct, ...]:
     return tuple(products)
 
 
-def product_rate_float32(products: tuple[MatrixProduct, ...], repeats: int) -> float:
-    """Single-core GFLOP/s of ``np.matmul`` over all ``products`` in float32 (out= preallocated
-    buffers), the median of ``repeats`` timings of enough calls to last >= 2 ms."""
+def products_engine(products: tuple[MatrixProduct, ...], steps: int, images_per_step: int) -> Engine:
+    """The floor as an engine: ``steps`` times every product of ``products`` in float32
+    (``np.matmul`` into preallocated buffers); its units are images."""
     rng = np.random.default_rng(0)
     operands = [(rng.random((p.m, p.k), dtype=np.float32), rng.random((p.k, p.n), dtype=np.float32),
                  np.empty((p.m, p.n), dtype=np.float32)) for p in products]
 
-    def step() -> None:
-        for a, b, out in operands:
-            np.matmul(a, b, out=out)
+    def run() -> None:
+        for _ in range(steps):
+            for a, b, out in operands:
+                np.matmul(a, b, out=out)
 
-    flops = sum(p.flops for p in products)
-    with threadpool_limits(limits=1):
-        step()
-        calls = max(1, math.ceil(2e-3 / median_seconds(step, 1)))
-        return flops / median_seconds(step, repeats, calls) / 1e9
+    return Engine("floor", run, steps * images_per_step)
 
 
-def jax_cnn_peer(network: ConvNet, params0: np.ndarray, images: np.ndarray, labels: np.ndarray, batch: int,
-                 lr: float) -> Callable[[int], np.ndarray] | None:
-    """A jit-compiled JAX run of ``n`` SGD steps of ``network`` from ``params0`` (float32) on the
-    minibatches rows [(s b) mod n_images, + b) -- ``kernel.sgd_steps``'s order -- returning the
-    parameters (waits for the device); None when jax is not importable. Each new ``n`` compiles
-    once: time after a warm-up call with the same ``n``."""
-    try:
-        import jax
-        import jax.numpy as jnp
-        from jax import lax
-    except ImportError:
-        return None
-    layout = network.layout
-    blocks = {block.layer: block for block in layout.parameter_blocks}
-
-    def weights(theta: Any, i: int) -> tuple[Any, Any]:
-        block = blocks[i]
-        w = theta[block.offset : block.offset + block.weight_size].reshape(block.weight_shape)
-        return w, theta[block.offset + block.weight_size : block.offset + block.size]
-
-    def loss(theta: Any, x: Any, y: Any) -> Any:
-        for i, layer in enumerate(layout.layers):
-            if isinstance(layer, Conv2d):
-                w, b = weights(theta, i)
-                x = lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")) + b
-            elif isinstance(layer, MaxPool2d):
-                x = lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-            elif isinstance(layer, Dense):
-                w, b = weights(theta, i)
-                x = x.reshape(x.shape[0], -1) @ w + b
-            else:
-                x = jnp.maximum(x, 0)
-        picked = jnp.take_along_axis(x, y[:, None], axis=1)[:, 0]
-        return jnp.mean(jax.nn.logsumexp(x, axis=1) - picked)
-
-    gradient = jax.grad(loss)
-    X = jnp.asarray(images, dtype=jnp.float32)
-    Y = jnp.asarray(labels, dtype=jnp.int32)
-    n_images = images.shape[0]
-    lr32 = np.float32(lr)
-
-    def run(theta: Any, n_steps: int) -> Any:
-        def step(s: Any, th: Any) -> Any:
-            start = (s * batch) % n_images
-            xb = lax.dynamic_slice_in_dim(X, start, batch)
-            yb = lax.dynamic_slice_in_dim(Y, start, batch)
-            return th - lr32 * gradient(th, xb, yb)
-
-        return lax.fori_loop(0, n_steps, step, theta)
-
-    compiled = jax.jit(run, static_argnums=1)
-    theta0 = jnp.asarray(params0, dtype=jnp.float32)
-    return lambda n: np.asarray(compiled(theta0, n).block_until_ready())
-
-
-def cnn_bench(repeats: int = 5, quick: bool = False, network: ConvNet | None = None) -> CNNBench:
-    """Time the CNN workload and price its floor (module docstring); ``quick`` times 100 steps per
-    run instead of 500. ``network`` defaults to the tutorial CIFAR-10 net. ``repeats`` >= 3."""
-    repeats = check_int("repeats", repeats, minimum=MIN_REPEATS, error=ValueError)
+def cnn_bench(pairs: int = 5, quick: bool = False, network: ConvNet | None = None,
+              batches: tuple[int, ...] = CNN_BATCHES) -> CNNBench:
+    """The CNN workload's rows (module docstring), ``pairs`` >= 3 alternated pairs each; a call of
+    the kernel runs 1000 images' steps (``quick``: 200). ``network`` defaults to the tutorial
+    CIFAR-10 net; batch 2 must be among ``batches`` (the agreement runs there)."""
+    pairs = check_int("repeats", pairs, minimum=MIN_REPEATS, error=ValueError)
+    if 2 not in batches:
+        raise ValueError(f"batches: must include 2 (the agreement's batch), got {batches!r}")
     network = network if network is not None else tutorial_cifar_net()
-    steps = _QUICK_STEPS if quick else _STEPS
-    rates = {dtype: cnn_step_rate(network, batch=CNN_BATCH, steps=steps, repeats=repeats, dtype=dtype)
-             for dtype in (np.float32, np.float64)}
-    images, labels = _inputs(network)
+    jax_one_thread()
+    rows: list[Comparison] = []
+    steps, shapes, diffs = [], [], {}
+    with threadpool_limits(limits=1):
+        for batch in batches:
+            n = max(1, (_QUICK_IMAGES_PER_CALL if quick else _IMAGES_PER_CALL) // batch)
+            steps.append(n)
+            batch_rows, batch_diffs, shape = _batch_rows(network, batch, n, pairs, agreement=batch == 2)
+            rows.extend(batch_rows)
+            shapes.append(shape)
+            diffs.update(batch_diffs)
+    return CNNBench(network.name, network.layout.flops_per_image(), tuple(batches), tuple(steps), tuple(shapes),
+                    matmul_gflops(pairs, np.float32), tuple(rows), diffs["numpy"], diffs["float32"], diffs["jax"],
+                    diffs["torch"], AGREEMENT_STEPS, torch_version())
+
+
+def _batch_rows(network: ConvNet, batch: int, n: int, pairs: int,
+                agreement: bool) -> tuple[list[Comparison], dict[str, float | None], str]:
+    """One batch's rows (``n`` kernel steps per call), the agreement at this batch (an empty dict
+    unless ``agreement``) and the products' shapes."""
+    name = f"CNN b{batch}"
+    images, labels = _inputs(network, batch)
     params64 = network.init_params(0, np.float64)
-    numba64 = _numba_steps(network, params64, images, labels, _AGREEMENT_STEPS)
-    numpy64 = params64.copy()
-    sgd_steps_np(network.layout, numpy64, images, labels, CNN_BATCH, _LR, _AGREEMENT_STEPS)
-    numba32 = _numba_steps(network, params64.astype(np.float32), images.astype(np.float32), labels,
-                           _AGREEMENT_STEPS)
-    jax_rate, jax_diff, jax_note = _time_jax(network, params64.astype(np.float32), images, labels, numba32, steps,
-                                             repeats)
-    products = step_products(network, CNN_BATCH)
-    at_shapes = product_rate_float32(products, repeats)
-    large = matmul_gflops(repeats, np.float32)
-    flops = network.layout.flops_per_image()
+    params32, images32 = params64.astype(np.float32), images.astype(np.float32)
+    table, work = network.layout.table, network.workspace(batch, np.float32)
+
+    def kernel_run() -> None:
+        sgd_steps(table, params32.copy(), images32, labels, batch, _LR, n, *work)
+
+    reference_steps = max(1, n // 10)
+    kernel = Engine("kernel", kernel_run, n * batch)
+    reference = Engine("numpy reference", lambda: sgd_steps_np(network.layout, params32.copy(), images32, labels,
+                                                               batch, _LR, reference_steps), reference_steps * batch)
+    rows = [compare(name, reference, kernel, pairs, _UNIT)]
+    numba32 = _numba_steps(network, params32, images32, labels, batch)
+    diffs: dict[str, float | None] = {}
+    for peer_name, key, make, absent in (("jax", "jax", jax_cnn_peer, _JAX_ABSENT),
+                                         ("pytorch", "torch", torch_cnn_peer, _TORCH_ABSENT)):
+        peer = make(network, params32, images32, labels, batch, _LR)
+        if peer is None:
+            rows.append(skipped(name, peer_name, "kernel", _UNIT, absent))
+            diffs[key] = None
+            continue
+        diffs[key] = _rel_diff(peer(AGREEMENT_STEPS), numba32)
+        rows.append(compare(name, Engine(peer_name, lambda peer=peer: peer(n), n * batch), kernel, pairs, _UNIT))
+    products = step_products(network, batch)
+    rows.append(compare(name, kernel, products_engine(products, n, batch), pairs, _UNIT))
     largest = max(products, key=lambda p: p.flops)
-    return CNNBench(
-        network=network.name, batch=CNN_BATCH, steps=steps, repeats=repeats,
-        numba_float32_images_per_s=rates[np.float32].numba_images_per_s,
-        numba_float64_images_per_s=rates[np.float64].numba_images_per_s,
-        numpy_float32_images_per_s=rates[np.float32].numpy_images_per_s,
-        numpy_float64_images_per_s=rates[np.float64].numpy_images_per_s,
-        jax_float32_images_per_s=jax_rate,
-        numpy_rel_diff_float64=_rel_diff(numpy64, numba64),
-        float32_rel_diff=_rel_diff(numba32.astype(np.float64), numba64),
-        jax_rel_diff_float32=jax_diff, agreement_steps=_AGREEMENT_STEPS,
-        flops_per_image=flops, product_gflops_at_shapes=at_shapes,
-        product_shapes=f"{len(products)} products, largest ({largest.m}x{largest.k})({largest.k}x{largest.n})",
-        matmul_float32_gflops_1core=large,
-        floor_images_per_s=at_shapes * 1e9 / flops, floor_large_product_images_per_s=large * 1e9 / flops,
-        jax_note=jax_note,
-    )
+    shape = f"{len(products)} products, largest ({largest.m}x{largest.k})({largest.k}x{largest.n})"
+    if not agreement:
+        return rows, {}, shape
+    numba64 = _numba_steps(network, params64, images, labels, batch)
+    numpy64 = params64.copy()
+    sgd_steps_np(network.layout, numpy64, images, labels, batch, _LR, AGREEMENT_STEPS)
+    diffs["numpy"] = _rel_diff(numpy64, numba64)
+    diffs["float32"] = _rel_diff(numba32, numba64)
+    return rows, diffs, shape
 
 
-def format_cnn_bench(row: dict[str, Any]) -> list[str]:
-    """The CNN workload's lines of the bench table, from ``CNNBench.to_json()``."""
-    def rate(value: float | None) -> str:
-        return "-" if value is None else f"{value:,.0f}"
-
-    jax_diff = row["jax_rel_diff_float32"]
-    lines = [
-        f"CNN workload: {row['network']}, batch {row['batch']}, one local SGD step (forward, backward, update); "
-        f"images/s on one core, medians of {row['repeats']} runs of {row['steps']} steps after a warm-up:",
-        f"  {'engine':<26}{'float32':>12}{'float64':>12}",
-        f"  {'numba kernel':<26}{rate(row['numba_float32_images_per_s']):>12}"
-        f"{rate(row['numba_float64_images_per_s']):>12}",
-        f"  {'numpy reference':<26}{rate(row['numpy_float32_images_per_s']):>12}"
-        f"{rate(row['numpy_float64_images_per_s']):>12}",
-        f"  {'jax (jit, one thread)':<26}{rate(row['jax_float32_images_per_s']):>12}{'-':>12}",
-        f"  floor: {row['flops_per_image']:,} flops per image (forward + backward, conv and dense products) over "
-        f"the float32 product rate on one core: {row['product_gflops_at_shapes']:.2f} GFLOP/s at the step's im2col "
-        f"shapes ({row['product_shapes']}) -> {rate(row['floor_images_per_s'])} images/s; "
-        f"{row['matmul_float32_gflops_1core']:.1f} GFLOP/s at 1000^3 -> "
-        f"{rate(row['floor_large_product_images_per_s'])} images/s; numba float32 / floor at shapes = "
-        f"{row['numba_over_floor']:.2f}",
-        f"  agreement after {row['agreement_steps']} steps (relative max difference of the parameters): numpy vs "
-        f"numba float64 {row['numpy_rel_diff_float64']:.1e}, numba float32 vs float64 {row['float32_rel_diff']:.1e}"
-        + ("" if jax_diff is None else f", jax vs numba float32 {jax_diff:.1e}"),
-    ]
-    if row["jax_note"] is not None:
-        lines.append(f"  note: {row['jax_note']}")
-    return lines
-
-
-def _inputs(network: ConvNet) -> tuple[np.ndarray, np.ndarray]:
+def _inputs(network: ConvNet, batch: int) -> tuple[np.ndarray, np.ndarray]:
     """_IMAGES minibatches of N(0, 1) images (float64) and labels from Philox keyed 0."""
     rng = np.random.Generator(np.random.Philox(key=0))
-    n = CNN_BATCH * _IMAGES
+    n = batch * _IMAGES
     images = rng.standard_normal((n, *network.input_shape))
     return images, rng.integers(0, network.n_classes, size=n).astype(np.int64)
 
 
 def _numba_steps(network: ConvNet, params: np.ndarray, images: np.ndarray, labels: np.ndarray,
-                 n_steps: int) -> np.ndarray:
-    """The kernel's parameters after ``n_steps`` steps from ``params`` (not modified)."""
+                 batch: int) -> np.ndarray:
+    """The kernel's parameters after AGREEMENT_STEPS steps from ``params`` (not modified)."""
     out = params.copy()
-    sgd_steps(network.layout.table, out, images, labels, CNN_BATCH, _LR, n_steps,
-              *network.workspace(CNN_BATCH, params.dtype))
+    sgd_steps(network.layout.table, out, images, labels, batch, _LR, AGREEMENT_STEPS,
+              *network.workspace(batch, params.dtype))
     return out
 
 
-def _time_jax(network: ConvNet, params32: np.ndarray, images: np.ndarray, labels: np.ndarray,
-              numba32: np.ndarray, steps: int, repeats: int) -> tuple[float | None, float | None, str | None]:
-    """(JAX images/s, its relative difference to the float32 kernel, a note when not installed)."""
-    jax_one_thread()
-    peer = jax_cnn_peer(network, params32, images, labels, CNN_BATCH, _LR)
-    if peer is None:
-        return None, None, "jax is not installed: the JAX CNN peer is skipped (pip install jax to time it)"
-    diff = _rel_diff(peer(_AGREEMENT_STEPS).astype(np.float64), numba32.astype(np.float64))
-    peer(steps)  # compile for this step count
-    seconds = median_seconds(lambda: peer(steps), repeats)
-    return steps * CNN_BATCH / seconds, diff, None
-
-
 def _rel_diff(a: np.ndarray, b: np.ndarray) -> float:
-    """max |a - b| / max |b|."""
+    """max |a - b| / max |b|, in float64."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))

@@ -1,63 +1,99 @@
-"""The text of a `fedbound bench` report (``bench.run_bench``'s JSON): the fixed-width table of the
-workloads, the floor's assumptions per workload, the JAX note, thread and sweep scaling, and the CNN
-workload's lines (``bench_cnn.format_cnn_bench``). The quantities are defined in ``bench``'s docstring."""
+"""The text of a `fedbound bench` report (``bench.BenchReport``): one line per comparison (ratio
+A / B per unit of work, median [quartiles] (min-max) over the alternated pairs, in process CPU
+time and in wall time, each engine's median CPU microseconds per unit, the 1-minute load before
+and after), a row that was not measured with its reason, each floor's inputs, the peers'
+agreement, the machine's rates and the load average of the whole run. The quantities are defined
+in ``bench``, ``bench_pairs``, ``bench_floor`` and ``bench_cnn``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["format_bench"]
+from .bench_pairs import Comparison, RatioSpread
+
+if TYPE_CHECKING:
+    from .bench import BenchReport
+    from .bench_cnn import CNNBench
+
+__all__ = ["format_bench", "format_comparison"]
+
+_HEADER = (f"{'workload':<9}{'A / B':<28}{'CPU ratio: median [q1, q3] (min-max)':<42}"
+           f"{'wall ratio: median [q1, q3] (min-max)':<42}{'n':>3}{'A us':>11}{'B us':>11}  load 1-min")
 
 
-def _cell(value: float | None, digits: int, width: int) -> str:
-    return f"{'-':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+def _spread(r: RatioSpread) -> str:
+    return f"{r.median:.3g} [{r.q1:.3g}, {r.q3:.3g}] ({r.low:.3g}-{r.high:.3g})"
 
 
-def format_bench(report: dict[str, Any]) -> str:
-    """A fixed-width table of the bench report, with the floor's assumptions and the JAX note."""
-    m = report["machine"]
+def format_comparison(c: Comparison) -> str:
+    """One comparison's line: the two ratio spreads, the pairs, the engines' median CPU us per
+    unit and the load; or its reason when it was not measured."""
+    label = f"{c.workload:<9}{c.a + ' / ' + c.b:<28}"
+    if not c.measured:
+        return f"{label}not measured: {c.note}"
+    line = (f"{label}{_spread(c.cpu):<42}{_spread(c.wall):<42}{c.cpu.pairs:>3}{c.median_us('a', 'cpu'):>11.4g}"
+            f"{c.median_us('b', 'cpu'):>11.4g}  {c.load_start[0]:.2f} -> {c.load_end[0]:.2f}")
+    return line if c.note is None else f"{line}  ({c.note})"
+
+
+def _load(load: tuple[float, float, float]) -> str:
+    return " / ".join(f"{x:.2f}" for x in load)
+
+
+def format_bench(report: BenchReport) -> str:
+    """The bench table, its floors and notes, the CNN workload and the sweep line."""
+    m = report.machine
     lines = [
-        f"machine: 1000^3 matmul {m['matmul_gflops_1core']:.1f} GFLOP/s on one core; exp {m['exp_ns']:.2f} ns, the "
-        f"cheaper over {m['exp_buffer']} doubles of np.exp (out= a preallocated buffer, {m['exp_numpy_ns']:.2f} ns) "
-        f"and the kernels' vector_exp ({m['exp_kernel_ns']:.2f} ns)",
-        f"{'workload':<9}{'numba us':>10}{'numpy us':>10}{'peer us':>10}{'jax us':>10}{'numba/peer':>12}"
-        f"{'numba/jax':>11}{'floor us':>10}{'numba/floor':>13}  description",
+        f"fedbound bench: {report.pairs} alternated pairs per row (A, B, A, B, ... after a warm-up call of each); "
+        "ratio = A / B per unit of work (client-step; CNN: image), median [quartiles] (min-max) over the pairs; "
+        "CPU = process CPU time (all threads of the process), wall = wall time; A us, B us = median CPU "
+        "microseconds per unit; one thread (BLAS, JAX, PyTorch) except the thread rows",
+        f"load average (1 / 5 / 15 min): {_load(report.load_start)} at the start, {_load(report.load_end)} at the end",
+        f"machine: 1000^3 matmul {m.matmul_gflops_1core:.1f} GFLOP/s on one core; exp {m.exp_ns:.2f} ns, the "
+        f"cheaper over {m.exp_buffer} doubles of np.exp (out= a buffer, {m.exp_numpy_ns:.2f} ns) and the kernels' "
+        f"vector_exp ({m.exp_kernel_ns:.2f} ns) (CPU time, medians of {report.pairs})",
+        _HEADER,
     ]
-    for r in report["workloads"]:
-        lines.append(
-            f"{r['workload']:<9}{_cell(r['numba_us_per_client_step'], 3, 10)}{_cell(r['numpy_us_per_client_step'], 3, 10)}"
-            f"{_cell(r['numpy_peer_us_per_client_step'], 3, 10)}{_cell(r['jax_us_per_client_step'], 3, 10)}"
-            f"{_cell(r['numba_over_numpy_peer'], 2, 12)}{_cell(r['numba_over_jax'], 2, 11)}"
-            f"{_cell(r['floor_us_per_client_step'], 4, 10)}{_cell(r['numba_over_floor'], 1, 13)}  {r['description']}"
-        )
-    lines.append(f"us = microseconds per local client-step, single-threaded, medians of {report['repeats']} "
-                 "timings after a warm-up; numpy = fedbound's reference path, peer = vectorised NumPy FedAvg, "
-                 "jax = jit + vmap + scan (peers: " + report["peer_inputs"] + ").")
-    lines.append("floor = flops / (matmul rate at the workload's shapes) + exps * exp cost "
-                 "(in brackets: priced at the 1000^3 rate):")
-    for r in report["workloads"]:
-        diffs = ", ".join(f"{name} max |w - w_kernel| = {r[key]:.1e}" for name, key in
-                          (("peer", "numpy_peer_max_abs_diff"), ("jax", "jax_max_abs_diff")) if r[key] is not None)
-        lines.append(f"  {r['workload']}: {r['flops_per_client_step']:.0f} flops at {r['product_gflops_at_shapes']:.2f} "
-                     f"GFLOP/s ({r['product_shapes']}), {r['exp_calls_per_client_step']:.0f} exps: "
-                     f"{r['floor_us_per_client_step']:.4f} us ({r['floor_large_product_us_per_client_step']:.4f} us), "
-                     f"{r['bytes_per_client_step']:.0f} bytes of data read (not in the floor)"
-                     + (f"; {diffs}" if diffs else ""))
-    jax = report["jax"]
-    if jax["note"] is not None:
-        lines.append(f"note: {jax['note']}")
-    for r in report["workloads"]:
-        if r["thread_speedup"] is not None:
-            lines.append(f"  {r['workload']} kernel on 1 / 2 threads (one run, the clients of each round in parallel, "
-                         f"alternating medians): {r['numba_1thread_us_per_client_step']:.3f} / "
-                         f"{r['numba_2threads_us_per_client_step']:.3f} us: speed-up {r['thread_speedup']:.2f}x")
-    sc = report.get("sweep_scaling")
+    lines += [format_comparison(c) for w in report.workloads for c in w.comparisons]
+    if report.cnn is not None:
+        lines += [format_comparison(c) for c in report.cnn.comparisons]
+    lines.append("1 thread / 2 threads: the wall ratio is the speed-up (2 at best, on two free cores); the CPU ratio "
+                 "is 1 thread's CPU over both threads' (1 at best; below 1: CPU the second thread spent waiting)")
+    lines.append("floor = the step's products at the workload's shapes + its exps (cheaper exp), timed as an engine; "
+                 "in brackets the same flops at the 1000^3 rate:")
+    for w in report.workloads:
+        f = w.floor
+        diffs = ", ".join(f"{name} max |w - w_kernel| = {value:.1e}" for name, value in
+                          (("numpy peer", w.numpy_peer_max_abs_diff), ("jax peer", w.jax_max_abs_diff))
+                          if value is not None)
+        lines.append(f"  {w.workload}: {f.flops:.0f} flops ({f.product_shapes}), {f.exp_calls:.0f} exps, "
+                     f"{f.bytes_read:.0f} bytes of data read (not in the floor) per client-step "
+                     f"({f.large_product_us:.4f} us); {w.description}" + (f"; {diffs}" if diffs else ""))
+    if report.cnn is not None:
+        lines += _cnn_lines(report.cnn)
+    if report.jax_version is not None:
+        lines.append(f"jax {report.jax_version}")
+    sc = report.sweep
     if sc is not None:
-        lines.append(f"sweep of {sc['runs']} FedAvg runs ({sc['rounds']} rounds each), medians of {sc['repeats']} after "
-                     f"a warm-up: {sc['jobs1_s']:.2f} s with 1 process, {sc['jobs2_s']:.2f} s with 2: "
-                     f"speed-up {sc['speedup']:.2f}x")
-    if "cnn" in report:
-        from .bench_cnn import format_cnn_bench
-
-        lines.extend(format_cnn_bench(report["cnn"]))
+        lines.append(f"sweep of {sc.runs} FedAvg runs ({sc.rounds} rounds each), wall medians of {sc.repeats} after "
+                     f"a warm-up: {sc.jobs1_s:.2f} s with 1 process, {sc.jobs2_s:.2f} s with 2: "
+                     f"speed-up {sc.speedup:.2f}x")
     return "\n".join(lines)
+
+
+def _cnn_lines(cnn: CNNBench) -> list[str]:
+    """The CNN workload's floor, steps and agreement lines."""
+    steps = ", ".join(f"batch {b}: {n} kernel steps per call ({shape})"
+                      for b, n, shape in zip(cnn.batches, cnn.steps, cnn.product_shapes))
+    agreement = (f"numpy vs numba float64 {cnn.numpy_rel_diff_float64:.1e}, numba float32 vs float64 "
+                 f"{cnn.float32_rel_diff:.1e}")
+    for name, value in (("jax", cnn.jax_rel_diff_float32), ("pytorch", cnn.torch_rel_diff_float32)):
+        if value is not None:
+            agreement += f", {name} vs numba float32 {value:.1e}"
+    return [
+        f"  CNN: {cnn.network}, one local SGD step in float32; {cnn.flops_per_image:,} flops per image in the "
+        f"floor's products; {steps}; the 1000^3 float32 rate {cnn.matmul_float32_gflops_1core:.1f} GFLOP/s would "
+        f"give {cnn.floor_large_product_images_per_s:,.0f} images/s; images per CPU-second = 1e6 / us",
+        f"  CNN agreement after {cnn.agreement_steps} steps at batch 2 (relative max difference of the parameters): "
+        + agreement + ("" if cnn.torch_version is None else f"; torch {cnn.torch_version}"),
+    ]

@@ -1,6 +1,7 @@
 """The timing tools of ``fedbound bench`` (``convergence.bench`` and ``convergence.bench_cnn``): the
-median of repeated timings, the machine's single-core matrix-product rate (the floors' price of a
-flop) and JAX's one-thread setting for its peers."""
+median of repeated timings of one function (process CPU time unless told; comparisons of two
+engines are alternated pairs, ``bench_pairs``), the machine's single-core matrix-product rate and
+JAX's one-thread setting for its peers."""
 
 from __future__ import annotations
 
@@ -23,19 +24,22 @@ JAX_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_thread
 XLA_FLAGS is unset)."""
 
 
-def median_seconds(fn: Callable[[], Any], repeats: int, calls: int = 1) -> float:
-    """Median over ``repeats`` of the time of ``calls`` calls of fn, per call."""
+def median_seconds(fn: Callable[[], Any], repeats: int, calls: int = 1, cpu: bool = True) -> float:
+    """Median over ``repeats`` of the time of ``calls`` calls of fn, per call: process CPU time
+    (``time.process_time``, all of this process's threads), or wall time with ``cpu=False`` (for
+    work done in other processes)."""
+    clock = time.process_time if cpu else time.perf_counter
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(calls):
             fn()
-        times.append((time.perf_counter() - start) / calls)
+        times.append((clock() - start) / calls)
     return float(np.median(times))
 
 
 def matmul_gflops(repeats: int = 5, dtype: type = np.float64) -> float:
-    """Single-core GFLOP/s of a 1000 x 1000 matrix product in ``dtype`` (median of ``repeats``)."""
+    """Single-core GFLOP/s of a 1000 x 1000 matrix product in ``dtype`` (median of ``repeats``, CPU time)."""
     rng = np.random.default_rng(0)
     a, b = rng.random((1000, 1000)).astype(dtype), rng.random((1000, 1000)).astype(dtype)
     with threadpool_limits(limits=1):

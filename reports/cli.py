@@ -281,10 +281,11 @@ def _data_fetch(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     import json
 
-    from convergence.bench import format_bench, run_bench
+    from convergence.bench import run_bench
+    from convergence.bench_report import format_bench
 
     report = run_bench(repeats=args.repeats, scaling=not args.quick, quick=args.quick)
-    print(json.dumps(report, indent=2) if args.json else format_bench(report))
+    print(json.dumps(report.to_json(), indent=2) if args.json else format_bench(report))
     return 0
 
 

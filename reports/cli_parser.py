@@ -250,12 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
     pep.add_argument("--limit", action="store_true", help="the worst-case bias ||w~ - x*||^2 of the limit w~ instead")
     pep.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    bench = sub.add_parser("bench", help="time the kernels against the NumPy reference, vectorised NumPy and JAX "
-                                         "peers, and the floor (the linear workloads and the CNN step)")
+    bench = sub.add_parser("bench", help="compare the kernels with the NumPy reference, vectorised NumPy, JAX and "
+                                         "PyTorch peers, the floor and 2 threads, engines alternated in pairs "
+                                         "(the linear workloads and the CNN step)")
     bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
     bench.add_argument("--repeats", type=_positive_int("--repeats", minimum=3), default=5,
-                       help="timing repeats after a warm-up (median; at least 3)")
+                       help="alternated pairs per comparison after a warm-up (medians of per-pair ratios; at least 3)")
     bench.add_argument("--quick", action="store_true",
-                       help="keep it short: the CNN workload's runs at 100 steps instead of 500, and no 1-vs-2-process "
-                       "sweep timing")
+                       help="keep it short: the CNN kernel's calls at 200 images' steps instead of 1000, and no "
+                       "1-vs-2-process sweep timing")
     return parser

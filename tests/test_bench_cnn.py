@@ -1,6 +1,7 @@
 """`fedbound bench`'s CNN workload (``convergence.bench_cnn``): the flop count against hand counts,
-the step's matrix products, the workload's Numba and NumPy steps agreeing, the JAX peer (or its
-note when jax is absent) and the CNN rows of the bench output."""
+the step's matrix products and the floor engine running them, the workload's Numba and NumPy steps
+agreeing, the JAX and PyTorch peers (or their rows saying they are absent) and the CNN rows of the
+bench output."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from convergence.bench import format_bench, run_bench
-from convergence.bench_cnn import CNN_BATCH, MatrixProduct, jax_cnn_peer, step_products
+from convergence.bench import run_bench
+from convergence.bench_cnn import CNN_BATCHES, MatrixProduct, cnn_bench, products_engine, step_products
+from convergence.bench_jax import jax_cnn_peer
+from convergence.bench_report import format_bench
+from convergence.bench_torch import torch_cnn_peer
 from problems.models import ConvNet, tutorial_cifar_net
 from problems.models.cnn import Conv2d, Dense, MaxPool2d, NetworkLayout, ReLU
 from reports.cli import build_parser
@@ -43,38 +47,56 @@ def test_step_products_are_the_im2col_products_and_sum_to_the_flops() -> None:
         (3, 8, 3), (8, 3, 3), (3, 3, 8),  # dense: forward, weight gradient, input gradient
     ]
     assert sum(p.flops for p in products) == 3 * 1296
-    tutorial = step_products(tutorial_cifar_net(), CNN_BATCH)
-    assert sum(p.flops for p in tutorial) == CNN_BATCH * 3_204_720
+    tutorial = step_products(tutorial_cifar_net(), 2)
+    assert sum(p.flops for p in tutorial) == 2 * 3_204_720
     assert max(tutorial, key=lambda p: p.flops) == MatrixProduct(1568, 75, 6, "layer 0 forward")
 
 
 def test_the_bench_has_the_cnn_rows_and_its_steps_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError: JAX absent
+    monkeypatch.setitem(sys.modules, "torch", None)  # and PyTorch
     report = run_bench(repeats=3, workloads=(), mc_psgd=False, scaling=False, quick=True)
-    json.dumps(report)
-    row = report["cnn"]
-    assert row["network"] == "tutorial_cifar_net" and row["batch"] == 2 and row["steps"] == 100
-    for key in ("numba_float32_images_per_s", "numba_float64_images_per_s", "numpy_float32_images_per_s",
-                "numpy_float64_images_per_s", "product_gflops_at_shapes", "matmul_float32_gflops_1core"):
-        assert row[key] > 0, key
+    json.dumps(report.to_json())
+    cnn = report.cnn
+    assert cnn.network == "tutorial_cifar_net" and cnn.batches == CNN_BATCHES == (2, 32) and cnn.steps == (100, 6)
+    rows = [(c.workload, f"{c.a} / {c.b}") for c in cnn.comparisons]
+    assert rows == [(f"CNN b{b}", name) for b in (2, 32) for name in
+                    ("numpy reference / kernel", "jax / kernel", "pytorch / kernel", "kernel / floor")]
+    for row in cnn.comparisons:
+        assert row.measured == (row.a not in ("jax", "pytorch")), row
     # the workload's NumPy steps reproduce the Numba kernel's parameters (float64), float32 stays close
-    assert row["numpy_rel_diff_float64"] <= 1e-10
-    assert 0 < row["float32_rel_diff"] < 1e-4
-    assert row["flops_per_image"] == 3_204_720
-    assert row["floor_images_per_s"] == pytest.approx(row["product_gflops_at_shapes"] * 1e9 / 3_204_720)
-    assert row["floor_large_product_images_per_s"] == pytest.approx(
-        row["matmul_float32_gflops_1core"] * 1e9 / 3_204_720)
-    assert row["jax_float32_images_per_s"] is None and "jax is not installed" in row["jax_note"]
+    assert cnn.numpy_rel_diff_float64 <= 1e-10
+    assert 0 < cnn.float32_rel_diff < 1e-4
+    assert cnn.jax_rel_diff_float32 is None and cnn.torch_rel_diff_float32 is None and cnn.torch_version is None
+    assert cnn.flops_per_image == 3_204_720
+    assert cnn.floor_large_product_images_per_s == pytest.approx(cnn.matmul_float32_gflops_1core * 1e9 / 3_204_720)
     text = format_bench(report)
-    assert "CNN workload: tutorial_cifar_net, batch 2" in text
-    for line in ("numba kernel", "numpy reference", "jax (jit, one thread)", "floor: 3,204,720 flops per image",
-                 "numpy vs numba float64", "note: jax is not installed: the JAX CNN peer is skipped"):
+    for line in ("CNN b2   numpy reference / kernel", "CNN b32  kernel / floor", "3,204,720 flops per image",
+                 "numpy vs numba float64",
+                 "CNN b2   jax / kernel                not measured: jax is not installed: the JAX CNN peer is skipped",
+                 "CNN b32  pytorch / kernel            not measured: torch is not installed: the PyTorch CNN peer is "
+                 "skipped"):
         assert line in text, line
 
 
-def jax_peer_deviation() -> float | None:
-    """Relative max difference of the JAX peer's parameters to the float32 kernel's after 5 steps
-    on the tiny net (None when jax is not importable)."""
+def test_the_floor_engine_runs_every_product_of_each_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    products = step_products(tiny_net(), 3)
+    shapes = []
+    engine = products_engine(products, 4, 3)
+    monkeypatch.setattr(np, "matmul", lambda a, b, out: shapes.append((a.shape, b.shape, out.dtype)))
+    engine.run()
+    assert engine.units == 4 * 3 and len(shapes) == 4 * len(products)
+    assert shapes[: len(products)] == [((p.m, p.k), (p.k, p.n), np.float32) for p in products]
+
+
+def test_cnn_bench_needs_batch_2() -> None:
+    with pytest.raises(ValueError, match="batches"):
+        cnn_bench(3, quick=True, network=tiny_net(), batches=(4,))
+
+
+def peer_deviation(peer_name: str) -> float | None:
+    """Relative max difference of the JAX or PyTorch peer's parameters to the float32 kernel's
+    after 5 steps on the tiny net (None when the peer's library is not importable)."""
     from problems.models.cnn.kernel import sgd_steps
 
     net = tiny_net()
@@ -82,22 +104,25 @@ def jax_peer_deviation() -> float | None:
     images = rng.standard_normal((8, 6, 6, 1)).astype(np.float32)
     labels = rng.integers(0, 3, 8)
     params = net.init_params(1, np.float32)
-    peer = jax_cnn_peer(net, params, images, labels, 2, 0.1)
+    peer = {"jax": jax_cnn_peer, "torch": torch_cnn_peer}[peer_name](net, params, images, labels, 2, 0.1)
     if peer is None:
         return None
     kernel = params.copy()
     sgd_steps(net.layout.table, kernel, images, labels, 2, 0.1, 5, *net.workspace(2, np.float32))
     assert not np.allclose(kernel, params)  # the steps moved
+    assert np.array_equal(peer(5), peer(5))  # every call starts from the same parameters
     return float(np.max(np.abs(peer(5) - kernel)) / np.max(np.abs(kernel)))
 
 
-def test_the_jax_peer_matches_the_kernel_or_is_reported_missing() -> None:
-    if importlib.util.find_spec("jax") is None:
-        assert jax_peer_deviation() is None
+@pytest.mark.parametrize("peer_name", ["jax", "torch"])
+def test_each_peer_matches_the_kernel_or_is_reported_missing(peer_name: str) -> None:
+    if importlib.util.find_spec(peer_name) is None:
+        assert peer_deviation(peer_name) is None
         return
-    # JAX starts threads; the suite's process pools fork later, so JAX runs in a child process
+    # JAX and PyTorch start threads; the suite's process pools fork later, so the peer runs in a child process
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
-    child = subprocess.run([sys.executable, "-c", "from test_bench_cnn import jax_peer_deviation as d; print(d())"],
+    code = f"from test_bench_cnn import peer_deviation as d; print(d({peer_name!r}))"
+    child = subprocess.run([sys.executable, "-c", code],
                            capture_output=True, text=True, env=env, timeout=300)
     assert child.returncode == 0, child.stderr
     assert float(child.stdout.strip().splitlines()[-1]) < 1e-5

@@ -16,9 +16,12 @@ from convergence import FedAvgConfig, StepSize
 from convergence.algorithms import RunConfig
 from convergence.algorithms.packing import PACK_CACHE_SIZE, pack_clients
 from convergence.algorithms.local_sgd_reference import local_sgd_reference as fedavg_reference
-from convergence.bench import Workload, format_bench, run_bench
+from convergence import bench
+from convergence.bench import Workload, run_bench
+from convergence.bench_floor import MachineRates, floor_engine
 from convergence.bench_jax import jax_peer
 from convergence.bench_peers import numpy_peer_fedavg, peer_inputs
+from convergence.bench_report import format_bench
 from convergence.run import run
 from problems import build_problem, from_arrays, problem_spec
 
@@ -102,32 +105,49 @@ TINY = Workload("T", "synthetic(1,1), 4 clients, batch 4, E = 2",
                 problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=4, l2=1e-4, seed=0), 2, 4, 0.05, 20, 2, 5)
 
 
-def test_bench_report_has_peers_and_ratios_and_notes_missing_jax(monkeypatch):
+def test_bench_rows_alternate_the_kernel_with_each_peer_and_note_missing_jax(monkeypatch):
     monkeypatch.setitem(sys.modules, "jax", None)  # `import jax` raises ImportError: JAX absent
+    # one Numba thread: the threads row is skipped (its pairing is tested with fake engines in test_bench_pairs),
+    # and the threaded kernel, which is not cached, is not compiled
+    monkeypatch.setattr(bench.config, "NUMBA_NUM_THREADS", 1)
     report = run_bench(repeats=3, workloads=(TINY,), mc_psgd=False, scaling=False, cnn=False)
-    json.dumps(report)
-    (row,) = report["workloads"]
-    assert row["numpy_peer_us_per_client_step"] > 0
-    assert row["numba_over_numpy_peer"] == pytest.approx(row["numba_us_per_client_step"]
-                                                         / row["numpy_peer_us_per_client_step"])
-    assert row["numpy_peer_max_abs_diff"] < 1e-10
-    assert row["jax_us_per_client_step"] is None and row["numba_over_jax"] is None
-    assert report["jax"]["version"] is None
-    assert row["product_gflops_at_shapes"] > 0 and "4 x (4x61)(61x10)" in row["product_shapes"]
-    assert row["floor_us_per_client_step"] == pytest.approx(
-        row["flops_per_client_step"] / (row["product_gflops_at_shapes"] * 1e3)
-        + row["exp_calls_per_client_step"] * report["machine"]["exp_ns"] * 1e-3)
-    machine = report["machine"]
-    assert machine["exp_ns"] == min(machine["exp_numpy_ns"], machine["exp_kernel_ns"])  # the cheaper exp
-    assert row["bytes_per_client_step"] == 8 * 4 * 61  # a minibatch of b = 4 rows of 60 features + bias, float64
+    json.dumps(report.to_json())
+    (workload,) = report.workloads
+    rows = {f"{c.a} / {c.b}": c for c in workload.comparisons}
+    assert list(rows) == ["numpy reference / kernel", "numpy peer / kernel", "kernel / floor", "1 thread / 2 threads",
+                          "jax peer / kernel"]
+    for name in ("numpy reference / kernel", "numpy peer / kernel", "kernel / floor"):
+        assert rows[name].measured and rows[name].cpu.pairs == 3 and rows[name].wall.pairs == 3, name
+    assert not rows["jax peer / kernel"].measured and "jax is not installed" in rows["jax peer / kernel"].note
+    assert not rows["1 thread / 2 threads"].measured
+    assert workload.numpy_peer_max_abs_diff < 1e-10 and workload.jax_max_abs_diff is None
+    assert report.jax_version is None
+    floor, machine = workload.floor, report.machine
+    assert "4 x (4x61)(61x10)" in floor.product_shapes
+    assert floor.exp_calls == 4 * 10  # b = 4 samples x C = 10 classes
+    assert floor.large_product_us == pytest.approx(floor.flops / (machine.matmul_gflops_1core * 1e3)
+                                                   + floor.exp_calls * machine.exp_ns * 1e-3)
+    assert machine.exp_ns == min(machine.exp_numpy_ns, machine.exp_kernel_ns)  # the cheaper exp
+    assert floor.bytes_read == 8 * 4 * 61  # a minibatch of b = 4 rows of 60 features + bias, float64
     text = format_bench(report)
-    assert "note: jax is not installed" in text
-    assert "numba/peer" in text and "T " in text
+    assert "jax peer / kernel           not measured: jax is not installed" in text
+    assert "T        numpy peer / kernel" in text and "load average (1 / 5 / 15 min)" in text
 
 
-def test_bench_needs_three_repeats():
-    with pytest.raises(ValueError, match="repeats"):
-        run_bench(repeats=2, workloads=(), mc_psgd=False, scaling=False)
+def test_the_floor_engine_runs_the_products_of_the_client_steps_asked(monkeypatch):
+    problem = build_problem(TINY.spec)
+    packed = pack_clients(problem)
+    rates = MachineRates(50.0, 1.0, 2.0, 16)
+    products = []
+    monkeypatch.setattr(np, "matmul", lambda a, b, out: products.append((a.shape, b.shape)))
+    engine = floor_engine(packed, 4, 40.0, rates, client_steps=10)  # 10 client-steps over 4 clients: 3 steps
+    engine.run()
+    assert engine.units == 12 and len(products) == 2 * 3
+    assert products[:2] == [((4, 4, 61), (4, 61, 10)), ((4, 61, 4), (4, 4, 10))]
+    two_chains = floor_engine(packed, 4, 40.0, rates, client_steps=8, steps_per_unit=2)
+    products.clear()
+    two_chains.run()
+    assert two_chains.units == 8 and len(products) == 2 * 4
 
 
 def test_packing_allocates_no_gram_for_softmax_and_only_for_gram_clients(tmp_path):

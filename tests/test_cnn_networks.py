@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from problems.models import ConvNet, digits_net, lenet5, tutorial_cifar_net
-from problems.models.cnn import Conv2d, Dense, MaxPool2d, NetworkLayout, ReLU, cnn_step_rate
+from problems.models.cnn import Conv2d, Dense, MaxPool2d, NetworkLayout, ReLU
 from problems.models.cnn.kernel import sgd_steps
 from problems.models.cnn.layout import EVALUATION_CHUNK
 from problems.models.cnn.reference import forward_np, sgd_steps_np
@@ -202,18 +202,8 @@ def test_bad_input_names_the_field() -> None:
         (lambda: NetworkLayout((8, 0, 1), (Dense(64, 10),)), "input_shape.W"),
         (lambda: Conv2d(1, 4, 0), "kernel_size: must be >= 1"),
         (lambda: Dense(2.0, 4), "in_features: expected an integer"),
-        (lambda: cnn_step_rate(net, batch=0), "batch: must be >= 1"),
     ]
     for call, message in bad:
         with pytest.raises(ProblemError) as info:
             call()
         assert str(info.value).startswith(message), (message, str(info.value))
-
-
-def test_step_rate_reports_both_paths() -> None:
-    """A few timed steps of the digits net: positive finite rates, the workload's sizes recorded."""
-    rate = cnn_step_rate(digits_net(), steps=4, repeats=1, dtype=np.float64)
-    assert rate.network == "digits_net" and rate.batch == 2 and rate.dtype == "float64"
-    assert rate.flops_per_image == digits_net().layout.flops_per_image()
-    assert 0 < rate.numba_images_per_s < np.inf and 0 < rate.numpy_images_per_s < np.inf
-    assert rate.speedup == rate.numba_images_per_s / rate.numpy_images_per_s

@@ -1,6 +1,6 @@
 """Type stub of problems.models: its public API (loaded lazily)."""
 
-from .cnn import ConvNet, cnn_step_rate, digits_net, lenet5, tutorial_cifar_net
+from .cnn import ConvNet, digits_net, lenet5, tutorial_cifar_net
 from .kernels import margin_loss_sum, margin_residuals, register_loss
 from .least_squares import LeastSquaresModel
 from .linear import CurvatureBounds, LinearModel

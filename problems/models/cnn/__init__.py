@@ -1,7 +1,7 @@
 """Convolutional networks behind the model oracle: layers (conv2d, 2x2 max-pool, ReLU, dense,
 softmax cross-entropy) with forward and backward passes in Numba and a NumPy reference each,
 networks over one flat parameter vector (``layout``), PyTorch's default initialisation from a
-counter-based generator, and a step-rate micro-benchmark. Names load lazily (``__init__.pyi``)."""
+counter-based generator (`fedbound bench` times the step: ``convergence.bench_cnn``). Names load lazily (``__init__.pyi``)."""
 
 import lazy_loader
 

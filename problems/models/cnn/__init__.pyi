@@ -1,6 +1,5 @@
 """Type stub of problems.models.cnn: its public API (loaded lazily)."""
 
-from .bench import StepRate, cnn_step_rate
 from .initialisation import default_init
 from .layers import Conv2d, Dense, Layer, MaxPool2d, ReLU
 from .layout import NetworkLayout, ParameterBlock
