@@ -1,0 +1,80 @@
+"""Lay out an HTML page in headless Chromium and measure it (for tests of the HTML report).
+
+``measure_page`` opens a copy of the page with one measuring script appended (the page itself has
+none), at a window ``width`` x ``height`` CSS pixels, and reads back from the DOM Chromium dumps:
+the document's scroll height and width, the viewport's client width, and the bottom of the verdict
+board; ``screenshot`` writes the first screen as a PNG. Chromium runs with a fresh profile and
+without network, sync, GPU or sandbox (``CHROMIUM_FLAGS``). ``CHROMIUM`` is Debian's
+``/usr/bin/chromium`` (package ``chromium``), or the one named by ``$FEDBOUND_CHROMIUM``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+CHROMIUM = os.environ.get("FEDBOUND_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run", "--disable-sync")
+_MARK = "fedbound-layout"
+_SCRIPT = f"""<script>window.addEventListener("load", function () {{
+  var d = document.documentElement, board = document.getElementById("board"), r = board && board.getBoundingClientRect();
+  var m = document.createElement("pre"); m.id = "{_MARK}";
+  m.textContent = JSON.stringify({{height: d.scrollHeight, width: d.scrollWidth, client_width: d.clientWidth,
+    board_bottom: r ? r.bottom + window.scrollY : null, open_details: document.querySelectorAll("details[open]").length}});
+  document.body.appendChild(m);
+}});</script>"""
+
+
+@dataclass(frozen=True)
+class PageLayout:
+    """CSS pixels of a laid-out page: ``height`` and ``width`` (the document's scroll size),
+    ``client_width`` (the viewport's), ``board_bottom`` (the verdict board's bottom edge, None without
+    a board) and ``open_details``, the number of unfolded ``<details>``."""
+
+    height: int
+    width: int
+    client_width: int
+    board_bottom: float | None
+    open_details: int
+
+
+def chromium_available() -> bool:
+    return Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)
+
+
+def _run(args: list[str], profile: str, timeout: float) -> str:
+    done = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+                          capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{CHROMIUM} exited {done.returncode}: {done.stderr[-2000:]}")
+    return done.stdout
+
+
+def measure_page(page: Path, width: int = 1400, height: int = 900, timeout: float = 60.0) -> PageLayout:
+    """The layout of ``page`` in a ``width`` x ``height`` window (module docstring)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "probe.html"
+        text = page.read_text(encoding="utf-8")
+        probe.write_text(text.replace("</body>", _SCRIPT + "</body>"), encoding="utf-8")
+        dom = _run([f"--window-size={width},{height}", "--dump-dom", probe.as_uri()], str(Path(tmp) / "profile"),
+                   timeout)
+    found = re.search(rf'<pre id="{_MARK}">([^<]*)</pre>', dom)
+    if found is None:
+        raise RuntimeError(f"no layout measured in the DOM Chromium dumped ({len(dom)} characters)")
+    return PageLayout(**json.loads(found.group(1).replace("&quot;", '"')))
+
+
+def screenshot(page: Path, out: Path, width: int = 1400, height: int = 900, timeout: float = 60.0) -> Path:
+    """The first ``width`` x ``height`` screen of ``page`` as a PNG at ``out``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        _run([f"--window-size={width},{height}", f"--screenshot={out}", page.resolve().as_uri()],
+             str(Path(tmp) / "profile"), timeout)
+    if not out.is_file():
+        raise RuntimeError(f"{CHROMIUM} wrote no screenshot to {out}")
+    return out
