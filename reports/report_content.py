@@ -32,7 +32,7 @@ from .formatting import (
 from .power import PowerRow
 from .report_files import ReportFigure
 from .run_metadata import META_ORDER
-from .verdict_rows import QuantityRow, deciding_check, interval_text, quantity_row, tightness_text
+from .verdict_rows import QuantityRow, deciding_check, figures_text, interval_text, quantity_row, tightness_text
 
 if TYPE_CHECKING:
     from proofs_check.framework.claim import Claim
@@ -329,9 +329,11 @@ def references(verdicts: Sequence[Verdict], info: Mapping[str, Claim]) -> list[R
 
 
 def headline(v: Verdict) -> str:
-    """E.g. "measured 0.5; theoretical 1; interval [0.4, 0.6]"."""
-    return (f"measured {format_value(v.measured)}; theoretical {format_value(v.theoretical)}; "
-            f"interval {format_interval(v.interval)}")
+    """E.g. "measured 0.5; theoretical 1; interval [0.4, 0.6]" (``verdict_rows.figures_text`` of the
+    headline: an interval that is not about the measured value is named apart); "interval n/a"
+    without one."""
+    row = quantity_row(v, headline=True)
+    return figures_text(row) + ("; interval n/a" if row.interval is None and row.other_interval is None else "")
 
 
 def hypotheses_heading(v: Verdict) -> str:

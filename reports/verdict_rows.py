@@ -33,7 +33,7 @@ __all__ = ["HEADLINE", "QuantityRow", "deciding_check", "quantity_row", "figures
 
 HEADLINE = "headline figure"
 """The name of a row's quantity when it is a verdict's headline and nothing names it better."""
-_OTHER_INTERVAL = "of another statistic than the measured value (see the card)"
+_OTHER_INTERVAL = "of another statistic than the measured value (see the card's evidence)"
 
 
 @dataclass(frozen=True)
@@ -86,11 +86,11 @@ def deciding_check(v: Verdict) -> SubCheck | Uninformative | None:
     return None
 
 
-def quantity_row(v: Verdict, claim: Claim | None = None) -> QuantityRow:
+def quantity_row(v: Verdict, claim: Claim | None = None, *, headline: bool = False) -> QuantityRow:
     """The row of ``v``: its deciding sub-check (``deciding_check``) for FAIL and INCONCLUSIVE,
-    otherwise its headline, named by ``claim.measured`` when claim metadata is given, else by the
-    sub-check whose figures it is, else ``HEADLINE``."""
-    deciding = deciding_check(v)
+    otherwise (and always with ``headline``) its headline, named by ``claim.measured`` when claim
+    metadata is given, else by the sub-check whose figures it is, else ``HEADLINE``."""
+    deciding = None if headline else deciding_check(v)
     if deciding is not None:
         source, name, quantity = deciding.verdict, deciding.name, deciding.name
         reason = deciding.reason if isinstance(deciding, Uninformative) else ""

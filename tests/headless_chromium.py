@@ -2,8 +2,8 @@
 
 ``measure_page`` opens a copy of the page with one measuring script appended (the page itself has
 none), at a window ``width`` x ``height`` CSS pixels, and reads back from the DOM Chromium dumps:
-the document's scroll height and width, the viewport's client width, and the bottom of the verdict
-board; ``screenshot`` writes the first screen as a PNG. Chromium runs with a fresh profile and
+the document's scroll height and width, the viewport's client width, the bottom of the verdict
+board and how many ``<details>`` are open (a link to a folded card's anchor opens it); ``screenshot`` writes the first screen as a PNG. Chromium runs with a fresh profile and
 without network, sync, GPU or sandbox (``CHROMIUM_FLAGS``). ``CHROMIUM`` is Debian's
 ``/usr/bin/chromium`` (package ``chromium``), or the one named by ``$FEDBOUND_CHROMIUM``.
 """
@@ -56,14 +56,16 @@ def _run(args: list[str], profile: str, timeout: float) -> str:
     return done.stdout
 
 
-def measure_page(page: Path, width: int = 1400, height: int = 900, timeout: float = 60.0) -> PageLayout:
-    """The layout of ``page`` in a ``width`` x ``height`` window (module docstring)."""
+def measure_page(page: Path, width: int = 1400, height: int = 900, fragment: str = "",
+                 timeout: float = 60.0) -> PageLayout:
+    """The layout of ``page`` in a ``width`` x ``height`` window (module docstring), opened at
+    ``#fragment`` when given."""
     with tempfile.TemporaryDirectory() as tmp:
         probe = Path(tmp) / "probe.html"
         text = page.read_text(encoding="utf-8")
         probe.write_text(text.replace("</body>", _SCRIPT + "</body>"), encoding="utf-8")
-        dom = _run([f"--window-size={width},{height}", "--dump-dom", probe.as_uri()], str(Path(tmp) / "profile"),
-                   timeout)
+        url = probe.as_uri() + (f"#{fragment}" if fragment else "")
+        dom = _run([f"--window-size={width},{height}", "--dump-dom", url], str(Path(tmp) / "profile"), timeout)
     found = re.search(rf'<pre id="{_MARK}">([^<]*)</pre>', dom)
     if found is None:
         raise RuntimeError(f"no layout measured in the DOM Chromium dumped ({len(dom)} characters)")

@@ -12,7 +12,7 @@ from convergence import Status, Uninformative, Verdict
 from proofs_check import combine_checks
 from reports.html_report import render_html
 from reports.markdown import render_markdown
-from reports.report_content import VERDICT_LEGEND, checks_table, summary_table
+from reports.report_content import VERDICT_LEGEND, checks_table, headline, summary_table
 from reports.report_document import report_document
 from reports.verdict_rows import deciding_check, quantity_row, why_line
 
@@ -75,7 +75,9 @@ def test_an_interval_of_another_statistic_is_never_shown_as_the_measured_values(
     row = quantity_row(v)
     assert row.interval is None and row.other_interval == (1.63, 8.37)
     cells = summary_table([v], {}).rows[0]
-    assert cells[3:6] == ("50", "797", "n/a: [1.63, 8.37] is of another statistic than the measured value (see the card)")
+    assert cells[3:6] == ("50", "797", "n/a: [1.63, 8.37] is of another statistic than the measured value (see the card's evidence)")
+    assert headline(v) == ("measured 50; theoretical 797; interval [1.63, 8.37] of another statistic than the "
+                           "measured value (see the card's evidence)")
     assert "interval [1.63, 8.37] is of another statistic" in why_line(v, row)
     inside = quantity_row(Verdict("y", Status.PASS, 5.0, 797.0, (1.63, 8.37)))
     assert inside.interval == (1.63, 8.37) and inside.other_interval is None

@@ -1,6 +1,7 @@
 """The HTML report laid out in headless Chromium at 1400 px (``headless_chromium``): the verdict board of
 every registered claim fits the first 900 px screen, the page with its cards folded is at most 15
-screens, and nothing overflows the viewport horizontally, with a power table of long rows.
+screens, nothing overflows the viewport horizontally (with a power table of long rows, and with a
+card opened by following its board link).
 
 The report is built from hand-made verdicts (three sub-checks each, with long names and the claims'
 own metadata: statements, what "measured" is, references) and one small figure per claim, so the
@@ -71,6 +72,8 @@ def test_the_board_fits_one_screen_and_the_folded_page_fifteen(tmp_path: Path) -
     assert layout.board_bottom is not None and layout.board_bottom <= SCREEN, layout
     assert layout.height <= 15 * SCREEN, layout
     assert layout.width <= layout.client_width <= WIDTH, layout  # no horizontal overflow of the page
+    opened = measure_page(page, WIDTH, SCREEN, fragment=f"claim-{doc.board[0].claim_id}")
+    assert opened.open_details == 1 and opened.width <= opened.client_width, opened  # a board link opens its card
     shot = screenshot(page, tmp_path / "first_screen.png", WIDTH, SCREEN)
     from PIL import Image
 
