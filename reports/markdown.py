@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .report_content import ALARM_ADVICE, CONTROLS_INTRO, POWER_INTRO, TITLE, Table
 from .report_document import ClaimCard, ReportDocument
-from .report_files import ReportFigure, atomic_write, relative_path
+from .report_files import atomic_write, relative_path
 
 __all__ = ["render_markdown", "write_markdown"]
 

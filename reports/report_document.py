@@ -5,8 +5,9 @@ order both reports show them, every part that ``reports.report_content`` words: 
 controls and planted variants not as expected), the verdict board (a ``BoardRow`` per verdict: its
 status, one line of why, its tightness and its main figure) with the verdicts' legend, the verdict
 summary and its tables, the power self-test, a ``ClaimCard`` per claim and per negative control,
-the references, and last the run's metadata and files. A renderer only formats a ``ReportDocument``; what it says and in which order is decided
-here, so report.md and index.html cannot drift apart.
+the references, and last the run's metadata and files. A renderer only formats a
+``ReportDocument``; what it says and in which order is decided here, so report.md and index.html
+cannot drift apart.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from convergence.verdict import Status, Verdict
 from .formatting import format_interval, format_value
 from .power import PowerRow, power_summary
 from .report_content import (
+    VERDICT_LEGEND,
     Table,
     alarms,
     checks_table,
@@ -34,7 +36,6 @@ from .report_content import (
     power_alarms,
     power_table,
     power_untested,
-    VERDICT_LEGEND,
     references,
     split_controls,
     summary_table,
@@ -104,9 +105,9 @@ class ClaimCard:
 
     ``verdict`` (status, notes, hypotheses), ``claim`` (citation, statement, what "measured" is,
     references; None without claim metadata), ``control`` its outcome line when a negative control
-    (None for a claim), ``why`` its board line (``verdict_rows.why_line``), ``headline``, ``hypotheses_heading``, ``checks`` (the sub-checks table or
-    None), the evidence as ``scalars`` and ``tables``, ``grid`` (caption, table) per sweep run and its
-    ``figures``."""
+    (None for a claim), ``why`` its one line of why (``verdict_rows.why_line``), ``headline``,
+    ``hypotheses_heading``, ``checks`` (the sub-checks table or None), the evidence as ``scalars``
+    and ``tables``, ``grid`` (caption, table) per sweep run and its ``figures``."""
 
     verdict: Verdict
     claim: Claim | None

@@ -3,7 +3,8 @@
 ``measure_page`` opens a copy of the page with one measuring script appended (the page itself has
 none), at a window ``width`` x ``height`` CSS pixels, and reads back from the DOM Chromium dumps:
 the document's scroll height and width, the viewport's client width, the bottom of the verdict
-board and how many ``<details>`` are open (a link to a folded card's anchor opens it); ``screenshot`` writes the first screen as a PNG. Chromium runs with a fresh profile and
+board and how many ``<details>`` are open (a link to a folded card's anchor opens it); the same
+Chromium run can write a screenshot of the first screen. Chromium runs with a fresh profile and
 without network, sync, GPU or sandbox (``CHROMIUM_FLAGS``). ``CHROMIUM`` is Debian's
 ``/usr/bin/chromium`` (package ``chromium``), or the one named by ``$FEDBOUND_CHROMIUM``.
 """
@@ -23,10 +24,12 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-back
                   "--disable-component-update", "--no-first-run", "--disable-sync")
 _MARK = "fedbound-layout"
 _SCRIPT = f"""<script>window.addEventListener("load", function () {{
-  var d = document.documentElement, board = document.getElementById("board"), r = board && board.getBoundingClientRect();
+  var d = document.documentElement, board = document.getElementById("board");
+  var r = board && board.getBoundingClientRect();
   var m = document.createElement("pre"); m.id = "{_MARK}";
   m.textContent = JSON.stringify({{height: d.scrollHeight, width: d.scrollWidth, client_width: d.clientWidth,
-    board_bottom: r ? r.bottom + window.scrollY : null, open_details: document.querySelectorAll("details[open]").length}});
+    board_bottom: r ? r.bottom + window.scrollY : null,
+    open_details: document.querySelectorAll("details[open]").length}});
   document.body.appendChild(m);
 }});</script>"""
 
@@ -57,26 +60,21 @@ def _run(args: list[str], profile: str, timeout: float) -> str:
 
 
 def measure_page(page: Path, width: int = 1400, height: int = 900, fragment: str = "",
-                 timeout: float = 60.0) -> PageLayout:
+                 screenshot: Path | None = None, timeout: float = 60.0) -> PageLayout:
     """The layout of ``page`` in a ``width`` x ``height`` window (module docstring), opened at
-    ``#fragment`` when given."""
+    ``#fragment`` when given; with ``screenshot``, the first screen is written there as a PNG by the
+    same Chromium run."""
     with tempfile.TemporaryDirectory() as tmp:
         probe = Path(tmp) / "probe.html"
         text = page.read_text(encoding="utf-8")
         probe.write_text(text.replace("</body>", _SCRIPT + "</body>"), encoding="utf-8")
         url = probe.as_uri() + (f"#{fragment}" if fragment else "")
-        dom = _run([f"--window-size={width},{height}", "--dump-dom", url], str(Path(tmp) / "profile"), timeout)
+        shot = [] if screenshot is None else [f"--screenshot={screenshot}"]
+        dom = _run([f"--window-size={width},{height}", *shot, "--dump-dom", url], str(Path(tmp) / "profile"),
+                   timeout)
+    if screenshot is not None and not screenshot.is_file():
+        raise RuntimeError(f"{CHROMIUM} wrote no screenshot to {screenshot}")
     found = re.search(rf'<pre id="{_MARK}">([^<]*)</pre>', dom)
     if found is None:
         raise RuntimeError(f"no layout measured in the DOM Chromium dumped ({len(dom)} characters)")
     return PageLayout(**json.loads(found.group(1).replace("&quot;", '"')))
-
-
-def screenshot(page: Path, out: Path, width: int = 1400, height: int = 900, timeout: float = 60.0) -> Path:
-    """The first ``width`` x ``height`` screen of ``page`` as a PNG at ``out``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        _run([f"--window-size={width},{height}", f"--screenshot={out}", page.resolve().as_uri()],
-             str(Path(tmp) / "profile"), timeout)
-    if not out.is_file():
-        raise RuntimeError(f"{CHROMIUM} wrote no screenshot to {out}")
-    return out

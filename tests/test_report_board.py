@@ -61,7 +61,8 @@ def test_inconclusive_is_decided_by_its_first_sub_check_that_does_not_pass() -> 
     assert row.name == "shuffled" and row.measured == -0.03
     assert why_line(demoted, row).startswith("shuffled (FAILs alone, not after Holm's correction): measured -0.03")
     trivial = Verdict("x/apart", Status.PASS, -0.1, 1.0, notes="gap <= 0")
-    untested = combine_checks("x.bound", [], uninformative=[Uninformative.of("bound, apart", trivial, "the gap is <= 0")])
+    skipped = Uninformative.of("bound, apart", trivial, "the gap is <= 0")
+    untested = combine_checks("x.bound", [], uninformative=[skipped])
     assert untested.status is Status.INCONCLUSIVE
     assert why_line(untested, quantity_row(untested)).startswith(
         "every sub-check is uninformative; bound, apart: the gap is <= 0: measured -0.1")
@@ -75,7 +76,8 @@ def test_an_interval_of_another_statistic_is_never_shown_as_the_measured_values(
     row = quantity_row(v)
     assert row.interval is None and row.other_interval == (1.63, 8.37)
     cells = summary_table([v], {}).rows[0]
-    assert cells[3:6] == ("50", "797", "n/a: [1.63, 8.37] is of another statistic than the measured value (see the card's evidence)")
+    assert cells[3:6] == ("50", "797", "n/a: [1.63, 8.37] is of another statistic than the measured value "
+                                       "(see the card's evidence)")
     assert headline(v) == ("measured 50; theoretical 797; interval [1.63, 8.37] of another statistic than the "
                            "measured value (see the card's evidence)")
     assert "interval [1.63, 8.37] is of another statistic" in why_line(v, row)

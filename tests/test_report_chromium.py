@@ -5,7 +5,7 @@ card opened by following its board link).
 
 The report is built from hand-made verdicts (three sub-checks each, with long names and the claims'
 own metadata: statements, what "measured" is, references) and one small figure per claim, so the
-test renders in well under a second and Chromium's two launches take a few seconds. CI installs
+test renders in well under a second and Chromium's two runs take a few seconds. CI installs
 Debian's ``chromium`` (``.ci/run``); elsewhere the test is skipped without it, naming the package."""
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from headless_chromium import chromium_available, measure_page, screenshot
+from headless_chromium import chromium_available, measure_page
+from PIL import Image
 
 from convergence import Status, Tightness, Verdict
 from proofs_check import combine_checks
 from proofs_check.framework.registry import CLAIMS
 from reports.html_report import write_html
 from reports.power import PowerRow
-from reports.report_document import report_document
+from reports.report_document import ReportDocument, report_document
 from reports.report_files import ReportFigure
 
 pytestmark = pytest.mark.skipif(not chromium_available(),
@@ -43,9 +44,7 @@ def _claim_verdict(claim_id: str, status: Status, expected: Status | None) -> Ve
                           expected=expected)
 
 
-def _document(tmp_path: Path):
-    from PIL import Image
-
+def _document(tmp_path: Path) -> tuple[ReportDocument, int]:
     png = tmp_path / "plot.png"
     Image.new("RGB", (320, 240), (240, 244, 248)).save(png)
     statuses = [Status.FAIL] + [Status.INCONCLUSIVE] * 5 + [Status.PASS] * 21  # the default quick report's counts
@@ -67,15 +66,13 @@ def test_the_board_fits_one_screen_and_the_folded_page_fifteen(tmp_path: Path) -
     doc, n = _document(tmp_path)
     assert len(doc.board) == n == len(CLAIMS)
     page = write_html(tmp_path / "index.html", doc)
-    layout = measure_page(page, WIDTH, SCREEN)
+    shot = tmp_path / "first_screen.png"
+    layout = measure_page(page, WIDTH, SCREEN, screenshot=shot)
     assert layout.open_details == 0  # the cards folded
     assert layout.board_bottom is not None and layout.board_bottom <= SCREEN, layout
     assert layout.height <= 15 * SCREEN, layout
     assert layout.width <= layout.client_width <= WIDTH, layout  # no horizontal overflow of the page
     opened = measure_page(page, WIDTH, SCREEN, fragment=f"claim-{doc.board[0].claim_id}")
     assert opened.open_details == 1 and opened.width <= opened.client_width, opened  # a board link opens its card
-    shot = screenshot(page, tmp_path / "first_screen.png", WIDTH, SCREEN)
-    from PIL import Image
-
     with Image.open(shot) as image:
         assert image.size == (WIDTH, SCREEN)
