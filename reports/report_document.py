@@ -202,7 +202,7 @@ def _board_row(v: Verdict, claim: Claim | None, figures: Sequence[ReportFigure])
     row = quantity_row(v, claim)
     subject, _ = why_parts(v, row)
     if v.expected is not None:
-        subject = f"negative control, expected {v.expected.value}{'' if v.as_expected else ': ALARM'}; {subject}"
+        subject = f"negative control, expected {v.expected.value}; {subject}"
     return BoardRow(v.claim_id, v.status, subject, row, tightness_text(v, row, compact=True),
                     tightness_text(v, row), figures[0] if figures else None, not v.as_expected)
 

@@ -146,8 +146,9 @@ def why_parts(v: Verdict, row: QuantityRow) -> tuple[str, str]:
     """Why ``v`` has its status, as (subject, figures): the subject names the row's quantity (the
     deciding sub-check of a FAIL or INCONCLUSIVE claim, with its status when it differs from the
     claim's: a FAIL that does not stand after Holm's correction; for PASS the headline) and adds its
-    unmet hypotheses, an interval of another statistic and, when every sub-check is
-    uninformative, the reason; the figures are ``figures_text``."""
+    unmet hypotheses, the notes of a FAIL or INCONCLUSIVE single check, an interval of another
+    statistic and, when every sub-check is uninformative, the reason; the figures are
+    ``figures_text``."""
     if row.reason:
         subject = f"every sub-check is uninformative; {row.name}: {row.reason}"
     elif row.status is v.status:
@@ -157,6 +158,8 @@ def why_parts(v: Verdict, row: QuantityRow) -> tuple[str, str]:
         subject = f"{row.name} ({state})"
     if row.unmet:
         subject += f"; hypotheses unmet: {', '.join(row.unmet)}"
+    if not row.deciding and v.status is not Status.PASS and v.notes:
+        subject += f"; {v.notes}"  # a single check: its notes say why
     if row.other_interval is not None:
         subject += f"; the verdict's interval {format_interval(row.other_interval)} is {_OTHER_INTERVAL}"
     return subject, figures_text(row, other=False)
