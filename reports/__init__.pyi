@@ -9,6 +9,7 @@ from .progress import SweepRecord, VerifyProgress
 from .report_document import ReportDocument, report_document
 from .report_files import ReportFigure
 from .text_table import format_power_table, format_verdict_table
+from .verdict_rows import QuantityRow, deciding_check, quantity_row
 from .verdicts_json import write_verdicts_json
 from .verification import VerificationRecord, read_verification, record_verification
 from .verify import VerifyOutcome, prepare_out, rebuild_report, run_experiment

@@ -1,7 +1,7 @@
-"""The report as Markdown (``report.md``): alarms first, the run, the verdict summary, negative
-controls, the power self-test, a card per claim (citation, statement, headline, notes,
-hypotheses, sub-checks, evidence, configurations run, figures with links to their SVGs) and the
-references. What each part says is ``reports.report_content``; this module lays it out."""
+"""The report as Markdown (``report.md``): alarms first, the verdict summary with the verdicts'
+legend, negative controls, the power self-test, a card per claim (citation, statement, headline,
+notes, hypotheses, sub-checks, evidence, configurations run, figures with links to their SVGs),
+the references and last the run. What each part says is ``reports.report_content``; this module lays it out."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .report_content import ALARM_ADVICE, CONTROLS_INTRO, POWER_INTRO, TITLE, Table
 from .report_document import ClaimCard, ReportDocument
-from .report_files import ReportFigure, atomic_write, relative_path
+from .report_files import atomic_write, relative_path
 
 __all__ = ["render_markdown", "write_markdown"]
 
@@ -27,11 +27,10 @@ def render_markdown(doc: ReportDocument, *, base_dir: str | os.PathLike[str] | N
     if doc.variant_alarms:
         out += [f"> **ALARM: {len(doc.variant_alarms)} planted variant(s) did not come out as expected.** "
                 f"{ALARM_ADVICE}", ">"] + [f"> - {line}" for line in doc.variant_alarms] + [""]
-    out += ["## Run", ""]
-    out += [f"- **{key}**: {_meta_value(key, value, doc.files)}" for key, value in doc.meta]
-    out += [f"- **fedbound**: {doc.version}", "", "## Verdicts", "", doc.verdict_summary, ""]
+    out += ["## Verdicts", "", doc.verdict_summary, ""]
+    out += [f"- **{name}**: {meaning}" for name, meaning in doc.legend] + [""]
     if doc.summary is not None:
-        out += [_table(doc.summary), ""]
+        out += [_table(doc.summary), "", f"*{doc.summary.note}*", ""]
     if doc.controls is not None:
         out += ["## Negative controls", "", CONTROLS_INTRO, "", _table(doc.controls), ""]
     if doc.power is not None:
@@ -43,7 +42,10 @@ def render_markdown(doc: ReportDocument, *, base_dir: str | os.PathLike[str] | N
             out += _section(card, base_dir)
     if doc.references:
         out += ["## References", ""] + [f"- [{r.key}] {r.entry}" + (f" <{r.url}>" if r.url else "")
-                                        for r in doc.references]
+                                        for r in doc.references] + [""]
+    out += ["## Run", ""]
+    out += [f"- **{key}**: {_meta_value(key, value, doc.files)}" for key, value in doc.meta]
+    out += [f"- **fedbound**: {doc.version}"]
     return "\n".join(out).rstrip() + "\n"
 
 

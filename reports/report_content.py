@@ -23,7 +23,6 @@ from convergence.verdict import Status, Verdict
 
 from .formatting import (
     MISSING,
-    claim_tightness,
     format_figure,
     format_hypotheses,
     format_interval,
@@ -33,6 +32,7 @@ from .formatting import (
 from .power import PowerRow
 from .report_files import ReportFigure
 from .run_metadata import META_ORDER
+from .verdict_rows import QuantityRow, deciding_check, figures_text, interval_text, quantity_row, tightness_text
 
 if TYPE_CHECKING:
     from proofs_check.framework.claim import Claim
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TITLE", "ALARM_ADVICE", "POWER_INTRO", "CONTROLS_INTRO", "TIGHTNESS_HEADER", "MAX_EVIDENCE_ROWS", "Table",
+    "SUMMARY_NOTE", "VERDICT_LEGEND",
     "figures_by_claim", "split_controls", "alarms", "verdict_summary", "control_outcome", "summary_table",
     "controls_table", "power_table", "power_alarms", "power_untested", "checks_table", "evidence_items", "grid_tables",
     "references",
@@ -59,9 +60,26 @@ TIGHTNESS_HEADER = "tightness"
 MAX_EVIDENCE_ROWS = 15
 """A per-point evidence table longer than this shows this many evenly spaced rows."""
 
-_SUMMARY_HEADERS = ("claim", "status", "measured", "theoretical", "interval", "hypotheses met")
-_QUANTITY_HEADER = "measured quantity"
-_CONTROL_HEADERS = ("control", "expected", "got", "outcome", "measured", "theoretical", "interval",
+SUMMARY_NOTE = ("Each row's figures are about the quantity it names: for FAIL and INCONCLUSIVE the deciding "
+                "sub-check's, for PASS the claim's headline.")
+VERDICT_LEGEND = (
+    ("PASS", "the data show the claim holds on its instance: every counted sub-check passes its test at level "
+             "0.05 (a bound below its limit with its confidence interval, a rate at least as fast, an ordering "
+             "by a paired test over seeds)."),
+    ("FAIL", "the data show the claim does not hold on its instance: a sub-check FAILs and stands after Holm's "
+             "correction over the claim's sub-checks (family-wise error at most 0.05)."),
+    ("INCONCLUSIVE", "the data cannot tell: an interval too wide, too few points, one seed of a stochastic "
+                     "run, an unmet hypothesis, a FAIL that does not stand after Holm's correction, or every "
+                     "sub-check uninformative."),
+    ("uninformative", "a sub-check that could not have failed on its instance (e.g. a bound above the largest "
+                      "value its quantity can take): listed with its reason, never counted as a PASS."),
+)
+"""What each verdict means (``convergence.verdict``, ``convergence.check_rules``,
+``proofs_check.combine_checks``), defined once for every report."""
+
+_SUMMARY_HEADERS = ("claim", "status", "quantity", "measured", "theoretical", "interval", "hypotheses met",
+                    TIGHTNESS_HEADER)
+_CONTROL_HEADERS = ("control", "expected", "got", "outcome", "quantity", "measured", "theoretical", "interval",
                     "hypotheses met")
 _POWER_HEADERS = ("claim", "variant", "expected", "got", "as expected", "measured", "tightness", "description")
 _CHECK_HEADERS = ("sub-check", "status", "measured", "theoretical", "interval", "finding")
@@ -122,28 +140,39 @@ def control_outcome(v: Verdict) -> str:
 
 
 def summary_table(verdicts: Sequence[Verdict], info: Mapping[str, Claim]) -> Table:
-    """One row per claim; with claim metadata, a column naming what "measured" is; a tightness
-    column when some claim has a bound check (``claim_tightness``)."""
-    headers: tuple[str, ...] = _SUMMARY_HEADERS
-    rows = tuple(
-        (v.claim_id, v.status.value, format_value(v.measured), format_value(v.theoretical),
-         format_interval(v.interval), format_hypotheses(v)) for v in verdicts)
-    if any(v.claim_id in info for v in verdicts):
-        quantity = tuple(info[v.claim_id].measured if v.claim_id in info else "" for v in verdicts)
-        headers = (*headers[:2], _QUANTITY_HEADER, *headers[2:])
-        rows = tuple((r[0], r[1], q, *r[2:]) for r, q in zip(rows, quantity))
-    if any(claim_tightness(v) for v in verdicts):
-        headers = (*headers, TIGHTNESS_HEADER)
-        rows = tuple((*r, claim_tightness(v) or MISSING) for r, v in zip(rows, verdicts))
-    return Table(headers, rows)
+    """One row per claim, every figure of a row about the one quantity it names
+    (``verdict_rows.quantity_row``: the deciding sub-check of a FAIL or INCONCLUSIVE claim, the
+    headline of a PASS); a tightness column when some row has one."""
+    rows = []
+    for v in verdicts:
+        row = quantity_row(v, info.get(v.claim_id))
+        rows.append((v.claim_id, v.status.value, _quantity_cell(row), format_value(row.measured),
+                     format_value(row.theoretical), interval_text(row), format_hypotheses(v),
+                     tightness_text(v, row)))
+    headers = _SUMMARY_HEADERS
+    if not any(r[-1] for r in rows):
+        return Table(headers[:-1], tuple(r[:-1] for r in rows), SUMMARY_NOTE)
+    return Table(headers, tuple((*r[:-1], r[-1] or MISSING) for r in rows), SUMMARY_NOTE)
 
 
-def controls_table(verdicts: Sequence[Verdict]) -> Table:
-    """One row per negative control: expected and got status, outcome, figures."""
-    return Table(_CONTROL_HEADERS, tuple(
-        (v.claim_id, v.expected.value if v.expected else MISSING, v.status.value,
-         "as expected" if v.as_expected else "ALARM", format_value(v.measured), format_value(v.theoretical),
-         format_interval(v.interval), format_hypotheses(v)) for v in verdicts))
+def controls_table(verdicts: Sequence[Verdict], info: Mapping[str, Claim] | None = None) -> Table:
+    """One row per negative control: expected and got status, outcome, and the figures of one
+    quantity (``verdict_rows.quantity_row``; named by the claim metadata in ``info`` where given)."""
+    out = []
+    for v in verdicts:
+        row = quantity_row(v, (info or {}).get(v.claim_id))
+        out.append((v.claim_id, v.expected.value if v.expected else MISSING, v.status.value,
+                    "as expected" if v.as_expected else "ALARM", _quantity_cell(row), format_value(row.measured),
+                    format_value(row.theoretical), interval_text(row), format_hypotheses(v)))
+    return Table(_CONTROL_HEADERS, tuple(out))
+
+
+def _quantity_cell(row: QuantityRow) -> str:
+    """What a row's figures are: "deciding sub-check: NAME" (with its reason when uninformative), or
+    the headline's name."""
+    if row.reason:
+        return f"every sub-check uninformative; the first: {row.name} ({row.reason})"
+    return f"deciding sub-check: {row.name}" if row.deciding else row.quantity
 
 
 def power_table(rows: Sequence[PowerRow]) -> Table:
@@ -186,20 +215,26 @@ def power_untested(rows: Sequence[PowerRow]) -> list[str]:
 
 
 def checks_table(v: Verdict) -> Table | None:
-    """The sub-checks a claim combined (``Verdict.checks``), one row each, or None; with a
-    tightness column (before the finding) when some sub-check is a bound check. Figures that
-    are not finite read n/a."""
+    """The sub-checks a claim combined (``Verdict.checks``), one row each, or None: the deciding one
+    first (``verdict_rows.deciding_check``), then FAIL, INCONCLUSIVE and PASS ones, each in the
+    claim's order; with a tightness column (before the finding) when some sub-check is a bound
+    check. Figures that are not finite read n/a."""
     if not v.checks:
         return None
+    deciding = deciding_check(v)
+    checks = sorted(v.checks, key=lambda c: (c is not deciding, _STATUS_ORDER[c.verdict.status]))
     rows = tuple(
         (c.name, c.verdict.status.value, format_figure(c.verdict.measured), format_figure(c.verdict.theoretical),
          format_interval(c.verdict.interval, format_figure), c.verdict.notes)
-        for c in v.checks)
-    tightness = [format_tightness(c.verdict.tightness) for c in v.checks]
+        for c in checks)
+    tightness = [format_tightness(c.verdict.tightness) for c in checks]
     if not any(tightness):
         return Table(_CHECK_HEADERS, rows)
     return Table((*_CHECK_HEADERS[:-1], TIGHTNESS_HEADER, _CHECK_HEADERS[-1]),
                  tuple((*r[:-1], t or MISSING, r[-1]) for r, t in zip(rows, tightness)))
+
+
+_STATUS_ORDER = {Status.FAIL: 0, Status.INCONCLUSIVE: 1, Status.PASS: 2}
 
 
 def evidence_items(v: Verdict) -> tuple[list[tuple[str, str]], list[Table]]:
@@ -294,9 +329,11 @@ def references(verdicts: Sequence[Verdict], info: Mapping[str, Claim]) -> list[R
 
 
 def headline(v: Verdict) -> str:
-    """E.g. "measured 0.5; theoretical 1; interval [0.4, 0.6]"."""
-    return (f"measured {format_value(v.measured)}; theoretical {format_value(v.theoretical)}; "
-            f"interval {format_interval(v.interval)}")
+    """E.g. "measured 0.5; theoretical 1; interval [0.4, 0.6]" (``verdict_rows.figures_text`` of the
+    headline: an interval that is not about the measured value is named apart); "interval n/a"
+    without one."""
+    row = quantity_row(v, headline=True)
+    return figures_text(row) + ("; interval n/a" if row.interval is None and row.other_interval is None else "")
 
 
 def hypotheses_heading(v: Verdict) -> str:

@@ -111,7 +111,7 @@ def test_markdown_lists_claims_controls_and_the_alarm(tmp_path: Path, figure: Re
     assert "**UNMET**: `I <= T^(1/4)/N^(3/4)`: I = 10 > T^(1/4)/N^(3/4) = 0.56" in text
     assert "](figs/rate.png)" in text and "*gap against T, 8 seeds*" in text
     assert "15 of 40 rows shown" in text
-    assert "| li2020.thm1 | PASS | -1.02 | -1 | [-1.08, -0.97] | yes (1/1) |" in text
+    assert "| li2020.thm1 | PASS | headline figure | -1.02 | -1 | [-1.08, -0.97] | yes (1/1) |" in text
     assert "a\\|b" in text, "a pipe in a table cell must be escaped"
     assert "fedbound verify --all" in text and "numpy=" in text
 
@@ -127,7 +127,7 @@ def test_html_is_self_contained_escaped_and_badged(tmp_path: Path, figure: Repor
     assert "data:image/png;base64," + base64.b64encode(figure.path.read_bytes()).decode() in page
     assert not re.search(r"https?://", page)
     assert not re.search(r"<(script|link|iframe)\b", page, re.IGNORECASE)
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; a|b" in page
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; a|b" in page  # autoescaped by Jinja2 (MarkupSafe)
     for status in ("pass", "fail", "inconclusive"):
         assert f'<span class="badge {status}">{status.upper()}</span>' in page
     assert 'class="alarm"' in page and "NOT as expected" in page
