@@ -3,9 +3,9 @@
 * ``log_ticks(axis)``: on a log axis whose view holds two or more powers of ten, the major ticks
   are the powers of ten, labelled 10^k (``LogFormatterSciNotation``), and the minor ticks
   2..9 x 10^k are unlabelled (``LogLocator(subs="auto")``); a view holding fewer gets labels at
-  1, 2 and 5 x 10^k, or at every k x 10^k when those are fewer than three, or, inside a factor of
-  about three, at a few evenly spaced values (``MaxNLocator``), written as plain numbers
-  (``NumberFormatter``).
+  1, 2 and 5 x 10^k, or at 1, 2, 3, 5 x 10^k, or at every k x 10^k, the first of these giving
+  three labels, or, inside a factor of about three, at a few evenly spaced values
+  (``MaxNLocator``), written as plain numbers (``NumberFormatter``).
 * ``thin_tick_labels(fig, ax)``: after the figure's layout, measures every tick label with the
   renderer (``Text.get_window_extent``) and, while two labels of one axis overlap, drops the
   minor labels, then every other major label.
@@ -36,7 +36,8 @@ from matplotlib.ticker import (
 
 __all__ = ["NumberFormatter", "log_ticks", "overlapping_tick_labels", "thin_tick_labels", "wrapped"]
 
-_SUBS: tuple[tuple[float, ...], ...] = ((1.0,), (1.0, 2.0, 5.0), tuple(float(k) for k in range(1, 10)))
+_SUBS: tuple[tuple[float, ...], ...] = ((1.0,), (1.0, 2.0, 5.0), (1.0, 2.0, 3.0, 5.0),
+                                        tuple(float(k) for k in range(1, 10)))
 """Major tick multiples of 10^k, coarsest first: the first giving two decades (three ticks for the
 others) in the view is used."""
 _PLAIN = (1e-3, 1e5)

@@ -81,7 +81,7 @@ _FIT_STYLES: tuple[dict[str, Any], ...] = (
 """The fitted power laws of a rate plot, in the spec's order (all usable points, then the tail)."""
 _TITLE_CHARS = 66
 """Longest title line in characters, about the width of the figure at ``axes.titlesize``."""
-_LEGEND_INSIDE = 6
+_LEGEND_INSIDE = 5
 """A legend with more entries goes below the axes, in two columns, so that it covers no data."""
 _LEGEND_ROW_INCHES = 0.2
 """The figure grows by this much per row of a legend below the axes, so that the axes keep their height."""

@@ -179,8 +179,8 @@ CROWDED = [
                "gap vs gamma + T with eq. 6", "",
                tuple(Curve(np.geomspace(12, 6e4, 50), np.geomspace(10.0**k, 10.0**(k - 4), 50), f"curve {k}")
                      for k in range(-3, 5)), "t", "gap", logx=True, logy=True),
-    BiasPlot("bias", "bias", "", [0.01, 0.02, 0.03, 0.05], [0.035, 0.0355, 0.036, 0.037], [0.028, 0.0283, 0.0286, 0.029],
-             r"$\eta$", "share"),
+    BiasPlot("bias", "bias", "", [0.01, 0.02, 0.03, 0.05], [0.035, 0.0355, 0.036, 0.037],
+             [0.028, 0.0283, 0.0286, 0.029], r"$\eta$", "share"),
 ]
 
 

@@ -73,9 +73,8 @@ class RateSeries:
 @dataclass(frozen=True)
 class FittedPowerLaw:
     """A fitted power law log y = intercept + exponent log x (natural logarithms), named ``label``
-    in the legend (the figure adds its slope) and drawn over ``x_range`` = (first, last) x that
-    entered the fit, never beyond: a rate check's evidence ``fit_range`` for the fit over all usable
-    points, its tail's ``x_from`` and ``x_to`` for the tail fit (``convergence.check_rate_exponent``)."""
+    in the legend (the figure adds its slope), drawn only over ``x_range`` = (first, last) x that
+    entered the fit (``rate_plot``)."""
 
     exponent: float
     intercept: float
@@ -145,8 +144,7 @@ class _Figure:
 @dataclass(frozen=True)
 class RatePlot(_Figure):
     """Measured series on log-log axes with an optional bound (at the first series' x, dashed,
-    labelled ``bound_label``), fitted power laws (``fits``: for a rate check the fit over all usable
-    points, then its tail fit) and claimed rate (module docstring)."""
+    labelled ``bound_label``), fitted power laws (``fits``) and claimed rate (module docstring)."""
 
     kind: ClassVar[str] = "rate"
 
@@ -257,9 +255,8 @@ class Curve:
 
 @dataclass(frozen=True)
 class CurvesPlot(_Figure):
-    """Labelled curves on shared axes; ``logx`` / ``logy`` choose log axes. ``compared_at``: the x
-    at which a check compares the curves (an ordering at the last record round), drawn as a vertical
-    line; None when the check compares no single point."""
+    """Labelled curves on shared axes; ``logx`` / ``logy`` choose log axes; ``compared_at`` the x at
+    which a check compares them (drawn as a vertical line), None when it compares no single x."""
 
     kind: ClassVar[str] = "curves"
 
@@ -314,11 +311,9 @@ def rate_plot(
 ) -> RatePlot:
     """The RatePlot of a rate or bound check (``convergence.check_rate_exponent`` /
     ``check_upper_bound``): its per-point mean and interval (evidence ``x``, ``mean``, ``lo``,
-    ``hi``), an optional bound curve and an optional claimed rate. When the check fitted (evidence
-    ``exponent``), the fit over all usable points (``exponent``, ``intercept`` over ``fit_range``)
-    and the tail fit that the check also decides on (evidence ``tail``: ``exponent``, ``intercept``
-    over ``x_from``..``x_to``), each over the x range it fitted; the tail is left out when it fitted
-    every usable point (it is then the same fit)."""
+    ``hi``), an optional bound and claimed rate, and the check's fits over the x they fitted: all
+    usable points (``exponent``, ``intercept``, ``fit_range``) and the tail it also decides on
+    (``tail``: ``exponent``, ``intercept``, ``x_from``..``x_to``; left out when it is the same fit)."""
     ev = verdict.evidence
     fits: list[FittedPowerLaw] = []
     if "exponent" in ev:

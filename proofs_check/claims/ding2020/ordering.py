@@ -60,8 +60,8 @@ if TYPE_CHECKING:
 
     from ...framework.settings import VerifySettings
 
-__all__ = ["CLAIM", "DingOrderingPlan", "evaluate", "block_tracking", "BlockTracking", "tracking_plot", "TRACKING_RATIO",
-           "PERSISTENCE", "SHUFFLE_SEED"]
+__all__ = ["CLAIM", "DingOrderingPlan", "evaluate", "block_tracking", "BlockTracking", "tracking_plot",
+           "TRACKING_RATIO", "PERSISTENCE", "SHUFFLE_SEED"]
 
 
 @dataclass(frozen=True)
