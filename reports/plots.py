@@ -81,6 +81,8 @@ _FIT_STYLES: tuple[dict[str, Any], ...] = (
 """The fitted power laws of a rate plot, in the spec's order (all usable points, then the tail)."""
 _TITLE_CHARS = 66
 """Longest title line in characters, about the width of the figure at ``axes.titlesize``."""
+_NOTE_CHARS = 100
+"""Longest line of the masking notes under a figure (8.5 pt), about the figure's width."""
 _LEGEND_INSIDE = 5
 """A legend with more entries goes below the axes, in two columns, so that it covers no data."""
 _LEGEND_ROW_INCHES = 0.2
@@ -295,7 +297,7 @@ def _finish(
     elif handles:
         ax.legend(handles, labels, loc="best", framealpha=0.85)
     if notes:
-        fig.text(0.0, 0.0, wrapped("; ".join(notes), 2 * _TITLE_CHARS), va="top", ha="left", fontsize=8.5,
+        fig.text(0.0, 0.0, wrapped("; ".join(notes), _NOTE_CHARS), va="top", ha="left", fontsize=8.5,
                  color="0.35")
     thin_tick_labels(fig, ax)
 
