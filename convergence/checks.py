@@ -86,10 +86,11 @@ def check_rate_exponent(
     The verdict has measured = the exponent over all usable points, theoretical = claimed,
     interval = its confidence interval (None when too few points to fit), ``p_fail``, and evidence:
     x, mean, lo, hi per point (Student t over seeds, level ``confidence``), ``used`` (points in the
-    fit), ``fitted`` (the fitted line at every x), the fit's exponent, intercept, n_floored,
-    ``interval_method`` (method and level of the interval), ``p_value`` (p_whole),
-    ``misfit`` (the OLS residual_std and ols_interval of the mean curve), ``tail`` (x_from,
-    n_points, exponent, interval, p_value, status), claimed_exponent, tolerance,
+    fit), ``fitted`` (the fitted line at every x), the fit's exponent, intercept, ``fit_range``
+    ([first, last] x it fitted), n_floored, ``interval_method`` (method and level of the
+    interval), ``p_value`` (p_whole), ``misfit`` (the OLS residual_std and ols_interval of the mean
+    curve), ``tail`` (x_from and x_to, the first and last x it fitted, n_points, exponent,
+    intercept, interval, p_value, status), claimed_exponent, tolerance,
     relative_tolerance, threshold, confidence, n_seeds and deterministic.
 
     Raises:
@@ -148,12 +149,14 @@ def check_rate_exponent(
             fitted=fit.predict(x).tolist(),
             exponent=fit.exponent,
             intercept=fit.intercept,
+            fit_range=[fit.x_used[0], fit.x_used[-1]],
             n_floored=fit.n_floored,
             interval_method=fit.method,
             p_value=p_whole,
             misfit={"residual_std": fit.residual_std, "ols_interval": list(fit.ols_interval)},
-            tail={"x_from": tail.x_used[0], "n_points": tail.n_points, "exponent": tail.exponent,
-                  "interval": list(tail.interval), "p_value": p_tail, "status": tail_status.value},
+            tail={"x_from": tail.x_used[0], "x_to": tail.x_used[-1], "n_points": tail.n_points,
+                  "exponent": tail.exponent, "intercept": tail.intercept, "interval": list(tail.interval),
+                  "p_value": p_tail, "status": tail_status.value},
         )
         finding = _rate_finding(whole_fails, tail_fails, fit, tail, threshold, claim, p_fail)
         if n_used < min_points:

@@ -3,7 +3,7 @@
 
 from .html_report import render_html, write_html
 from .markdown import render_markdown, write_markdown
-from .plots import draw, save_plot
+from .plots import draw, render, save_plot
 from .power import PowerRow, power_summary
 from .progress import SweepRecord, VerifyProgress
 from .report_document import ReportDocument, report_document

@@ -171,7 +171,9 @@ class TestRateExponent:
         np.testing.assert_allclose(evidence["fitted"], np.exp(evidence["intercept"]) * X ** evidence["exponent"])
         assert all(lo <= m <= hi for lo, m, hi in zip(evidence["lo"], evidence["mean"], evidence["hi"]))
         assert evidence["interval_method"] == "95% Student-t interval (7 df) with the delete-one jackknife over 8 seeds"
-        assert set(evidence["tail"]) == {"x_from", "n_points", "exponent", "interval", "p_value", "status"}
+        assert set(evidence["tail"]) == {"x_from", "x_to", "n_points", "exponent", "intercept", "interval", "p_value",
+                                         "status"}
+        assert evidence["fit_range"] == [X[0], X[-1]] and evidence["tail"]["x_to"] == X[-1]
         assert set(evidence["misfit"]) == {"residual_std", "ols_interval"}
 
     def test_p_fail_by_hand(self) -> None:

@@ -31,7 +31,8 @@ X = np.array([1.0, 10.0, 100.0, 1000.0])
 def _rate() -> RatePlot:
     series = RateSeries(X, 2.0 / X, 1.5 / X, 2.5 / X, "measured (mean over seeds)")
     return RatePlot("rate", "gap vs T", "caption", (series,), "$T$", "gap", bound=5.0 / X,
-                    fit=FittedPowerLaw(-1.0, math.log(2.0), X[1:]), reference=ReferenceRate(-1.0, "claimed"))
+                    fits=(FittedPowerLaw(-1.0, math.log(2.0), (X[1], X[-1]), "fit"),),
+                    reference=ReferenceRate(-1.0, "claimed"))
 
 
 def _bias() -> BiasPlot:
@@ -42,7 +43,7 @@ def _bias() -> BiasPlot:
 def _curves() -> CurvesPlot:
     return CurvesPlot("curves", "two curves", "", (Curve([1, 2, 3], [3.0, 2.0, 1.0], "down"),
                                                    Curve([1, 2, 3], [1.0, 1.0, 1.0], "flat")), "t", "y",
-                      logx=False, logy=True)
+                      logx=False, logy=True, compared_at=3)
 
 
 @pytest.mark.parametrize("make", [_rate, _bias, _curves])
@@ -74,7 +75,12 @@ def test_numbers_are_float_tuples_and_nan_survives_json_as_null() -> None:
     (lambda: RatePlot("r", "t", "", ({"x": [1.0], "mean": [1.0]},), "x", "y"), r"series\[0\]: expected a RateSeries"),
     (lambda: RatePlot("r", "t", "", (RateSeries([1.0, 2.0], [1.0, 1.0]),), "x", "y", bound=[1.0]),
      "bound: length 1 != length of x 2"),
-    (lambda: RatePlot("r", "t", "", (RateSeries([1.0], [1.0]),), "x", "y", fit=(-1.0, 0.0, [1.0])), "fit"),
+    (lambda: RatePlot("r", "t", "", (RateSeries([1.0], [1.0]),), "x", "y", fits=((-1.0, 0.0, [1.0]),)),
+     r"fits\[0\]: expected a FittedPowerLaw"),
+    (lambda: FittedPowerLaw(-1.0, 0.0, (10.0, 1.0)), r"x_range: expected \(first, last\) with 0 < first < last"),
+    (lambda: FittedPowerLaw(-1.0, 0.0, (1.0, 2.0, 3.0)), "x_range: expected"),
+    (lambda: CurvesPlot("c", "t", "", (Curve([1.0], [1.0], "a"),), "x", "y", logx=True, logy=True,
+                        compared_at=math.nan), "compared_at: must be finite"),
     (lambda: RatePlot("a/b", "t", "", (RateSeries([1.0], [1.0]),), "x", "y"), "name: 'a/b' is not a file name"),
     (lambda: ReferenceRate(math.inf, "claimed"), "exponent: must be finite"),
     (lambda: BiasPlot("b", "t", "", [1.0], [1.0], [1.0], "x", "y", groups=(1, 2)), "groups: length 2"),
@@ -94,12 +100,26 @@ def test_rate_plot_reads_a_rate_check_and_a_bound_check() -> None:
     rate = check_rate_exponent("r", X, values, -1.0, tolerance=0.05, fit_from=10.0, deterministic=True)
     spec = rate_plot("r", "t", "", rate, xlabel="T", ylabel="gap", reference=ReferenceRate(-1.0, "claimed"))
     assert spec.series[0].x == tuple(X) and spec.series[0].mean == tuple(rate.evidence["mean"])
-    # the fit is drawn over the points it used (x >= fit_from), log y = log 3 - log x
-    assert spec.fit is not None and spec.fit.x_used == (10.0, 100.0, 1000.0)
-    assert spec.fit.exponent == pytest.approx(-1.0) and spec.fit.intercept == pytest.approx(math.log(3.0))
+    # the fit is drawn over the points it used (x >= fit_from), log y = log 3 - log x; its tail
+    # (the last 3 usable points) fitted all of them, so it is the same fit and not drawn twice
+    (fit,) = spec.fits
+    assert fit.x_range == (10.0, 1000.0) and rate.evidence["tail"]["n_points"] == 3
+    assert fit.exponent == pytest.approx(-1.0) and fit.intercept == pytest.approx(math.log(3.0))
     bound = check_upper_bound("b", X, values, 4.0 / X, deterministic=True)
     spec = rate_plot("b", "t", "", bound, xlabel="T", ylabel="gap", bound=bound.evidence["bound"])
-    assert spec.fit is None and spec.bound == tuple(4.0 / X) and spec.series[0].lo == bound.evidence["lo"]
+    assert spec.fits == () and spec.bound == tuple(4.0 / X) and spec.series[0].lo == bound.evidence["lo"]
+
+
+def test_rate_plot_carries_the_tail_fit_the_check_decides_on() -> None:
+    # exactly 3/x up to x = 100, then flat at 0.03: the tail (the last half decade, x >= 10^3.5,
+    # holds 2 points, so it is extended to the last 3) fits slope 0 over x in [10^3, 10^4]
+    x = np.logspace(0.0, 4.0, 9)
+    values = np.vstack([3.0 / np.minimum(x, 100.0)] * 2)
+    rate = check_rate_exponent("r", x, values, -1.0, tolerance=0.05, deterministic=True)
+    whole, tail = rate_plot("r", "t", "", rate, xlabel="T", ylabel="gap").fits
+    assert whole.x_range == (1.0, 1e4) and whole.exponent == rate.measured
+    assert tail.x_range == pytest.approx((10**3.0, 1e4)) and tail.exponent == pytest.approx(0.0, abs=1e-12)
+    assert tail.intercept == pytest.approx(math.log(0.03)) and "tail" in tail.label
 
 
 def test_claim_results_hold_plot_specs_only() -> None:

@@ -176,7 +176,8 @@ def test_plots_write_png_even_with_non_positive_values(tmp_path: Path) -> None:
     control = RateSeries(T, 0.05 * T**-0.2, 0.04 * T**-0.2, 0.06 * T**-0.2, "negative control")
     main = RateSeries(T, mean, lo, hi)
     _assert_png(save_plot(RatePlot("rate", "rate", "", (main, control), "T", "gap", bound=5.0 / T,
-                                   fit=FittedPowerLaw(-1.02, math.log(3.0), T[10:])), tmp_path / "rate.png"))
+                                   fits=(FittedPowerLaw(-1.02, math.log(3.0), (T[10], T[-1])),)),
+                          tmp_path / "rate.png"))
     _assert_png(save_plot(RatePlot("series", "s", "", (control,), "T", "gap"), tmp_path / "series.png"))
     e = np.repeat([1, 2, 5], 4)
     x = (e - 1) * np.tile([1e-3, 3e-3, 1e-2, 3e-2], 3)

@@ -161,7 +161,8 @@ def _rate(experiment: Experiment, check: RateCheck, check_id: str, path: str,
         _file_name(experiment.name, check.name, cell_runs.cell.label),
         f"{check.name}: {cell_runs.cell.label}",
         f"Mean {check.quantity} over {len(cell_runs.result.seeds)} seed(s) against x = {check.x.text} "
-        f"({cell_runs.cell.label}), the fitted power law and the claimed rate x^{check.exponent:g}.",
+        f"({cell_runs.cell.label}), the power laws fitted over all usable points and over the tail (each drawn over "
+        f"the x it fitted; the check decides on both) and the claimed rate x^{check.exponent:g}.",
         verdict, xlabel=f"x = {check.x.text}", ylabel=_YLABELS[check.metric],
         reference=ReferenceRate(check.exponent, f"claimed $x^{{{check.exponent:g}}}$"),
     )
@@ -214,13 +215,17 @@ def _ordering(experiment: Experiment, check: OrderingCheck, check_id: str, runs:
     name = f"({check.smaller.label}) < ({check.larger.label})"
     verdict = check_ordering(f"{check_id}/{name}", final[0][1], final[1][1],
                              notes=f"final {check.quantity}, paired over seeds; {where}")
+    last = sorted({int(c.result.rounds[-1]) for c, _, _ in final})
+    compared = (f"at their last record round, {last[0]} (dotted)" if len(last) == 1 else
+                f"each at its last record round ({' and '.join(map(str, last))})")
     plot = CurvesPlot(
         _file_name(experiment.name, check.name, "cells"), check.name,
-        f"Mean {check.quantity} over the seeds against the record steps T for the two grid cells the ordering "
-        "compares at their last record point.",
-        tuple(Curve(c.values.steps.tolist(), c.metric(check.metric).mean(axis=0).tolist(), c.cell.label)
+        f"Mean {check.quantity} over the seeds against the communication rounds for the two grid cells the "
+        f"ordering compares {compared}.",
+        tuple(Curve(c.result.rounds.tolist(), c.metric(check.metric).mean(axis=0).tolist(), c.cell.label)
               for c, _, _ in final),
-        xlabel="T (local steps)", ylabel=_YLABELS[check.metric], logx=True, logy=True,
+        xlabel="communication rounds", ylabel=_YLABELS[check.metric], logx=True, logy=True,
+        compared_at=last[0] if len(last) == 1 else None,
     )
     combined = combine_checks(check_id, [(name, verdict)], notes=_notes(experiment, check, 2))
     return ClaimResult(combined, (plot,))

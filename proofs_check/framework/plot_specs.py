@@ -11,8 +11,8 @@ Kinds:
 
 * ``RatePlot``: one or more measured series (``RateSeries``: x, mean over seeds, optional
   confidence band lo/hi) on log-log axes, with an optional bound curve at the first series' x,
-  an optional fitted power law (``FittedPowerLaw``: log y = intercept + exponent log x, natural
-  logarithms, drawn over the fitted x) and an optional claimed rate (``ReferenceRate``: the power
+  fitted power laws (``FittedPowerLaw``: log y = intercept + exponent log x, natural logarithms,
+  drawn over the x range it fitted) and an optional claimed rate (``ReferenceRate``: the power
   law y_0 (x / x_0)^exponent through the first series' first point).
 * ``BiasPlot``: a measured quantity against x with a lower bound, optionally grouped (e.g. by
   the number E of local steps: ``groups`` one label per point, ``group_name`` "E").
@@ -72,25 +72,32 @@ class RateSeries:
 
 @dataclass(frozen=True)
 class FittedPowerLaw:
-    """A fitted power law log y = intercept + exponent log x (natural logarithms), drawn over the
-    record points ``x_used`` that entered the fit (``convergence.fit_rate``)."""
+    """A fitted power law log y = intercept + exponent log x (natural logarithms), named ``label``
+    in the legend (the figure adds its slope), drawn only over ``x_range`` = (first, last) x that
+    entered the fit (``rate_plot``)."""
 
     exponent: float
     intercept: float
-    x_used: tuple[float, ...]
+    x_range: tuple[float, float]
+    label: str = "fit"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exponent", _number("exponent", self.exponent))
         object.__setattr__(self, "intercept", _number("intercept", self.intercept))
-        object.__setattr__(self, "x_used", _floats("x_used", self.x_used))
+        x_range = _floats("x_range", self.x_range)
+        if len(x_range) != 2 or not (all(math.isfinite(v) for v in x_range) and 0 < x_range[0] < x_range[1]):
+            raise ValueError(f"x_range: expected (first, last) with 0 < first < last, got {x_range}")
+        object.__setattr__(self, "x_range", x_range)
+        _text("label", self.label, nonempty=True)
 
     def to_json(self) -> dict[str, Any]:
         return {"exponent": _json_float(self.exponent), "intercept": _json_float(self.intercept),
-                "x_used": _json_floats(self.x_used)}
+                "x_range": list(self.x_range), "label": self.label}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FittedPowerLaw:
-        return cls(_read_float(data["exponent"]), _read_float(data["intercept"]), _read_floats(data["x_used"]))
+        return cls(_read_float(data["exponent"]), _read_float(data["intercept"]), tuple(data["x_range"]),
+                   data["label"])
 
 
 @dataclass(frozen=True)
@@ -137,7 +144,7 @@ class _Figure:
 @dataclass(frozen=True)
 class RatePlot(_Figure):
     """Measured series on log-log axes with an optional bound (at the first series' x, dashed,
-    labelled ``bound_label``), fitted power law and claimed rate (module docstring)."""
+    labelled ``bound_label``), fitted power laws (``fits``) and claimed rate (module docstring)."""
 
     kind: ClassVar[str] = "rate"
 
@@ -146,7 +153,7 @@ class RatePlot(_Figure):
     ylabel: str
     bound: tuple[float, ...] | None = None
     bound_label: str = "theoretical bound"
-    fit: FittedPowerLaw | None = None
+    fits: tuple[FittedPowerLaw, ...] = ()
     reference: ReferenceRate | None = None
 
     def __post_init__(self) -> None:
@@ -157,23 +164,22 @@ class RatePlot(_Figure):
         if self.bound is not None:
             object.__setattr__(self, "bound", _floats("bound", self.bound, len(series[0].x)))
         _text("bound_label", self.bound_label, nonempty=True)
-        if self.fit is not None and not isinstance(self.fit, FittedPowerLaw):
-            raise ValueError(f"fit: expected a FittedPowerLaw or None, got {type(self.fit).__name__}")
+        object.__setattr__(self, "fits", _items("fits", self.fits, FittedPowerLaw))
         if self.reference is not None and not isinstance(self.reference, ReferenceRate):
             raise ValueError(f"reference: expected a ReferenceRate or None, got {type(self.reference).__name__}")
 
     def to_json(self) -> dict[str, Any]:
         return {**self._json_head(), "series": [s.to_json() for s in self.series], "xlabel": self.xlabel,
                 "ylabel": self.ylabel, "bound": _json_floats(self.bound), "bound_label": self.bound_label,
-                "fit": None if self.fit is None else self.fit.to_json(),
+                "fits": [f.to_json() for f in self.fits],
                 "reference": None if self.reference is None else self.reference.to_json()}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RatePlot:
-        fit, reference = data.get("fit"), data.get("reference")
+        reference = data.get("reference")
         return cls(data["name"], data["title"], data["caption"], tuple(RateSeries.from_json(s) for s in data["series"]),
                    data["xlabel"], data["ylabel"], _read_floats(data.get("bound")), data["bound_label"],
-                   None if fit is None else FittedPowerLaw.from_json(fit),
+                   tuple(FittedPowerLaw.from_json(f) for f in data["fits"]),
                    None if reference is None else ReferenceRate.from_json(reference))
 
 
@@ -249,7 +255,8 @@ class Curve:
 
 @dataclass(frozen=True)
 class CurvesPlot(_Figure):
-    """Labelled curves on shared axes; ``logx`` / ``logy`` choose log axes."""
+    """Labelled curves on shared axes; ``logx`` / ``logy`` choose log axes; ``compared_at`` the x at
+    which a check compares them (drawn as a vertical line), None when it compares no single x."""
 
     kind: ClassVar[str] = "curves"
 
@@ -258,6 +265,7 @@ class CurvesPlot(_Figure):
     ylabel: str
     logx: bool
     logy: bool
+    compared_at: float | None = None
 
     def __post_init__(self) -> None:
         self._check_figure()
@@ -266,15 +274,17 @@ class CurvesPlot(_Figure):
         for name in ("logx", "logy"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}: must be True or False, got {getattr(self, name)!r}")
+        if self.compared_at is not None:
+            object.__setattr__(self, "compared_at", _number("compared_at", self.compared_at, finite=True))
 
     def to_json(self) -> dict[str, Any]:
         return {**self._json_head(), "curves": [c.to_json() for c in self.curves], "xlabel": self.xlabel,
-                "ylabel": self.ylabel, "logx": self.logx, "logy": self.logy}
+                "ylabel": self.ylabel, "logx": self.logx, "logy": self.logy, "compared_at": self.compared_at}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CurvesPlot:
         return cls(data["name"], data["title"], data["caption"], tuple(Curve.from_json(c) for c in data["curves"]),
-                   data["xlabel"], data["ylabel"], data["logx"], data["logy"])
+                   data["xlabel"], data["ylabel"], data["logx"], data["logy"], data.get("compared_at"))
 
 
 PlotSpec = Union[RatePlot, BiasPlot, CurvesPlot]
@@ -301,15 +311,22 @@ def rate_plot(
 ) -> RatePlot:
     """The RatePlot of a rate or bound check (``convergence.check_rate_exponent`` /
     ``check_upper_bound``): its per-point mean and interval (evidence ``x``, ``mean``, ``lo``,
-    ``hi``), the fitted line when the check fitted one (evidence ``exponent``, ``intercept`` over
-    the points marked ``used``), an optional bound curve and an optional claimed rate."""
+    ``hi``), an optional bound and claimed rate, and the check's fits over the x they fitted: all
+    usable points (``exponent``, ``intercept``, ``fit_range``) and the tail it also decides on
+    (``tail``: ``exponent``, ``intercept``, ``x_from``..``x_to``; left out when it is the same fit)."""
     ev = verdict.evidence
-    fit = None
+    fits: list[FittedPowerLaw] = []
     if "exponent" in ev:
-        fit = FittedPowerLaw(ev["exponent"], ev["intercept"], tuple(x for x, used in zip(ev["x"], ev["used"]) if used))
+        n_used = sum(ev["used"])
+        fits.append(FittedPowerLaw(ev["exponent"], ev["intercept"], tuple(ev["fit_range"]),
+                                   f"fit over all {n_used} usable points"))
+        tail = ev["tail"]
+        if tail["n_points"] < n_used:
+            fits.append(FittedPowerLaw(tail["exponent"], tail["intercept"], (tail["x_from"], tail["x_to"]),
+                                       f"tail fit, last {tail['n_points']} points"))
     series = RateSeries(ev["x"], ev["mean"], ev["lo"], ev["hi"], label)
     return RatePlot(name, title, caption, (series,), xlabel, ylabel,
-                    bound=None if bound is None else tuple(bound), fit=fit, reference=reference)
+                    bound=None if bound is None else tuple(bound), fits=tuple(fits), reference=reference)
 
 
 def _text(name: str, value: Any, *, nonempty: bool = False) -> str:
