@@ -176,9 +176,10 @@ def check_optimum_location(
     (n_E, S) (module docstring): PASS when the best claimed point beats every other point, FAIL
     when some other point beats it, INCONCLUSIVE otherwise. measured = the measured E* (smallest
     mean rounds over the grid; the smallest E among ties), theoretical = NaN (eq. 8 fixes no E* without
-    its constants; the claim sets eq. 8's E*); interval = the deciding paired difference's. evidence: E, mean
-    rounds, reached fraction, E*, the claimed set, and each comparison's verdict (measured: mean
-    difference of rounds, interval, level)."""
+    its constants; the claim sets eq. 8's E*); no interval (E* is an argmin over the grid: the intervals are
+    those of the paired differences of rounds, in the evidence). evidence: E, mean rounds, reached fraction,
+    E*, the claimed set, each comparison's verdict (measured: mean difference of rounds, interval, level)
+    and the comparison that decided the verdict (``deciding_comparison``)."""
     rounds = np.asarray(rounds, dtype=np.float64)
     n = len(E_grid)
     if rounds.shape[0] != n or rounds.ndim != 2 or rounds.shape[1] < 2:
@@ -223,8 +224,9 @@ def check_optimum_location(
         "comparisons": [{"check": v.claim_id, "status": v.status.value, "mean_difference": v.measured,
                          "interval": list(v.interval), "confidence": v.evidence["confidence"]}
                         for v in (*beats, beaten)],
+        "deciding_comparison": decisive.claim_id,
     }
-    return Verdict(claim_id, status, float(measured_star), math.nan, decisive.interval, notes=notes, evidence=evidence,
+    return Verdict(claim_id, status, float(measured_star), math.nan, None, notes=notes, evidence=evidence,
                    p_fail=p_fail)
 
 
