@@ -38,6 +38,7 @@ __all__ = ["SCHEDULER_TIMEOUT_S", "Result", "SweepTask", "Finish", "SweepError",
 
 _PARENT_POLL_S = 0.5  # how often a pool worker checks that the driver is alive
 _TERMINATE_GRACE_S = 1.0  # how long terminated pool workers get to end before they are killed
+_TERMINATE_POLL_S = 0.01  # how often the driver checks whether they have ended
 SCHEDULER_TIMEOUT_S = 5.0
 """How long reaching a Dask scheduler may take before the sweep gives up (connect and handshake)."""
 _SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # dask.distributed's network transports
@@ -176,28 +177,44 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
     """
     import psutil
 
-    workers = []
-    for pid in list(pool._processes or ()):  # noqa: SLF001  (ProcessPoolExecutor keeps its workers by pid)
-        with contextlib.suppress(psutil.NoSuchProcess):
-            workers.append(psutil.Process(pid))
-    tree = list(workers)
-    for worker in workers:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            tree += worker.children(recursive=True)
-    pool.shutdown(wait=False, cancel_futures=True)
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
+        workers = []
+        for pid in list(pool._processes or ()):  # noqa: SLF001  (ProcessPoolExecutor keeps its workers by pid)
+            with contextlib.suppress(psutil.NoSuchProcess):
+                workers.append(psutil.Process(pid))
+        tree = list(workers)
+        for worker in workers:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                tree += worker.children(recursive=True)
+        pool.shutdown(wait=False, cancel_futures=True)
         for process in tree:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.terminate()
-        _, alive = psutil.wait_procs(tree, timeout=_TERMINATE_GRACE_S)
+        deadline = time.monotonic() + _TERMINATE_GRACE_S
+        alive = [process for process in tree if _running(process)]
+        while alive and time.monotonic() < deadline:
+            time.sleep(_TERMINATE_POLL_S)
+            alive = [process for process in alive if _running(process)]
         for process in alive:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+
+
+def _running(process: Any) -> bool:
+    """Whether the ``psutil.Process`` still runs: a zombie has ended (an orphaned worker's zombie stays
+    until some init reaps it, which one in a container may never do, so psutil's ``wait_procs`` would
+    wait out its whole timeout)."""
+    import psutil
+
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def run_pool(pending: list[SweepTask], jobs: int, finish: Finish) -> None:

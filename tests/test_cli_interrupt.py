@@ -24,7 +24,7 @@ import psutil
 from convergence.store import RunStore, StoreError
 
 ROOT = Path(__file__).resolve().parent.parent
-CLAIMS = ("yu2019icml.cor4", "li2020.k-effect", "ding2020.thm2")  # the last waits in the queue (jobs 2)
+CLAIMS = ("yu2019icml.thm3", "ding2020.thm2", "control.constant-step-rate")  # the last waits in the queue (jobs 2)
 SIGNAL_AFTER_RUNS = 10  # stored runs seen before the signal: the interrupted verify has work behind it
 EXIT_WITHIN_S = 5.0  # the bound from SIGINT to exit
 INTERRUPTED = "fedbound: interrupted"  # the one line reports.cli prints on KeyboardInterrupt, exit status 130
