@@ -37,8 +37,8 @@ __all__ = ["SCHEDULER_TIMEOUT_S", "Result", "SweepTask", "Finish", "SweepError",
            "local_process_pool", "run_pool", "check_scheduler", "run_dask"]
 
 _PARENT_POLL_S = 0.5  # how often a pool worker checks that the driver is alive
-_TERMINATE_GRACE_S = 1.0  # how long terminated pool workers get to end before they are killed
-_TERMINATE_POLL_S = 0.01  # how often the driver checks whether they have ended
+_TERMINATE_GRACE_S = 1.0  # how long the driver waits for killed pool workers to end
+_TERMINATE_POLL_S = 0.01  # how often it checks whether they have ended
 SCHEDULER_TIMEOUT_S = 5.0
 """How long reaching a Dask scheduler may take before the sweep gives up (connect and handshake)."""
 _SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # dask.distributed's network transports
@@ -129,8 +129,8 @@ def local_process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
 
     Leaving the block normally or with an Exception shuts the pool down: the tasks not started are
     cancelled and the running ones finish. Leaving it with a KeyboardInterrupt (Ctrl-C, module
-    docstring) or another BaseException cancels the tasks not started and terminates the workers and
-    their descendants at once (``_terminate_workers``), and the interrupt goes on.
+    docstring) or another BaseException cancels the tasks not started and kills the workers and their
+    descendants at once (``_terminate_workers``), and the interrupt goes on.
     """
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
@@ -167,9 +167,11 @@ def _start_worker(parent: int) -> None:
 
 
 def _terminate_workers(pool: ProcessPoolExecutor) -> None:
-    """Cancel the pool's tasks not started, then terminate its worker processes and every process
-    they started (SIGTERM, SIGKILL to any still alive after ``_TERMINATE_GRACE_S``), with SIGINT
-    ignored meanwhile in the main thread so that a second Ctrl-C cannot cut the teardown short.
+    """End the pool's worker processes and every process they started, at once: the workers are
+    suspended first (SIGSTOP: a claim worker writes no further run into the store while the tree is
+    listed), the pool's tasks not started are cancelled, then every process of the tree is killed
+    (SIGKILL) and awaited for at most ``_TERMINATE_GRACE_S``; SIGINT is ignored meanwhile in the main
+    thread, so that a second Ctrl-C cannot cut the teardown short.
 
     The workers are the pool's ``_processes`` (what Python 3.14's ``terminate_workers`` ends; it
     leaves their children, hence psutil for the tree). A worker killed while it writes the run store
@@ -183,7 +185,9 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
         workers = []
         for pid in list(pool._processes or ()):  # noqa: SLF001  (ProcessPoolExecutor keeps its workers by pid)
             with contextlib.suppress(psutil.NoSuchProcess):
-                workers.append(psutil.Process(pid))
+                worker = psutil.Process(pid)
+                worker.suspend()
+                workers.append(worker)
         tree = list(workers)
         for worker in workers:
             with contextlib.suppress(psutil.NoSuchProcess):
@@ -191,15 +195,10 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
         pool.shutdown(wait=False, cancel_futures=True)
         for process in tree:
             with contextlib.suppress(psutil.NoSuchProcess):
-                process.terminate()
-        deadline = time.monotonic() + _TERMINATE_GRACE_S
-        alive = [process for process in tree if _running(process)]
-        while alive and time.monotonic() < deadline:
-            time.sleep(_TERMINATE_POLL_S)
-            alive = [process for process in alive if _running(process)]
-        for process in alive:
-            with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
+        deadline = time.monotonic() + _TERMINATE_GRACE_S
+        while any(_running(process) for process in tree) and time.monotonic() < deadline:
+            time.sleep(_TERMINATE_POLL_S)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
