@@ -183,7 +183,7 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
         workers = []
-        for pid in list(pool._processes or ()):  # noqa: SLF001  (ProcessPoolExecutor keeps its workers by pid)
+        for pid in list(pool._processes or ()):  # ProcessPoolExecutor keeps its workers by pid (private)
             with contextlib.suppress(psutil.NoSuchProcess):
                 worker = psutil.Process(pid)
                 worker.suspend()

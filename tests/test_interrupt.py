@@ -18,9 +18,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
-
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -144,7 +143,8 @@ class _CtrlCAfterFirstRun:
 
 def test_a_keyboard_interrupt_in_the_driver_ends_the_pool_at_once(tmp_path: Path) -> None:
     # One quick task, then long ones: when the quick one is stored, the two workers run or hold long tasks.
-    # Before the fix the pool was shut down waiting, so the interrupt returned after a long task (5 s).
+    # Before the fix the pool was shut down waiting: the interrupt returned once the running and queued long
+    # tasks had finished (15 s).
     tasks = [SweepTask(f"t{i}", _sleep, (0.0 if i == 0 else LONG_TASK_S,), {"i": i}) for i in range(6)]
     monitor, before = _CtrlCAfterFirstRun(), {p.pid for p in psutil.Process().children(recursive=True)}
     with RunStore(tmp_path / "runs.sqlite") as store:
