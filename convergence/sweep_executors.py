@@ -7,8 +7,8 @@ other finished result has been handed over.
 Ctrl-C. A terminal sends SIGINT to the whole process group: the driver, its pool's workers and their
 own workers (``fedbound verify``'s claim workers run sweep pools of their own). Pool workers ignore
 it (``_start_worker``), so only the driver decides: its KeyboardInterrupt cancels the work not
-started and terminates the workers and everything they started at once (``local_process_pool``), and
-no worker takes up another task. A serial sweep stops after the run that is in progress (a compiled
+started and kills the workers and everything they started at once (``local_process_pool``), so no
+worker takes up another task. A serial sweep stops after the run that is in progress (a compiled
 kernel reacts to no signal until it returns). Every run handed over before the interrupt is stored,
 so the sweep, run again, resumes. On Dask the tasks not yet finished are cancelled (``run_dask``).
 """
@@ -27,18 +27,21 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .config import ConfigError
 
+if TYPE_CHECKING:
+    import psutil
+
 __all__ = ["SCHEDULER_TIMEOUT_S", "Result", "SweepTask", "Finish", "SweepError", "call_task", "run_serial", "warm_driver",
            "local_process_pool", "run_pool", "check_scheduler", "run_dask"]
 
 _PARENT_POLL_S = 0.5  # how often a pool worker checks that the driver is alive
-_TERMINATE_GRACE_S = 1.0  # how long the driver waits for killed pool workers to end
-_TERMINATE_POLL_S = 0.01  # how often it checks whether they have ended
+_KILL_WAIT_S = 1.0  # how long the driver waits for killed pool workers to end
+_KILL_POLL_S = 0.01  # how often it checks whether they have ended
 SCHEDULER_TIMEOUT_S = 5.0
 """How long reaching a Dask scheduler may take before the sweep gives up (connect and handshake)."""
 _SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # dask.distributed's network transports
@@ -170,7 +173,7 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
     """End the pool's worker processes and every process they started, at once: the workers are
     suspended first (SIGSTOP: a claim worker writes no further run into the store while the tree is
     listed), the pool's tasks not started are cancelled, then every process of the tree is killed
-    (SIGKILL) and awaited for at most ``_TERMINATE_GRACE_S``; SIGINT is ignored meanwhile in the main
+    (SIGKILL) and awaited for at most ``_KILL_WAIT_S`` seconds; SIGINT is ignored meanwhile in the main
     thread, so that a second Ctrl-C cannot cut the teardown short.
 
     The workers are the pool's ``_processes`` (what Python 3.14's ``terminate_workers`` ends; it
@@ -196,15 +199,15 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
         for process in tree:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
-        deadline = time.monotonic() + _TERMINATE_GRACE_S
+        deadline = time.monotonic() + _KILL_WAIT_S
         while any(_running(process) for process in tree) and time.monotonic() < deadline:
-            time.sleep(_TERMINATE_POLL_S)
+            time.sleep(_KILL_POLL_S)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
 
 
-def _running(process: Any) -> bool:
+def _running(process: psutil.Process) -> bool:
     """Whether the ``psutil.Process`` still runs: a zombie has ended (an orphaned worker's zombie stays
     until some init reaps it, which one in a container may never do, so psutil's ``wait_procs`` would
     wait out its whole timeout)."""
