@@ -27,14 +27,12 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import psutil  # at import, not on Ctrl-C: the teardown starts at once (``_terminate_workers``)
 
 from .config import ConfigError
-
-if TYPE_CHECKING:
-    import psutil
 
 __all__ = ["SCHEDULER_TIMEOUT_S", "Result", "SweepTask", "Finish", "SweepError", "call_task", "run_serial", "warm_driver",
            "local_process_pool", "run_pool", "check_scheduler", "run_dask"]
@@ -180,8 +178,6 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
     leaves their children, hence psutil for the tree). A worker killed while it writes the run store
     leaves it consistent: each run is one SQLite transaction.
     """
-    import psutil
-
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
@@ -211,8 +207,6 @@ def _running(process: psutil.Process) -> bool:
     """Whether the ``psutil.Process`` still runs: a zombie has ended (an orphaned worker's zombie stays
     until some init reaps it, which one in a container may never do, so psutil's ``wait_procs`` would
     wait out its whole timeout)."""
-    import psutil
-
     try:
         return process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
