@@ -55,7 +55,8 @@ logger = logging.getLogger(__name__)
 
 class SweepMonitor(Protocol):
     """Watches sweeps: told when one starts (the JSON configs of its distinct tasks and how many
-    of them the store already holds), after each computed run, and when it ends. ``fedbound
+    of them the store already holds), after each computed run, and when it ends (``total``: its distinct
+    tasks, or, when it failed or was interrupted, the runs it holds: cached or finished). ``fedbound
     verify`` uses one to print progress, count reused and computed runs, and list what each claim ran."""
 
     def sweep_started(self, description: str, configs: Sequence[Mapping[str, Any]], cached: int) -> None: ...
@@ -238,6 +239,7 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
         if monitor is not None:
             monitor.run_finished()
 
+    completed = False
     try:
         if executor == "serial":
             with using_kernel_threads(options.threads):
@@ -250,9 +252,11 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
                 run_serial(rest, finish)
         elif executor == "dask" and pending:
             run_dask(pending, options.scheduler, finish)
+        completed = True
     finally:
-        if monitor is not None:
-            monitor.sweep_finished(description, len(unique), len(cached), time.perf_counter() - start)
+        if monitor is not None:  # a failed or interrupted sweep counts the runs it holds, not those it was given
+            monitor.sweep_finished(description, len(unique) if completed else len(results), len(cached),
+                                   time.perf_counter() - start)
     return SweepResults(((task.key, results[task.key]) for task in unique), seconds, cached)
 
 

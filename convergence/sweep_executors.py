@@ -2,13 +2,24 @@
 process pool that forks after the driver has compiled each warm key once ("Compiling once" in
 ``convergence.sweep``), or on the workers of a Dask cluster; each finished task handed to ``finish``
 as it completes, and a failure stopping the rest with a ``SweepError`` naming the task after every
-other finished result has been handed over."""
+other finished result has been handed over.
+
+Ctrl-C. A terminal sends SIGINT to the whole process group: the driver, its pool's workers and their
+own workers (``fedbound verify``'s claim workers run sweep pools of their own). Pool workers ignore
+it (``_start_worker``), so only the driver decides: its KeyboardInterrupt cancels the work not
+started and kills the workers and everything they started at once (``local_process_pool``), so no
+worker takes up another task. A serial sweep stops after the run that is in progress (a compiled
+kernel reacts to no signal until it returns). Every run handed over before the interrupt is stored,
+so the sweep, run again, resumes. On Dask the tasks not yet finished are cancelled (``run_dask``).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import multiprocessing
 import os
+import signal
 import socket
 import threading
 import time
@@ -19,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import psutil  # at import, not on Ctrl-C: the teardown starts at once (``_terminate_workers``)
 
 from .config import ConfigError
 
@@ -26,6 +38,8 @@ __all__ = ["SCHEDULER_TIMEOUT_S", "Result", "SweepTask", "Finish", "SweepError",
            "local_process_pool", "run_pool", "check_scheduler", "run_dask"]
 
 _PARENT_POLL_S = 0.5  # how often a pool worker checks that the driver is alive
+_KILL_WAIT_S = 1.0  # how long the driver waits for killed pool workers to end
+_KILL_POLL_S = 0.01  # how often it checks whether they have ended
 SCHEDULER_TIMEOUT_S = 5.0
 """How long reaching a Dask scheduler may take before the sweep gives up (connect and handshake)."""
 _SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # dask.distributed's network transports
@@ -106,24 +120,45 @@ def warm_driver(pending: list[SweepTask], finish: Finish) -> list[SweepTask]:
     return [task for task in pending if task.key not in ran]
 
 
-def local_process_pool(workers: int) -> ProcessPoolExecutor:
-    """A local process pool of ``workers`` processes that forks where the platform can (the workers
-    inherit this process's compiled kernels and loaded modules, module docstring) and whose workers
-    end by themselves if this process is killed (``_watch_parent``). The sweeps' pool, and
-    ``fedbound verify``'s pool of claims (``reports.claim_pool``)."""
+@contextlib.contextmanager
+def local_process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A local process pool of ``workers`` processes, for a ``with`` block, that forks where the
+    platform can (the workers inherit this process's compiled kernels and loaded modules, module
+    docstring) and whose workers ignore SIGINT and end by themselves if this process is killed
+    (``_start_worker``). The sweeps' pool, and ``fedbound verify``'s pool of claims
+    (``reports.claim_pool``).
+
+    Leaving the block normally or with an Exception shuts the pool down: the tasks not started are
+    cancelled and the running ones finish. Leaving it with a KeyboardInterrupt (Ctrl-C, module
+    docstring) or another BaseException cancels the tasks not started and kills the workers and their
+    descendants at once (``_terminate_workers``), and the interrupt goes on.
+    """
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_watch_parent,
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
                                initargs=(os.getpid(),))
+    try:
+        yield pool
+    except BaseException as stop:
+        if not isinstance(stop, Exception):
+            _terminate_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _watch_parent(parent: int) -> None:
-    """Pool-worker initializer: a daemon thread ends this worker once its parent (the driver) is gone.
+def _start_worker(parent: int) -> None:
+    """Pool-worker initializer: ignore SIGINT (the driver alone decides what Ctrl-C stops, module
+    docstring; a worker's own pools inherit this), and end this worker, from a daemon thread, once
+    its parent (the driver) is gone.
 
     A driver killed with SIGKILL cannot shut its pool down, and its workers, blocked reading a
     task queue whose other ends their siblings still hold, would otherwise live on. When the
     parent dies the worker is re-parented, so ``os.getppid()`` changes: checked every
-    ``_PARENT_POLL_S`` seconds.
+    ``_PARENT_POLL_S`` seconds (a worker inside a compiled kernel, which holds the GIL, ends when
+    the kernel returns).
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(_PARENT_POLL_S)
@@ -132,16 +167,60 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="fedbound-parent-watch", daemon=True).start()
 
 
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """End the pool's worker processes and every process they started, at once: the workers are
+    suspended first (SIGSTOP: a claim worker writes no further run into the store while the tree is
+    listed), the pool's tasks not started are cancelled, then every process of the tree is killed
+    (SIGKILL) and awaited for at most ``_KILL_WAIT_S`` seconds; SIGINT is ignored meanwhile in the main
+    thread, so that a second Ctrl-C cannot cut the teardown short.
+
+    The workers are the pool's ``_processes`` (what Python 3.14's ``terminate_workers`` ends; it
+    leaves their children, hence psutil for the tree). A worker killed while it writes the run store
+    leaves it consistent: each run is one SQLite transaction.
+    """
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        workers = []
+        for pid in list(pool._processes or ()):  # ProcessPoolExecutor keeps its workers by pid (private)
+            with contextlib.suppress(psutil.NoSuchProcess):
+                worker = psutil.Process(pid)
+                worker.suspend()
+                workers.append(worker)
+        tree = list(workers)
+        for worker in workers:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                tree += worker.children(recursive=True)
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in tree:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        deadline = time.monotonic() + _KILL_WAIT_S
+        while any(_running(process) for process in tree) and time.monotonic() < deadline:
+            time.sleep(_KILL_POLL_S)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _running(process: psutil.Process) -> bool:
+    """Whether the ``psutil.Process`` still runs: a zombie has ended (an orphaned worker's zombie stays
+    until some init reaps it, which one in a container may never do, so psutil's ``wait_procs`` would
+    wait out its whole timeout)."""
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def run_pool(pending: list[SweepTask], jobs: int, finish: Finish) -> None:
     """Run the tasks on a local process pool of ``jobs`` workers (no more than there are tasks);
-    the workers end by themselves if the driver is killed (``_watch_parent``)."""
-    pool = local_process_pool(min(jobs, len(pending)))
-    try:
+    the workers end by themselves if the driver is killed, and at once on Ctrl-C
+    (``local_process_pool``)."""
+    with local_process_pool(min(jobs, len(pending))) as pool:
         futures = {pool.submit(call_task, task.fn, task.args): task for task in pending}
         stop = functools.partial(pool.shutdown, wait=True, cancel_futures=True)  # lets the running ones finish
         collect(futures, futures_as_completed(futures), stop, finish)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def check_scheduler(address: Any, name: str = "scheduler") -> str:

@@ -104,7 +104,8 @@ def evaluate_claims(selections: Sequence[ClaimSelection], settings: VerifySettin
     settings, progress)``, here one after the other, or in a pool of ``settings.jobs`` processes
     (``claims_side_by_side``, module docstring). ``progress`` hears of each claim's start and end and
     counts every sweep. An error of a claim is raised here, after the claims already running finish;
-    claims not yet started are not started."""
+    claims not yet started are not started. A KeyboardInterrupt (Ctrl-C) ends the running claims and
+    their sweeps at once (``convergence.local_process_pool``); the runs they stored stay stored."""
     tasks = sorted(_chained(selections), key=lambda task: -sum(typical_seconds(selections[i].id) for i in task))
     if not claims_side_by_side(settings, len(tasks)):
         return {selection.id: _evaluate_here(selection, settings, progress, card) for selection in selections}
@@ -117,16 +118,14 @@ def evaluate_claims(selections: Sequence[ClaimSelection], settings: VerifySettin
     _WORK = (selections, dataclasses.replace(settings, progress=False), progress, card)
     cards: dict[int, C] = {}
     try:
-        pool = local_process_pool(min(settings.jobs, len(tasks)))
-        try:
+        # On an error the running claims finish; on Ctrl-C the workers and their sweeps end at once.
+        with local_process_pool(min(settings.jobs, len(tasks))) as pool:
             futures = [pool.submit(_evaluate_in_worker, task) for task in tasks]
             for future in as_completed(futures):
                 for i, card_i, tally, seconds in future.result():
                     cards[i] = card_i
                     progress.absorb(tally)
                     progress.claim_finished(selections[i].id, card_i.status.value, seconds)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)  # on an error, the running claims finish
     finally:
         _WORK = None
     return {selections[i].id: cards[i] for i in range(len(selections))}

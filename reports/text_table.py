@@ -42,13 +42,18 @@ def format_verdict_table(verdicts: Sequence[Verdict], power: Sequence[PowerRow] 
 
 def format_power_table(rows: Sequence[PowerRow]) -> str:
     """The power self-test as a plain-text table (claim, variant, expected, got, ✓/✗, measured,
-    tightness), its summary line, and an ALARM line per planted variant not as expected."""
+    tightness), each planted variant's description below it, then its summary line, an ALARM line per
+    planted variant not as expected and an untested line per variant whose power the instance cannot
+    show. No text is cut: a cell is as wide as its longest entry, and the descriptions (the table's
+    widest column in the report) and messages are printed whole, one per line."""
     if not rows:
         return "power self-test: no planted variants were run"
     table = power_table(rows)
     keep = [table.headers.index(h) for h in table.headers if h != "description"]
     cells = [tuple(r[i] for i in keep) for r in table.rows]
     out = _text_table(tuple(table.headers[i] for i in keep), cells, right={5})
+    described = [f"  {r.verdict_id}: {r.description}" for r in rows if r.is_variant and r.description]
+    out += ["", "planted variants:", *described] if described else []
     out += ["", power_summary(rows)] + [f"ALARM: {line}" for line in power_alarms(rows)]
     out += [f"untested: {line}" for line in power_untested(rows)]
     return "\n".join(out)

@@ -26,7 +26,7 @@ from reports.report_content import power_alarms
 from reports.progress import VerifyProgress
 from reports.markdown import render_markdown
 from reports.report_document import report_document
-from reports.text_table import format_verdict_table
+from reports.text_table import format_power_table, format_verdict_table
 from reports.verify import verify
 
 YU = ("yu2019.thm1", "yu2019.cor2", "control.constant-step-rate")
@@ -226,6 +226,22 @@ def test_an_inconclusive_planted_sub_check_says_how_many_seeds_would_reach_power
     alarm = power_alarms([dataclasses.replace(row, notes=long_notes)])[0]
     assert alarm.endswith("the end of a long description)")  # never cut
     assert row.advice in alarm
+
+
+def test_the_printed_power_table_never_cuts_a_description_or_an_alarm() -> None:
+    # issue 28: the text table (verify --power) left the descriptions out; every message is printed whole.
+    verdict = combine_checks("c[bound_scale=0.1]", [_sub("explicit bound, N = 2", Status.INCONCLUSIVE, 0.2),
+                                                   _sub("rate in N T", Status.PASS, 1.0)])
+    description = "the bound divided by 10, " + "so that the measured gap lies above it " * 12 + "(the end)"
+    notes = "y" * 400 + " the end of the notes"
+    row = dataclasses.replace(PowerRow.from_verdict("c", verdict, _BOUND, stated=_STATED), description=description,
+                              notes=notes)
+    stated = PowerRow.from_verdict("c", _STATED)
+    text = format_power_table([stated, row])
+    assert f"  c[bound_scale=0.1]: {description}" in text.splitlines()
+    (alarm,) = [line for line in text.splitlines() if line.startswith("ALARM: ")]
+    assert alarm == f"ALARM: {power_alarms([row])[0]}" and alarm.endswith(f"({notes})")
+    assert "bound x 0.1 (bound_scale=0.1)" in text  # the variant's cell, whole
 
 
 def test_a_variant_must_name_its_sub_check() -> None:
