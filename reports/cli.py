@@ -225,6 +225,8 @@ def _pep(args: argparse.Namespace) -> int:
     from proofs_check.pep import fedavg_limit_worst_case, fedavg_worst_case
 
     kind = "quadratic" if args.quadratic else "smooth"
+    if args.limit and args.mu_prox != 0:
+        raise ValueError("--mu-prox: the limit program is FedAvg's only")
     if args.limit:
         result = fedavg_limit_worst_case(args.clients, args.local_steps, args.L, args.mu, args.step, args.zeta,
                                          Gamma=args.Gamma, function_class=kind)
@@ -233,7 +235,7 @@ def _pep(args: argparse.Namespace) -> int:
     else:
         result = fedavg_worst_case(args.clients, args.local_steps, args.rounds, args.L, args.mu, args.step, args.zeta,
                                    args.r0, args.metric, server_step=args.server_step, Gamma=args.Gamma, G=args.G,
-                                   function_class=kind)
+                                   function_class=kind, mu_prox=args.mu_prox)
     print(json.dumps({"setting": result.setting.to_json(), **result.figures()}) if args.json else result.summary())
     return 0 if result.solved else 1
 

@@ -246,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     pep.add_argument("--server-step", type=float, default=1.0, help="server step s (default 1, plain FedAvg)")
     pep.add_argument("--metric", choices=("distance", "gap"), default="distance",
                      help="distance: ||x_R - x*||^2 (default); gap: F(x_R) - F*")
+    pep.add_argument("--mu-prox", type=float, default=0.0,
+                     help="FedProx's proximal coefficient mu_prox (default 0: FedAvg; not with --limit)")
     pep.add_argument("--quadratic", action="store_true", help="every f_i a quadratic (a subclass)")
     pep.add_argument("--limit", action="store_true", help="the worst-case bias ||w~ - x*||^2 of the limit w~ instead")
     pep.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -87,6 +87,42 @@ def test_the_quadratic_class_program_equals_pepits_direct_quadratic_program() ->
     assert _value(worst_case(setting)) == pytest.approx(direct.value, rel=1e-5)
 
 
+# ------------------------------------------------------------------ FedProx
+@pytest.mark.parametrize("E, R", [(2, 1), (3, 2)])
+def test_fedprox_clients_sharing_their_minimiser_have_a_closed_form_worst_case(E: int, R: int) -> None:
+    # zeta = 0 (every grad f_i(x*) = 0), one FedProx round from x_r: y_(e+1) - x* = [(1 - eta mu_prox)(y_e - x*) -
+    # eta (grad f(y_e) - grad f(x*))] + eta mu_prox (x_r - x*); the bracket is a gradient step of size
+    # eta / (1 - eta mu_prox) scaled by 1 - eta mu_prox, of norm <= a ||y_e - x*||, a = max over [mu, L] of
+    # |1 - eta (lambda + mu_prox)| = 1 - eta (mu + mu_prox) when eta (L + mu + 2 mu_prox) <= 2. So
+    # ||y_E - x*|| <= p ||x_r - x*||, p = a^E + b (1 - a^E) / (1 - a), b = eta mu_prox (the recursion
+    # p_(e+1) = a p_e + b, p_0 = 1), the clients' average too (convexity of the norm), and every inequality is an
+    # equality for identical quadratics mu/2 ||x||^2 (all vectors collinear): the worst case of ||x_R - x*||^2 is
+    # p^(2R) r0^2. L = 1, mu = 0.2, eta = 0.6, mu_prox = 0.5: eta (L + mu + 2 mu_prox) = 1.32.
+    a, b = 1 - 0.6 * 0.7, 0.6 * 0.5
+    p = a ** E + b * (1 - a ** E) / (1 - a)
+    result = fedavg_worst_case(3, E, R, 1.0, 0.2, 0.6, 0.0, 1.0, mu_prox=0.5)
+    assert _value(result) == pytest.approx(p ** (2 * R), rel=1e-5)
+
+
+@pytest.mark.parametrize("n_clients", [2, 3])
+def test_fedprox_reduced_program_equals_pepits_direct_n_client_program(n_clients: int) -> None:
+    setting = FedAvgPEP(n_clients, 2, 2, 1.0, 0.1, constant_steps(0.5, 4), zeta=1.0, mu_prox=0.3)
+    direct = direct_worst_case(setting)
+    assert direct.status in ("optimal", "optimal_inaccurate")
+    assert _value(worst_case(setting)) == pytest.approx(direct.value, rel=1e-5)
+
+
+def test_fedprox_with_no_proximal_term_is_fedavg() -> None:
+    fedavg = FedAvgPEP(2, 2, 2, 1.0, 0.1, constant_steps(0.5, 4), zeta=1.0)
+    zero = dataclasses.replace(fedavg, mu_prox=0.0)
+    assert zero.to_json() == fedavg.to_json() and "mu_prox" not in fedavg.to_json()  # FedAvg's cache key, unchanged
+    # the proximal branch of the program tends to FedAvg's as mu_prox -> 0 (the worst case is continuous in it)
+    tiny = _value(worst_case(dataclasses.replace(fedavg, mu_prox=1e-7)))
+    assert tiny == pytest.approx(_value(worst_case(fedavg)), rel=1e-5)
+    # E = 1: y_i^0 = x_r, so the proximal term is zero and FedProx is gradient descent, (1 - eta mu)^(2R)
+    assert _value(fedavg_worst_case(2, 1, 3, 1.0, 0.1, 0.5, 1.0, 1.0, mu_prox=2.0)) == pytest.approx(0.95 ** 6, rel=1e-5)
+
+
 # ------------------------------------------------------------------ the worst-case instance through the engine
 @pytest.mark.parametrize("setting", [
     FedAvgPEP(2, 1, 3, 1.0, 0.1, constant_steps(0.5, 3), zeta=1.0),
@@ -169,6 +205,7 @@ def test_solved_programs_are_stored_and_read_back(tmp_path) -> None:
     (lambda: FedAvgPEP(2, 1, 1, 1.0, 0.1, (math.nan,)), r"steps\[0\]"),
     (lambda: FedAvgPEP(2, 1, 1, 1.0, 0.1, (0.5,), zeta=-1.0), "zeta"),
     (lambda: FedAvgPEP(2, 1, 1, 1.0, 0.1, (0.5,), metric="loss"), "metric"),
+    (lambda: FedAvgPEP(2, 1, 1, 1.0, 0.1, (0.5,), mu_prox=-0.1), "mu_prox"),
     (lambda: FedAvgLimitPEP(2, 2, 1.0, 0.1, 2.5, 1.0), "step"),
     (lambda: FedAvgLimitPEP(2, 2, 1.0, 0.0, 0.5, 1.0), "mu"),
     (lambda: FedAvgLimitPEP(2, 2, 1.0, 0.1, 0.5, None), "zeta"),
@@ -191,6 +228,12 @@ def test_the_command_line_solves_a_program_and_names_a_bad_field(capsys: pytest.
     assert "--rounds: required unless --limit" in capsys.readouterr().err
     assert main(["pep", "--local-steps", "2", "--limit", "--mu", "0.1", "--step", "3", "--zeta", "1"]) == 2
     assert "step: must be < 2/L" in capsys.readouterr().err
+    assert main(["pep", "--local-steps", "3", "--rounds", "2", "--mu", "0.2", "--step", "0.6", "--zeta", "0",
+                 "--mu-prox", "0.5"]) == 0
+    assert "mu_prox = 0.5" in capsys.readouterr().out  # the closed form's value: test_fedprox_clients_sharing...
+    assert main(["pep", "--local-steps", "2", "--limit", "--mu", "0.1", "--step", "0.5", "--zeta", "1",
+                 "--mu-prox", "0.5"]) == 2
+    assert "--mu-prox: the limit program is FedAvg's only" in capsys.readouterr().err
 
 
 def test_importing_the_package_loads_neither_pepit_nor_cvxpy() -> None:

@@ -3,7 +3,8 @@
 One ``SmoothStronglyConvexFunction`` per client (``SmoothStronglyConvexQuadraticFunction`` for the
 quadratic class), x* the stationary point of their sum (PEPit's
 ``stationary_point`` of F = f_1 + ... + f_N), x_0 a free point with ||x_0 - x*|| <= r0, every client's
-local steps written with ``gradient`` calls, and the constraints of ``setting.FedAvgPEP`` on the N
+local steps written with ``gradient`` calls (FedProx's proximal term mu_prox (y - x_r) added to each),
+and the constraints of ``setting.FedAvgPEP`` on the N
 clients (heterogeneity averaged over them, the gradient bound on each). PEPit builds it, its cvxpy
 wrapper compiles it and Clarabel solves it: nothing of fedbound's ``program`` or ``sdp`` is used, so
 ``direct_worst_case(s)`` against ``worst_case(s)`` tests the reduction (``program``) and the assembly
@@ -61,6 +62,8 @@ def direct_worst_case(setting: FedAvgPEP, solver: str = "CLARABEL", **options: A
                 g = f.gradient(y)
                 if setting.G is not None:
                     problem.add_constraint(g ** 2 <= setting.G ** 2)
+                if setting.mu_prox > 0:
+                    g = g + setting.mu_prox * (y - x)
                 y = y - setting.steps[r * setting.local_steps + e] * g
             ends.append(y)
         x = x + setting.server_step * (sum(ends[1:], ends[0]) / N - x)

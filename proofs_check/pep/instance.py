@@ -12,8 +12,8 @@ the program's x_0 is the start.
 
 ``engine_check`` writes the two clients as least squares, F_k(w) = 1/(2n) ||X_k w - y_k||^2 with
 X_k = sqrt(n) Q_k^(1/2) and y_k = X_k x_sk (n = d rows; ``problems.from_arrays``, weights 1/2), runs
-FedAvg on it with the engine (``convergence.run``: exact gradients, the program's E, R, steps and
-server step, w_0 = x_0) and compares the run's metric after R rounds with the program's value.
+FedAvg (FedProx when ``mu_prox`` > 0) on it with the engine (``convergence.run``: exact gradients, the
+program's E, R, steps, server step and mu_prox, w_0 = x_0) and compares the run's metric after R rounds with the program's value.
 Tolerance ``ENGINE_TOLERANCE`` = 1e-3 relative: the instance realises the solver's primal point, whose
 constraints hold to about 1e-8 (the primal residual); a Gram matrix known to eps determines its vectors
 only to about sqrt(eps) = 1e-4 in its nearly null directions (an interior-point solution has the
@@ -150,9 +150,12 @@ def engine_check(instance: QuadraticInstance, step_size: StepSize | None = None,
     y = np.concatenate([np.sqrt(d) * root @ centre for root, centre in zip(roots, instance.centres)])
     problem = problems.from_arrays(X, y, np.repeat([0, 1], d), loss="least_squares", weights=[0.5, 0.5],
                                    name="pep worst case over quadratics", data_dir=data_dir)
-    config = convergence.RunConfig(problem.spec, convergence.FedAvgConfig(
-        E, setting.rounds, step_size, 0, setting.server_step, (setting.rounds,), (0,),
-        initial_model=tuple(float(v) for v in instance.x0)))
+    start = tuple(float(v) for v in instance.x0)
+    algorithm = (convergence.FedProxConfig(E, setting.rounds, step_size, setting.mu_prox, 0, setting.server_step,
+                                           (setting.rounds,), (0,), start) if setting.mu_prox > 0 else
+                 convergence.FedAvgConfig(E, setting.rounds, step_size, 0, setting.server_step, (setting.rounds,), (0,),
+                                          initial_model=start))
+    config = convergence.RunConfig(problem.spec, algorithm)
     result = convergence.run(config, problem=problem)
     simulated = float((result.dist_sq if setting.metric == "distance" else result.gap)[0, -1])
     return EngineCheck(instance, simulated, abs(simulated - instance.value) / max(abs(instance.value), 1e-300))

@@ -29,6 +29,14 @@ block is zero: FedAvg is gradient descent on f). Against PEPit's direct N-client
 into two blocks of about half its size: E = 5, R = 4 took 0.9 s instead of 10 s, and the tests check
 that the two agree at N = 2 and 3.
 
+FedProx (``mu_prox`` > 0) keeps the reduction: its local step adds mu_prox (y_i - x_r) to client i's
+gradient, and y_i - x_r = (the clients' mean displacement) + (client i's deviation) is a combination of
+common and deviation leaves, so client i's iterates are the same combination of its own leaves as
+client 1's of its (the step is the same map for every client and commutes with the permutations and
+with the isometries Q_i above, which fix x_r). The mean displacement v = (1/N) sum_i y_i - x_r follows
+v <- v - eta_t (m_t + mu_prox v) (``mean_move`` is -v); mu_prox = 0 takes FedAvg's branch, the same
+expressions.
+
 Two anchors remove the program's translation invariances, which leave its feasible set unbounded and
 its SDP without a strictly feasible dual (the solver then stalls): x* = 0 and f(x*) = 0 (both the
 zero vector and the zero value of PEPit, not variables).
@@ -162,8 +170,12 @@ def fedavg_program(setting: FedAvgPEP) -> Program:
             f.add_point((y, g, Expression()))
             if setting.G is not None:
                 constraints.append(g ** 2 <= setting.G ** 2)
-            y = y - setting.steps[t] * g
-            mean_move = mean_move + setting.steps[t] * mean
+            if setting.mu_prox > 0:  # FedProx: the step of h(y) = f(y) + mu_prox/2 ||y - x_r||^2
+                y, mean_move = (y - setting.steps[t] * (g + setting.mu_prox * (y - x)),
+                                mean_move + setting.steps[t] * (mean - setting.mu_prox * mean_move))
+            else:
+                y = y - setting.steps[t] * g
+                mean_move = mean_move + setting.steps[t] * mean
             t += 1
         x = x - setting.server_step * mean_move
         iterates.append(x)

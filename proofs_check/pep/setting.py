@@ -4,8 +4,16 @@ FedAvg with full participation and exact local gradients, N clients of weight 1/
 F = (1/N) sum_i f_i, x* a minimiser of F. Round r starts every client at the server model x_r, each
 runs E gradient steps on its own f_i and the server moves towards their average:
 
-    y_i^0 = x_r,   y_i^(e+1) = y_i^e - eta_t grad f_i(y_i^e)   (t = r E + e, e = 0..E-1),
+    y_i^0 = x_r,   y_i^(e+1) = y_i^e - eta_t (grad f_i(y_i^e) + mu_prox (y_i^e - x_r))   (t = r E + e, e = 0..E-1),
     x_(r+1) = x_r + s ((1/N) sum_i y_i^E - x_r)                 (s: the server step, 1 in plain FedAvg).
+
+``mu_prox`` >= 0 is FedProx's proximal coefficient (Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys
+2020, with E exact gradient steps on h_i(y) = f_i(y) + mu_prox/2 ||y - x_r||^2: the local step of
+fedbound's ``convergence.FedProxConfig``, where f_i holds the problem's l2 term); mu_prox = 0 is FedAvg,
+the same program and the same cache key (``to_json`` leaves a zero mu_prox out). Parallel restarted SGD
+with exact gradients and every client (``convergence.PRSGDConfig``, Yu, Yang and Zhu 2019: a constant
+step s, K local steps, simple averaging) is FedAvg with ``constant_steps(s, K R)``, E = K and server step 1:
+the same program.
 
 The class (``FedAvgPEP``): every f_i L-smooth and mu-strongly convex (mu = 0: L-smooth convex),
 ||x_0 - x*|| <= r0, and any of
@@ -92,9 +100,10 @@ def _class_fields(L: Any, mu: Any) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class FedAvgPEP:
-    """The worst case of FedAvg after ``rounds`` rounds (module docstring). ``steps`` holds one step per
-    local step, ``local_steps * rounds`` of them (step t = r E + e; ``constant_steps`` for a constant
-    one); ``zeta``, ``Gamma`` and ``G`` are None when the class does not bound that quantity."""
+    """The worst case of FedAvg (FedProx when ``mu_prox`` > 0) after ``rounds`` rounds (module docstring).
+    ``steps`` holds one step per local step, ``local_steps * rounds`` of them (step t = r E + e;
+    ``constant_steps`` for a constant one); ``zeta``, ``Gamma`` and ``G`` are None when the class does not
+    bound that quantity."""
 
     kind: ClassVar[str] = "fedavg"
 
@@ -111,12 +120,14 @@ class FedAvgPEP:
     G: float | None = None
     metric: str = "distance"
     function_class: str = "smooth"
+    mu_prox: float = 0.0
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
         set_("n_clients", _int("n_clients", self.n_clients, 1))
         set_("local_steps", _int("local_steps", self.local_steps, 1))
         set_("rounds", _int("rounds", self.rounds, 1))
+        set_("mu_prox", _real("mu_prox", self.mu_prox, 0.0))
         L, mu = _class_fields(self.L, self.mu)
         set_("L", L)
         set_("mu", mu)
@@ -135,11 +146,12 @@ class FedAvgPEP:
         return self.local_steps * self.rounds
 
     def to_json(self) -> dict[str, Any]:
-        """The fields as JSON, with ``kind``."""
+        """The fields as JSON, with ``kind``; ``mu_prox`` only when > 0 (FedAvg's JSON, and cache key, unchanged)."""
+        prox = {"mu_prox": self.mu_prox} if self.mu_prox > 0 else {}
         return {"kind": self.kind, "n_clients": self.n_clients, "local_steps": self.local_steps,
                 "rounds": self.rounds, "L": self.L, "mu": self.mu, "steps": list(self.steps), "r0": self.r0,
                 "server_step": self.server_step, "zeta": self.zeta, "Gamma": self.Gamma, "G": self.G,
-                "metric": self.metric, "function_class": self.function_class}
+                "metric": self.metric, "function_class": self.function_class, **prox}
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,8 @@ class WorstCase(SolverAccuracy):
             what = f"||w~ - x*||^2 of the limit (E = {s.local_steps}, eta = {s.step:g})"
         else:
             metric = "||x_R - x*||^2" if s.metric == "distance" else "F(x_R) - F*"
-            what = f"{metric} after R = {s.rounds} rounds of E = {s.local_steps} local steps"
+            prox = f", FedProx mu_prox = {s.mu_prox:g}" if s.mu_prox > 0 else ""
+            what = f"{metric} after R = {s.rounds} rounds of E = {s.local_steps} local steps{prox}"
         state = "solved" if self.solved else "NOT solved to tolerance"
         return (f"worst case of {what} over N = {s.n_clients} {s.function_class} clients: {self.value:.10g} ({state}: "
                 f"{self.status}, accuracy {self.accuracy:.2g}, {self.iterations} iterations, {self.seconds:.2f} s"
@@ -166,9 +167,9 @@ def _stored(store: RunStore, key: str, setting: FedAvgPEP | FedAvgLimitPEP) -> W
 def fedavg_worst_case(
     n_clients: int, local_steps: int, rounds: int, L: float, mu: float, step: float | Sequence[float], zeta: float | None,
     r0: float, metric: str = "distance", *, server_step: float = 1.0, Gamma: float | None = None, G: float | None = None,
-    function_class: str = "smooth", max_iter: int | None = None, store: RunStore | None = None,
+    function_class: str = "smooth", mu_prox: float = 0.0, max_iter: int | None = None, store: RunStore | None = None,
 ) -> WorstCase:
-    """The exact worst case of FedAvg over the class (``setting.FedAvgPEP``): ``n_clients`` clients,
+    """The exact worst case of FedAvg (FedProx with proximal coefficient ``mu_prox`` > 0) over the class (``setting.FedAvgPEP``): ``n_clients`` clients,
     each L-smooth and mu-strongly convex (mu = 0: convex), ``local_steps`` (E) gradient steps per round of
     size ``step`` (a number, or one step per local step: E x rounds of them), ``rounds`` (R) rounds,
     (1/N) sum_i ||grad f_i(x*)||^2 <= zeta^2 (None: not bounded), ||x_0 - x*|| <= r0, metric
@@ -182,7 +183,7 @@ def fedavg_worst_case(
     """
     steps = _step_list(step, local_steps, rounds)
     setting = FedAvgPEP(n_clients, local_steps, rounds, L, mu, steps, r0, server_step, zeta, Gamma, G, metric,
-                        function_class)
+                        function_class, mu_prox)
     return _for_every_n(setting, max_iter=max_iter, store=store)
 
 
