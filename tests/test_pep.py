@@ -244,7 +244,7 @@ def test_importing_the_package_loads_neither_pepit_nor_cvxpy() -> None:
 
 
 # ------------------------------------------------------------------ the claims
-@pytest.mark.parametrize("claim_id", ["pep.li2020.thm1", "pep.li2020.thm4"])
+@pytest.mark.parametrize("claim_id", ["pep.li2020.thm1", "pep.li2020.thm4", "pep.yu2019.drift"])
 def test_the_claims_pass_as_stated_and_their_planted_variants_fail(claim_id: str) -> None:
     claim = get_claim(claim_id)
     assert claim.evaluate(QUICK).verdict.status is Status.PASS

@@ -1,5 +1,6 @@
-"""Exact worst cases of FedAvg by performance estimation (PEPit): the clients' symmetric program, its
-SDP, the solved worst case with the solver's accuracy, and PEPit's direct program that checks it."""
+"""Exact worst cases of FedAvg (and FedProx) by performance estimation (PEPit): the clients' symmetric program,
+its SDP, the solved worst case with the solver's accuracy, PEPit's direct program that checks it, and the
+client drift's N-client program."""
 
 import lazy_loader
 

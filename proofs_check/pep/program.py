@@ -54,7 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .setting import FedAvgLimitPEP, FedAvgPEP
+from .setting import DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPSetting
 
 if TYPE_CHECKING:
     from PEPit import Expression, Function, Point
@@ -205,10 +205,14 @@ def limit_program(setting: FedAvgLimitPEP) -> Program:
     return _finish(setting, f, vectors, constraints, w ** 2, [w], minimiser)
 
 
-def build_program(setting: FedAvgPEP | FedAvgLimitPEP) -> Program:
-    """``fedavg_program`` or ``limit_program``, by the type of ``setting``."""
+def build_program(setting: PEPSetting) -> Program:
+    """``fedavg_program``, ``limit_program`` or ``drift.drift_program``, by the type of ``setting``."""
     if isinstance(setting, FedAvgPEP):
         return fedavg_program(setting)
     if isinstance(setting, FedAvgLimitPEP):
         return limit_program(setting)
-    raise TypeError(f"setting: expected a FedAvgPEP or FedAvgLimitPEP, got {type(setting).__name__}")
+    if isinstance(setting, DriftPEP):
+        from .drift import drift_program
+
+        return drift_program(setting)
+    raise TypeError(f"setting: expected a FedAvgPEP, FedAvgLimitPEP or DriftPEP, got {type(setting).__name__}")

@@ -32,7 +32,10 @@ one for any server step s in (0, 1] and FedAvg converges from every x_0 to its u
 w~, the point with (1/N) sum_i y_i^E = w~ when the clients start at w~ (s cancels). Its metric is
 the bias ||w~ - x*||^2 over the class with ``zeta`` or ``Gamma``.
 
-Both are frozen dataclasses that check their fields (``PEPError`` naming the field) and serialise
+``DriftPEP`` asks for the client drift of FedAvg after K local steps over L-smooth (non-convex)
+clients with bounded gradients (Yu, Yang and Zhu's lemma; ``proofs_check.pep.drift``).
+
+All are frozen dataclasses that check their fields (``PEPError`` naming the field) and serialise
 to JSON (``to_json``), which keys the cache (``proofs_check.pep.worst_case``).
 """
 
@@ -46,7 +49,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-__all__ = ["PEPError", "METRICS", "FUNCTION_CLASSES", "FedAvgPEP", "FedAvgLimitPEP", "constant_steps", "unit_length"]
+__all__ = ["PEPError", "METRICS", "DRIFT_METRICS", "FUNCTION_CLASSES", "FedAvgPEP", "FedAvgLimitPEP", "DriftPEP",
+           "PEPSetting", "constant_steps", "unit_length"]
 
 METRICS = ("distance", "gap")
 """``"distance"``: ||x_R - x*||^2; ``"gap"``: F(x_R) - F*."""
@@ -198,12 +202,64 @@ class FedAvgLimitPEP:
                 "function_class": self.function_class}
 
 
-def unit_length(setting: FedAvgPEP | FedAvgLimitPEP) -> tuple[FedAvgPEP | FedAvgLimitPEP, float]:
+DRIFT_METRICS = ("client", "average")
+"""``"client"``: client 1's drift ||x_1 - xbar||^2; ``"average"``: (1/N) sum_i ||x_i - xbar||^2."""
+
+
+@dataclass(frozen=True)
+class DriftPEP:
+    """The worst-case client drift of FedAvg (Yu, Yang, Zhu, AAAI 2019; Lemma 1 of Liu's lecture note):
+    ``n_clients`` (N >= 2) clients start at the last average xbar^(t0) and take ``local_steps`` (K) exact
+    gradient steps of the constant size ``step`` (s), x_i <- x_i - s grad f_i(x_i); the metric is the
+    drift from their average xbar = (1/N) sum_i x_i after the K steps, client 1's ||x_1 - xbar||^2
+    (``metric`` "client") or the clients' average (1/N) sum_i ||x_i - xbar||^2 ("average"). The class:
+    every f_i L-smooth (not necessarily convex), ||grad f_i(x_i)|| <= G at every local iterate where a
+    gradient is taken. ``proofs_check.pep.drift`` builds the program and states its closed form."""
+
+    kind: ClassVar[str] = "drift"
+
+    n_clients: int
+    local_steps: int
+    L: float
+    step: float
+    G: float
+    metric: str = "client"
+
+    def __post_init__(self) -> None:
+        set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
+        set_("n_clients", _int("n_clients", self.n_clients, 2))
+        set_("local_steps", _int("local_steps", self.local_steps, 1))
+        set_("L", _real("L", self.L, 0.0, strict=True))
+        set_("step", _real("step", self.step, 0.0, strict=True))
+        set_("G", _real("G", self.G, 0.0, strict=True))
+        if self.metric not in DRIFT_METRICS:
+            raise PEPError(f"metric: expected one of {DRIFT_METRICS}, got {self.metric!r}")
+
+    @property
+    def function_class(self) -> str:
+        """``"smooth (non-convex)"``: each f_i is only L-smooth."""
+        return "smooth (non-convex)"
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as JSON, with ``kind``."""
+        return {"kind": self.kind, "n_clients": self.n_clients, "local_steps": self.local_steps, "L": self.L,
+                "step": self.step, "G": self.G, "metric": self.metric}
+
+
+PEPSetting = FedAvgPEP | FedAvgLimitPEP | DriftPEP
+"""Any request ``proofs_check.pep.worst_case`` solves."""
+
+
+def unit_length(setting: PEPSetting) -> tuple[PEPSetting, float]:
     """``setting`` with its lengths divided by one of them, and that length c.
 
     The class and the method are invariant under f -> c^2 f(./c) (same L and mu; every iterate scales by c):
     r0, zeta and G scale by c, Gamma by c^2, and both metrics by c^2. The solver works on data of order 1:
-    c is r0, else zeta, else sqrt(2 Gamma / L), else G / L (1 when all of them are zero)."""
+    c is r0, else zeta, else sqrt(2 Gamma / L), else G / L (1 when all of them are zero); for ``DriftPEP``
+    c = s G, one step's largest move (its drift is then of order K^2)."""
+    if isinstance(setting, DriftPEP):
+        length = setting.step * setting.G
+        return dataclasses.replace(setting, G=setting.G / length), length
     scales = ([setting.r0] if isinstance(setting, FedAvgPEP) else []) + [
         setting.zeta or 0.0, math.sqrt(2 * (setting.Gamma or 0.0) / setting.L)]
     if isinstance(setting, FedAvgPEP):

@@ -1,7 +1,7 @@
 """Exact worst cases of FedAvg: ``fedavg_worst_case``, ``fedavg_limit_worst_case`` and ``worst_case``.
 
 A request (``setting.FedAvgPEP`` or ``FedAvgLimitPEP``) is built into the clients' symmetric program
-(``program``), solved (``sdp``) and returned as a ``WorstCase``: the value with the solver's status,
+(``program``; a ``DriftPEP`` into its N-client program, ``drift``), solved (``sdp``) and returned as a ``WorstCase``: the value with the solver's status,
 its accuracy and the time it took. ``float(result)`` and ``result.value`` are the worst case (the
 primal objective: the metric of the worst function set the solver found); read it only when
 ``result.solved`` (``sdp.SDPSolution.solved``), else it is NaN or not accurate to tolerance.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .sdp import SolverAccuracy
-from .setting import FedAvgLimitPEP, FedAvgPEP, PEPError, constant_steps, unit_length
+from .setting import DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPError, PEPSetting, constant_steps, unit_length
 
 if TYPE_CHECKING:
     from convergence import RunStore
@@ -47,7 +47,7 @@ class WorstCase(SolverAccuracy):
     ``iterations``, and ``seconds`` / ``cpu_seconds`` (wall and process CPU time of building the program
     with PEPit and solving it; those of the original solve when ``cached``)."""
 
-    setting: FedAvgPEP | FedAvgLimitPEP
+    setting: PEPSetting
     value: float
     dual_value: float
     status: str
@@ -65,7 +65,10 @@ class WorstCase(SolverAccuracy):
     def summary(self) -> str:
         """One line: the metric, its worst case and how it was solved."""
         s = self.setting
-        if isinstance(s, FedAvgLimitPEP):
+        if isinstance(s, DriftPEP):
+            drift = "||x_1 - xbar||^2" if s.metric == "client" else "(1/N) sum_i ||x_i - xbar||^2"
+            what = f"the drift {drift} after K = {s.local_steps} local steps (s = {s.step:g}, G = {s.G:g})"
+        elif isinstance(s, FedAvgLimitPEP):
             what = f"||w~ - x*||^2 of the limit (E = {s.local_steps}, eta = {s.step:g})"
         else:
             metric = "||x_R - x*||^2" if s.metric == "distance" else "F(x_R) - F*"
@@ -89,28 +92,28 @@ def _json_float(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def cache_key(setting: FedAvgPEP | FedAvgLimitPEP, max_iter: int) -> str:
+def cache_key(setting: PEPSetting, max_iter: int) -> str:
     """The key of a request in the caches: ``pep-`` and the digest of its JSON and the solver's settings."""
     from problems import json_digest
 
     return "pep-" + json_digest(_config(setting, max_iter), 40)
 
 
-def _config(setting: FedAvgPEP | FedAvgLimitPEP, max_iter: int) -> dict[str, Any]:
+def _config(setting: PEPSetting, max_iter: int) -> dict[str, Any]:
     from .sdp import SOLVER, SOLVER_TOLERANCE
 
     return {"pep": setting.to_json(), "format": _FORMAT,
             "solver": {"name": SOLVER, "tolerance": SOLVER_TOLERANCE, "max_iter": max_iter}}
 
 
-def worst_case(setting: FedAvgPEP | FedAvgLimitPEP, *, max_iter: int | None = None, store: RunStore | None = None,
+def worst_case(setting: PEPSetting, *, max_iter: int | None = None, store: RunStore | None = None,
                use_cache: bool = True) -> WorstCase:
     """The worst case of ``setting``, from the caches when ``use_cache`` (module docstring), else solved
     (and then cached). ``max_iter``: the solver's iteration limit (Clarabel's default 200 when None)."""
     from .sdp import DEFAULT_MAX_ITER
 
-    if not isinstance(setting, (FedAvgPEP, FedAvgLimitPEP)):
-        raise PEPError(f"setting: expected a FedAvgPEP or FedAvgLimitPEP, got {type(setting).__name__}")
+    if not isinstance(setting, (FedAvgPEP, FedAvgLimitPEP, DriftPEP)):
+        raise PEPError(f"setting: expected a FedAvgPEP, FedAvgLimitPEP or DriftPEP, got {type(setting).__name__}")
     max_iter = DEFAULT_MAX_ITER if max_iter is None else max_iter
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
         raise PEPError(f"max_iter: expected a positive integer, got {max_iter!r}")
@@ -136,7 +139,7 @@ def worst_case(setting: FedAvgPEP | FedAvgLimitPEP, *, max_iter: int | None = No
     return result
 
 
-def _solve(setting: FedAvgPEP | FedAvgLimitPEP, max_iter: int) -> WorstCase:
+def _solve(setting: PEPSetting, max_iter: int) -> WorstCase:
     """Solve ``setting`` scaled to unit length (``setting.unit_length``) and scale the values back."""
     import time
 
@@ -151,7 +154,7 @@ def _solve(setting: FedAvgPEP | FedAvgLimitPEP, max_iter: int) -> WorstCase:
                      time.perf_counter() - start, time.process_time() - cpu_start)
 
 
-def _stored(store: RunStore, key: str, setting: FedAvgPEP | FedAvgLimitPEP) -> WorstCase | None:
+def _stored(store: RunStore, key: str, setting: PEPSetting) -> WorstCase | None:
     """The stored result of ``key``, or None when the store has none or one of another layout."""
     run = store.load(key)
     if run is None or set(run.result) != set(_FIGURES):
