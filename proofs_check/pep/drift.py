@@ -34,7 +34,7 @@ from typing import Any
 from .program import Program
 from .setting import DriftPEP
 
-__all__ = ["drift_program", "drift_closed_form"]
+__all__ = ["drift_closed_form", "drift_program"]
 
 
 def drift_closed_form(setting: DriftPEP) -> float:

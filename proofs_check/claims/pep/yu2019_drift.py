@@ -134,7 +134,8 @@ def _plot(by_N: dict, plan: PepYu2019DriftPlan) -> CurvesPlot:
     return CurvesPlot("pep_yu2019_drift", "Yu et al.'s client drift: exact worst case against Lemma 1",
                       "Client 1's worst-case drift ||x_1 - xbar||^2 over L-smooth clients with gradients bounded by G, "
                       "divided by (s K G)^2 (a solved SDP per N and K), against the number of clients N, beside its "
-                      "closed form 4 (1 - 1/N)^2 and the lemma's constant.",
+                      "closed form 4 (1 - 1/N)^2 (the solved curves lie on it: they coincide) and the lemma's "
+                      "constant.",
                       tuple(curves), r"clients $N$", r"drift / $(sKG)^2$", False, False)
 
 
