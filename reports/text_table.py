@@ -8,36 +8,48 @@ from collections.abc import Sequence
 
 from convergence.verdict import Verdict
 
-from .formatting import MISSING, claim_tightness, format_hypotheses, format_interval, format_value
+from .formatting import MISSING, format_hypotheses, format_value
 from .power import PowerRow, power_summary
 from .report_content import (
     TIGHTNESS_HEADER, alarms, control_outcome, power_alarms, power_table, power_untested, verdict_summary,
 )
+from .verdict_rows import interval_text, quantity_row, tightness_text
 
 __all__ = ["format_verdict_table", "format_power_table"]
 
 
 def format_verdict_table(verdicts: Sequence[Verdict], power: Sequence[PowerRow] = ()) -> str:
     """A plain-text, fixed-width table of every verdict (no colour codes), with a summary line;
-    a tightness column when some verdict has one; then the power table when ``power`` is given."""
+    a tightness column when some verdict has one; then the power table when ``power`` is given.
+
+    A row's figures are about one quantity, named in its "quantity" column: the deciding sub-check of
+    a FAIL or INCONCLUSIVE claim, else the headline (``verdict_rows.quantity_row``, the rule the HTML
+    and Markdown reports use)."""
     if not verdicts:
         return "no verdicts"
-    headers = ("claim", "status", "measured", "theoretical", "interval", "hypotheses", "control")
-    rows = []
-    for v in verdicts:
+    headers = ("claim", "status", "quantity", "measured", "theoretical", "interval", "hypotheses", "control")
+    rows, quantities = [], [quantity_row(v) for v in verdicts]
+    for v, q in zip(verdicts, quantities):
         control = ""
         if v.expected is not None:
             control = f"expect {v.expected.value}: {'ok' if v.as_expected else 'ALARM'}"
-        rows.append((v.claim_id, v.status.value, format_value(v.measured), format_value(v.theoretical),
-                     format_interval(v.interval), format_hypotheses(v), control))
-    if any(claim_tightness(v, compact=True) for v in verdicts):
+        rows.append((v.claim_id, v.status.value, _short(q.name if q.deciding else q.quantity),
+                     format_value(q.measured), format_value(q.theoretical), interval_text(q), format_hypotheses(v),
+                     control))
+    tightness = [tightness_text(v, q, compact=True) for v, q in zip(verdicts, quantities)]
+    if any(tightness):
         headers = (*headers[:-1], TIGHTNESS_HEADER, headers[-1])
-        rows = [(*r[:-1], claim_tightness(v, compact=True) or MISSING, r[-1]) for r, v in zip(rows, verdicts)]
-    out = [*_text_table(headers, rows, right={2, 3}), "", verdict_summary(verdicts)]
+        rows = [(*r[:-1], t or MISSING, r[-1]) for r, t in zip(rows, tightness)]
+    out = [*_text_table(headers, rows, right={3, 4}), "", verdict_summary(verdicts)]
     out += [f"ALARM: {v.claim_id}: {control_outcome(v)}" for v in alarms(verdicts)]
     if power:
         out += ["", format_power_table(power)]
     return "\n".join(out)
+
+
+def _short(name: str, width: int = 44) -> str:
+    """A quantity's name cut to ``width`` characters for the terminal (the reports show it whole)."""
+    return name if len(name) <= width else name[: width - 3] + "..."
 
 
 def format_power_table(rows: Sequence[PowerRow]) -> str:

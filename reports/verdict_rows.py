@@ -126,20 +126,11 @@ def interval_text(row: QuantityRow) -> str:
 
 def tightness_text(v: Verdict, row: QuantityRow, compact: bool = False) -> str:
     """The tightness of the row's quantity when it is a bound check; for a headline row without one,
-    its bound sub-checks' (``claim_tightness``, each named; ``compact``: "sub-checks 0.003..2.04"
-    with their labels); "" when there is none."""
+    its bound sub-checks' (``claim_tightness``: each named, or with ``compact`` their count and range);
+    "" when there is none."""
     if row.deciding or row.tightness is not None:
         return format_tightness(row.tightness)
-    if not compact:
-        return claim_tightness(v)
-    bounds = [c.verdict.tightness for c in v.checks if c.verdict.tightness is not None]
-    if not bounds:
-        return ""
-    if len(bounds) == 1:
-        return f"sub-check {format_tightness(bounds[0])}"
-    ratios = [b.ratio for b in bounds]
-    labels = ", ".join(dict.fromkeys(b.label for b in bounds))
-    return f"sub-checks {format_value(min(ratios))}..{format_value(max(ratios))} ({labels})"
+    return claim_tightness(v, compact=compact)
 
 
 def why_parts(v: Verdict, row: QuantityRow) -> tuple[str, str]:

@@ -106,3 +106,15 @@ def test_the_board_lists_every_verdict_with_the_legend_and_folded_cards_and_no_s
     assert page.index('id="board"') < page.index('id="verdicts"') < page.index('<details class="card">') \
         < page.index('id="run"')
     assert not re.search(r"<script\b|\bon[a-z]+=", page, re.IGNORECASE)
+
+
+def test_the_terminal_table_shows_the_same_quantity_as_the_reports() -> None:
+    """The table `fedbound verify` prints takes its rows from ``quantity_row`` too: the FAIL whose
+    headline passes shows its deciding sub-check's figures, named, not the headline's -1.03."""
+    from reports.text_table import format_verdict_table
+
+    table = format_verdict_table([_failing_with_passing_headline()])
+    header, _, row = table.splitlines()[:3]
+    assert header.split()[:4] == ["claim", "status", "quantity", "measured"]
+    assert re.search(r"x\.speedup\s+FAIL\s+no growth, MM\s+2\.1\s+0\s+\[2\.07, 2\.14\]", row), row
+    assert "-1.03" not in table
