@@ -211,11 +211,17 @@ def _list_falsifiable() -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from convergence.store import RunStore
+    from convergence import RunStore, export_table
+
+    from .verification import recorded_runs
 
     with RunStore(args.store, readonly=True, field="store") as store:
-        rows = store.export_table(args.table)
+        claims = recorded_runs(store)
+        rows = export_table(store, args.table, claims=claims, iterates=args.iterates)
     print(f"wrote {rows} rows to {args.table}")
+    if not claims:
+        print("claim column empty: the store records no claim's runs (filled by an older fedbound or by sweeps of "
+              "your own); `fedbound verify --store STORE` with the same settings records them, reusing every run")
     return 0
 
 
