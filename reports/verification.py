@@ -55,7 +55,7 @@ class VerificationRecord:
     seeds: int
     claims: tuple[str, ...]
     power: tuple[str, ...] = ()
-    runs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    runs: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.mode not in _MODES:
