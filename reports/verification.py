@@ -22,6 +22,7 @@ verifications into one store at once both end up in it), checksummed like a run:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 
     from .progress import SweepRecord
 
-__all__ = ["ExperimentRecord", "VerificationRecord", "RECORD_NAME", "claim_runs", "read_experiment",
-           "read_verification", "record_experiment", "record_verification", "recorded_runs"]
+__all__ = ["ExperimentRecord", "VerificationRecord", "RECORD_NAME", "claim_runs", "no_verification_error",
+           "read_experiment", "read_verification", "record_experiment", "record_verification", "recorded_runs"]
 
 RECORD_NAME = "verification"
 EXPERIMENT_RECORD = "experiment"
@@ -202,3 +203,19 @@ def recorded_runs(store: RunStore) -> dict[str, tuple[str, ...]]:
     if experiment is not None:
         runs[experiment.name] = experiment.runs
     return runs
+
+
+def no_verification_error(store: RunStore) -> ValueError:
+    """The error of ``fedbound report`` on a store that holds no verification: for an experiment's store
+    (``ExperimentRecord``) the ``fedbound run`` command that rewrites its report, else both commands that
+    fill a store."""
+    path, experiment = shlex.quote(str(store.path)), read_experiment(store)
+    if experiment is not None:
+        source = shlex.quote(experiment.source) if experiment.source else "EXPERIMENT.toml"
+        return ValueError(f"{store.field}: {str(store.path)!r} holds the runs of the experiment {experiment.name!r} "
+                          f"(`fedbound run`), not a verification of the shipped claims; `fedbound run {source} --store "
+                          f"{path}` rewrites its report, reading every run back")
+    return ValueError(f"{store.field}: {str(store.path)!r} holds no verification record (it was not filled by `fedbound "
+                      f"verify --store` or `fedbound run`, or it was by an older fedbound); `fedbound verify --store "
+                      f"{path}` runs every shipped claim into it, `fedbound run EXPERIMENT.toml --store {path}` an "
+                      "experiment of yours")

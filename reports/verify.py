@@ -77,7 +77,7 @@ from .report_files import ReportFigure, report_lock
 from .run_metadata import run_metadata
 from .verdicts_json import write_verdicts_json
 from .verification import (
-    ExperimentRecord, VerificationRecord, claim_runs, read_experiment, read_verification, record_experiment,
+    ExperimentRecord, VerificationRecord, claim_runs, no_verification_error, read_verification, record_experiment,
     record_verification,
 )
 
@@ -217,17 +217,9 @@ def rebuild_report(store: str | Path, out: str | Path, *, claims: Sequence[str] 
     from convergence import RunStore
 
     with RunStore(store, readonly=True, field="STORE") as opened:
-        record, experiment = read_verification(opened), read_experiment(opened)
-    if record is None and experiment is not None:
-        source = shlex.quote(experiment.source) if experiment.source else "EXPERIMENT.toml"
-        raise ValueError(f"STORE: {str(store)!r} holds the runs of the experiment {experiment.name!r} (`fedbound run`), "
-                         f"not a verification of the shipped claims; `fedbound run {source} --store "
-                         f"{shlex.quote(str(store))}` rewrites its report, reading every run back")
-    if record is None:
-        raise ValueError(f"STORE: {str(store)!r} holds no verification record (it was not filled by `fedbound verify "
-                         f"--store` or `fedbound run`, or it was by an older fedbound); `fedbound verify --store "
-                         f"{shlex.quote(str(store))}` runs every shipped claim into it, `fedbound run EXPERIMENT.toml "
-                         f"--store {shlex.quote(str(store))}` an experiment of yours")
+        record = read_verification(opened)
+        if record is None:
+            raise no_verification_error(opened)
     ids = list(record.claims)
     if claims:
         normal = [select_claim(text).id for text in claims]
