@@ -19,7 +19,7 @@ from .run import run
 from .schedules import ScheduleError, StepSize
 from .run_metrics import METRIC_NAMES, MetricRow
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoreError, StoredRun
-from .store_table import export_table
+from .store_table import TableSummary, export_table
 from .sweep import (
     MissingRunError, SweepError, SweepMonitor, SweepOptions, SweepResults, SweepTask, check_scheduler, local_process_pool,
     run_sweep,

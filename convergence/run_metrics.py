@@ -23,7 +23,8 @@ iterate            coordinate ``index`` of w_r (only when asked for: ``iterates=
 =================  ==========================================================================
 
 Every metric a run cannot have (a gap without an exact optimum, a test accuracy of a linear model)
-is simply absent. Entries of a store that are not runs (a PEP claim's SDP solutions) have no rows.
+is simply absent. Entries of a store that are not runs (a PEP claim's SDP solutions) have no rows, nor
+has a run that diverged (its records stop being models at the divergence; ``DivergenceError``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import numpy as np
 
 from problems import BlockCyclicProblem, ImageClassificationProblem
 
-from .algorithms import BlockCyclicExtras, RunConfig, RunResult, algorithm_for
+from .algorithms import BlockCyclicExtras, DivergenceError, RunConfig, RunResult, algorithm_for
 from .block_gaps import block_cyclic_gaps
 from .config import config_digest
 from .record_values import record_values
@@ -104,7 +105,8 @@ def is_run(stored: StoredRun) -> bool:
 def stored_result(stored: StoredRun) -> StoredResult:
     """The RunResult of a stored run, as ``sweep_runs.execute`` builds it from the same seed result
     (module docstring); StoreError naming the run when its config is not a run config this fedbound
-    reads or its arrays are not its engine's seed result (``SeedResultCheck``)."""
+    reads or its arrays are not its engine's seed result (``SeedResultCheck``), DivergenceError
+    (naming the run, the seed and the round) for a run that diverged."""
     try:
         config = RunConfig.from_json(stored.config)
         algorithm = algorithm_for(config.algorithm)
@@ -123,7 +125,8 @@ def stored_result(stored: StoredRun) -> StoredResult:
 
 def metric_rows(stored: StoredRun, claims: tuple[str, ...] = ("",), *, iterates: bool = False) -> Iterator[MetricRow]:
     """The rows of a stored run (none for an entry that is not a run, ``is_run``), once per claim of
-    ``claims`` that read it; with ``iterates``, the coordinates of every recorded model too."""
+    ``claims`` that read it; with ``iterates``, the coordinates of every recorded model too.
+    DivergenceError for a run that diverged (before any row)."""
     if not is_run(stored):
         return
     rebuilt = stored_result(stored)

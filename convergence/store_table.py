@@ -12,17 +12,19 @@ from __future__ import annotations
 import csv
 import dataclasses
 import os
+from dataclasses import dataclass
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from .run_metrics import COLUMNS, MetricRow, claims_of, metric_rows
+from .algorithms import DivergenceError
+from .run_metrics import COLUMNS, MetricRow, claims_of, is_run, metric_rows
 from .store import RunStore
 from .store_file import StoreError
 
-__all__ = ["TABLE_FORMATS", "export_table", "write_table"]
+__all__ = ["TABLE_FORMATS", "TableSummary", "export_table", "write_table"]
 
 TABLE_FORMATS = ("csv", "parquet")
 """The formats ``write_table`` writes."""
@@ -31,6 +33,18 @@ _BATCH_ROWS = 100_000
 """Rows per Parquet row group (the rows held in memory at once)."""
 
 _TEXT = ("claim", "run_id", "config_id", "metric", "algorithm", "problem", "step_size")
+
+
+@dataclass(frozen=True)
+class TableSummary:
+    """What ``export_table`` wrote: the ``rows``, the ``runs`` they come from, the store's entries that
+    are no runs (``others``: PEP solutions) and the runs left out because they diverged (``diverged``:
+    one line each, the DivergenceError's message naming the run, the seed and the round)."""
+
+    rows: int
+    runs: int
+    others: int
+    diverged: tuple[str, ...]
 
 
 def write_table(path: Path, fmt: str, rows: Iterable[MetricRow]) -> int:
@@ -72,15 +86,16 @@ def _write_parquet(path: Path, rows: Iterator[MetricRow]) -> int:
 
 
 def export_table(store: RunStore, path: str | os.PathLike[str], *, format: str | None = None,
-                 claims: Mapping[str, Sequence[str]] | None = None, iterates: bool = False) -> int:
-    """Write the metrics of every run of ``store`` as a tidy long table; returns the number of rows.
+                 claims: Mapping[str, Sequence[str]] | None = None, iterates: bool = False) -> TableSummary:
+    """Write the metrics of every run of ``store`` as a tidy long table; returns what it wrote.
 
     One row per run x record point x metric (x block or coordinate, ``index``) x claim that read the
     run: ``run_metrics.MetricRow``, whose fields are the columns. ``claims`` maps claim ids to the keys
     of the runs each read (``reports.verification``: what ``fedbound verify`` and ``fedbound run``
     record in the store); a run no claim names gets one set of rows with an empty claim, a run several
     read one set per claim. ``iterates`` adds the coordinates of every recorded model (metric
-    ``iterate``; d rows per record point). Entries that are not runs (PEP solutions) are left out.
+    ``iterate``; d rows per record point). Entries that are not runs (PEP solutions) are left out, and
+    so are runs that diverged (named in the summary).
 
     ``format`` is "csv" or "parquet", taken from the file suffix when None: CSV uses the standard
     library, Parquet needs pyarrow; pandas reads both (``read_csv``, ``read_parquet``). The table is
@@ -95,11 +110,26 @@ def export_table(store: RunStore, path: str | os.PathLike[str], *, format: str |
     if fmt not in TABLE_FORMATS:
         raise StoreError(f"format: unknown table format {fmt!r} (from {path.name!r}); use 'csv' or 'parquet'")
     readers = claims_of({claim: tuple(keys) for claim, keys in (claims or {}).items()})
-    rows = (row for run in store.runs() for row in metric_rows(run, readers.get(run.key, ("",)), iterates=iterates))
+    runs, others, diverged = 0, 0, []
+
+    def rows() -> Iterator[MetricRow]:
+        nonlocal runs, others
+        for run in store.runs():
+            if not is_run(run):
+                others += 1
+                continue
+            try:
+                measured = list(metric_rows(run, readers.get(run.key, ("",)), iterates=iterates))
+            except DivergenceError as exc:
+                diverged.append(str(exc))
+                continue
+            runs += 1
+            yield from measured
+
     partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
     try:
-        count = write_table(partial, fmt, rows)
+        count = write_table(partial, fmt, rows())
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
-    return count
+    return TableSummary(count, runs, others, tuple(diverged))

@@ -217,8 +217,11 @@ def _export(args: argparse.Namespace) -> int:
 
     with RunStore(args.store, readonly=True, field="store") as store:
         claims = recorded_runs(store)
-        rows = export_table(store, args.table, claims=claims, iterates=args.iterates)
-    print(f"wrote {rows} rows to {args.table}")
+        summary = export_table(store, args.table, claims=claims, iterates=args.iterates)
+    others = f"; {summary.others} stored PEP solution(s) are no runs, not exported" if summary.others else ""
+    print(f"wrote {summary.rows} rows of {summary.runs} run(s) to {args.table}{others}")
+    for line in summary.diverged:
+        print(f"left out: {line}")
     if not claims:
         print("claim column empty: the store records no claim's runs (filled by an older fedbound or by sweeps of "
               "your own); `fedbound verify --store STORE` with the same settings records them, reusing every run")

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from convergence import (
-    FedAvgConfig, MMPSGDConfig, RunConfig, RunRequest, RunStore, StepSize, StoreError, SweepOptions, execute,
-    export_table,
+    DivergenceError, FedAvgConfig, MMPSGDConfig, RunConfig, RunRequest, RunStore, StepSize, StoreError, SweepOptions,
+    TableSummary, execute, export_table,
 )
 from convergence.run_metrics import COLUMNS, MetricRow
 from problems import build_problem, problem_spec
@@ -105,7 +105,7 @@ def test_iterates_add_the_recorded_coordinates_and_nothing_else(tmp_path: Path) 
     _, plain_rows = _read(tmp_path / "plain.csv")
     _, rows = _read(tmp_path / "iterates.csv")
     coordinates = [row for row in rows if row["metric"] == "iterate"]
-    assert with_iterates - plain == len(coordinates) == 2 * 4 * 4  # seeds x records x d
+    assert with_iterates.rows - plain.rows == len(coordinates) == 2 * 4 * 4  # seeds x records x d
     assert [row for row in rows if row["metric"] != "iterate"] == plain_rows
     for row in coordinates:
         p = [0, 1, 3, 6].index(int(row["round"]))
@@ -117,7 +117,8 @@ def test_parquet_has_the_same_rows_typed(tmp_path: Path) -> None:
     pytest.importorskip("pyarrow")
     _quadratic_store(tmp_path / "runs.sqlite")
     with RunStore(tmp_path / "runs.sqlite", readonly=True) as store:
-        assert export_table(store, tmp_path / "t.parquet") == export_table(store, tmp_path / "t.csv") == 32
+        assert export_table(store, tmp_path / "t.parquet") == export_table(store, tmp_path / "t.csv")
+        assert export_table(store, tmp_path / "t.csv").rows == 32
     parquet, text = pd.read_parquet(tmp_path / "t.parquet"), pd.read_csv(tmp_path / "t.csv", keep_default_na=False)
     assert list(parquet.columns) == list(COLUMNS)
     assert parquet["value"].dtype == np.float64 and parquet["seed"].dtype == np.int64
@@ -188,3 +189,20 @@ def test_a_run_that_cannot_be_read_back_is_named(tmp_path: Path) -> None:
         with pytest.raises(StoreError, match=r"run odd: cannot be read back as a fedbound run"):
             export_table(store, tmp_path / "table.csv")
     assert not (tmp_path / "table.csv").exists()
+
+
+def test_a_diverged_run_is_left_out_and_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _quadratic_store(tmp_path / "runs.sqlite")
+    blowing_up = FedAvgConfig(local_steps=3, rounds=40, step_size=StepSize.constant(50.0), batch_size=2,
+                              record_rounds=(0, 40), seeds=(0,))
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        with pytest.raises(DivergenceError):  # stored as it finished, refused when its result is built
+            execute([RunRequest(RunConfig(SPEC, blowing_up))], SweepOptions(store=store, progress=False))
+        assert len(store) == 3
+        summary = export_table(store, tmp_path / "table.csv")
+    assert summary.rows == 32 and summary.runs == 2 and summary.others == 0
+    assert len(summary.diverged) == 1 and "diverged: seed 0, round" in summary.diverged[0]
+    assert main(["export", str(tmp_path / "runs.sqlite"), str(tmp_path / "again.csv")]) == 0
+    printed = capsys.readouterr().out
+    assert "wrote 32 rows of 2 run(s)" in printed and "left out: run " in printed
+    assert isinstance(summary, TableSummary)

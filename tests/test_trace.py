@@ -171,7 +171,7 @@ def test_the_exported_table_of_a_traced_run_holds_its_records_metrics(tmp_path: 
     request = RunRequest(RUNS["fedavg"], trace=True)
     with RunStore(tmp_path / "runs.sqlite") as store:
         (traced,) = execute([request], SweepOptions(store=store, progress=False), engine="numpy")
-        rows = export_table(store, tmp_path / "table.csv")
+        rows = export_table(store, tmp_path / "table.csv").rows
     with open(tmp_path / "table.csv", newline="") as handle:
         table = list(csv.DictReader(handle))
     assert {row["metric"] for row in table} == {"gap", "dist_sq", "loss", "grad_norm_sq"}
