@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from problems import BlockCyclicProblem, ImageClassificationProblem
+from problems import BlockCyclicProblem, ImageClassificationProblem, one_blas_thread
 
 from .algorithms import BlockCyclicExtras, DivergenceError, RunConfig, RunResult, algorithm_for
 from .block_gaps import block_cyclic_gaps
@@ -126,10 +126,14 @@ def stored_result(stored: StoredRun) -> StoredResult:
 def metric_rows(stored: StoredRun, claims: tuple[str, ...] = ("",), *, iterates: bool = False) -> Iterator[MetricRow]:
     """The rows of a stored run (none for an entry that is not a run, ``is_run``), once per claim of
     ``claims`` that read it; with ``iterates``, the coordinates of every recorded model too.
-    DivergenceError for a run that diverged (before any row)."""
+    DivergenceError for a run that diverged (before any row). BLAS runs on one thread meanwhile, as in
+    the runs themselves (``run.run_seed``): the values do not depend on the machine's thread count,
+    and a full gradient of a large problem takes about a third less CPU than with two threads."""
     if not is_run(stored):
         return
-    rebuilt = stored_result(stored)
+    with one_blas_thread():
+        rebuilt = stored_result(stored)
+        values = _metric_values(rebuilt, iterates)
     result = rebuilt.result
     config = result.config
     seeds_free = {**config.to_json(), "algorithm": {k: v for k, v in config.algorithm.to_json().items() if k != "seeds"}}
@@ -137,7 +141,6 @@ def metric_rows(stored: StoredRun, claims: tuple[str, ...] = ("",), *, iterates:
                  algorithm=config.algorithm.name, problem=str(rebuilt.objective.name),
                  clients=int(rebuilt.objective.n_clients), local_steps=int(config.algorithm.steps_per_round),
                  step_size=_step_size(config.algorithm))
-    values = _metric_values(rebuilt, iterates)
     for claim in claims:
         for name, array in values.items():
             for p, (round_, step) in enumerate(zip(result.rounds, result.steps)):
