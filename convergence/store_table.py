@@ -38,8 +38,9 @@ _TEXT = ("claim", "run_id", "config_id", "metric", "algorithm", "problem", "step
 @dataclass(frozen=True)
 class TableSummary:
     """What ``export_table`` wrote: the ``rows``, the ``runs`` they come from, the store's entries that
-    are no runs (``others``: PEP solutions) and the runs left out because they diverged (``diverged``:
-    one line each, the DivergenceError's message naming the run, the seed and the round)."""
+    are no engine runs (``others``: PEP solutions, results of sweeps of one's own; ``run_metrics.is_run``)
+    and the runs left out because they diverged (``diverged``: one line each, the DivergenceError's
+    message naming the run, the seed and the round)."""
 
     rows: int
     runs: int

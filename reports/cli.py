@@ -218,7 +218,8 @@ def _export(args: argparse.Namespace) -> int:
     with RunStore(args.store, readonly=True, field="store") as store:
         claims = recorded_runs(store)
         summary = export_table(store, args.table, claims=claims, iterates=args.iterates)
-    others = f"; {summary.others} stored PEP solution(s) are no runs, not exported" if summary.others else ""
+    others = (f"; {summary.others} stored entries are no engine runs (PEP solutions, sweeps of your own), not exported"
+              if summary.others else "")
     print(f"wrote {summary.rows} rows of {summary.runs} run(s) to {args.table}{others}")
     for line in summary.diverged:
         print(f"left out: {line}")
