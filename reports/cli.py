@@ -225,7 +225,8 @@ def _export(args: argparse.Namespace) -> int:
         print(f"left out: {line}")
     if not claims:
         print("claim column empty: the store records no claim's runs (filled by an older fedbound or by sweeps of "
-              "your own); `fedbound verify --store STORE` with the same settings records them, reusing every run")
+              "your own); `fedbound verify --store STORE` (or `fedbound run EXPERIMENT.toml --store STORE`) with the "
+              "same settings records them, reusing every run")
     return 0
 
 
