@@ -17,7 +17,9 @@ from .budget import BudgetError, Workload, check_workload, max_cpu_hours
 from .resources import check_jobs, check_sweep_memory
 from .run import run
 from .schedules import ScheduleError, StepSize
+from .run_metrics import METRIC_NAMES, MetricRow
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoreError, StoredRun
+from .store_table import TableSummary, export_table
 from .sweep import (
     MissingRunError, SweepError, SweepMonitor, SweepOptions, SweepResults, SweepTask, check_scheduler, local_process_pool,
     run_sweep,

@@ -32,7 +32,8 @@ object) is corrupt too. ``load`` verifies all of it and raises CorruptRunError (
 the store) rather than return anything unverified; what the values must be for a given run is
 the sweep's to check (``SweepTask.check``).
 
-``export_table`` writes a tidy long table of every stored result for pandas, R or a spreadsheet.
+``runs`` reads every run back in one snapshot (``store_table.export_table`` writes them as a tidy
+table of the metrics the claims read, for pandas, R or a spreadsheet).
 
 Records. Beside the runs a store keeps named JSON records (``put_record`` / ``record``; ``update_record``
 reads and replaces one in a single transaction, so concurrent writers lose no update), each with
@@ -46,7 +47,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,15 +59,14 @@ from .store_codec import (
     stored_text, verified_run,
 )
 from .store_file import RECORDS_TABLE, StoreError, check_store_file, create_store, open_store, store_failure
-from .store_table import TABLE_COLUMNS, array_rows, config_fields, write_table
 
 __all__ = [
-    "CorruptRunError", "CorruptRunWarning", "RunStore", "StoreError", "StoredRun", "TABLE_COLUMNS", "TRACE_ARRAY_PREFIX",
+    "CorruptRunError", "CorruptRunWarning", "RunStore", "StoreError", "StoredRun", "TRACE_ARRAY_PREFIX",
 ]
 
 TRACE_ARRAY_PREFIX = "trace_"
 """Result arrays named with this prefix hold a traced run's every local step (``algorithms._base``,
-"Tracing"); the exported table leaves them out."""
+"Tracing"): their axis 0 is the local step, not the record point."""
 
 
 class RunStore:
@@ -256,61 +255,12 @@ class RunStore:
         with self._snapshot():
             return self._db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
 
-    def export_table(self, path: str | os.PathLike[str], *, format: str | None = None) -> int:
-        """Write every stored result as a tidy long table; returns the number of data rows.
-
-        One row per run key x seed x record point x metric. Columns: ``run_id`` (the key), the
-        config fields flattened to dotted names (``problem.params.alpha``; lists as JSON text; a
-        field whose name clashes with a fixed column is prefixed ``config.``), then ``seed``,
-        ``record``, ``step``, ``metric``, ``value``. ``seed`` is the config's top-level ``seed``
-        field; axis 0 of every array of rank >= 1 is the record axis (``record`` = its index,
-        ``step`` = the config's top-level ``record_steps`` entry when the lengths agree), and
-        further axes are folded into the metric name (``records[3]``); a rank-0 array is one row
-        with empty record and step. Missing values are empty in CSV and null in Parquet. Only
-        results are exported: metadata (wall-clock seconds and the like) is not, nor are the
-        per-step arrays of traced runs (named ``trace_*``, ``TRACE_ARRAY_PREFIX``), whose axis 0 is
-        the local step rather than the record point (millions of rows for one lemma check).
-
-        ``format`` is "csv" or "parquet", taken from the file suffix when None. CSV uses the
-        standard library; Parquet needs pyarrow. pandas reads both (``read_csv``, ``read_parquet``).
-        The table is written beside ``path`` and moved into place when complete, so a run that
-        fails its checksums (CorruptRunError) leaves ``path`` as it was; ``path`` may not be the
-        store itself.
-        """
-        path = Path(path)
-        if path.exists() and os.path.samefile(path, self.path):
-            raise StoreError(f"table: {str(path)!r} is the run store itself; choose another output file")
-        fmt = (format or path.suffix.lstrip(".")).lower()
-        if fmt not in ("csv", "parquet"):
-            raise StoreError(f"format: unknown table format {fmt!r} (from {path.name!r}); use 'csv' or 'parquet'")
-        partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
-        try:
-            with self._snapshot():
-                fields = self._field_names()
-                columns = ["run_id", *fields, *TABLE_COLUMNS[1:]]
-                count = write_table(partial, fmt, columns, self._rows(fields))
-            os.replace(partial, path)
-        finally:
-            partial.unlink(missing_ok=True)
-        return count
-
-    def _field_names(self) -> list[str]:
-        """The flattened config fields of every stored run, sorted (a config that is no JSON object is corrupt)."""
-        names: set[str] = set()
-        for key, text in self._db.execute("SELECT key, config FROM runs"):
-            names.update(config_fields(json_object(self.path, key, "config", text)))
-        return sorted(names)
-
-    def _rows(self, fields: list[str]) -> Iterator[list[Any]]:
-        """Rows of the tidy table (verified runs, by key and array name), aligned with run_id, ``fields``
-        and the fixed columns."""
-        keys = [key for (key,) in self._db.execute("SELECT key FROM runs ORDER BY key")]
-        for key in keys:
-            run = self._read(key)
-            assert run is not None  # the keys come from the same read transaction
-            flat = config_fields(run.config)
-            prefix = [key, *(flat.get(field) for field in fields)]
-            seed = run.config.get("seed")
-            for name, array in run.result.items():
-                if not name.startswith(TRACE_ARRAY_PREFIX):
-                    yield from array_rows(prefix, seed, run.config.get("record_steps"), name, array)
+    def runs(self) -> Iterator[StoredRun]:
+        """Every stored run, verified (``load``), in key order, all read in one read transaction (a
+        consistent snapshot while a sweep writes); CorruptRunError for the first that fails its checks."""
+        with self._snapshot():
+            keys = [key for (key,) in self._db.execute("SELECT key FROM runs ORDER BY key")]
+            for key in keys:
+                run = self._read(key)
+                assert run is not None  # the keys come from the same read transaction
+                yield run

@@ -69,9 +69,13 @@ def from_arrays(
     """The federated problem of a user's arrays (module docstring), its data written to the data folder.
 
     Shapes: X (n, f) real, y (n,) real, client_of_row (n,) integer ids 0..N-1 (every client
-    non-empty), weights (N,) non-negative summing to 1 (default n_k / n). ``loss``:
-    "least_squares", "logistic" (y in {0, 1}) or "softmax" (integer labels in [0, n_classes),
-    n_classes defaulting to max(y) + 1; only softmax takes n_classes). ``l2`` = mu >= 0.
+    non-empty), weights (N,) non-negative summing to 1 (default n_k / n). ``loss`` and ``l2`` are
+    parameters, not data (an experiment file gives them as keys of its ``[problem]`` table, beside
+    ``from_arrays``): client k's objective is F_k(w) = (1/n_k) sum_{i of client k} loss(x_i, y_i; w)
+    + (l2/2) ||w||^2 over every coordinate of w (a bias column of X included), and F = sum_k p_k F_k,
+    so mu = ``l2`` >= 0. ``loss``: "least_squares" ((x'w - y)^2 / 2), "logistic" (y in {0, 1}) or
+    "softmax" (integer labels in [0, n_classes), n_classes defaulting to max(y) + 1; only softmax
+    takes n_classes).
     ``name`` labels the problem (default: "arrays <first 12 hex digits of the file's SHA-256>").
     Each bad input raises one ProblemError naming the argument.
     """

@@ -211,11 +211,22 @@ def _list_falsifiable() -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from convergence.store import RunStore
+    from convergence import RunStore, export_table
+
+    from .verification import recorded_runs
 
     with RunStore(args.store, readonly=True, field="store") as store:
-        rows = store.export_table(args.table)
-    print(f"wrote {rows} rows to {args.table}")
+        claims = recorded_runs(store)
+        summary = export_table(store, args.table, claims=claims, iterates=args.iterates)
+    others = (f"; {summary.others} stored entries are no engine runs (PEP solutions, sweeps of your own), not exported"
+              if summary.others else "")
+    print(f"wrote {summary.rows} rows of {summary.runs} run(s) to {args.table}{others}")
+    for line in summary.diverged:
+        print(f"left out: {line}")
+    if not claims:
+        print("claim column empty: the store records no claim's runs (filled by an older fedbound or by sweeps of "
+              "your own); `fedbound verify --store STORE` (or `fedbound run EXPERIMENT.toml --store STORE`) with the "
+              "same settings records them, reusing every run")
     return 0
 
 

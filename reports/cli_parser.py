@@ -190,9 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="rebuild only this claim of the stored verification (repeatable; with its parameters)")
     report.add_argument("--no-progress", action="store_true", help="print no progress (only the verdict table)")
 
-    export = sub.add_parser("export", help="write a run store as a tidy table (CSV, or Parquet with pyarrow)")
+    export = sub.add_parser("export", help="write the metrics of a run store's runs as a tidy table (claim, run, "
+                            "seed, round, local step, metric, value; CSV, or Parquet with pyarrow)")
     export.add_argument("store", help="run store path (e.g. fedbound-report/runs.sqlite)")
     export.add_argument("table", help="output file: .csv or .parquet")
+    export.add_argument("--iterates", action="store_true",
+                        help="add the coordinates of every recorded model (metric 'iterate', d rows per record)")
 
     listing = sub.add_parser("list", help="list the claims fedbound can verify, with their parameters")
     listing.add_argument("--falsifiable", action="store_true", help="list the claims `fedbound falsify` takes instead")

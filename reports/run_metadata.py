@@ -4,6 +4,7 @@ machine, files."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -12,6 +13,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
 
 from .report_files import ReportFigure, relative_path
 
@@ -80,17 +82,55 @@ def fedbound_version() -> str:
         return "unknown (not installed)"
 
 
-def git_commit() -> str | None:
-    """The commit of the checkout fedbound runs from (with ``+dirty`` for local changes), or
-    None when it is an installed copy (no git checkout around the package)."""
-    root = Path(__file__).resolve().parent.parent
-    if not (root / ".git").exists():
-        return None
-    try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
+def git_commit(package: Path | None = None) -> str | None:
+    """The commit of the fedbound checkout that runs, with ``+dirty`` for local changes to tracked files,
+    or None (shown as n/a) outside a checkout or without a working ``git``.
+
+    The checkout is the git work tree holding this package (``package``: its folder, this module's by
+    default; run from a checkout, an editable install, a git worktree), if that work tree's
+    ``reports/run_metadata.py`` is this very file (a virtual environment inside some other repository
+    is not fedbound's checkout). An installed copy (``pip install .``) is no checkout: its commit is
+    then that of the folder pip installed it from (PEP 610's ``direct_url.json``) when that folder is
+    still a git checkout of fedbound, written ``COMMIT (installed from DIR)``: the checkout's commit
+    now, which is the installed code's unless the checkout moved on since. git runs with its own
+    trust rules (``safe.directory``): a checkout git refuses to read gives None."""
+    here = (package or Path(__file__).resolve().parent).resolve()
+    module = Path(__file__).name
+    top = _git(here, "rev-parse", "--show-toplevel")
+    if top and (Path(top) / here.name / module).resolve() == here / module:
+        return _commit(Path(top))
+    source = _install_source()
+    if source is not None and (source / "reports" / module).is_file() and (source / "pyproject.toml").is_file():
+        commit = _commit(source)
+        return None if commit is None else f"{commit} (installed from {source})"
+    return None
+
+
+def _commit(root: Path) -> str | None:
+    """HEAD of the checkout at ``root``, ``+dirty`` with changes to tracked files; None when git cannot tell."""
+    commit = _git(root, "rev-parse", "HEAD")
+    dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
+    if not commit or dirty is None:
         return None
     return commit + ("+dirty" if dirty else "")
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    """``git -C folder args`` stdout, stripped; None when git is missing, fails or takes over 5 s."""
+    try:
+        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=5,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _install_source() -> Path | None:
+    """The local folder an installed fedbound was built from (``direct_url.json``, PEP 610), or None."""
+    try:
+        text = metadata.distribution("fedbound").read_text("direct_url.json")
+        url = json.loads(text)["url"] if text else ""
+    except (metadata.PackageNotFoundError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return None
+    return Path(unquote(urlparse(url).path))

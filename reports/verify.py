@@ -76,7 +76,10 @@ from .report_document import report_document
 from .report_files import ReportFigure, report_lock
 from .run_metadata import run_metadata
 from .verdicts_json import write_verdicts_json
-from .verification import VerificationRecord, read_verification, record_verification
+from .verification import (
+    ExperimentRecord, VerificationRecord, claim_runs, no_verification_error, read_verification, record_experiment,
+    record_verification,
+)
 
 if TYPE_CHECKING:
     from proofs_check.experiments import Experiment
@@ -147,7 +150,8 @@ def verify(claims: Sequence[str | Claim | ClaimSelection], settings: VerifySetti
         if settings.run_store is None or settings.store_readonly:
             return outcome
         recorded = record_verification(settings.run_store, settings.mode, settings.seeds, outcome.ran,
-                                       [cid for cid in outcome.ran if cid in power_ids])
+                                       [cid for cid in outcome.ran if cid in power_ids],
+                                       claim_runs(progress.sweeps, outcome.ran))
     finally:
         settings.close()  # the store file is complete on its own (no write-ahead log left beside it)
     return dataclasses.replace(outcome, recorded=recorded)
@@ -167,7 +171,9 @@ def run_experiment(experiment: Experiment, out: str | Path, *, jobs: int = 1, st
     writes the report without its figures (a quicker re-check: each figure takes about a second to draw).
     The report replaces any report in ``out`` (nothing is merged) and its metadata's ``mode`` is
     "experiment", so that ``verify`` never merges claims into it; no verification is recorded in the
-    store (``fedbound report`` rebuilds verifications of registered claims).
+    store (``fedbound report`` rebuilds verifications of registered claims): the store records the
+    experiment's file and runs instead (``reports.verification.ExperimentRecord``), so that ``fedbound
+    report`` on it points back to ``fedbound run`` and ``fedbound export`` names the runs' claim.
 
     Before the output folder is made, the experiment's work is estimated and priced
     (``proofs_check.experiments.check_experiment_budget``): BudgetError naming the field when it is over
@@ -187,7 +193,11 @@ def run_experiment(experiment: Experiment, out: str | Path, *, jobs: int = 1, st
     about = {"mode": "experiment", "experiment": experiment.source or experiment.name,
              "problem": experiment.problem.to_json(), "algorithm": experiment.algorithm.name}
     try:
-        return _write_report([selection], settings, out, command, monitor, (), figures=figures, experiment=about)
+        outcome = _write_report([selection], settings, out, command, monitor, (), figures=figures, experiment=about)
+        if settings.run_store is not None:
+            runs = claim_runs(monitor.sweeps, [selection.id])[selection.id]
+            record_experiment(settings.run_store, ExperimentRecord(experiment.source, experiment.name, runs))
+        return outcome
     finally:
         settings.close()
 
@@ -208,10 +218,8 @@ def rebuild_report(store: str | Path, out: str | Path, *, claims: Sequence[str] 
 
     with RunStore(store, readonly=True, field="STORE") as opened:
         record = read_verification(opened)
-    if record is None:
-        raise ValueError(f"STORE: {str(store)!r} holds no verification record (it was not filled by `fedbound verify "
-                         f"--store`, or by an older fedbound); run `fedbound verify --store {shlex.quote(str(store))}` "
-                         "first")
+        if record is None:
+            raise no_verification_error(opened)
     ids = list(record.claims)
     if claims:
         normal = [select_claim(text).id for text in claims]

@@ -8,6 +8,7 @@ never a silent recomputation. Also: the README's command synopsis matches the pa
 
 from __future__ import annotations
 
+import dataclasses
 import contextlib
 import io
 import json
@@ -55,7 +56,12 @@ def _claims(out: Path) -> list[dict]:
 def test_the_store_records_the_verification_it_holds(verified: Path) -> None:
     with RunStore(verified / "runs.sqlite", readonly=True) as store:
         record = read_verification(store)
-    assert record == VerificationRecord("quick", 2, (CONTROL, SHORT, SHORTER), (CONTROL, SHORT))
+        keys = set(store.keys())
+    assert dataclasses.replace(record, runs={}) == VerificationRecord("quick", 2, (CONTROL, SHORT, SHORTER),
+                                                                      (CONTROL, SHORT))
+    assert set(record.runs) == {CONTROL, SHORT, SHORTER}  # the runs each claim read, for `fedbound export`
+    assert all(record.runs.values()) and set().union(*record.runs.values()) <= keys
+    assert set(record.runs[SHORT]).isdisjoint(record.runs[SHORTER])  # other rounds, other runs
 
 
 def test_report_rebuilds_the_same_verdicts_computing_no_run(verified: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,7 +115,8 @@ def test_a_store_without_a_verification_is_reported_clearly(tmp_path: Path, caps
     assert main(["report", str(store), "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err.strip() == (
         f"fedbound: error: STORE: '{store}' holds no verification record (it was not filled by `fedbound verify "
-        f"--store`, or by an older fedbound); run `fedbound verify --store {store}` first")
+        f"--store` or `fedbound run`, or it was by an older fedbound); `fedbound verify --store {store}` runs every "
+        f"shipped claim into it, `fedbound run EXPERIMENT.toml --store {store}` an experiment of yours")
     assert main(["report", str(tmp_path / "absent.sqlite"), "--out", str(tmp_path / "r")]) == 2
     assert "STORE: no run store at" in capsys.readouterr().err
     assert not (tmp_path / "absent.sqlite").exists()
@@ -150,6 +157,15 @@ def test_the_record_merges_same_settings_and_is_replaced_by_others(tmp_path: Pat
             read_verification(store)
 
 
+def test_the_runs_of_each_claim_merge_with_the_claims(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        record_verification(store, "default", 2, ["e"], runs={"e": ("k1", "k2")})
+        assert record_verification(store, "default", 2, ["f"], runs={"f": ("k2",)}).runs == {"e": ("k1", "k2"),
+                                                                                             "f": ("k2",)}
+        assert record_verification(store, "default", 2, ["e"]).runs == {"f": ("k2",)}  # e run again: its keys now
+        assert record_verification(store, "quick", 2, ["g"], runs={"g": ("k3",)}).runs == {"g": ("k3",)}
+
+
 @pytest.mark.parametrize("data, field", [
     ({"kind": "something else"}, "kind"),
     ({"kind": "fedbound verification", "version": 2}, "version"),
@@ -159,6 +175,10 @@ def test_the_record_merges_same_settings_and_is_replaced_by_others(tmp_path: Pat
     ({"kind": "fedbound verification", "version": 1, "mode": "quick", "seeds": 2, "claims": ["a"], "power": ["b"]},
      "power"),
     ({"kind": "fedbound verification", "version": 1, "mode": "quick"}, "verification record"),
+    ({"kind": "fedbound verification", "version": 1, "mode": "quick", "seeds": 2, "claims": ["a"], "power": [],
+      "runs": {"b": ["k"]}}, "runs"),
+    ({"kind": "fedbound verification", "version": 1, "mode": "quick", "seeds": 2, "claims": ["a"], "power": [],
+      "runs": {"a": "k"}}, "runs"),
 ])
 def test_a_malformed_record_names_its_field(data: dict, field: str) -> None:
     with pytest.raises(ValueError, match=f"^{field}: "):

@@ -21,6 +21,7 @@ from convergence import (
     RunStore,
     StepSize,
     execute,
+    export_table,
     run,
 )
 from convergence.algorithms import algorithm_for
@@ -166,14 +167,15 @@ def test_a_run_stored_in_an_older_format_is_recomputed(tmp_path: Path) -> None:
                 np.testing.assert_array_equal(getattr(mine, field), value, err_msg=field)
 
 
-def test_the_exported_table_leaves_the_traces_out(tmp_path: Path) -> None:
+def test_the_exported_table_of_a_traced_run_holds_its_records_metrics(tmp_path: Path) -> None:
     request = RunRequest(RUNS["fedavg"], trace=True)
     with RunStore(tmp_path / "runs.sqlite") as store:
-        execute([request], SweepOptions(store=store, progress=False), engine="numpy")
-        rows = store.export_table(tmp_path / "table.csv")
+        (traced,) = execute([request], SweepOptions(store=store, progress=False), engine="numpy")
+        rows = export_table(store, tmp_path / "table.csv").rows
     with open(tmp_path / "table.csv", newline="") as handle:
-        metrics = {row["metric"].split("[")[0] for row in csv.DictReader(handle)}
-    assert metrics == {"records", "max_radius_sq", "max_grad_sq", "diverged"} and rows > 0
+        table = list(csv.DictReader(handle))
+    assert {row["metric"] for row in table} == {"gap", "dist_sq", "loss", "grad_norm_sq"}
+    assert rows == len(table) == 4 * traced.gap.size  # one row per metric, seed and record point, no local step
 
 
 def test_traces_are_read_only() -> None:

@@ -29,7 +29,7 @@ models, whose per-block accuracies are kept), stored as its arrays.
 Tracing. A run planned with ``trace=True`` keeps every local iterate: the NumPy reference path
 (only it: the Numba kernels keep records) writes the per-step arrays (every local model, the
 stochastic and full gradients, and the algorithm's per-round state) into the seed's ``trace_*``
-arrays (that prefix, ``store.TRACE_ARRAY_PREFIX``, keeps them out of the store's exported table),
+arrays (that prefix, ``store.TRACE_ARRAY_PREFIX``, marks arrays whose axis 0 is the local step),
 from the very arithmetic that produces its records, so a traced run's records equal the
 untraced run's bit for bit. The engine's extras then carry one typed, read-only trace per seed
 (``fedavg.trace.FedAvgTrace``, ``block_cyclic.trace.BlockCyclicTrace``); the lemma checks and

@@ -17,8 +17,9 @@ import numpy as np
 from problems import ProblemSpec
 
 from ..config import ConfigError, config_digest
+from ..schedules import StepSize
 from ._base import COMMON_METRICS, AlgorithmConfig, ExtrasT, MetricUnavailable
-from .registry import algorithm_for
+from .registry import algorithm_for, config_type
 
 __all__ = ["RunConfig", "RunResult"]
 
@@ -48,6 +49,28 @@ class RunConfig:
     def with_seeds(self, seeds: tuple[int, ...]) -> "RunConfig":
         """The same run with other seeds."""
         return RunConfig(self.problem, self.algorithm.with_seeds(seeds), self.label)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "RunConfig":
+        """The run config whose ``to_json()`` is ``data`` (a run store's config, which adds keys of its
+        own: they are ignored): the problem by ``ProblemSpec.from_json``, the algorithm by its
+        registered config type (a step size by ``StepSize.from_json``, a list as a tuple). ConfigError
+        naming the field when ``data`` is not such JSON, or when the config read back does not write
+        the same JSON (an older or foreign format); ProblemError naming the problem's field."""
+        if not isinstance(data, dict) or not isinstance(data.get("algorithm"), dict) or "problem" not in data:
+            raise ConfigError(f"config: expected the JSON of a run config (keys 'problem' and 'algorithm'), got "
+                              f"{sorted(data) if isinstance(data, dict) else type(data).__name__}")
+        fields = dict(data["algorithm"])
+        kind = config_type(str(fields.pop("algorithm", None)))
+        values = {name: StepSize.from_json(value) if isinstance(value, dict) and "kind" in value
+                  else tuple(value) if isinstance(value, list) else value for name, value in fields.items()}
+        try:
+            config = cls(None if data["problem"] is None else ProblemSpec.from_json(data["problem"]), kind(**values))
+        except TypeError as exc:
+            raise ConfigError(f"algorithm: not the JSON of a {kind.__name__} ({exc})") from None
+        if config.algorithm.to_json() != data["algorithm"]:
+            raise ConfigError(f"algorithm: {data['algorithm']!r} does not read back as the same {kind.__name__}")
+        return config
 
 
 @dataclass(frozen=True, eq=False)
