@@ -5,12 +5,14 @@ from .checks import VALUE_TOLERANCE, check_against_worst_case
 from .direct import DirectSolution, direct_worst_case
 from .drift import drift_closed_form, drift_program
 from .instance import ENGINE_TOLERANCE, EngineCheck, QuadraticInstance, engine_check, quadratic_instance
-from .program import Program, build_program, fedavg_program, limit_program
+from .program import Program, fedavg_program, limit_program
 from .sdp import ACCURACY_TOLERANCE, SOLVER, SOLVER_TOLERANCE, SDPSolution, solve_program
 from .quadratic import quadratic_conditions
 from .setting import (
     DRIFT_METRICS, FUNCTION_CLASSES, METRICS, DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPError, PEPSetting, constant_steps,
     unit_length,
 )
-from .worst_case import STATUSES, WorstCase, cache_key, fedavg_limit_worst_case, fedavg_worst_case, worst_case
+from .worst_case import (
+    STATUSES, WorstCase, build_program, cache_key, fedavg_limit_worst_case, fedavg_worst_case, worst_case,
+)
 from .workload import programs_workload

@@ -54,12 +54,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .setting import DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPSetting
+from .setting import FedAvgLimitPEP, FedAvgPEP
 
 if TYPE_CHECKING:
     from PEPit import Expression, Function, Point
 
-__all__ = ["Program", "fedavg_program", "limit_program", "build_program"]
+__all__ = ["Program", "fedavg_program", "limit_program"]
 
 
 @dataclass(frozen=True)
@@ -203,16 +203,3 @@ def limit_program(setting: FedAvgLimitPEP) -> Program:
         y = y - setting.step * g
         means.append(mean)
     return _finish(setting, f, vectors, constraints, w ** 2, [w], minimiser)
-
-
-def build_program(setting: PEPSetting) -> Program:
-    """``fedavg_program``, ``limit_program`` or ``drift.drift_program``, by the type of ``setting``."""
-    if isinstance(setting, FedAvgPEP):
-        return fedavg_program(setting)
-    if isinstance(setting, FedAvgLimitPEP):
-        return limit_program(setting)
-    if isinstance(setting, DriftPEP):
-        from .drift import drift_program
-
-        return drift_program(setting)
-    raise TypeError(f"setting: expected a FedAvgPEP, FedAvgLimitPEP or DriftPEP, got {type(setting).__name__}")

@@ -28,7 +28,10 @@ from .setting import DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPError, PEPSetting, 
 if TYPE_CHECKING:
     from convergence import RunStore
 
-__all__ = ["STATUSES", "WorstCase", "cache_key", "fedavg_limit_worst_case", "fedavg_worst_case", "worst_case"]
+    from .program import Program
+
+__all__ = ["STATUSES", "WorstCase", "build_program", "cache_key", "fedavg_limit_worst_case", "fedavg_worst_case",
+           "worst_case"]
 
 STATUSES = ("optimal", "optimal_inaccurate", "user_limit", "infeasible", "infeasible_inaccurate", "unbounded",
             "unbounded_inaccurate", "infeasible_or_unbounded", "solver_error")
@@ -143,7 +146,6 @@ def _solve(setting: PEPSetting, max_iter: int) -> WorstCase:
     """Solve ``setting`` scaled to unit length (``setting.unit_length``) and scale the values back."""
     import time
 
-    from .program import build_program
     from .sdp import solve_program
 
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -152,6 +154,21 @@ def _solve(setting: PEPSetting, max_iter: int) -> WorstCase:
     return WorstCase(setting, solution.value * length ** 2, solution.dual_value * length ** 2, solution.status,
                      solution.primal_residual, solution.dual_residual, solution.duality_gap, solution.iterations,
                      time.perf_counter() - start, time.process_time() - cpu_start)
+
+
+def build_program(setting: PEPSetting) -> Program:
+    """The program of ``setting``, by its type: ``program.fedavg_program`` (FedAvgPEP),
+    ``program.limit_program`` (FedAvgLimitPEP) or ``drift.drift_program`` (DriftPEP)."""
+    from .drift import drift_program
+    from .program import fedavg_program, limit_program
+
+    if isinstance(setting, FedAvgPEP):
+        return fedavg_program(setting)
+    if isinstance(setting, FedAvgLimitPEP):
+        return limit_program(setting)
+    if isinstance(setting, DriftPEP):
+        return drift_program(setting)
+    raise TypeError(f"setting: expected a FedAvgPEP, FedAvgLimitPEP or DriftPEP, got {type(setting).__name__}")
 
 
 def _stored(store: RunStore, key: str, setting: PEPSetting) -> WorstCase | None:
