@@ -14,8 +14,8 @@ bit-identical for every thread count and either path, so the choice is about spe
   single run (a sweep of many seeds is better served by jobs).
 
 Threads per run from the work per round. The threaded kernel pays a barrier at the end of every
-round (the server aggregates after all of the round's clients), about 20 us with a passive wait on
-a loaded machine, so a run with little work per round is slower on 2 threads than on 1. Inside
+round (the server aggregates after all of the round's clients), 15-40 us on W1 with a passive
+wait, so a run with little work per round is slower on 2 threads than on 1. Inside
 ``using_kernel_threads(n)`` with n > 1, a seed takes the threaded kernel only when its round does
 ``round_work`` >= ``min_work`` (default ``THREADED_MIN_WORK``) and has at least 2 participants;
 otherwise the serial kernel runs (``threads_for_round``, which counts the paths taken in the
@@ -23,35 +23,39 @@ otherwise the serial kernel runs (``threads_for_round``, which counts the paths 
 
 A passive wait. GNU OpenMP's threads spin for about 300,000 iterations (GOMP_SPINCOUNT's default,
 a few ms) at every barrier before they sleep: with the other core busy, the spinning thread takes
-its time slices from the work (one W2 run on 2 threads measured 0.53-0.56x the speed of 1, its
-CPU time +80%). Before the threaded kernel first loads OpenMP (Numba starts its threads then),
-``threads_for_round`` sets OMP_WAIT_POLICY=PASSIVE (the threads sleep at once), unless the user has
-set OMP_WAIT_POLICY or GOMP_SPINCOUNT: their value is kept. A library that loaded OpenMP in this
-process before (torch's own copy does not count) fixes its policy at that load.
+time slices from the work (W2 on 2 threads ran at 0.52-0.70x the speed of 1 thread, with 25-85%
+more CPU time). Before the threaded kernel first runs (Numba loads OpenMP and starts its threads
+then), ``threads_for_round`` sets OMP_WAIT_POLICY=PASSIVE (the threads sleep at once), unless the
+user has set OMP_WAIT_POLICY or GOMP_SPINCOUNT: their value is kept. A library that loaded GNU
+OpenMP into this process earlier has fixed its policy at that load.
 
-Measured on this machine (2 cores, load average 4.2-5.4 from other engineers' jobs, so no core
-was free), ``fedbound bench``'s pairing (7 alternated pairs, medians of per-pair wall ratios
-1 thread / 2 threads with their quartiles): FedAvg, E = 20, softmax 60 x 10 (+ bias) synthetic
-clients (d = 610) and W1 (least squares, d = 21, 5 rows per client, exact gradients):
+Measured on this machine (2 cores shared with other engineers' jobs, Intel, numba 0.68 with GNU
+OpenMP): ``fedbound bench``'s pairing (7 alternated pairs, threaded kernel forced, min_work = 0),
+the median of the per-pair wall ratios 1 thread / 2 threads [quartiles] (above 1: 2 threads
+faster), FedAvg with E = 20 on W1 (least squares, d = 21, 5 rows per client, exact gradients) and
+on synthetic(1, 1) softmax clients (60 x 10 + bias, d = 610, N clients, batch b):
 
-=========================  ============  ===================  ===================  ===================
-run                        work / round  GNU OpenMP default   OMP_WAIT_POLICY      Numba's workqueue
-                                         (active spin)        PASSIVE              layer
-=========================  ============  ===================  ===================  ===================
-W1, N = 5, exact           10,500        0.09 [0.06, 0.11]    0.24 [0.24, 0.31]    0.10 [0.09, 0.11]
-N = 5, batch 2             122,000       0.36 [0.31, 0.46]    0.98 [0.70, 1.01]    0.66 [0.63, 0.73]
-N = 20, batch 2            488,000       0.10 [0.08, 0.21]    1.00 [0.96, 1.03]    0.82 [0.75, 0.89]
-N = 5, batch 24            1,464,000     0.15 [0.08, 0.63]    0.94 [0.91, 0.98]    0.83 [0.82, 0.85]
-N = 100, batch 2           2,440,000     0.75 [0.51, 1.02]    0.95 [0.94, 1.01]    0.92 [0.85, 0.95]
-N = 20, batch 24           5,856,000     0.14 [0.13, 0.14]    0.97 [0.97, 1.01]    0.96 [0.93, 0.98]
-W2, N = 100, batch 24      29,280,000    0.53 [0.52, 0.57]    1.03 [0.95, 1.07]    1.00 [0.97, 1.03]
-=========================  ============  ===================  ===================  ===================
+================  ============  =================  =================  =================  =================
+run               work / round  OpenMP, active     workqueue layer    OpenMP, PASSIVE    OpenMP, PASSIVE
+                                spin (load 2.5)    (load 2.6)         (load 2.2)         (load 4.4-4.9)
+================  ============  =================  =================  =================  =================
+W1, N = 5         10,500        0.16 [0.09, 0.27]  0.09 [0.09, 0.09]  0.09 [0.08, 0.10]  0.30 [0.28, 0.31]
+N = 5, b = 2      122,000       0.03 [0.02, 0.07]  0.70 [0.69, 0.72]  0.88 [0.87, 0.97]  0.91 [0.80, 0.97]
+N = 10, b = 2     244,000       0.08 [0.07, 0.11]  0.77 [0.74, 0.81]  1.06 [1.04, 1.07]  0.86 [0.86, 0.89]
+N = 20, b = 2     488,000       0.07 [0.07, 0.16]  0.87 [0.86, 0.87]  1.15 [1.07, 1.19]  0.97 [0.96, 1.09]
+N = 5, b = 24     1,464,000     0.04 [0.04, 0.14]  0.86 [0.85, 0.88]  1.28 [1.24, 1.28]  1.00 [0.96, 1.22]
+N = 20, b = 24    5,856,000     0.26 [0.14, 1.81]  0.97 [0.93, 0.99]  1.70 [1.68, 1.74]  0.97 [0.97, 1.01]
+W2, N = 100, b 24 29,280,000    0.56 [0.54, 0.60]  1.03 [1.02, 1.05]  1.70 [1.60, 1.86]  1.03 [1.02, 1.05]
+================  ============  =================  =================  =================  =================
 
-The passive wait is the layer kept (workqueue's condition variables cost more per round). With it
-no run was slower on 2 threads than on 1 from 488,000 units of work per round up, and W1's round
-(about 6 us of work against about 20 us of barrier) was 4x slower: ``THREADED_MIN_WORK`` = 500,000
-(a round of about 0.2-1 ms on one thread) keeps such runs serial. With a free core the issue
-measured W2 at 1.68-1.73x on 2 threads.
+(The last column's N = 20, b = 24 row is from a run with OMP_WAIT_POLICY=PASSIVE set in the
+shell.) The passive wait is kept: it alone gains where a core is free (1.70x on W2 at load 2.2,
+the issue's 1.68-1.73x), and where none is it stays near 1 from about 500,000 units a round,
+while the workqueue layer never gains on 2 cores. Its CPU cost also falls with the work per
+round: 2 threads took 1 / 0.69 = 1.45x the CPU time of 1 at 488,000 units, 1.27x at 1,464,000,
+1.05x on W2. ``THREADED_MIN_WORK`` = 1,000,000 (a round of about 0.5-1 ms on one thread) keeps
+runs below that serial: W1 (3-11x slower on 2 threads) and the runs whose small gain cost the most
+extra CPU.
 """
 
 from __future__ import annotations
