@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from numba import config
 
-from convergence import FedAvgConfig, StepSize
+from convergence import FedAvgConfig, StepSize, bench
 from convergence.algorithms import (
     THREADED_MIN_WORK,
     FedProxConfig,
@@ -40,6 +40,7 @@ from convergence.algorithms.kernel_threads import (
 )
 from convergence.run import run_seed
 from convergence.sweep import SweepOptions
+from problems import build_problem
 
 from test_fedavg_kernel import small_problem
 
@@ -108,12 +109,16 @@ def paths_taken() -> dict[str, list[int]]:
         with using_kernel_threads(2) as paths:
             _seed(problem, cfg, 5)
         taken[name] = [paths.serial, paths.threaded]
+    w1, bench_paths = bench.WORKLOADS[0], KernelPaths()  # bench's W1 row: 5 x 20 x 5 x 21 = 10,500 units a round
+    bench._fedavg_engine("2 threads", build_problem(w1.spec), w1, "numba", 3, 2, bench_paths).run()
+    taken["bench's W1 on 2 threads"] = [bench_paths.serial, bench_paths.threaded]
     return taken
 
 
 def test_threads_are_chosen_from_the_work_per_round() -> None:
     assert round_work(4, 50, 40, 192) == 1_536_000 >= THREADED_MIN_WORK > round_work(4, 4, 11, 7)
-    assert _in_threads("paths_taken") == {"tiny": [1, 0], "big": [0, 1], "big, one client a round": [1, 0]}
+    assert _in_threads("paths_taken") == {"tiny": [1, 0], "big": [0, 1], "big, one client a round": [1, 0],
+                                          "bench's W1 on 2 threads": [1, 0]}
 
 
 def rule_outcomes() -> list[int]:
