@@ -23,9 +23,11 @@ client-steps):
   its exps, timed as an engine), with its flops, exps and bytes, and the floor priced at the
   1000^3 product rate;
 - 1 thread / 2 threads: one kernel run (``kernel_threads``: the clients of each round over
-  Numba's threads, bit-identical results) on 1 and on 2 threads; skipped where Numba has one
-  thread. The block-cyclic kernel (W3) has no threaded path: both of its runs are serial, so its
-  row shows the pairing's own noise around 1.
+  Numba's threads, bit-identical results) on 1 and on 2 threads asked for, which takes the
+  threaded kernel only when a round's work reaches ``kernel_threads.THREADED_MIN_WORK`` (the row's
+  note says how many of the 2-thread calls did: W2's do, W1's tiny rounds run serially); skipped
+  where Numba has one thread. The block-cyclic kernel (W3) has no threaded path: both of its runs
+  are serial, so its row shows the pairing's own noise around 1.
 
 Workloads:
 W1: Li et al.'s counterexample (N = 5, p = 4, d = 21), exact gradients, E = 20;
@@ -54,7 +56,8 @@ from threadpoolctl import threadpool_limits
 
 from problems import FederatedProblem, ProblemSpec, build_problem, problem_spec
 
-from .algorithms import FedAvgConfig, algorithm_for, using_kernel_threads
+from .algorithms import FedAvgConfig, KernelPaths, algorithm_for, using_kernel_threads
+from .algorithms.kernel_threads import THREADED_MIN_WORK
 from .algorithms.packing import pack_clients
 from .bench_floor import (
     FloorModel,
@@ -172,16 +175,20 @@ def _check_pairs(pairs: int) -> int:
 
 
 def _fedavg_engine(name: str, problem: FederatedProblem, workload: Workload, engine: str, rounds: int,
-                   threads: int = 1) -> Engine:
-    """One seed of the workload (``rounds`` rounds) on ``engine`` ("numba", "numpy") and ``threads``."""
+                   threads: int = 1, paths: KernelPaths | None = None) -> Engine:
+    """One seed of the workload (``rounds`` rounds) on ``engine`` ("numba", "numpy") and ``threads``
+    asked for; the kernel paths taken are added to ``paths`` when given."""
     alg = workload.config(rounds)
     fedavg = algorithm_for(alg)
     plan = fedavg.plan(problem, alg, False)
     w_star = np.zeros(problem.dim)
 
     def run() -> None:
-        with using_kernel_threads(threads):
+        with using_kernel_threads(threads) as taken:
             run_seed(fedavg, problem, plan, 0, w_star, engine)
+        if paths is not None:
+            paths.serial += taken.serial
+            paths.threaded += taken.threaded
 
     return Engine(name, run, rounds * workload.local_steps * problem.n_clients)
 
@@ -191,6 +198,12 @@ def _thread_rows(name: str, one: Engine, two: Engine, pairs: int, note: str | No
     if config.NUMBA_NUM_THREADS < 2:
         return skipped(name, one.name, two.name, _UNIT, _NO_THREADS)
     return replace(compare(name, one, two, pairs, _UNIT), note=note)
+
+
+def _paths_note(paths: KernelPaths) -> str:
+    """Which kernel the 2-thread side's calls ran."""
+    return (f"2 threads asked for: the threaded kernel ran in {paths.threaded} of {paths.serial + paths.threaded} "
+            f"calls, the serial one below {THREADED_MIN_WORK:,.0f} units of work per round")
 
 
 def _fedavg_rows(w: Workload, rates: MachineRates, pairs: int) -> WorkloadBench:
@@ -212,8 +225,10 @@ def _fedavg_rows(w: Workload, rates: MachineRates, pairs: int) -> WorkloadBench:
     rows.append(compare(w.name, numpy_peer, kernel, pairs, _UNIT))
     peer_diff = float(np.max(np.abs(numpy_peer_fedavg(problem, inputs)[-1] - kernel_model)))
     rows.append(compare(w.name, kernel, floor_engine(packed, w.batch_size, exps, rates, units), pairs, _UNIT))
-    rows.append(_thread_rows(w.name, _fedavg_engine("1 thread", problem, w, "numba", w.rounds_numba),
-                             _fedavg_engine("2 threads", problem, w, "numba", w.rounds_numba, 2), pairs))
+    paths = KernelPaths()
+    threads = _thread_rows(w.name, _fedavg_engine("1 thread", problem, w, "numba", w.rounds_numba),
+                           _fedavg_engine("2 threads", problem, w, "numba", w.rounds_numba, 2, paths), pairs)
+    rows.append(replace(threads, note=_paths_note(paths)) if threads.measured else threads)
     jax_one_thread()
     jax_run = jax_peer(problem, inputs)
     jax_diff = None

@@ -161,10 +161,11 @@ class SweepOptions:
     raises MissingRunError (CorruptRunError) before anything runs. progress: True for a transient
     progress bar, False for none, or a ``SweepMonitor`` to report to. threads: how many threads
     each kernel call may use (``algorithms.kernel_threads``: the clients of a round in parallel,
-    results bit-identical for any count); more than 1 only with the "serial" executor, since jobs
-    processes times threads would oversubscribe the cores and a forked worker cannot use its
-    parent's OpenMP threads. max_cpu_hours: the limit a sweep's estimated cost must stay under
-    (``convergence.budget``; None: ``$FEDBOUND_MAX_CPU_HOURS`` or the default). Bad values raise
+    results bit-identical for any count, in runs whose rounds reach its ``THREADED_MIN_WORK``);
+    more than 1 only with the "serial" executor, since jobs processes times threads would
+    oversubscribe the cores and a forked worker cannot use its parent's OpenMP threads.
+    max_cpu_hours: the limit a sweep's estimated cost must stay under (``convergence.budget``;
+    None: ``$FEDBOUND_MAX_CPU_HOURS`` or the default). Bad values raise
     ValueError naming the field.
     """
 

@@ -1,12 +1,14 @@
 """Threads in the linear local-SGD kernel (``convergence/algorithms/local_sgd.py``,
 ``kernel_threads.py``): the clients of a round run over Numba's threads, and every result (records,
 tracked maxima, the divergence round) is bit-identical to the serial kernel, for every loss,
-data layout, gradient kind, participation scheme and FedProx; the sweep's ``threads`` option is
-explicit, checked, and refused together with a process pool.
+data layout, gradient kind, participation scheme and FedProx; a run asking for threads takes the
+threaded kernel only when its round's work reaches the threshold (checked by the path taken, never
+by timing); OpenMP's passive wait is set only where the user set no policy; the sweep's
+``threads`` option is explicit, checked, and refused together with a process pool.
 
 Numba's thread count is fixed when it starts (NUMBA_NUM_THREADS, the CPU count by default); on a
-one-core machine the comparison runs in a child process started with NUMBA_NUM_THREADS=2, so it
-is never skipped.
+one-core machine the tests that run threads do so in a child process started with
+NUMBA_NUM_THREADS=2, so they are never skipped.
 """
 
 from __future__ import annotations
@@ -21,10 +23,24 @@ import numpy as np
 import pytest
 from numba import config
 
-from convergence import FedAvgConfig, StepSize
-from convergence.algorithms import FedProxConfig, algorithm_for, check_threads, kernel_threads, using_kernel_threads
+from convergence import FedAvgConfig, StepSize, bench
+from convergence.algorithms import (
+    THREADED_MIN_WORK,
+    FedProxConfig,
+    KernelPaths,
+    algorithm_for,
+    check_threads,
+    kernel_threads,
+    using_kernel_threads,
+)
+from convergence.algorithms.kernel_threads import (
+    passive_wait,
+    round_work,
+    threads_for_round,
+)
 from convergence.run import run_seed
 from convergence.sweep import SweepOptions
+from problems import build_problem
 
 from test_fedavg_kernel import small_problem
 
@@ -48,8 +64,9 @@ def _seed(problem, config, seed: int):
 
 
 def thread_differences(threads: int) -> list[str]:
-    """Every case run serially and on ``threads`` threads; returns the cases whose results differ
-    in any bit (empty: all identical)."""
+    """Every case run serially and on ``threads`` threads (the threaded kernel forced: min_work 0);
+    returns the cases whose results differ in any bit, or that did not run the threaded kernel
+    (empty: all identical)."""
     differ = []
     configs = [(f"{loss}/{layout}/b{batch}/{scheme}", small_problem(loss, layout),
                 FedAvgConfig(4, 9, StepSize.inverse_time(0.2, 0.05), batch, 0.8, (0, 1, 5, 9), participation=scheme,
@@ -58,11 +75,79 @@ def thread_differences(threads: int) -> list[str]:
                     FedProxConfig(4, 9, StepSize.constant(0.1), 0.5, 3, 1.0, (0, 9))))
     for name, problem, cfg in configs:
         serial = _seed(problem, cfg, 5)
-        with using_kernel_threads(threads):
+        with using_kernel_threads(threads, min_work=0) as paths:
             threaded = _seed(problem, cfg, 5)
-        if not all(np.array_equal(a, b) for a, b in zip(serial, threaded)):
+        if paths != KernelPaths(serial=0, threaded=1) or not all(np.array_equal(a, b) for a, b in zip(serial, threaded)):
             differ.append(name)
     return differ
+
+
+def _in_threads(function: str) -> object:
+    """``function`` of this module called with 2 threads: here, or in a child started with
+    NUMBA_NUM_THREADS=2 on a one-core machine; its JSON result."""
+    if config.NUMBA_NUM_THREADS >= 2:
+        return json.loads(json.dumps(globals()[function]()))
+    code = f"import json; from test_kernel_threads import {function} as f; print(json.dumps(f()))"
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           cwd=Path(__file__).parent, env={**os.environ, "NUMBA_NUM_THREADS": "2"})
+    return json.loads(child.stdout.splitlines()[-1])
+
+
+def paths_taken() -> dict[str, list[int]]:
+    """[serial, threaded] kernel calls of a tiny run and of a big one, each asking for 2 threads
+    with the default threshold. Tiny: 4 clients x E = 4 x about 8 rows x d = 7 (least squares,
+    exact gradients), about 900 units a round. Big: 4 clients x E = 50 x batch 40 x d = 192
+    (softmax, 64 features, 3 classes), 1,536,000 units a round, one round; and the big run with
+    one client a round (Scheme II, K = 1), which has nothing to run in parallel."""
+    cases = {"tiny": (small_problem("least_squares", "sparse"), FedAvgConfig(4, 3, StepSize.constant(0.1), 0, 1.0, (3,))),
+             "big": (small_problem("softmax", "wide"), FedAvgConfig(50, 1, StepSize.constant(0.01), 40, 1.0, (1,))),
+             "big, one client a round": (small_problem("softmax", "wide"),
+                                         FedAvgConfig(50, 1, StepSize.constant(0.01), 40, 1.0, (1,),
+                                                      participation="scheme_ii", participants=1))}
+    taken = {}
+    for name, (problem, cfg) in cases.items():
+        with using_kernel_threads(2) as paths:
+            _seed(problem, cfg, 5)
+        taken[name] = [paths.serial, paths.threaded]
+    w1, bench_paths = bench.WORKLOADS[0], KernelPaths()  # bench's W1 row: 5 x 20 x 5 x 21 = 10,500 units a round
+    bench._fedavg_engine("2 threads", build_problem(w1.spec), w1, "numba", 3, 2, bench_paths).run()
+    taken["bench's W1 on 2 threads"] = [bench_paths.serial, bench_paths.threaded]
+    return taken
+
+
+def test_threads_are_chosen_from_the_work_per_round() -> None:
+    assert round_work(4, 50, 40, 192) == 1_536_000 >= THREADED_MIN_WORK > round_work(4, 4, 11, 7)
+    assert _in_threads("paths_taken") == {"tiny": [1, 0], "big": [0, 1], "big, one client a round": [1, 0],
+                                          "bench's W1 on 2 threads": [1, 0]}
+
+
+def rule_outcomes() -> list[int]:
+    """threads_for_round at and around a threshold of 100 units, and outside any setting."""
+    outside = threads_for_round(8, 1e12)
+    with using_kernel_threads(2, min_work=100) as paths:
+        inside = [threads_for_round(2, 99.0), threads_for_round(2, 100.0), threads_for_round(1, 1e12)]
+    return [outside, *inside, paths.serial, paths.threaded]
+
+
+def test_the_choice_rule() -> None:
+    # outside: 1; inside: below the threshold 1, at it 2, one participant 1; counted 2 serial, 1 threaded
+    assert _in_threads("rule_outcomes") == [1, 1, 2, 1, 2, 1]
+    with pytest.raises(ValueError, match="^min_work: "), using_kernel_threads(1, min_work=-1.0):
+        pass
+
+
+def test_the_passive_wait_is_set_only_where_the_user_set_no_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    passive_wait()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    passive_wait()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    monkeypatch.setenv("GOMP_SPINCOUNT", "300000")
+    passive_wait()
+    assert "OMP_WAIT_POLICY" not in os.environ and os.environ["GOMP_SPINCOUNT"] == "300000"
 
 
 def test_threaded_kernel_is_bit_identical_to_the_serial_one() -> None:

@@ -18,7 +18,7 @@ from .participation import PARTICIPATION_SCHEMES, RoundSample, round_sample
 from .fedavg.trace import FedAvgTrace
 from .fedavg_cyclic import FedAvgCyclicConfig
 from .fedprox.config import FedProxConfig
-from .kernel_threads import check_threads, kernel_threads, using_kernel_threads
+from .kernel_threads import THREADED_MIN_WORK, KernelPaths, check_threads, kernel_threads, using_kernel_threads
 from .mc_psgd import MCPSGDConfig
 from .mm_psgd import MMPSGDConfig
 from .pr_sgd import PRSGDConfig

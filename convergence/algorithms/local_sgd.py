@@ -38,9 +38,9 @@ exact optimum) and max ||g||^2 of the realised stochastic gradients lambda_k gra
 objective (Assumption 4's quantity of Li et al. when mu_prox = 0, exactly, when gradients are
 exact; the scaled objective's G~ under transformed Scheme II).
 
-Clients run one after another, or, for linear models, with ``threads`` > 1 (``kernel_threads``)
-in parallel over Numba's threads (``prange`` over the round's clients): each client's local run
-reads only W and its own data and writes only its own slice of the local models, its scalar s_k
+Clients run one after another, or, for linear models, with ``threads`` > 1 (``kernel_threads``:
+asked for, and chosen from the work per round) in parallel over Numba's threads (``prange`` over
+the round's clients): each client's local run reads only W and its own data and writes only its own slice of the local models, its scalar s_k
 and its own tracked maxima, with its thread's scratch (allocated once per call, one row per
 thread); the server's aggregation then runs serially in client order. Each client's arithmetic is
 the same sequence of operations either way and max is exact, so results are bit-identical for
@@ -53,7 +53,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
-from numba import get_num_threads, get_thread_id, njit, prange
+from numba import get_thread_id, njit, prange
 
 from problems import FederatedProblem, ImageClassificationProblem
 
@@ -61,7 +61,7 @@ from .._rng import participation_key, seed_key
 from ..schedules import StepSchedule, StepSize
 from . import linear_rounds  # noqa: F401 -- registers the linear model's pieces (network_rounds: the CNN's)
 from .client_rounds import aggregate, begin_round, client_round, client_workspace, round_clients
-from .kernel_threads import kernel_threads
+from .kernel_threads import round_work, threads_for_round
 from .local_models import local_model
 from .local_steps import DIVERGENCE_FACTOR, sq_dist
 from .network_rounds import NetworkClients
@@ -139,8 +139,8 @@ def _local_sgd(loss, clients, participation, schedule, plan, state, algorithm_st
     ``STATELESS`` for FedAvg and FedProx; its type selects the client and server steps compiled
     into the loop). ``threads`` > 1 (``local_sgd_kernel_threaded`` only, linear models): each
     round's clients run over Numba's threads, of which there must be exactly ``threads``
-    (``local_sgd_for_threads``). Returns -1, or the 0-based round at whose end the model had
-    diverged (non-finite, or DIVERGENCE_FACTOR).
+    (``local_sgd_for_threads`` sets them). Returns -1, or the 0-based round at whose end the model
+    had diverged (non-finite, or DIVERGENCE_FACTOR).
     """
     scheme, K, cdf, step_scales = participation
     rounds, server_lr, record_rounds = plan.rounds, plan.server_lr, plan.record_rounds
@@ -217,13 +217,18 @@ each other's entries; it compiles once per process that asks for threads (about 
 serial kernel's first compilation)."""
 
 
-def local_sgd_for_threads() -> tuple[Callable[..., int], dict[str, int]]:
-    """The kernel for the current ``kernel_threads()`` and the keyword arguments to add to its
-    call: (local_sgd_kernel, {}) for 1 thread, else (local_sgd_kernel_threaded, {"threads": Numba's
-    current thread count}) (its scratch has one row per thread id, and ids run below that count)."""
-    if kernel_threads() == 1:
+def local_sgd_for_threads(problem: FederatedProblem, participants: int, plan: RoundPlan
+                          ) -> tuple[Callable[..., int], dict[str, int]]:
+    """The kernel for a linear model's seed of ``plan`` with ``participants`` clients a round, and
+    the keyword arguments to add to its call: (local_sgd_kernel_threaded, {"threads": n}) when
+    ``kernel_threads.threads_for_round`` gives n > 1 for the round's work (``round_work``:
+    participants x E x the batch, or a client's mean sample count for exact gradients, x d), else
+    (local_sgd_kernel, {}) (its scratch has one row per thread id, and ids run below n)."""
+    rows = plan.batch if plan.batch > 0 else problem.offsets[-1] / problem.n_clients
+    threads = threads_for_round(participants, round_work(participants, plan.local_steps, rows, problem.dim))
+    if threads == 1:
         return local_sgd_kernel, {}
-    return local_sgd_kernel_threaded, {"threads": get_num_threads()}
+    return local_sgd_kernel_threaded, {"threads": threads}
 
 
 def local_sgd_seed(
@@ -233,14 +238,15 @@ def local_sgd_seed(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """One seed of ``plan`` with step sizes ``schedule`` on ``problem`` (its clients as the bundle
     ``clients``, ``local_models.local_model(problem).kernel_clients``) from w0 (d,) through the
-    kernel for the current ``kernel_threads()`` (the serial one for a model that runs serially),
+    kernel ``local_sgd_for_threads`` chooses (the serial one for a model that runs serially),
     with the algorithm's ``algorithm_state`` (``round_state``; its arrays are updated in place);
     returns (records (P, d), stats [max ||w - w*||^2, max ||g||^2] (NaN unless ``track``), the
     diverged round or -1). w_star (d,) float64 anchors the divergence test and the radius."""
     model = local_model(problem)
     records = np.zeros((plan.record_rounds.size, problem.dim))
     stats = np.full(2, np.nan)
-    kernel, threads = (local_sgd_kernel, {}) if model.serial else local_sgd_for_threads()
+    kernel, threads = (local_sgd_kernel, {}) if model.serial else local_sgd_for_threads(
+        problem, participation.participants, plan)
     state = SeedState(w0, w_star, bool(track), records, stats)
     diverged = kernel(model.kernel_loss(), clients, participation, schedule, plan, state, algorithm_state, **threads)
     return records, stats, int(diverged)
