@@ -52,12 +52,11 @@ class RowObjective:
 
 def global_rows(problem: FederatedProblem) -> RowObjective:
     """F = sum_k p_k F_k as one row-weighted objective (r_i = p_k / n_k on client k's rows)."""
-    r = np.repeat(problem.weights / problem.client_sizes, problem.client_sizes)
     return RowObjective(
         problem.model,
         problem.X,
         problem.y,
-        r,
+        problem.row_weights,
         problem.mu,
         float(problem.weights @ problem.constants),
     )

@@ -43,6 +43,18 @@ LOSSES = ["least_squares", "logistic", "softmax"]
 
 
 @pytest.mark.parametrize("loss", LOSSES)
+def test_the_gradient_is_the_weighted_sum_of_the_local_gradients(loss: str) -> None:
+    """grad F = sum_k p_k grad F_k (the definition, from the per-sample gradients of each client) equals
+    the row-weighted form ``gradient`` computes in one pass (problems._base: sum_k p_k = 1), on unequal
+    client weights and sizes."""
+    problem = small_problem(loss)
+    assert len(set(problem.client_sizes.tolist())) > 1 or len(set(problem.weights.tolist())) > 1
+    w = np.random.default_rng(2).normal(size=problem.dim)
+    by_clients = problem.weights @ np.array([problem.local_gradient(w, k) for k in range(problem.n_clients)])
+    np.testing.assert_allclose(problem.gradient(w), by_clients, rtol=1e-12, atol=1e-14 * np.abs(by_clients).max())
+
+
+@pytest.mark.parametrize("loss", LOSSES)
 def test_gradients_match_finite_differences(loss: str) -> None:
     problem = small_problem(loss)
     w = np.random.default_rng(1).normal(size=problem.dim)
