@@ -119,17 +119,19 @@ class RunResult(Generic[ExtrasT]):
 
     def to_frame(self) -> Any:
         """A tidy pandas DataFrame: one row per seed, record point and metric, with columns
-        ``run_id``, ``seed``, ``step``, ``metric`` (``gap`` = F(w) - F*, ``dist_sq`` = ||w - w*||^2;
-        no rows for a run without an exact optimum) and ``value``. Needs pandas
-        (``pip install 'fedbound[data]'``)."""
+        ``run_id``, ``seed``, ``round`` (r of the record), ``local_step`` (r E, the local steps every
+        client took by then), ``metric`` (``gap`` = F(w) - F*, ``dist_sq`` = ||w - w*||^2; no rows for a
+        run without an exact optimum) and ``value``: the columns of the same names in ``fedbound
+        export``'s table (``run_metrics.MetricRow``). Needs pandas (``pip install 'fedbound[data]'``)."""
         try:
             import pandas as pd
         except ImportError:
             raise ImportError("to_frame needs pandas: pip install 'fedbound[data]'") from None
-        rows = [(self.run_id, seed, int(step), metric, float(values[s, p]))
+        rows = [(self.run_id, int(seed), int(round_), int(step), metric, float(values[s, p]))
                 for metric, values in (("gap", self.gap), ("dist_sq", self.dist_sq)) if values is not None
-                for s, seed in enumerate(self.seeds) for p, step in enumerate(self.steps)]
-        return pd.DataFrame(rows, columns=["run_id", "seed", "step", "metric", "value"])
+                for s, seed in enumerate(self.seeds)
+                for p, (round_, step) in enumerate(zip(self.rounds, self.steps))]
+        return pd.DataFrame(rows, columns=["run_id", "seed", "round", "local_step", "metric", "value"])
 
     def _repr_html_(self) -> str:
         """A short HTML summary for notebooks: the config and the mean metrics at a few record points."""
