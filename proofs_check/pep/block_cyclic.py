@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .program import Program
-from .setting import PEPError, _class_fields, _int, _real
+from .setting import FUNCTION_CLASSES, PEPError, _class_fields, _int, _real
 
 if TYPE_CHECKING:
     from convergence import RunStore
@@ -74,7 +74,6 @@ class MMPSGDPEP:
 
     kind: ClassVar[str] = "mm_psgd"
     metric: ClassVar[str] = "gap"
-    function_class: ClassVar[str] = "smooth"
 
     n_clients: int
     blocks: int
@@ -87,6 +86,7 @@ class MMPSGDPEP:
     B: float
     G: float
     anywhere: bool = False
+    function_class: str = "smooth"
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
@@ -101,6 +101,8 @@ class MMPSGDPEP:
             set_(name, _real(name, getattr(self, name), 0.0, strict=True))
         if not isinstance(self.anywhere, bool):
             raise PEPError(f"anywhere: expected True or False, got {self.anywhere!r}")
+        if self.function_class not in FUNCTION_CLASSES:
+            raise PEPError(f"function_class: expected one of {FUNCTION_CLASSES}, got {self.function_class!r}")
 
     @property
     def rounds(self) -> int:
@@ -125,7 +127,8 @@ class MMPSGDPEP:
         """The fields as JSON, with ``kind``."""
         return {"kind": self.kind, "n_clients": self.n_clients, "blocks": self.blocks, "cycles": self.cycles,
                 "rounds_per_block": self.rounds_per_block, "local_steps": self.local_steps, "L": self.L, "mu": self.mu,
-                "step": self.step, "B": self.B, "G": self.G, "anywhere": self.anywhere}
+                "step": self.step, "B": self.B, "G": self.G, "anywhere": self.anywhere,
+                "function_class": self.function_class}
 
 
 def reduced_clients(setting: MMPSGDPEP) -> int:
@@ -136,9 +139,13 @@ def reduced_clients(setting: MMPSGDPEP) -> int:
 
 @dataclass(frozen=True)
 class BlockCyclicProgram(Program):
-    """A ``Program`` with one deviation block per data block (``deviations``); ``function`` is block 1's f."""
+    """A ``Program`` with one deviation block per data block (``deviations``), every block's function
+    (``functions``; ``function`` is block 1's) and, for the quadratic class, each one's minimiser (point, value).
+    ``iterates``: the global models x_0, ..., x_R (with ``anywhere``, the first predictor alone)."""
 
     deviations: tuple[tuple[Point, ...], ...] = ()
+    functions: tuple[Any, ...] = ()
+    minimisers: tuple[tuple[Point, Any], ...] = ()
 
     @property
     def blocks(self) -> tuple[tuple[Point, ...], ...]:
@@ -187,6 +194,7 @@ def mm_psgd_program(setting: MMPSGDPEP) -> BlockCyclicProgram:
             f.add_point((x_m, deviation(m), Expression()))
     x = shared()
     in_ball(x)
+    iterates = [x]
     sums, counts = [zero() for _ in range(M)], [0] * M
     for r in range(0 if setting.anywhere else setting.rounds):
         m = setting.block_of_round(r)
@@ -201,6 +209,7 @@ def mm_psgd_program(setting: MMPSGDPEP) -> BlockCyclicProgram:
             move = move + setting.step * mean
         in_ball(y)  # client 1's local model at the communication iteration
         x = x - move
+        iterates.append(x)
         sums[m], counts[m] = sums[m] + x, counts[m] + 1
     objective = Expression(is_leaf=False, decomposition_dict={})
     for m, f in enumerate(functions):
@@ -211,12 +220,22 @@ def mm_psgd_program(setting: MMPSGDPEP) -> BlockCyclicProgram:
             in_ball(x)
         f.add_point((predictor, shared() + deviation(m), value))
         objective = objective + value / M
-    for f in functions:
+    lmis, minimisers = [], []
+    for m, f in enumerate(functions):
         constraints += [g ** 2 <= setting.G ** 2 for _, g, _ in f.list_of_points]
-        f.set_class_constraints()
-        constraints += f.list_of_class_constraints
-    return BlockCyclicProgram(tuple(common), (), tuple(constraints), objective, functions[0], (x,),
-                              deviations=tuple(tuple(block) for block in deviations))
+        if setting.function_class == "quadratic":  # client 1's own minimiser: a common and a deviation part
+            from .quadratic import quadratic_conditions
+
+            minimisers.append((shared() + deviation(m), Expression()))
+            equalities, T = quadratic_conditions(f.list_of_points, minimisers[-1], setting.L, setting.mu)
+            constraints += equalities
+            lmis.append(T)
+        else:
+            f.set_class_constraints()
+            constraints += f.list_of_class_constraints
+    return BlockCyclicProgram(tuple(common), (), tuple(constraints), objective, functions[0], tuple(iterates), tuple(lmis),
+                              deviations=tuple(tuple(block) for block in deviations), functions=tuple(functions),
+                              minimisers=tuple(minimisers))
 
 
 

@@ -201,7 +201,7 @@ CLAIM = Claim(
     plan=ModePlans(
         quick=PepDing2020Thm1Plan(M_grid=(1, 2), K_grid=(10, 20)),
         default=PepDing2020Thm1Plan(M_grid=(1, 2, 3), K_grid=(8, 16, 20, 32)),
-        full=PepDing2020Thm1Plan(M_grid=(1, 2, 3, 4), K_grid=(8, 16, 24, 32), max_steps=64),
+        full=PepDing2020Thm1Plan(M_grid=(1, 2, 3), K_grid=(8, 12, 16, 20, 22, 24, 32), max_steps=44),
     ),
     variants=(
         PlantedVariant("bound x 0.02", "the explicit bound times 0.02: below the exact worst case (the looseness is 22 "
