@@ -14,7 +14,8 @@ import pytest
 from convergence import Status
 from proofs_check import VerifySettings, get_claim
 from proofs_check.pep import (
-    MMPSGDPEP, PEPError, block_cyclic_direct_worst_case, mm_psgd_worst_case, reduced_clients, worst_case,
+    ENGINE_TOLERANCE, MMPSGDPEP, PEPError, block_cyclic_direct_worst_case, block_cyclic_engine_check,
+    block_cyclic_instance, mm_psgd_worst_case, reduced_clients, worst_case,
 )
 
 QUICK = VerifySettings(quick=True, jobs=1, progress=False)
@@ -60,6 +61,22 @@ def test_the_ceiling_is_the_strong_convexity_bound_when_the_ball_does_not_bind(m
         assert _value(ceiling) == pytest.approx(G_ ** 2 / (2 * mu), rel=1e-5)
 
 
+@pytest.mark.parametrize("N, M, C, E, I", [(1, 2, 1, 2, 1), (2, 2, 1, 1, 2)])
+def test_quadratics_stay_below_the_smooth_class_and_their_worst_instance_runs_through_the_engine(
+        N: int, M: int, C: int, E: int, I: int) -> None:
+    # Quadratics are a subclass: their worst case is at most the smooth class's (here strictly below: quadratics
+    # do not attain MM-PSGD's worst case). The worst quadratic instance, written as least squares per client and
+    # block and run by the engine's MM-PSGD (exact gradients, eq. 7's predictors), reproduces the program's value:
+    # the program writes the method fedbound runs (block order, averaging, predictors). G = 1.5 as the claim's.
+    setting = MMPSGDPEP(N, M, C, E, I, L, MU, 0.4, B, 1.5, function_class="quadratic")
+    smooth = _value(worst_case(dataclasses.replace(setting, function_class="smooth")))
+    instance = block_cyclic_instance(setting)
+    assert instance.solved and instance.value < smooth * (1 - 1e-3)
+    assert instance.hessians.shape[:2] == (M, reduced_clients(setting))
+    check = block_cyclic_engine_check(instance)
+    assert check.agrees and check.relative_difference < ENGINE_TOLERANCE
+
+
 @pytest.mark.parametrize("build, field", [
     (lambda: MMPSGDPEP(0, 2, 1, 1, 1, L, MU, 0.4, B, G), "n_clients"),
     (lambda: MMPSGDPEP(2, 0, 1, 1, 1, L, MU, 0.4, B, G), "blocks"),
@@ -68,6 +85,8 @@ def test_the_ceiling_is_the_strong_convexity_bound_when_the_ball_does_not_bind(m
     (lambda: MMPSGDPEP(2, 2, 1, 1, 1, L, MU, 0.0, B, G), "step"),
     (lambda: MMPSGDPEP(2, 2, 1, 1, 1, L, MU, 0.4, -1.0, G), "B"),
     (lambda: MMPSGDPEP(2, 2, 1, 1, 1, L, MU, 0.4, B, G, anywhere=1), "anywhere"),
+    (lambda: MMPSGDPEP(2, 2, 1, 1, 1, L, MU, 0.4, B, G, function_class="convex"), "function_class"),
+    (lambda: block_cyclic_instance(MMPSGDPEP(2, 2, 1, 1, 1, L, MU, 0.4, B, G)), "setting"),
 ])
 def test_bad_input_names_the_field(build, field: str) -> None:
     with pytest.raises(PEPError, match=rf"^{field}:"):
@@ -91,3 +110,20 @@ def test_a_bound_above_the_ceiling_everywhere_is_uninformative_never_pass() -> N
     verdict = get_claim("pep.ding2020.thm1").evaluate(QUICK, M_grid=(1,), K_grid=(10,)).verdict
     assert verdict.status is Status.INCONCLUSIVE
     assert [u.name for u in verdict.uninformative] == ["bound >= worst case, M = 1"]
+
+
+def test_the_command_line_solves_mm_psgds_program_and_names_a_missing_field(capsys: pytest.CaptureFixture[str]) -> None:
+    from reports.cli import main
+
+    setting = MMPSGDPEP(2, 2, 1, 1, 2, L, MU, 0.4, B, G)
+    expected = block_cyclic_direct_worst_case(setting).value  # PEPit's own direct program
+    assert main(["pep", "--blocks", "2", "--rounds", "1", "--local-steps", "2", "--clients", "5", "--mu", str(MU),
+                 "--step", "0.4", "--B", str(B), "--G", str(G), "--json"]) == 0
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    assert out["solved"] and out["setting"]["n_clients"] == 5
+    assert out["value"] == pytest.approx(expected, rel=1e-4)  # the same for every N >= 2
+    assert main(["pep", "--blocks", "2", "--rounds", "1", "--local-steps", "2", "--mu", "0.5", "--step", "0.4",
+                 "--G", "1"]) == 2
+    assert "--B: required with --blocks" in capsys.readouterr().err

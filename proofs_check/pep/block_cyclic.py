@@ -241,8 +241,8 @@ def mm_psgd_program(setting: MMPSGDPEP) -> BlockCyclicProgram:
 
 def mm_psgd_worst_case(
     n_clients: int, blocks: int, cycles: int, rounds_per_block: int, local_steps: int, L: float, mu: float,
-    step: float, B: float, G: float, *, max_iter: int | None = None, store: RunStore | None = None,
-    use_cache: bool = True,
+    step: float, B: float, G: float, *, function_class: str = "smooth", max_iter: int | None = None,
+    store: RunStore | None = None, use_cache: bool = True,
 ) -> WorstCase:
     """The worst-case mini-max gap (1/M) sum_m F_m(x~_m) - F(x*) of MM-PSGD over the class of ``MMPSGDPEP``
     (module docstring), solved once per ``reduced_clients`` (its value holds for every N that shares it) and
@@ -250,7 +250,8 @@ def mm_psgd_worst_case(
     the field."""
     from .worst_case import worst_case
 
-    setting = MMPSGDPEP(n_clients, blocks, cycles, rounds_per_block, local_steps, L, mu, step, B, G)
+    setting = MMPSGDPEP(n_clients, blocks, cycles, rounds_per_block, local_steps, L, mu, step, B, G,
+                        function_class=function_class)
     solved = worst_case(dataclasses.replace(setting, n_clients=reduced_clients(setting)), max_iter=max_iter,
                         store=store, use_cache=use_cache)
     return dataclasses.replace(solved, setting=setting)
