@@ -172,11 +172,12 @@ def evaluate(settings: VerifySettings, plan: PepDing2020Thm1Plan) -> ClaimResult
     verdict = planted.mark(verdict.with_evidence(
         looseness=rows, mu=plan.mu, G=plan.G, B=B, L=L, n_clients=N, cycles=C,
         ceiling={str(M): c.figures() for M, c in ceilings.items()}))
-    return ClaimResult(verdict, _plots(by_M, scaled))
+    return ClaimResult(verdict, _plots(by_M, ceilings, scaled))
 
 
-def _plots(by_M: dict, scaled: str) -> tuple[CurvesPlot, CurvesPlot]:
-    """Worst case and the bound against T per M; the looseness bound / worst case against T per M."""
+def _plots(by_M: dict, ceilings: dict, scaled: str) -> tuple[CurvesPlot, CurvesPlot]:
+    """Worst case and the bound against T per M, with the class's ceiling; the looseness bound / worst case
+    against T per M."""
     values, ratios = [], []
     for M, entries in by_M.items():
         solved = [(T, w.value, b) for T, w, b, *_ in entries if w.solved and w.value > 0]
@@ -186,11 +187,16 @@ def _plots(by_M: dict, scaled: str) -> tuple[CurvesPlot, CurvesPlot]:
         values += [Curve(Ts, [v for _, v, _ in solved], f"worst case, M = {M}"),
                    Curve(Ts, [b for _, _, b in solved], f"bound{scaled}, M = {M}")]
         ratios.append(Curve(Ts, [b / v for _, v, b in solved], f"M = {M}"))
+    Ts = sorted({float(T) for entries in by_M.values() for T, *_ in entries})
+    solved_ceilings = [c.value for c in ceilings.values() if c.solved]
+    if values and solved_ceilings:
+        values.append(Curve(Ts, [max(solved_ceilings)] * len(Ts), "ceiling (any predictors in the ball)"))
     empty = (Curve((1.0,), (1.0,), "no program solved to tolerance"),)
     return (
         CurvesPlot("pep_ding2020_thm1_worst_case", "Ding et al. Thm 1 (sigma = 0): exact worst case and the bound",
                    "The mini-max gap (1/M) sum_m F_m(x~_m) - F(x*) of MM-PSGD: its exact worst case over Theorem 1's "
-                   "class (solved SDP) and the explicit bound (eq. 16, 17, 33), against the steps T, per M.",
+                   "class (solved SDP) and the explicit bound (eq. 16, 17, 33), against the steps T, per M; a bound at or "
+                   "above the ceiling (the largest gap any predictors in the ball reach) cannot fail.",
                    tuple(values) or empty, r"steps $T$", "mini-max gap", True, True),
         CurvesPlot("pep_ding2020_thm1_looseness", "Ding et al. Thm 1 (sigma = 0): looseness of the bound",
                    "The explicit bound divided by the exact worst case over Theorem 1's class, against T, per M (1: tight).",
