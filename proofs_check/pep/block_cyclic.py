@@ -238,7 +238,8 @@ def mm_psgd_program(setting: MMPSGDPEP) -> BlockCyclicProgram:
         else:
             f.set_class_constraints()
             constraints += f.list_of_class_constraints
-    return BlockCyclicProgram(tuple(common), (), tuple(constraints), objective, functions[0], tuple(iterates), tuple(lmis),
+    return BlockCyclicProgram(tuple(common), (), tuple(constraints), objective, functions[0], tuple(iterates),
+                              tuple(lmis),
                               deviations=tuple(tuple(block) for block in deviations), functions=tuple(functions),
                               minimisers=tuple(minimisers))
 
@@ -251,8 +252,8 @@ def mm_psgd_worst_case(
 ) -> WorstCase:
     """The worst-case mini-max gap (1/M) sum_m F_m(x~_m) - F(x*) of MM-PSGD over the class of ``MMPSGDPEP``
     (module docstring), solved once per ``reduced_clients`` (its value holds for every N that shares it) and
-    returned with the requested setting (``use_cache``: as ``worst_case``'s). Read ``.value`` when ``.solved``; bad input raises PEPError naming
-    the field."""
+    returned with the requested setting (``use_cache``: as ``worst_case``'s). Read ``.value`` when ``.solved``;
+    bad input raises PEPError naming the field."""
     from .worst_case import worst_case
 
     setting = MMPSGDPEP(n_clients, blocks, cycles, rounds_per_block, local_steps, L, mu, step, B, G,

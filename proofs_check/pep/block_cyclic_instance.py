@@ -130,4 +130,5 @@ def block_cyclic_engine_check(instance: BlockCyclicInstance) -> BlockCyclicEngin
     predictors = np.asarray(result.extras.predictors)[0, -1]
     F_star = problems.exact_optimum(problem.combined, crosscheck=False).F_star
     simulated = float(np.mean([problem.block(m).objective(predictors[m]) for m in range(M)]) - F_star)
-    return BlockCyclicEngineCheck(instance, simulated, abs(simulated - instance.value) / max(abs(instance.value), 1e-300))
+    difference = abs(simulated - instance.value) / max(abs(instance.value), 1e-300)
+    return BlockCyclicEngineCheck(instance, simulated, difference)

@@ -129,7 +129,8 @@ def evaluate(settings: VerifySettings, plan: PepDing2020Thm1Plan) -> ClaimResult
         informative = ceilings[M].solved and bound < ceilings[M].value
         by_M.setdefault(M, []).append((T, worst, bound, informative, K, I))
         rows.append({"M": M, "K": K, "I": I, "E": K // I, "T": T, "rounds": T // I, "gamma": gamma,
-                     "worst_case": worst.value, "bound": bound, "ceiling": ceilings[M].value, "informative": informative,
+                     "worst_case": worst.value, "bound": bound, "ceiling": ceilings[M].value,
+                     "informative": informative,
                      "looseness": bound / worst.value if worst.solved and worst.value > 0 else None,
                      "status": worst.status, "solved": worst.solved, "accuracy": worst.accuracy,
                      "seconds": worst.seconds, "cpu_seconds": worst.cpu_seconds})
@@ -195,11 +196,12 @@ def _plots(by_M: dict, ceilings: dict, scaled: str) -> tuple[CurvesPlot, CurvesP
     return (
         CurvesPlot("pep_ding2020_thm1_worst_case", "Ding et al. Thm 1 (sigma = 0): exact worst case and the bound",
                    "The mini-max gap (1/M) sum_m F_m(x~_m) - F(x*) of MM-PSGD: its exact worst case over Theorem 1's "
-                   "class (solved SDP) and the explicit bound (eq. 16, 17, 33), against the steps T, per M; a bound at or "
-                   "above the ceiling (the largest gap any predictors in the ball reach) cannot fail.",
+                   "class (solved SDP) and the explicit bound (eq. 16, 17, 33), against the steps T, per M; a bound "
+                   "at or above the ceiling (the largest gap any predictors in the ball reach) cannot fail.",
                    tuple(values) or empty, r"steps $T$", "mini-max gap", True, True),
         CurvesPlot("pep_ding2020_thm1_looseness", "Ding et al. Thm 1 (sigma = 0): looseness of the bound",
-                   "The explicit bound divided by the exact worst case over Theorem 1's class, against T, per M (1: tight).",
+                   "The explicit bound divided by the exact worst case over Theorem 1's class, against T, per M "
+                   "(1: tight).",
                    tuple(ratios) or empty, r"steps $T$", "bound / worst case", True, True),
     )
 
