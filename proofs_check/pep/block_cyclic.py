@@ -42,8 +42,9 @@ parts at x* sum to zero over the blocks (the last is minus the sum of the others
 
 ``function_class = "quadratic"`` restricts every F_m^i to quadratics (``quadratic``'s conditions on each
 f_m with its own minimiser, a common and a deviation leaf; the reduction holds as in ``program``): its worst
-case is below the smooth class's (0.80 to 0.89 of it at the sizes tested), and ``block_cyclic_instance`` runs
-its worst instance through the engine's MM-PSGD.
+case is below the smooth class's (0.80 to 0.95 of it at T <= 16; Clarabel fails on its programs with M >= 2
+from T = 16 at the claim's constants), and ``block_cyclic_instance`` runs its worst instance through the
+engine's MM-PSGD.
 
 ``mm_psgd_worst_case`` solves it (``worst_case``: cached, accuracy measured, scaled to B = 1);
 ``block_cyclic_direct`` is PEPit's direct program with N M functions, the check of the reduction.
