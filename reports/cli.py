@@ -236,6 +236,8 @@ def _pep(args: argparse.Namespace) -> int:
     from proofs_check.pep import fedavg_limit_worst_case, fedavg_worst_case
 
     kind = "quadratic" if args.quadratic else "smooth"
+    if args.blocks is not None:
+        return _pep_mm_psgd(args, kind)
     if args.limit and args.mu_prox != 0:
         raise ValueError("--mu-prox: the limit program is FedAvg's only")
     if args.limit:
@@ -247,6 +249,23 @@ def _pep(args: argparse.Namespace) -> int:
         result = fedavg_worst_case(args.clients, args.local_steps, args.rounds, args.L, args.mu, args.step, args.zeta,
                                    args.r0, args.metric, server_step=args.server_step, Gamma=args.Gamma, G=args.G,
                                    function_class=kind, mu_prox=args.mu_prox)
+    print(json.dumps({"setting": result.setting.to_json(), **result.figures()}) if args.json else result.summary())
+    return 0 if result.solved else 1
+
+
+def _pep_mm_psgd(args: argparse.Namespace, kind: str) -> int:
+    """``fedbound pep --blocks M``: MM-PSGD's worst-case mini-max gap (``proofs_check.pep.block_cyclic``)."""
+    import json
+
+    from proofs_check.pep import mm_psgd_worst_case
+
+    for flag, value in (("--rounds", args.rounds), ("--B", args.B), ("--G", args.G)):
+        if value is None:
+            raise ValueError(f"{flag}: required with --blocks")
+    if args.limit or args.mu_prox != 0 or args.zeta is not None or args.Gamma is not None:
+        raise ValueError("--blocks: MM-PSGD's program takes no --limit, --mu-prox, --zeta or --Gamma")
+    result = mm_psgd_worst_case(args.clients, args.blocks, args.cycles, args.rounds, args.local_steps, args.L, args.mu,
+                                args.step, args.B, args.G, function_class=kind)
     print(json.dumps({"setting": result.setting.to_json(), **result.figures()}) if args.json else result.summary())
     return 0 if result.solved else 1
 

@@ -253,6 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="FedProx's proximal coefficient mu_prox (default 0: FedAvg; not with --limit)")
     pep.add_argument("--quadratic", action="store_true", help="every f_i a quadratic (a subclass)")
     pep.add_argument("--limit", action="store_true", help="the worst-case bias ||w~ - x*||^2 of the limit w~ instead")
+    pep.add_argument("--blocks", type=_positive_int("--blocks"),
+                     help="MM-PSGD on M blocks instead (Ding et al. 2020, Algorithm 1): --rounds is E, the rounds per "
+                     "block, --local-steps is I, with --cycles, --B and --G; the metric is Theorem 1's mini-max gap "
+                     "(1/M) sum_m F_m(x~_m) - F(x*), the class ||x|| <= B and ||grad F_m^i|| <= G at the points used")
+    pep.add_argument("--cycles", type=_positive_int("--cycles"), default=1, help="with --blocks: cycles C (default 1)")
+    pep.add_argument("--B", type=float, help="with --blocks: the ball radius B of Assumption 5 (required there)")
     pep.add_argument("--json", action="store_true", help="print the result as JSON")
 
     bench = sub.add_parser("bench", help="compare the kernels with the NumPy reference, vectorised NumPy, JAX and "

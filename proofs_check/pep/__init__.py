@@ -1,6 +1,6 @@
 """Exact worst cases of FedAvg (and FedProx) by performance estimation (PEPit): the clients' symmetric program,
-its SDP, the solved worst case with the solver's accuracy, PEPit's direct program that checks it, and the
-client drift's N-client program."""
+its SDP, the solved worst case with the solver's accuracy, PEPit's direct program that checks it, the
+client drift's N-client program, and MM-PSGD's block-cyclic program (``block_cyclic``)."""
 
 import lazy_loader
 

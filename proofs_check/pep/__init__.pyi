@@ -1,6 +1,11 @@
 """Type stub: the package's public names, loaded lazily (lazy_loader.attach_stub). PEPit and cvxpy are
 imported only when a program is built or solved."""
 
+from .block_cyclic import MMPSGDPEP, BlockCyclicProgram, mm_psgd_program, mm_psgd_worst_case, reduced_clients
+from .block_cyclic_direct import block_cyclic_direct_worst_case
+from .block_cyclic_instance import (
+    BlockCyclicEngineCheck, BlockCyclicInstance, block_cyclic_engine_check, block_cyclic_instance,
+)
 from .checks import VALUE_TOLERANCE, check_against_worst_case
 from .direct import DirectSolution, direct_worst_case
 from .drift import drift_closed_form, drift_program

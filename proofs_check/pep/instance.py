@@ -80,8 +80,6 @@ class EngineCheck:
 
 def quadratic_instance(setting: FedAvgPEP, max_iter: int | None = None) -> QuadraticInstance:
     """Solve ``setting`` (the quadratic class, N >= 2) and read its worst-case instance (module docstring)."""
-    import cvxpy as cp
-
     from .program import fedavg_program
     from .sdp import DEFAULT_MAX_ITER, solve_program
 
@@ -105,18 +103,26 @@ def quadratic_instance(setting: FedAvgPEP, max_iter: int | None = None) -> Quadr
                             np.zeros(r_c + deviation.shape[0]))
 
     centre = vector(program.minimiser[0])
-    U = np.array([vector(x) - centre for x, _, _ in program.function.list_of_points]).T
-    G = np.array([vector(g) for _, g, _ in program.function.list_of_points]).T
-    d = U.shape[0]
-    Q = cp.Variable((d, d), symmetric=True)
-    cp.Problem(cp.Minimize(cp.norm(Q @ U - G, "fro")),  # the norm, not its square: its accuracy is the solver's
-               [Q >> setting.mu * np.eye(d), setting.L * np.eye(d) - Q >> 0]).solve(solver="CLARABEL")
-    hessian = (Q.value + Q.value.T) / 2
-    fit = float(np.linalg.norm(hessian @ U - G) / max(np.linalg.norm(G), 1e-300))
+    hessian, fit = fit_hessian(program.function.list_of_points, centre, vector, setting.L, setting.mu)
     reflect = np.concatenate([np.ones(r_c), -np.ones(deviation.shape[0])])
     hessians = np.stack([hessian, reflect[:, None] * hessian * reflect[None, :]])
     return QuadraticInstance(setting, hessians, np.stack([centre, reflect * centre]), vector(program.iterates[0]),
                              solution.value * length ** 2, solution.solved, fit)
+
+
+def fit_hessian(points: Any, centre: np.ndarray, vector: Any, L: float, mu: float) -> tuple[np.ndarray, float]:
+    """Q with mu I <= Q <= L I fitting Q (x_i - centre) = g_i in least squares over ``points`` (PEPit (point,
+    gradient, value) triples, ``vector`` their coordinates), and its relative misfit (module docstring)."""
+    import cvxpy as cp
+
+    U = np.array([vector(x) - centre for x, _, _ in points]).T
+    G = np.array([vector(g) for _, g, _ in points]).T
+    d = U.shape[0]
+    Q = cp.Variable((d, d), symmetric=True)
+    cp.Problem(cp.Minimize(cp.norm(Q @ U - G, "fro")),  # the norm, not its square: its accuracy is the solver's
+               [Q >> mu * np.eye(d), L * np.eye(d) - Q >> 0]).solve(solver="CLARABEL")
+    hessian = (Q.value + Q.value.T) / 2
+    return hessian, float(np.linalg.norm(hessian @ U - G) / max(np.linalg.norm(G), 1e-300))
 
 
 def _factor(gram: np.ndarray) -> np.ndarray:

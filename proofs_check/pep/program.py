@@ -82,6 +82,13 @@ class Program:
     lmis: tuple[Any, ...] = ()
     minimiser: tuple[Point, Expression] | None = None
 
+    @property
+    def blocks(self) -> tuple[tuple[Point, ...], ...]:
+        """The leaves of each Gram block, the blocks mutually orthogonal: (common, deviation). A program
+        with more blocks (``block_cyclic.BlockCyclicProgram``: one deviation block per data block)
+        overrides it; ``sdp`` assembles whatever blocks it returns."""
+        return (self.common, self.deviation)
+
 
 class _Vectors:
     """Creates the leaves of the two blocks (the deviation block is empty for one client)."""

@@ -1,7 +1,8 @@
 """A built program (``program.Program``) as a semidefinite program, solved, with its accuracy measured.
 
-The program's unknowns are the Gram matrices of its two blocks, G_c (n_c x n_c) and G_d (n_d x n_d),
-both positive semidefinite, and the values of client 1's function at its points (a vector v). Every
+The program's unknowns are the Gram matrices of its blocks (``Program.blocks``: two for FedAvg's
+program, G_c (n_c x n_c) and G_d (n_d x n_d); one more per data block for MM-PSGD's), each positive
+semidefinite, and the values of its functions at their points (a vector v). Every
 scalar constraint of the program is affine in (G_c, G_d, v) (an inner product of two leaves of one
 block is an entry of that block's Gram matrix; of leaves of two blocks, zero: the blocks are
 orthogonal), so with z = (vec G_c, vec G_d, v) the SDP is
@@ -86,7 +87,8 @@ class SDPSolution(SolverAccuracy):
     objective (NaN when the solver returned no point), ``dual_value`` the dual's; ``gram`` the two
     blocks' Gram matrices and ``values`` client 1's function values, ``values[k]`` that of PEPit's leaf
     ``Expression`` numbered ``value_counters[k]``; ``seconds`` and ``cpu_seconds`` the wall and process CPU time of the
-    assembly and the solve; ``iterations`` the solver's."""
+    assembly and the solve; ``iterations`` the solver's. ``gram`` has one matrix per block of
+    ``Program.blocks``."""
 
     status: str
     value: float
@@ -97,7 +99,7 @@ class SDPSolution(SolverAccuracy):
     iterations: int
     seconds: float
     cpu_seconds: float
-    gram: tuple[np.ndarray, np.ndarray] = field(repr=False)
+    gram: tuple[np.ndarray, ...] = field(repr=False)
     values: np.ndarray = field(repr=False)
     value_counters: tuple[int, ...] = field(repr=False, default=())
 
@@ -106,16 +108,16 @@ class _Layout:
     """The columns of z: each leaf Point's block and index, each leaf Expression's column."""
 
     def __init__(self, program: Program) -> None:
-        self.block_of = {p.counter: (0, i) for i, p in enumerate(program.common)}
-        self.block_of.update({p.counter: (1, i) for i, p in enumerate(program.deviation)})
-        self.sizes = (len(program.common), len(program.deviation))
-        self.offsets = (0, self.sizes[0] ** 2)
+        blocks = program.blocks
+        self.block_of = {p.counter: (k, i) for k, block in enumerate(blocks) for i, p in enumerate(block)}
+        self.sizes = tuple(len(block) for block in blocks)
+        self.offsets = tuple(sum(n * n for n in self.sizes[:k]) for k in range(len(blocks)))
         self.value_column: dict[int, int] = {}
         self.value_leaves: list[Any] = []
 
     @property
     def gram_columns(self) -> int:
-        return self.sizes[0] ** 2 + self.sizes[1] ** 2
+        return sum(n * n for n in self.sizes)
 
     def row(self, expression: Any) -> tuple[list[int], list[float], float]:
         """(columns, coefficients, constant) of an affine PEPit expression."""
@@ -169,7 +171,6 @@ def solve_program(program: Program, max_iter: int = DEFAULT_MAX_ITER) -> SDPSolu
     lmis = [_matrix(layout, entries) for entries in lmi_rows]
     c_matrix, (c0,) = _matrix(layout, [objective_row])
     c = np.asarray(c_matrix.toarray()).ravel()
-    n_c, n_d = layout.sizes
     blocks = [cp.Variable((n, n), symmetric=True) for n in layout.sizes if n > 0]
     values = cp.Variable(len(layout.value_leaves))
     z = cp.hstack([cp.vec(block, order="C") for block in blocks] + [values])
@@ -191,7 +192,7 @@ def solve_program(program: Program, max_iter: int = DEFAULT_MAX_ITER) -> SDPSolu
     iterations = int(getattr(problem.solver_stats, "num_iters", None) or 0) if problem.solver_stats else 0
     if status not in SOLVED_STATUSES or z.value is None or inequalities.dual_value is None:
         nan = math.nan
-        empty = (np.full((n_c, n_c), nan), np.full((n_d, n_d), nan))
+        empty = tuple(np.full((n, n), nan) for n in layout.sizes)
         return SDPSolution(status, nan, nan, nan, nan, nan, iterations, seconds, cpu_seconds, empty,
                            np.full(len(layout.value_leaves), nan), counters)
     z_value = np.asarray(z.value)
@@ -219,6 +220,7 @@ def solve_program(program: Program, max_iter: int = DEFAULT_MAX_ITER) -> SDPSolu
     dual_residual = max(0.0, *misfit) / max(1.0, float(np.max(np.abs(c), initial=0)))
     scale = max(abs(primal), abs(dual))
     gap = abs(primal - dual) / scale if scale > 0 else 0.0
-    gram = (grams[0] if n_c else np.zeros((0, 0)), grams[-1] if n_d else np.zeros((0, 0)))
+    solved_grams = iter(grams)
+    gram = tuple(next(solved_grams) if n else np.zeros((0, 0)) for n in layout.sizes)
     return SDPSolution(status, primal, dual, primal_residual, dual_residual, gap, iterations, seconds,
                        cpu_seconds, gram, np.asarray(values.value, dtype=float), counters)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .block_cyclic import MMPSGDPEP
 from .sdp import SolverAccuracy
 from .setting import DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPError, PEPSetting, constant_steps, unit_length
 
@@ -50,7 +51,7 @@ class WorstCase(SolverAccuracy):
     ``iterations``, and ``seconds`` / ``cpu_seconds`` (wall and process CPU time of building the program
     with PEPit and solving it; those of the original solve when ``cached``)."""
 
-    setting: PEPSetting
+    setting: PEPSetting | MMPSGDPEP
     value: float
     dual_value: float
     status: str
@@ -68,7 +69,10 @@ class WorstCase(SolverAccuracy):
     def summary(self) -> str:
         """One line: the metric, its worst case and how it was solved."""
         s = self.setting
-        if isinstance(s, DriftPEP):
+        if isinstance(s, MMPSGDPEP):
+            what = (f"(1/M) sum_m F_m(x~_m) - F(x*) of MM-PSGD (M = {s.blocks}, C = {s.cycles}, E = {s.rounds_per_block}, "
+                    f"I = {s.local_steps}, gamma = {s.step:g}, B = {s.B:g}, G = {s.G:g})")
+        elif isinstance(s, DriftPEP):
             drift = "||x_1 - xbar||^2" if s.metric == "client" else "(1/N) sum_i ||x_i - xbar||^2"
             what = f"the drift {drift} after K = {s.local_steps} local steps (s = {s.step:g}, G = {s.G:g})"
         elif isinstance(s, FedAvgLimitPEP):
@@ -115,8 +119,9 @@ def worst_case(setting: PEPSetting, *, max_iter: int | None = None, store: RunSt
     (and then cached). ``max_iter``: the solver's iteration limit (Clarabel's default 200 when None)."""
     from .sdp import DEFAULT_MAX_ITER
 
-    if not isinstance(setting, (FedAvgPEP, FedAvgLimitPEP, DriftPEP)):
-        raise PEPError(f"setting: expected a FedAvgPEP, FedAvgLimitPEP or DriftPEP, got {type(setting).__name__}")
+    if not isinstance(setting, (FedAvgPEP, FedAvgLimitPEP, DriftPEP, MMPSGDPEP)):
+        raise PEPError(f"setting: expected a FedAvgPEP, FedAvgLimitPEP, DriftPEP or MMPSGDPEP, got "
+                       f"{type(setting).__name__}")
     max_iter = DEFAULT_MAX_ITER if max_iter is None else max_iter
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
         raise PEPError(f"max_iter: expected a positive integer, got {max_iter!r}")
@@ -149,7 +154,7 @@ def _solve(setting: PEPSetting, max_iter: int) -> WorstCase:
     from .sdp import solve_program
 
     start, cpu_start = time.perf_counter(), time.process_time()
-    unit, length = unit_length(setting)
+    unit, length = setting.unit_length() if isinstance(setting, MMPSGDPEP) else unit_length(setting)
     solution = solve_program(build_program(unit), max_iter)
     return WorstCase(setting, solution.value * length ** 2, solution.dual_value * length ** 2, solution.status,
                      solution.primal_residual, solution.dual_residual, solution.duality_gap, solution.iterations,
@@ -158,7 +163,9 @@ def _solve(setting: PEPSetting, max_iter: int) -> WorstCase:
 
 def build_program(setting: PEPSetting) -> Program:
     """The program of ``setting``, by its type: ``program.fedavg_program`` (FedAvgPEP),
-    ``program.limit_program`` (FedAvgLimitPEP) or ``drift.drift_program`` (DriftPEP)."""
+    ``program.limit_program`` (FedAvgLimitPEP), ``drift.drift_program`` (DriftPEP) or
+    ``block_cyclic.mm_psgd_program`` (MMPSGDPEP)."""
+    from .block_cyclic import mm_psgd_program
     from .drift import drift_program
     from .program import fedavg_program, limit_program
 
@@ -168,6 +175,8 @@ def build_program(setting: PEPSetting) -> Program:
         return limit_program(setting)
     if isinstance(setting, DriftPEP):
         return drift_program(setting)
+    if isinstance(setting, MMPSGDPEP):
+        return mm_psgd_program(setting)
     raise TypeError(f"setting: expected a FedAvgPEP, FedAvgLimitPEP or DriftPEP, got {type(setting).__name__}")
 
 
