@@ -82,7 +82,8 @@ needs 11.3 fewer rounds than E = 1000; p_fail = 0.004 before Holm): on the digit
 appears on balanced data too. On Fashion-MNIST (an earlier measurement, not re-run here): 36 /
 23.5 / 16.7 / 12.3 / 14.7, E* = 200, INCONCLUSIVE at 6 seeds. No MNIST files were on the machines
 this was measured on, so whether the remark holds on MNIST under these plans is not known; the
-variant's card says so.
+variant's card says so. Cost of the balanced instance on the digits, default plan: 5.1-7.1 s of CPU (two
+evaluations in one process, warm Numba cache, load 7 on 2 cores), its problem and exact optimum included.
 
 Cost (whole process, median of 3, machine at load 6-8 on 2 cores): the image instance alone on
 Fashion-MNIST takes 31.9 CPU s (77 s wall under that load; estimated ~18 s on 2 quiet cores), of
