@@ -8,6 +8,7 @@ variant and the CLI re-read the claims' runs instead of computing them again."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -84,6 +85,23 @@ def test_fig5_planted_variant_accuracy_proportional_to_the_rate_fails(quick: Ver
     verdict = claim.evaluate_variant(quick, variant).verdict
     assert verdict.status is Status.FAIL and verdict.as_expected
     assert set(statuses(verdict).values()) == {Status.FAIL}
+
+
+def test_fig5_full_plan_runs_the_papers_1000_clients_per_block_on_every_image() -> None:
+    from convergence.budget import DEFAULT_MAX_CPU_HOURS, check_workload
+
+    plan = get_claim("ding2020.fig5").plan.full
+    # Sec. 5: "the number of total clients to 1000", the pool each round's fraction is drawn from, in place of
+    # the default N = 100 clients a block; every Fashion-MNIST image (about 12 a client, as CIFAR-10's 50,000 over
+    # 5 x 1,000 gives 10), not the former 12,000 (2.4 a client)
+    assert plan.clients_per_block == 1000 and plan.n_train == plan.n_test == 0 and plan.dataset == "fashion-mnist"
+    assert plan.participants() == (50, 200)  # 5% and 20% of 1,000
+    work = plan.workload()
+    # C M E rounds x I local steps x (MM-PSGD's K + MC-PSGD's two chains, 2K) x seeds, summed over K
+    assert work.client_steps == 10 * 5 * 10 * 10 * 3 * (50 + 200) * plan.seeds
+    check_workload(work, "ding2020.fig5 --full", "clients_per_block", limit_hours=DEFAULT_MAX_CPU_HOURS)
+    four_rates = dataclasses.replace(plan, rates=(0.05, 0.1, 0.15, 0.2), rounds_per_block=20)
+    assert four_rates.workload().client_steps == 4 * work.client_steps  # the paper's four rates at E = 20
 
 
 @pytest.mark.parametrize("claim_id,params,field", [

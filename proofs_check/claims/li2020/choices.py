@@ -91,7 +91,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ChoiceInstance", "CHOICE_INSTANCES", "IMAGE_SOURCE_PIXELS", "choice_instances", "SchemeIRun", "LossCurves",
     "scheme_i_curves", "image_note", "source_step_scale", "step_note", "E_READING", "e_reading",
-    "STEPS_PER_E_DOC", "LI_IMAGE_DATA", "LI_CHOICE_INSTANCES",
+    "STEPS_PER_E_DOC", "LI_IMAGE_DATA", "LI_CHOICE_INSTANCES", "FIG1A_INSTANCES",
 ]
 
 STEPS_PER_E_DOC = ("local SGD steps per unit of the paper's E: 1 as Li et al. define E, local iterations per round "
@@ -105,6 +105,10 @@ LI_CHOICE_INSTANCES = ("synthetic(0,0)", "synthetic(1,1)", "image unbalanced")
 """The instances li2020.eq8 and li2020.k-effect run on, by label (``CHOICE_INSTANCES``,
 below, holds each one's problem family and batch size; a new instance is one label here and one entry
 there). "image unbalanced" is Li's unbalanced MNIST recipe on the plan's ``dataset``."""
+FIG1A_INSTANCES = (*LI_CHOICE_INSTANCES, "image balanced")
+"""The instances li2020.eq8 runs on: Fig. 1a's four data sets (the authors' ``plot/plot_E.py`` draws synthetic(0,0),
+synthetic(1,1), mnist unbalanced and mnist balanced), "image balanced" being Li's balanced MNIST recipe on the plan's
+``dataset``."""
 
 E_READING = ("E counts local SGD steps per round, as Li et al. define it (Sec. 2: \"E be the number of local "
              "iterations performed in a device between two communications\", footnote 1: \"the times of updates "
@@ -188,16 +192,19 @@ CHOICE_INSTANCES = {
     "synthetic(0,0)": ChoiceInstance("synthetic(0,0)", "synthetic", (("alpha", 0.0), ("beta", 0.0), ("seed", 0)), 24),
     "synthetic(1,1)": ChoiceInstance("synthetic(1,1)", "synthetic", (("alpha", 1.0), ("beta", 1.0), ("seed", 0)), 24),
     "image unbalanced": ChoiceInstance("image unbalanced", "li_images", (("balanced", False),), 64),
+    "image balanced": ChoiceInstance("image balanced", "li_images", (("balanced", True),), 64),
 }
-"""Label -> instance, one per label of ``LI_CHOICE_INSTANCES``: App. D.1, Table 2's synthetic(alpha,
-beta) (softmax, l2 = 1e-4, power-law-like sizes, b = 24) and the unbalanced MNIST recipe (b = 64;
-its data set given by ``choice_instances``)."""
+"""Label -> instance, one per label of ``FIG1A_INSTANCES``: App. D.1, Table 2's synthetic(alpha,
+beta) (softmax, l2 = 1e-4, power-law-like sizes, b = 24) and the unbalanced and balanced MNIST recipes
+(b = 64 on both, App. D.2; their data set given by ``choice_instances``)."""
 
 
-def choice_instances(label: str | None, dataset: str) -> tuple[ChoiceInstance, ...]:
-    """The instance named ``label``, or every instance when None, an image instance on ``dataset``
-    (one of ``problems.LI_IMAGE_DATASETS``)."""
-    chosen = tuple(CHOICE_INSTANCES.values()) if label is None else (CHOICE_INSTANCES[label],)
+def choice_instances(
+    label: str | None, dataset: str, labels: tuple[str, ...] = LI_CHOICE_INSTANCES,
+) -> tuple[ChoiceInstance, ...]:
+    """The instance named ``label``, or every instance of ``labels`` when None, an image instance on
+    ``dataset`` (one of ``problems.LI_IMAGE_DATASETS``)."""
+    chosen = tuple(CHOICE_INSTANCES[name] for name in labels) if label is None else (CHOICE_INSTANCES[label],)
     return tuple(instance.with_dataset(dataset) for instance in chosen)
 
 

@@ -30,6 +30,7 @@ class SchemeChoices(Protocol):
     alternatives, the instance of the equality check, the step and the seeds."""
 
     scheme_ii_stable: bool
+    scheme_ii_lower: bool
     original_faster: bool
     equality_data: str
     eta0: float
@@ -89,6 +90,15 @@ def _speed_check(name: str, key: str, first: RunResult, second: RunResult, first
         f"final gap, {level:.4g}; {int(first.rounds[-1]) + 1} = never): {first_label} {r_first.mean():.1f}, {second_label} {r_second.mean():.1f} (means over seeds)."))
 
 
+def _reversed_final_check(label: str, key: str, final: dict[str, np.ndarray]) -> tuple[str, Verdict]:
+    """The planted reversal of "Scheme I ends below Scheme II" on an unbalanced instance: F(w_R) of Scheme II
+    below Scheme I's, paired over seeds (``final``: scheme -> final gaps (S,))."""
+    return (f"{label}: Scheme II ends below Scheme I", convergence.check_ordering(
+        f"li2020.schemes/{key}/final-II<I", final["scheme_ii"], final["scheme_i"],
+        notes=f"final F(w_R) - F*: Scheme II {final['scheme_ii'].mean():.4g}, Scheme I {final['scheme_i'].mean():.4g} "
+        "(means over seeds); the reversed ordering, planted."))
+
+
 def instance_checks(instance: SchemeInstance, run: dict[str, RunResult],
                      plan: SchemeChoices) -> list[tuple[str, Verdict]]:
     """The ordering checks of one instance (module docstring)."""
@@ -97,6 +107,9 @@ def instance_checks(instance: SchemeInstance, run: dict[str, RunResult],
     checks = []
     rivals = ("original",) if instance.balanced else ("scheme_ii", "transformed_scheme_ii", "original")
     for rival in rivals:
+        if rival == "scheme_ii" and plan.scheme_ii_lower:
+            checks.append(_reversed_final_check(label, key, final))
+            continue
         checks.append((f"{label}: Scheme I ends below the {SCHEME_LABELS[rival]}", convergence.check_ordering(
             f"li2020.schemes/{key}/final-I<{rival}", final["scheme_i"], final[rival],
             notes=f"final F(w_R) - F*: Scheme I {final['scheme_i'].mean():.4g}, {SCHEME_LABELS[rival]} "
