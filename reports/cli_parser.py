@@ -250,7 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
     pep.add_argument("--metric", choices=("distance", "gap"), default="distance",
                      help="distance: ||x_R - x*||^2 (default); gap: F(x_R) - F*")
     pep.add_argument("--mu-prox", type=float, default=0.0,
-                     help="FedProx's proximal coefficient mu_prox (default 0: FedAvg; not with --limit)")
+                     help="FedProx's proximal coefficient mu_prox (default 0: FedAvg)")
+    pep.add_argument("--bgd", type=float, nargs=2, metavar=("G", "B"),
+                     help="(G, B)-BGD: sum_i p_i ||grad f_i(x)||^2 <= G^2 + B^2 ||grad F(x)||^2 at x* and the server "
+                          "models (default: not bounded; not with --limit)")
+    pep.add_argument("--weights", type=float, nargs="+", metavar="P",
+                     help="the clients' weights p_1 ... p_N, summing to 1 (default 1/N; not with --limit)")
     pep.add_argument("--quadratic", action="store_true", help="every f_i a quadratic (a subclass)")
     pep.add_argument("--limit", action="store_true", help="the worst-case bias ||w~ - x*||^2 of the limit w~ instead")
     pep.add_argument("--json", action="store_true", help="print the result as JSON")

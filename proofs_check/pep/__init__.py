@@ -1,6 +1,6 @@
 """Exact worst cases of FedAvg (and FedProx) by performance estimation (PEPit): the clients' symmetric program,
-its SDP, the solved worst case with the solver's accuracy, PEPit's direct program that checks it, and the
-client drift's N-client program."""
+the N-client program of unequal client weights, their SDP, the solved worst case with the solver's accuracy,
+PEPit's direct program that checks them, and the client drift's N-client program."""
 
 import lazy_loader
 
