@@ -120,6 +120,9 @@ def test_fedprox_limit_is_reached_by_the_rounds_program_started_at_the_optimum(m
 def test_fedprox_limit_with_no_proximal_term_is_fedavgs_request() -> None:
     fedavg = FedAvgLimitPEP(2, 2, 1.0, 0.5, 0.5, 1.0)
     assert dataclasses.replace(fedavg, mu_prox=0.0).to_json() == fedavg.to_json() and "mu_prox" not in fedavg.to_json()
+    # the contraction needs eta < 2/(L + 2 mu_prox): 0.8 >= 2/3 with mu_prox = 1 (FedAvg's 2/L admits it)
+    with pytest.raises(PEPError, match=r"^step: must be < 2/\(L \+ 2 mu_prox\) = 0.666667"):
+        dataclasses.replace(fedavg, step=0.8, mu_prox=1.0)
 
 
 # ------------------------------------------------------------------ errors and the command line
@@ -150,3 +153,18 @@ def test_the_command_line_takes_bgd_weights_and_fedprox_limits(capsys: pytest.Ca
     assert main(["pep", "--clients", "2", "--local-steps", "1", "--rounds", "1", "--mu", "0.1", "--step", "0.5",
                  "--weights", "0.2", "0.3", "0.5"]) == 2
     assert "weights: expected one weight per client" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ pep.li2020.thm1 with unequal weights
+def test_li_theorem_1_with_unequal_weights_holds_and_its_planted_quarter_fails() -> None:
+    from convergence import Status
+    from proofs_check import VerifySettings, get_claim
+
+    claim, quick = get_claim("pep.li2020.thm1"), VerifySettings(quick=True, jobs=1, progress=False)
+    grid = dict(E_grid=(1,), T_grid=(2,), weighted_T_grid=(2,))
+    for scale, expected in ((1.0, Status.PASS), (0.25, Status.FAIL)):  # looseness 2.1 at E = 1, T = 2
+        verdict = claim.evaluate(quick, bound_scale=scale, **grid).verdict
+        (weighted,) = [c.verdict for c in verdict.checks if "unequal p_k" in c.name]
+        assert weighted.status is expected and verdict.evidence["weighted"][0]["solved"]
+    with pytest.raises(ValueError, match="^weights: claim 'pep.li2020.thm1': needs at least 2 client weights"):
+        claim.evaluate(quick, weights=(0.2, 0.3), **grid)

@@ -236,8 +236,9 @@ class FedAvgLimitPEP:
         set_("mu", mu)
         step = _real("step", self.step, 0.0, strict=True)
         if step >= 2 / (L + 2 * self.mu_prox):
-            raise PEPError(f"step: must be < 2/(L + 2 mu_prox) = {2 / (L + 2 * self.mu_prox):g} for the round map to "
-                           f"contract, got {step:g}")
+            limit = "2/(L + 2 mu_prox)" if self.mu_prox > 0 else "2/L"
+            raise PEPError(f"step: must be < {limit} = {2 / (L + 2 * self.mu_prox):g} for the round map to contract, "
+                           f"got {step:g}")
         set_("step", step)
         for name in ("zeta", "Gamma"):
             set_(name, _optional(name, getattr(self, name)))
