@@ -92,9 +92,28 @@ def test_equal_weights_are_the_symmetric_programs_request() -> None:
     assert equal.weights is None and equal.to_json() == plain.to_json() and "weights" not in plain.to_json()
 
 
+@pytest.mark.parametrize("weights", [(0.25, 0.25, 0.5), (0.1, 0.2, 0.3, 0.4)])
+def test_weights_none_above_a_half_give_the_equal_weight_worst_case(weights: tuple[float, ...]) -> None:
+    # weighted.py: W(p) <= W (copies of clients) and W(p) >= W when max p_i <= 1/2 (the symmetric solution lifted with
+    # unit vectors e_i, sum_i p_i e_i = 0): the N-client program solved as it is equals the symmetric program.
+    setting = FedAvgPEP(len(weights), 2, 2, 1.0, 0.1, constant_steps(0.5, 4), zeta=1.0, weights=weights)
+    equal = _value(worst_case(dataclasses.replace(setting, weights=None)))
+    assert _value(worst_case(setting)) == pytest.approx(equal, rel=1e-5)
+    shortcut = fedavg_worst_case(len(weights), 2, 2, 1.0, 0.1, 0.5, 1.0, 1.0, weights=weights)  # the symmetric solve
+    assert shortcut.setting.weights == setting.weights and shortcut.value == pytest.approx(equal, rel=1e-9)
+
+
+def test_a_client_with_more_than_half_the_weight_lowers_the_worst_case() -> None:
+    # W(p) <= W for every p (copies of clients); with p = (1/3, 2/3) no lift of the symmetric solution exists and the
+    # worst case is below it (0.759958 against 0.760080), solved by the N-client program.
+    weighted = fedavg_worst_case(2, 2, 2, 1.0, 0.1, 0.5, 1.0, 1.0, weights=(1 / 3, 2 / 3))
+    equal = fedavg_worst_case(2, 2, 2, 1.0, 0.1, 0.5, 1.0, 1.0)
+    assert _value(weighted) < _value(equal) * (1 - 1e-4)
+
+
 def test_clients_of_equal_weight_reduce_to_their_group() -> None:
     # weighted.py: a group of n_a >= 2 clients of equal weight is symmetric, and the worst case depends on its total
-    # weight, not on n_a: two clients of 0.2 and four of 0.1 beside one of 0.6 (PEPit's direct program, N = 3 and 5).
+    # weight, not on n_a: two clients of 0.2 and four of 0.1 beside one of 0.6 (the N-client program, N = 3 and 5).
     base = FedAvgPEP(3, 2, 2, 1.0, 0.1, constant_steps(0.5, 4), r0=0.3, zeta=1.0, weights=(0.2, 0.2, 0.6))
     five = dataclasses.replace(base, n_clients=5, weights=(0.1, 0.1, 0.1, 0.1, 0.6))
     assert _value(worst_case(base)) == pytest.approx(_value(worst_case(five)), rel=1e-4)

@@ -10,14 +10,31 @@ taking client N's gradient at x* as -(sum_(i<N) p_i grad f_i(x*)) / p_N. Anchors
 x* = 0 and every f_i(x*) = 0 (each f_i's value is invariant under a constant shift). Its size grows with
 N: N E R + N + 1 leaves (N = 3, E R = 8: 28 leaves).
 
-**What does reduce.** The argument of ``program`` applies to any group of clients of equal weight: the
-program is invariant under permutations within the group, so an optimal solution is symmetric within
-every group, each group's clients have one common mean and deviations orthogonal to everything shared,
-and the program keeps one function per group (a group of n_a >= 2 clients with a deviation block; the
-worst case depends on a group's total weight P_a = n_a p_a and on whether n_a >= 2, not on n_a beyond
-that). That grouped program is not built here: with weights the N-client program itself is solved, and
-the tests check it against the symmetric program at equal weights and against PEPit's direct program
-(``direct``) at unequal ones.
+**What reduces: the weights matter only when one client has more than half of them.** Write W(p) for the
+worst case with weights p and W for the equal-weight one (the same for every N >= 2, ``program``).
+
+* W(p) <= W for every p. A float weight is a rational k_i / K: replacing client i by k_i identical copies
+  of weight 1/K each gives an equal-weight instance of K clients with the same F, the same server models
+  and the same heterogeneity (zeta, Gamma, the BGD pair: weighted sums over the copies), the per-client
+  gradient bound unchanged: the same metric.
+* W(p) = W when max_i p_i <= 1/2. Then there are unit vectors e_1, ..., e_N (in R^2) with
+  sum_i p_i e_i = 0 (a closed polygon with sides p_i). ``program``'s lift of the symmetric solution with
+  these e_i in place of the regular simplex (client i's deviations d (x) e_i, f_i = f o Q_i^(-1) for the
+  isometry Q_i that fixes the common block and maps d (x) e_1 to d (x) e_i) is a weighted instance:
+  sum_i p_i (m + d (x) e_i) = m, so the server models, grad F(x*) = 0 and F(x_R) are those of the
+  symmetric solution, and sum_i p_i ||m + d (x) e_i||^2 = ||m||^2 + ||d||^2 (every e_i a unit vector),
+  so every heterogeneity constraint reads as in ``program``.
+
+* Clients of equal weight reduce to their group: ``program``'s argument applies to the permutations within a
+  group, so W(p) depends on a group of n_a >= 2 clients of weight p_a only through its total n_a p_a
+  (its clients' deviations, orthogonal to everything outside the group, lift to any n_a >= 2).
+
+So ``worst_case.fedavg_worst_case`` solves the symmetric program whenever max_i p_i <= 1/2, and this N-client
+program only when one client holds more than half the weight (measured below 1 there: W(1/3, 2/3) =
+0.759958 against W = 0.760080 at E = R = 2, eta = 0.5, mu = 0.1, zeta = 1; the tests check both facts).
+Beyond that, measured but not proven: with max_i p_i = p > 1/2 the worst case depends on p alone (p =
+(0.4, 0.6), (0.1, 0.3, 0.6), (0.3, 0.1, 0.6), (0.2, 0.2, 0.6): 0.7600396 to 0.7600398; p = (0.2, 0.8),
+(0.1, 0.1, 0.8), (0.05, 0.15, 0.8): 0.7595137 to 0.7595140), as if the other clients were one.
 
 The metric: ||x_R - x*||^2, or F(x_R) - F* = sum_i p_i f_i(x_R) (F* = 0 with the anchors).
 """

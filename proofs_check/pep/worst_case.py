@@ -208,9 +208,10 @@ def fedavg_worst_case(
     1/N; the heterogeneity measures and the server's average are then weighted by them).
 
     Returns a ``WorstCase``: ``.value`` (also ``float(result)``) with the solver's status, accuracy and
-    time; read the value when ``.solved``. With equal weights the worst case is the same for every
-    n_clients >= 2 (``program``), so it is solved once for all of them; unequal weights solve the
-    N-client program (``weighted``). Bad input raises PEPError naming the field.
+    time; read the value when ``.solved``. With equal weights, or weights none of which exceeds 1/2, the
+    worst case is the same for every n_clients >= 2 (``program``, ``weighted``), so it is solved once for
+    all of them; when one client has more than half the weight the N-client program is solved
+    (``weighted``). Bad input raises PEPError naming the field.
     """
     steps = _step_list(step, local_steps, rounds)
     if isinstance(bgd, tuple):
@@ -243,9 +244,12 @@ def _step_list(step: Any, local_steps: Any, rounds: Any) -> Any:
 
 
 def _for_every_n(setting: FedAvgPEP | FedAvgLimitPEP, *, max_iter: int | None, store: RunStore | None) -> WorstCase:
-    """The worst case of ``setting`` solved at n_clients = 2 when it has more clients of equal weights (the same
-    value, ``program``: every N >= 2 shares one cached solve), returned with ``setting`` itself."""
-    if setting.n_clients <= 2 or isinstance(setting, FedAvgPEP) and setting.weights is not None:
+    """The worst case of ``setting`` solved at n_clients = 2 with equal weights when it has more clients of equal
+    weights, or weights none of which exceeds 1/2 (the same value: ``program``, ``weighted``; every such setting
+    shares one cached solve), returned with ``setting`` itself."""
+    weighted = isinstance(setting, FedAvgPEP) and setting.weights is not None
+    if weighted and max(setting.weights) > 0.5 or setting.n_clients <= 2 and not weighted:
         return worst_case(setting, max_iter=max_iter, store=store)
-    result = worst_case(dataclasses.replace(setting, n_clients=2), max_iter=max_iter, store=store)
+    changes = {"weights": None} if weighted else {}
+    result = worst_case(dataclasses.replace(setting, n_clients=2, **changes), max_iter=max_iter, store=store)
     return dataclasses.replace(result, setting=setting)

@@ -31,8 +31,9 @@ T = 1, outside the grid). At these constants W(E, T) barely depends on E at fixe
 bound's tightness on its instances (5e-7 on the counterexample): most of that gap is the bound's, not
 the instance's.
 
-Unequal weights (``weights``, p = (0.1, 0.3, 0.6) by default): the symmetric program needs p_k = 1/N, so
-these are solved with the N-client program (``proofs_check.pep.weighted``, N = 3, one function per client)
+Unequal weights (``weights``, p = (0.1, 0.3, 0.6) by default): the worst case with weights none of which
+exceeds 1/2 is the equal-weight one (``proofs_check.pep.weighted``), so the default gives one client 0.6
+and solves the N-client program (N = 3, one function per client)
 at T in ``weighted_T_grid``, one more sub-check per E ("eq. 4 >= worst case, unequal p_k"). Finding: at
 these constants the worst case with p = (0.1, 0.3, 0.6) equals the equal-weight one to 1e-6 (relative) at
 every point of the default grid (E = 1, 2, 4, T = 2 to 8; 6e-6 at T = 16): the weights do not change how
