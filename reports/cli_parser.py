@@ -234,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Solve the performance-estimation program of FedAvg (proofs_check.pep): the worst "
                          "case over every set of N clients, each L-smooth and mu-strongly convex (or quadratic), of "
                          "||x_R - x*||^2 or F(x_R) - F* after R rounds of E constant steps, or of the bias of its limit "
-                         "(--limit). The value is the same for every N >= 2. Exit status: 0 when the program is solved "
+                         "(--limit). The value is the same for every N >= 2 (with equal weights, or none above 1/2). Exit status: 0 when the program is solved "
                          "to tolerance, 1 when it is not (the value is then not to be trusted), 2 on bad input.")
     pep.add_argument("--clients", type=_positive_int("--clients"), default=2, help="clients N (default 2)")
     pep.add_argument("--local-steps", type=_positive_int("--local-steps"), required=True, help="local steps E per round")

@@ -225,9 +225,10 @@ def limit_program(setting: FedAvgLimitPEP) -> Program:
         if e < E - 1:
             mean = vectors.shared()
         else:  # the fixed point: sum_e a^(E-1-e) m_e = 0
-            mean = vectors.zero() - sum((a ** (E - 1 - k) * m for k, m in enumerate(means)), vectors.zero())
+            mean = vectors.zero() - sum((a ** (E - 1 - k) * m if a != 1 else m for k, m in enumerate(means)),
+                                        vectors.zero())
         g = mean + vectors.deviation_of_client()
         f.add_point((y, g, Expression()))
-        y = y - eta * (g + setting.mu_prox * (y - w))
+        y = y - eta * (g + setting.mu_prox * (y - w)) if setting.mu_prox > 0 else y - eta * g
         means.append(mean)
     return _finish(setting, f, vectors, constraints, w ** 2, [w], minimiser)
