@@ -68,7 +68,8 @@ def test_one_local_step_under_bgd_is_gradient_descent_with_its_tight_rate(G: flo
     FedAvgPEP(3, 2, 2, 1.0, 0.1, constant_steps(0.5, 4), zeta=1.0),
     FedAvgPEP(3, 2, 2, 1.0, 0.25, constant_steps(0.2, 4), Gamma=0.1, G=2.0, metric="gap"),
     FedAvgPEP(2, 2, 2, 1.0, 0.1, constant_steps(0.5, 4), zeta=1.0, bgd=BGD(1.0, 2.0), mu_prox=0.3),
-], ids=["zeta", "Gamma, G, gap", "BGD, FedProx"])
+    FedAvgPEP(3, 2, 2, 1.0, 0.1, constant_steps(0.5, 4), zeta=1.0, function_class="quadratic"),
+], ids=["zeta", "Gamma, G, gap", "BGD, FedProx", "quadratic"])
 def test_the_n_client_program_at_equal_weights_equals_the_symmetric_program(setting: FedAvgPEP) -> None:
     solution = solve_program(weighted_program(setting))
     assert solution.solved
