@@ -199,9 +199,9 @@ def fedavg_worst_case(
     """The exact worst case of FedAvg (FedProx with proximal coefficient ``mu_prox`` > 0) over the class (``setting.FedAvgPEP``): ``n_clients`` clients,
     each L-smooth and mu-strongly convex (mu = 0: convex), ``local_steps`` (E) gradient steps per round of
     size ``step`` (a number, or one step per local step: E x rounds of them), ``rounds`` (R) rounds,
-    (1/N) sum_i ||grad f_i(x*)||^2 <= zeta^2 (None: not bounded), ||x_0 - x*|| <= r0, metric
+    sum_i p_i ||grad f_i(x*)||^2 <= zeta^2 (None: not bounded), ||x_0 - x*|| <= r0, metric
     ``"distance"`` (||x_R - x*||^2) or ``"gap"`` (F(x_R) - F*). Optional: the server step, Gamma
-    (F* - (1/N) sum_i f_i* <= Gamma), G (||grad f_i||^2 <= G^2 at every local iterate), the function
+    (F* - sum_i p_i f_i* <= Gamma), G (||grad f_i||^2 <= G^2 at every local iterate), the function
     class ("quadratic": every f_i a quadratic, ``setting.FUNCTION_CLASSES``), ``bgd`` the (G, B)-BGD pair
     (``setting.BGD`` or a pair (G, B): sum_i p_i ||grad f_i(x)||^2 <= G^2 + B^2 ||grad F(x)||^2 at x* and
     the server models, a relaxation of the class, ``setting``) and the clients' ``weights`` p_i (None:
