@@ -236,19 +236,18 @@ def _pep(args: argparse.Namespace) -> int:
     from proofs_check.pep import fedavg_limit_worst_case, fedavg_worst_case
 
     kind = "quadratic" if args.quadratic else "smooth"
-    for option, value in (("--bgd", args.bgd), ("--weights", args.weights)):
-        if args.limit and value is not None:
-            raise ValueError(f"{option}: the limit program has equal weights and no (G, B)-BGD pair")
+    bgd = None if args.bgd is None else tuple(args.bgd)
+    if args.limit and args.weights is not None:
+        raise ValueError("--weights: the limit program has equal weights")
     if args.limit:
         result = fedavg_limit_worst_case(args.clients, args.local_steps, args.L, args.mu, args.step, args.zeta,
-                                         Gamma=args.Gamma, function_class=kind, mu_prox=args.mu_prox)
+                                         Gamma=args.Gamma, function_class=kind, mu_prox=args.mu_prox, bgd=bgd)
     elif args.rounds is None:
         raise ValueError("--rounds: required unless --limit")
     else:
         result = fedavg_worst_case(args.clients, args.local_steps, args.rounds, args.L, args.mu, args.step, args.zeta,
                                    args.r0, args.metric, server_step=args.server_step, Gamma=args.Gamma, G=args.G,
-                                   function_class=kind, mu_prox=args.mu_prox,
-                                   bgd=None if args.bgd is None else tuple(args.bgd), weights=args.weights)
+                                   function_class=kind, mu_prox=args.mu_prox, bgd=bgd, weights=args.weights)
     print(json.dumps({"setting": result.setting.to_json(), **result.figures()}) if args.json else result.summary())
     return 0 if result.solved else 1
 

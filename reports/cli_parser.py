@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="FedProx's proximal coefficient mu_prox (default 0: FedAvg)")
     pep.add_argument("--bgd", type=float, nargs=2, metavar=("G", "B"),
                      help="(G, B)-BGD: sum_i p_i ||grad f_i(x)||^2 <= G^2 + B^2 ||grad F(x)||^2 at x* and the server "
-                          "models (default: not bounded; not with --limit)")
+                          "models (--limit: at x* and w~; default: not bounded)")
     pep.add_argument("--weights", type=float, nargs="+", metavar="P",
                      help="the clients' weights p_1 ... p_N, summing to 1 (default 1/N; not with --limit)")
     pep.add_argument("--quadratic", action="store_true", help="every f_i a quadratic (a subclass)")

@@ -137,6 +137,18 @@ def test_fedprox_limit_is_reached_by_the_rounds_program_started_at_the_optimum(m
     assert fedavg_limit_worst_case(2, 1, 1.0, 0.5, eta, 1.0, mu_prox=mu_prox).value == pytest.approx(0.0, abs=1e-7)
 
 
+@pytest.mark.parametrize("E", [2, 5])
+def test_the_limits_bgd_worst_case_grows_with_b_to_zeta_at_the_optimum(E: int) -> None:
+    # The limit program imposes BGD at x* (zeta = G's constraint) and at w~: its feasible set grows with B, lies in
+    # zeta = G's, and their union over B is dense in it (as for the rounds program above). L = 1, mu = 0.5, eta = 0.5.
+    by_B = [_value(fedavg_limit_worst_case(2, E, 1.0, 0.5, 0.5, None, bgd=(1.0, B))) for B in (0.0, 1.0, 100.0)]
+    at_optimum = _value(fedavg_limit_worst_case(2, E, 1.0, 0.5, 0.5, 1.0))
+    assert by_B[0] < by_B[1] * (1 - 1e-4) and by_B[1] <= by_B[2] * (1 + 1e-6)
+    assert by_B[2] == pytest.approx(at_optimum, rel=1e-5)
+    # E = 1: gradient descent's limit is x* under any heterogeneity
+    assert fedavg_limit_worst_case(2, 1, 1.0, 0.5, 0.5, None, bgd=(1.0, 2.0)).value == pytest.approx(0.0, abs=1e-7)
+
+
 def test_fedprox_limit_with_no_proximal_term_is_fedavgs_request() -> None:
     fedavg = FedAvgLimitPEP(2, 2, 1.0, 0.5, 0.5, 1.0)
     assert dataclasses.replace(fedavg, mu_prox=0.0).to_json() == fedavg.to_json() and "mu_prox" not in fedavg.to_json()
@@ -154,6 +166,7 @@ def test_fedprox_limit_with_no_proximal_term_is_fedavgs_request() -> None:
     (lambda: FedAvgPEP(2, 1, 1, 1.0, 0.1, (0.5,), weights=(0.2, 0.7)), "weights"),
     (lambda: FedAvgPEP(2, 1, 1, 1.0, 0.1, (0.5,), weights=(1.5, -0.5)), r"weights\[1\]"),
     (lambda: FedAvgLimitPEP(2, 2, 1.0, 0.1, 0.8, 1.0, mu_prox=1.0), "step"),
+    (lambda: FedAvgLimitPEP(2, 2, 1.0, 0.1, 0.5, None, bgd=[1.0, 2.0]), "bgd"),
 ])
 def test_bad_input_names_the_field(build, field: str) -> None:
     with pytest.raises(PEPError, match=rf"^{field}:"):
@@ -170,6 +183,8 @@ def test_the_command_line_takes_bgd_weights_and_fedprox_limits(capsys: pytest.Ca
     assert main(["pep", "--local-steps", "2", "--limit", "--mu", "0.5", "--step", "0.5", "--zeta", "1",
                  "--mu-prox", "0.3"]) == 0
     assert "FedProx mu_prox = 0.3" in capsys.readouterr().out
+    assert main(["pep", "--local-steps", "2", "--limit", "--mu", "0.5", "--step", "0.5", "--bgd", "1", "2"]) == 0
+    assert "of the limit (E = 2, eta = 0.5, (G, B)-BGD G = 1, B = 2)" in capsys.readouterr().out
     assert main(["pep", "--clients", "2", "--local-steps", "1", "--rounds", "1", "--mu", "0.1", "--step", "0.5",
                  "--weights", "0.2", "0.3", "0.5"]) == 2
     assert "weights: expected one weight per client" in capsys.readouterr().err

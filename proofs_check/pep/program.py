@@ -133,7 +133,7 @@ def _start(setting: FedAvgPEP | FedAvgLimitPEP) -> tuple[Any, _Vectors, list, An
     constraints, minimiser = [], None
     if setting.zeta is not None:
         constraints.append(g_star ** 2 <= setting.zeta ** 2)
-    if isinstance(setting, FedAvgPEP) and setting.bgd is not None:  # at x*, where grad F = 0
+    if setting.bgd is not None:  # at x*, where grad F = 0
         constraints.append(g_star ** 2 <= setting.bgd.G ** 2)
     if setting.Gamma is not None or setting.function_class == "quadratic":
         minimiser = (vectors.shared() + vectors.deviation_of_client(), Expression())
@@ -161,7 +161,7 @@ def _finish(setting: FedAvgPEP | FedAvgLimitPEP, f: Any, vectors: _Vectors, cons
                    lmis, minimiser)
 
 
-def _bgd(setting: FedAvgPEP, mean: Point, gradient: Point) -> list[Any]:
+def _bgd(setting: FedAvgPEP | FedAvgLimitPEP, mean: Point, gradient: Point) -> list[Any]:
     """The (G, B)-BGD constraint at a point where client 1's gradient is ``gradient`` = ``mean`` + deviation:
     (1/N) sum_i ||g_i||^2 = ||mean||^2 + ||deviation||^2 = ||gradient||^2 (the blocks are orthogonal) and
     grad F = mean, so sum_i p_i ||g_i||^2 - B^2 ||grad F||^2 <= G^2 reads ||gradient||^2 - B^2 ||mean||^2 <= G^2."""
@@ -229,6 +229,8 @@ def limit_program(setting: FedAvgLimitPEP) -> Program:
                                         vectors.zero())
         g = mean + vectors.deviation_of_client()
         f.add_point((y, g, Expression()))
+        if e == 0:  # at w~, where every client takes a gradient
+            constraints += _bgd(setting, mean, g)
         y = y - eta * (g + setting.mu_prox * (y - w)) if setting.mu_prox > 0 else y - eta * g
         means.append(mean)
     return _finish(setting, f, vectors, constraints, w ** 2, [w], minimiser)

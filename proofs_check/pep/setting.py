@@ -47,7 +47,7 @@ y -> [(1 - eta mu_prox) y - eta grad f_i(y)] + eta mu_prox w; the bracket is Lip
 q = max{|1 - eta (mu + mu_prox)|, |1 - eta (L + mu_prox)|}, so E steps move with w by at most
 c = q^E + b (1 - q^E)/(1 - q), b = eta mu_prox, and c < 1 iff q < 1 and b < 1 - q, which for
 mu > 0 is eta < 2/(L + 2 mu_prox); mu_prox = 0 is FedAvg's eta < 2/L, c = q^E.) Its metric is the
-bias ||w~ - x*||^2 over the class with ``zeta`` or ``Gamma``.
+bias ||w~ - x*||^2 over the class with ``zeta``, ``Gamma`` or ``bgd`` (at x* and w~).
 
 ``DriftPEP`` asks for the client drift of FedAvg after K local steps over L-smooth (non-convex)
 clients with bounded gradients (Yu, Yang and Zhu's lemma; ``proofs_check.pep.drift``).
@@ -210,8 +210,9 @@ class FedAvgPEP:
 @dataclass(frozen=True)
 class FedAvgLimitPEP:
     """The worst-case bias ||w~ - x*||^2 of constant-step FedAvg's (FedProx's, ``mu_prox`` > 0) limit w~
-    (module docstring) over the class with ``zeta`` and / or ``Gamma`` (at least one: without
-    heterogeneity every f_i is minimised at x* and w~ = x*)."""
+    (module docstring) over the class with ``zeta``, ``Gamma`` and / or ``bgd`` (at least one: without
+    heterogeneity every f_i is minimised at x* and w~ = x*). The (G, B)-BGD pair is imposed at x* and at
+    w~, the points where every client takes a gradient (a relaxation, as ``FedAvgPEP``'s)."""
 
     kind: ClassVar[str] = "fedavg_limit"
     metric: ClassVar[str] = "distance"
@@ -225,12 +226,15 @@ class FedAvgLimitPEP:
     Gamma: float | None = None
     function_class: str = "smooth"
     mu_prox: float = 0.0
+    bgd: BGD | None = None
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
         set_("n_clients", _int("n_clients", self.n_clients, 1))
         set_("local_steps", _int("local_steps", self.local_steps, 1))
         set_("mu_prox", _real("mu_prox", self.mu_prox, 0.0))
+        if self.bgd is not None and not isinstance(self.bgd, BGD):
+            raise PEPError(f"bgd: expected a BGD(G, B) or None, got {self.bgd!r} ({type(self.bgd).__name__})")
         L, mu = _class_fields(self.L, self.mu)
         _check_class(self.function_class, mu)
         if mu == 0:
@@ -245,15 +249,17 @@ class FedAvgLimitPEP:
         set_("step", step)
         for name in ("zeta", "Gamma"):
             set_(name, _optional(name, getattr(self, name)))
-        if self.zeta is None and self.Gamma is None:
-            raise PEPError("zeta: give zeta or Gamma (without heterogeneity the limit is x* itself)")
+        if self.zeta is None and self.Gamma is None and self.bgd is None:
+            raise PEPError("zeta: give zeta, Gamma or bgd (without heterogeneity the limit is x* itself)")
 
     def to_json(self) -> dict[str, Any]:
-        """The fields as JSON, with ``kind``; ``mu_prox`` only when > 0 (FedAvg's JSON, and cache key, unchanged)."""
-        prox = {"mu_prox": self.mu_prox} if self.mu_prox > 0 else {}
+        """The fields as JSON, with ``kind``; ``mu_prox`` and ``bgd`` only when set (FedAvg's JSON, and cache key,
+        unchanged without them)."""
+        extra = ({"mu_prox": self.mu_prox} if self.mu_prox > 0 else {}) | (
+            {"bgd": self.bgd.to_json()} if self.bgd is not None else {})
         return {"kind": self.kind, "n_clients": self.n_clients, "local_steps": self.local_steps, "L": self.L,
                 "mu": self.mu, "step": self.step, "zeta": self.zeta, "Gamma": self.Gamma,
-                "function_class": self.function_class, **prox}
+                "function_class": self.function_class, **extra}
 
 
 DRIFT_METRICS = ("client", "average")
@@ -318,13 +324,14 @@ def unit_length(setting: PEPSetting) -> tuple[PEPSetting, float]:
     scales = ([setting.r0] if isinstance(setting, FedAvgPEP) else []) + [
         setting.zeta or 0.0, math.sqrt(2 * (setting.Gamma or 0.0) / setting.L)]
     if isinstance(setting, FedAvgPEP):
-        scales += [(setting.G or 0.0) / setting.L, (setting.bgd.G if setting.bgd else 0.0) / setting.L]
+        scales.append((setting.G or 0.0) / setting.L)
+    scales.append((setting.bgd.G if setting.bgd else 0.0) / setting.L)
     length = next((c for c in scales if c > 0), 1.0)
     changes = {"zeta": None if setting.zeta is None else setting.zeta / length,
-               "Gamma": None if setting.Gamma is None else setting.Gamma / length ** 2}
+               "Gamma": None if setting.Gamma is None else setting.Gamma / length ** 2,
+               "bgd": None if setting.bgd is None else BGD(setting.bgd.G / length, setting.bgd.B)}
     if isinstance(setting, FedAvgPEP):
-        changes.update(r0=setting.r0 / length, G=None if setting.G is None else setting.G / length,
-                       bgd=None if setting.bgd is None else BGD(setting.bgd.G / length, setting.bgd.B))
+        changes.update(r0=setting.r0 / length, G=None if setting.G is None else setting.G / length)
     return dataclasses.replace(setting, **changes), length
 
 

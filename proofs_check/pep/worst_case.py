@@ -74,7 +74,8 @@ class WorstCase(SolverAccuracy):
             what = f"the drift {drift} after K = {s.local_steps} local steps (s = {s.step:g}, G = {s.G:g})"
         elif isinstance(s, FedAvgLimitPEP):
             prox = f", FedProx mu_prox = {s.mu_prox:g}" if s.mu_prox > 0 else ""
-            what = f"||w~ - x*||^2 of the limit (E = {s.local_steps}, eta = {s.step:g}{prox})"
+            bgd = f", (G, B)-BGD G = {s.bgd.G:g}, B = {s.bgd.B:g}" if s.bgd is not None else ""
+            what = f"||w~ - x*||^2 of the limit (E = {s.local_steps}, eta = {s.step:g}{prox}{bgd})"
         else:
             metric = "||x_R - x*||^2" if s.metric == "distance" else "F(x_R) - F*"
             prox = f", FedProx mu_prox = {s.mu_prox:g}" if s.mu_prox > 0 else ""
@@ -214,25 +215,30 @@ def fedavg_worst_case(
     (``weighted``). Bad input raises PEPError naming the field.
     """
     steps = _step_list(step, local_steps, rounds)
-    if isinstance(bgd, tuple):
-        if len(bgd) != 2:
-            raise PEPError(f"bgd: expected a pair (G, B), got {bgd!r}")
-        bgd = BGD(*bgd)
     setting = FedAvgPEP(n_clients, local_steps, rounds, L, mu, steps, r0, server_step, zeta, Gamma, G, metric,
-                        function_class, mu_prox, bgd, weights)
+                        function_class, mu_prox, _pair(bgd), weights)
     return _for_every_n(setting, max_iter=max_iter, store=store)
 
 
 def fedavg_limit_worst_case(
     n_clients: int, local_steps: int, L: float, mu: float, step: float, zeta: float | None, *,
-    Gamma: float | None = None, function_class: str = "smooth", mu_prox: float = 0.0, max_iter: int | None = None,
-    store: RunStore | None = None,
+    Gamma: float | None = None, function_class: str = "smooth", mu_prox: float = 0.0,
+    bgd: BGD | tuple[float, float] | None = None, max_iter: int | None = None, store: RunStore | None = None,
 ) -> WorstCase:
     """The worst-case bias ||w~ - x*||^2 of constant-step FedAvg's (FedProx's, ``mu_prox`` > 0) limit w~ over
-    the class (``setting.FedAvgLimitPEP``: needs mu > 0, step < 2/(L + 2 mu_prox) and zeta or Gamma).
-    Returns a ``WorstCase``."""
-    setting = FedAvgLimitPEP(n_clients, local_steps, L, mu, step, zeta, Gamma, function_class, mu_prox)
+    the class (``setting.FedAvgLimitPEP``: needs mu > 0, step < 2/(L + 2 mu_prox) and zeta, Gamma or the
+    (G, B)-BGD pair ``bgd``, at x* and w~). Returns a ``WorstCase``."""
+    setting = FedAvgLimitPEP(n_clients, local_steps, L, mu, step, zeta, Gamma, function_class, mu_prox, _pair(bgd))
     return _for_every_n(setting, max_iter=max_iter, store=store)
+
+
+def _pair(bgd: Any) -> Any:
+    """A pair (G, B) as a ``BGD``; anything else as given (the settings check it)."""
+    if isinstance(bgd, tuple):
+        if len(bgd) != 2:
+            raise PEPError(f"bgd: expected a pair (G, B), got {bgd!r}")
+        return BGD(*bgd)
+    return bgd
 
 
 def _step_list(step: Any, local_steps: Any, rounds: Any) -> Any:
