@@ -238,17 +238,18 @@ def _pep(args: argparse.Namespace) -> int:
     kind = "quadratic" if args.quadratic else "smooth"
     if args.blocks is not None:
         return _pep_mm_psgd(args, kind)
-    if args.limit and args.mu_prox != 0:
-        raise ValueError("--mu-prox: the limit program is FedAvg's only")
+    bgd = None if args.bgd is None else tuple(args.bgd)
+    if args.limit and args.weights is not None:
+        raise ValueError("--weights: the limit program has equal weights")
     if args.limit:
         result = fedavg_limit_worst_case(args.clients, args.local_steps, args.L, args.mu, args.step, args.zeta,
-                                         Gamma=args.Gamma, function_class=kind)
+                                         Gamma=args.Gamma, function_class=kind, mu_prox=args.mu_prox, bgd=bgd)
     elif args.rounds is None:
         raise ValueError("--rounds: required unless --limit")
     else:
         result = fedavg_worst_case(args.clients, args.local_steps, args.rounds, args.L, args.mu, args.step, args.zeta,
                                    args.r0, args.metric, server_step=args.server_step, Gamma=args.Gamma, G=args.G,
-                                   function_class=kind, mu_prox=args.mu_prox)
+                                   function_class=kind, mu_prox=args.mu_prox, bgd=bgd, weights=args.weights)
     print(json.dumps({"setting": result.setting.to_json(), **result.figures()}) if args.json else result.summary())
     return 0 if result.solved else 1
 

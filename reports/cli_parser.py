@@ -234,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Solve the performance-estimation program of FedAvg (proofs_check.pep): the worst "
                          "case over every set of N clients, each L-smooth and mu-strongly convex (or quadratic), of "
                          "||x_R - x*||^2 or F(x_R) - F* after R rounds of E constant steps, or of the bias of its limit "
-                         "(--limit). The value is the same for every N >= 2. Exit status: 0 when the program is solved "
+                         "(--limit). The value is the same for every N >= 2 (with equal weights, or none above 1/2). Exit status: 0 when the program is solved "
                          "to tolerance, 1 when it is not (the value is then not to be trusted), 2 on bad input.")
     pep.add_argument("--clients", type=_positive_int("--clients"), default=2, help="clients N (default 2)")
     pep.add_argument("--local-steps", type=_positive_int("--local-steps"), required=True, help="local steps E per round")
@@ -242,15 +242,20 @@ def build_parser() -> argparse.ArgumentParser:
     pep.add_argument("--L", type=float, default=1.0, help="smoothness L of every f_i (default 1)")
     pep.add_argument("--mu", type=float, required=True, help="strong convexity mu of every f_i (0: convex)")
     pep.add_argument("--step", type=float, required=True, help="constant local step eta")
-    pep.add_argument("--zeta", type=float, help="(1/N) sum_i ||grad f_i(x*)||^2 <= zeta^2 (default: not bounded)")
-    pep.add_argument("--Gamma", type=float, help="F* - (1/N) sum_i f_i* <= Gamma (default: not bounded)")
+    pep.add_argument("--zeta", type=float, help="sum_i p_i ||grad f_i(x*)||^2 <= zeta^2 (default: not bounded)")
+    pep.add_argument("--Gamma", type=float, help="F* - sum_i p_i f_i* <= Gamma (default: not bounded)")
     pep.add_argument("--G", type=float, help="||grad f_i||^2 <= G^2 at every local iterate (default: not bounded)")
     pep.add_argument("--r0", type=float, default=1.0, help="||x_0 - x*|| <= r0 (default 1)")
     pep.add_argument("--server-step", type=float, default=1.0, help="server step s (default 1, plain FedAvg)")
     pep.add_argument("--metric", choices=("distance", "gap"), default="distance",
                      help="distance: ||x_R - x*||^2 (default); gap: F(x_R) - F*")
     pep.add_argument("--mu-prox", type=float, default=0.0,
-                     help="FedProx's proximal coefficient mu_prox (default 0: FedAvg; not with --limit)")
+                     help="FedProx's proximal coefficient mu_prox (default 0: FedAvg)")
+    pep.add_argument("--bgd", type=float, nargs=2, metavar=("G", "B"),
+                     help="(G, B)-BGD: sum_i p_i ||grad f_i(x)||^2 <= G^2 + B^2 ||grad F(x)||^2 at x* and the server "
+                          "models (--limit: at x* and w~; default: not bounded)")
+    pep.add_argument("--weights", type=float, nargs="+", metavar="P",
+                     help="the clients' weights p_1 ... p_N, summing to 1 (default 1/N; not with --limit)")
     pep.add_argument("--quadratic", action="store_true", help="every f_i a quadratic (a subclass)")
     pep.add_argument("--limit", action="store_true", help="the worst-case bias ||w~ - x*||^2 of the limit w~ instead")
     pep.add_argument("--blocks", type=_positive_int("--blocks"),

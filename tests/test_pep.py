@@ -239,9 +239,9 @@ def test_the_command_line_solves_a_program_and_names_a_bad_field(capsys: pytest.
     assert main(["pep", "--local-steps", "3", "--rounds", "2", "--mu", "0.2", "--step", "0.6", "--zeta", "0",
                  "--mu-prox", "0.5"]) == 0
     assert "mu_prox = 0.5" in capsys.readouterr().out  # the closed form's value: test_fedprox_clients_sharing...
-    assert main(["pep", "--local-steps", "2", "--limit", "--mu", "0.1", "--step", "0.5", "--zeta", "1",
-                 "--mu-prox", "0.5"]) == 2
-    assert "--mu-prox: the limit program is FedAvg's only" in capsys.readouterr().err
+    assert main(["pep", "--clients", "2", "--local-steps", "2", "--limit", "--mu", "0.1", "--step", "0.5", "--zeta",
+                 "1", "--weights", "0.3", "0.7"]) == 2
+    assert "--weights: the limit program has equal weights" in capsys.readouterr().err
 
 
 def test_importing_the_package_loads_neither_pepit_nor_cvxpy() -> None:

@@ -1,6 +1,7 @@
 """Exact worst cases of FedAvg (and FedProx) by performance estimation (PEPit): the clients' symmetric program,
-its SDP, the solved worst case with the solver's accuracy, PEPit's direct program that checks it, the
-client drift's N-client program, and MM-PSGD's block-cyclic program (``block_cyclic``)."""
+the N-client program of unequal client weights, their SDP, the solved worst case with the solver's accuracy,
+PEPit's direct program that checks them, the client drift's N-client program, and MM-PSGD's block-cyclic
+program (``block_cyclic``)."""
 
 import lazy_loader
 

@@ -14,10 +14,11 @@ from .program import Program, fedavg_program, limit_program
 from .sdp import ACCURACY_TOLERANCE, SOLVER, SOLVER_TOLERANCE, SDPSolution, solve_program
 from .quadratic import quadratic_conditions
 from .setting import (
-    DRIFT_METRICS, FUNCTION_CLASSES, METRICS, DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPError, PEPSetting, constant_steps,
+    BGD, DRIFT_METRICS, FUNCTION_CLASSES, METRICS, DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPError, PEPSetting, constant_steps,
     unit_length,
 )
 from .worst_case import (
     STATUSES, WorstCase, build_program, cache_key, fedavg_limit_worst_case, fedavg_worst_case, worst_case,
 )
+from .weighted import weighted_program
 from .workload import programs_workload

@@ -1,14 +1,15 @@
 """PEPit's direct N-client program of FedAvg, solved by PEPit itself: the check of the symmetric reduction.
 
 One ``SmoothStronglyConvexFunction`` per client (``SmoothStronglyConvexQuadraticFunction`` for the
-quadratic class), x* the stationary point of their sum (PEPit's
-``stationary_point`` of F = f_1 + ... + f_N), x_0 a free point with ||x_0 - x*|| <= r0, every client's
-local steps written with ``gradient`` calls (FedProx's proximal term mu_prox (y - x_r) added to each),
-and the constraints of ``setting.FedAvgPEP`` on the N
-clients (heterogeneity averaged over them, the gradient bound on each). PEPit builds it, its cvxpy
+quadratic class), x* the stationary point of F = p_1 f_1 + ... + p_N f_N (PEPit's ``stationary_point``
+of the weighted sum; p_i = 1/N unless ``setting.weights``), x_0 a free point with ||x_0 - x*|| <= r0,
+every client's local steps written with ``gradient`` calls (FedProx's proximal term mu_prox (y - x_r)
+added to each), and the constraints of ``setting.FedAvgPEP`` on the N clients (heterogeneity weighted
+by p_i, the gradient bound on each, the (G, B)-BGD pair at x* and at every server model where the clients
+take a gradient, and at x_R for the metric "gap"). PEPit builds it, its cvxpy
 wrapper compiles it and Clarabel solves it: nothing of fedbound's ``program`` or ``sdp`` is used, so
-``direct_worst_case(s)`` against ``worst_case(s)`` tests the reduction (``program``) and the assembly
-(``sdp``) together. It grows with N (N functions, N E R gradients) and compiles one dense constraint per
+``direct_worst_case(s)`` against ``worst_case(s)`` tests the reduction (``program``), the weighted
+program (``weighted``) and the assembly (``sdp``). It grows with N (N functions, N E R gradients) and compiles one dense constraint per
 scalar: use it on small programs (N <= 3, E R <= 10 take seconds).
 """
 
@@ -38,23 +39,33 @@ def direct_worst_case(setting: FedAvgPEP, solver: str = "CLARABEL", **options: A
     from PEPit import PEP
     from PEPit.functions import SmoothStronglyConvexFunction, SmoothStronglyConvexQuadraticFunction
 
-    N = setting.n_clients
+    p = setting.client_weights
     problem = PEP()
     kind = SmoothStronglyConvexQuadraticFunction if setting.function_class == "quadratic" else SmoothStronglyConvexFunction
-    functions = [problem.declare_function(kind, mu=setting.mu, L=setting.L) for _ in range(N)]
-    total = functions[0]
-    for f in functions[1:]:
-        total = total + f
-    x_star = total.stationary_point()
+    functions = [problem.declare_function(kind, mu=setting.mu, L=setting.L) for _ in range(setting.n_clients)]
+
+    def weighted(terms: list[Any]) -> Any:
+        return sum((w * term for w, term in zip(p[1:], terms[1:])), p[0] * terms[0])
+
+    x_star = weighted(functions).stationary_point()
     x = problem.set_initial_point()
     problem.set_initial_condition((x - x_star) ** 2 <= setting.r0 ** 2)
+
+    def bgd(point: Any) -> None:
+        if setting.bgd is not None:
+            gradients = [f.gradient(point) for f in functions]
+            problem.add_constraint(weighted([g ** 2 for g in gradients]) - setting.bgd.B ** 2 * weighted(gradients) ** 2
+                                   <= setting.bgd.G ** 2)
+
     if setting.zeta is not None:
-        problem.add_constraint(sum(f.gradient(x_star) ** 2 for f in functions) / N <= setting.zeta ** 2)
+        problem.add_constraint(weighted([f.gradient(x_star) ** 2 for f in functions]) <= setting.zeta ** 2)
+    bgd(x_star)
     if setting.Gamma is not None:
         local_minima = [f.stationary_point(return_gradient_and_function_value=True) for f in functions]
-        problem.add_constraint(sum(f(x_star) - value for f, (_, _, value) in zip(functions, local_minima)) / N
+        problem.add_constraint(weighted([f(x_star) - value for f, (_, _, value) in zip(functions, local_minima)])
                                <= setting.Gamma)
     for r in range(setting.rounds):
+        bgd(x)
         ends = []
         for f in functions:
             y = x
@@ -66,11 +77,12 @@ def direct_worst_case(setting: FedAvgPEP, solver: str = "CLARABEL", **options: A
                     g = g + setting.mu_prox * (y - x)
                 y = y - setting.steps[r * setting.local_steps + e] * g
             ends.append(y)
-        x = x + setting.server_step * (sum(ends[1:], ends[0]) / N - x)
+        x = x + setting.server_step * (weighted(ends) - x)
     if setting.metric == "distance":
         problem.set_performance_metric((x - x_star) ** 2)
     else:
-        problem.set_performance_metric(sum(f(x) - f(x_star) for f in functions) / N)
+        bgd(x)
+        problem.set_performance_metric(weighted([f(x) - f(x_star) for f in functions]))
     with warnings.catch_warnings():  # cvxpy warns of an inaccurate solution: the status says it
         warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
         value = problem.solve(wrapper="cvxpy", solver=solver, verbose=0, **options)

@@ -41,9 +41,15 @@ Two anchors remove the program's translation invariances, which leave its feasib
 its SDP without a strictly feasible dual (the solver then stalls): x* = 0 and f(x*) = 0 (both the
 zero vector and the zero value of PEPit, not variables).
 
-``fedavg_program`` builds the program of R rounds (``FedAvgPEP``), ``limit_program`` that of the
-fixed point of constant-step FedAvg (``FedAvgLimitPEP``): x_0 = w~ and the clients' mean steps
-summing to zero, sum_e m_e = 0, written by taking the last mean as minus the sum of the others.
+The (G, B)-BGD pair (``setting.BGD``) keeps the reduction too: at a point where every client takes a
+gradient, sum_i p_i ||g_i||^2 = ||m||^2 + ||d||^2 and grad F = m, so the constraint is the affine
+||m + d||^2 - B^2 ||m||^2 <= G^2 on client 1's gradient, invariant under the permutations.
+
+``fedavg_program`` builds the program of R rounds (``FedAvgPEP`` with equal weights), ``limit_program``
+that of the fixed point of constant-step FedAvg or FedProx (``FedAvgLimitPEP``): x_0 = w~, and the
+clients' mean displacement v_E = 0 after E steps from w~. With v <- v - eta (m_e + mu_prox v), v_0 = 0,
+v_E = -eta sum_e a^(E-1-e) m_e, a = 1 - eta mu_prox, so the fixed point is sum_e a^(E-1-e) m_e = 0
+(FedAvg: sum_e m_e = 0), written by taking the last mean as minus the weighted sum of the others.
 Client 1's conditions are PEPit's smooth strongly convex interpolation conditions, or, for
 ``function_class = "quadratic"``, those of quadratics (``quadratic``: the same argument reduces that
 class, since f o Q_i^(-1) is a quadratic). PEPit is imported here only, when a program is built.
@@ -54,7 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .setting import FedAvgLimitPEP, FedAvgPEP
+from .setting import FedAvgLimitPEP, FedAvgPEP, PEPError
 
 if TYPE_CHECKING:
     from PEPit import Expression, Function, Point
@@ -134,6 +140,8 @@ def _start(setting: FedAvgPEP | FedAvgLimitPEP) -> tuple[Any, _Vectors, list, An
     constraints, minimiser = [], None
     if setting.zeta is not None:
         constraints.append(g_star ** 2 <= setting.zeta ** 2)
+    if setting.bgd is not None:  # at x*, where grad F = 0
+        constraints.append(g_star ** 2 <= setting.bgd.G ** 2)
     if setting.Gamma is not None or setting.function_class == "quadratic":
         minimiser = (vectors.shared() + vectors.deviation_of_client(), Expression())
         if setting.function_class == "smooth":  # the quadratic conditions take it apart (``quadratic``)
@@ -160,10 +168,23 @@ def _finish(setting: FedAvgPEP | FedAvgLimitPEP, f: Any, vectors: _Vectors, cons
                    lmis, minimiser)
 
 
+def _bgd(setting: FedAvgPEP | FedAvgLimitPEP, mean: Point, gradient: Point) -> list[Any]:
+    """The (G, B)-BGD constraint at a point where client 1's gradient is ``gradient`` = ``mean`` + deviation:
+    (1/N) sum_i ||g_i||^2 = ||mean||^2 + ||deviation||^2 = ||gradient||^2 (the blocks are orthogonal) and
+    grad F = mean, so sum_i p_i ||g_i||^2 - B^2 ||grad F||^2 <= G^2 reads ||gradient||^2 - B^2 ||mean||^2 <= G^2."""
+    if setting.bgd is None:
+        return []
+    return [gradient ** 2 - setting.bgd.B ** 2 * mean ** 2 <= setting.bgd.G ** 2]
+
+
 def fedavg_program(setting: FedAvgPEP) -> Program:
-    """The reduced program of ``setting`` (module docstring): maximise its metric after R rounds."""
+    """The reduced program of ``setting`` (module docstring): maximise its metric after R rounds. Equal client
+    weights only (``weighted.weighted_program`` writes unequal ones)."""
     from PEPit import Expression
 
+    if setting.weights is not None:
+        raise PEPError("weights: the symmetric program needs equal client weights (weighted.weighted_program "
+                       "writes unequal ones)")
     f, vectors, constraints, minimiser = _start(setting)
     x = vectors.shared()
     constraints.append(x ** 2 <= setting.r0 ** 2)
@@ -171,10 +192,12 @@ def fedavg_program(setting: FedAvgPEP) -> Program:
     t = 0
     for _ in range(setting.rounds):
         y, mean_move = x, vectors.zero()
-        for _ in range(setting.local_steps):
+        for e in range(setting.local_steps):
             mean = vectors.shared()
             g = mean + vectors.deviation_of_client()
             f.add_point((y, g, Expression()))
+            if e == 0:  # at the server model x_r, where every client takes a gradient
+                constraints += _bgd(setting, mean, g)
             if setting.G is not None:
                 constraints.append(g ** 2 <= setting.G ** 2)
             if setting.mu_prox > 0:  # FedProx: the step of h(y) = f(y) + mu_prox/2 ||y - x_r||^2
@@ -189,8 +212,10 @@ def fedavg_program(setting: FedAvgPEP) -> Program:
     if setting.metric == "distance":
         objective = x ** 2
     else:
-        value = Expression()
-        f.add_point((x, vectors.shared() + vectors.deviation_of_client(), value))
+        value, mean = Expression(), vectors.shared()
+        g = mean + vectors.deviation_of_client()
+        f.add_point((x, g, value))
+        constraints += _bgd(setting, mean, g)
         objective = value
     return _finish(setting, f, vectors, constraints, objective, iterates, minimiser)
 
@@ -201,12 +226,18 @@ def limit_program(setting: FedAvgLimitPEP) -> Program:
 
     f, vectors, constraints, minimiser = _start(setting)
     w = vectors.shared()
+    E, eta, a = setting.local_steps, setting.step, 1 - setting.step * setting.mu_prox
     y, means = w, []
-    for e in range(setting.local_steps):
-        last = e == setting.local_steps - 1
-        mean = vectors.zero() - sum(means, vectors.zero()) if last else vectors.shared()
+    for e in range(E):
+        if e < E - 1:
+            mean = vectors.shared()
+        else:  # the fixed point: sum_e a^(E-1-e) m_e = 0
+            mean = vectors.zero() - sum((a ** (E - 1 - k) * m if a != 1 else m for k, m in enumerate(means)),
+                                        vectors.zero())
         g = mean + vectors.deviation_of_client()
         f.add_point((y, g, Expression()))
-        y = y - setting.step * g
+        if e == 0:  # at w~, where every client takes a gradient
+            constraints += _bgd(setting, mean, g)
+        y = y - eta * (g + setting.mu_prox * (y - w)) if setting.mu_prox > 0 else y - eta * g
         means.append(mean)
     return _finish(setting, f, vectors, constraints, w ** 2, [w], minimiser)

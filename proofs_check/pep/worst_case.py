@@ -1,7 +1,8 @@
 """Exact worst cases of FedAvg: ``fedavg_worst_case``, ``fedavg_limit_worst_case`` and ``worst_case``.
 
 A request (``setting.FedAvgPEP`` or ``FedAvgLimitPEP``) is built into the clients' symmetric program
-(``program``; a ``DriftPEP`` into its N-client program, ``drift``), solved (``sdp``) and returned as a ``WorstCase``: the value with the solver's status,
+(``program``; a ``FedAvgPEP`` with unequal client weights into its N-client program, ``weighted``; a
+``DriftPEP`` into its N-client program, ``drift``), solved (``sdp``) and returned as a ``WorstCase``: the value with the solver's status,
 its accuracy and the time it took. ``float(result)`` and ``result.value`` are the worst case (the
 primal objective: the metric of the worst function set the solver found); read it only when
 ``result.solved`` (``sdp.SDPSolution.solved``), else it is NaN or not accurate to tolerance.
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .block_cyclic import MMPSGDPEP
 from .sdp import SolverAccuracy
-from .setting import DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPError, PEPSetting, constant_steps, unit_length
+from .setting import BGD, DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPError, PEPSetting, constant_steps, unit_length
 
 if TYPE_CHECKING:
     from convergence import RunStore
@@ -76,11 +77,15 @@ class WorstCase(SolverAccuracy):
             drift = "||x_1 - xbar||^2" if s.metric == "client" else "(1/N) sum_i ||x_i - xbar||^2"
             what = f"the drift {drift} after K = {s.local_steps} local steps (s = {s.step:g}, G = {s.G:g})"
         elif isinstance(s, FedAvgLimitPEP):
-            what = f"||w~ - x*||^2 of the limit (E = {s.local_steps}, eta = {s.step:g})"
+            prox = f", FedProx mu_prox = {s.mu_prox:g}" if s.mu_prox > 0 else ""
+            bgd = f", (G, B)-BGD G = {s.bgd.G:g}, B = {s.bgd.B:g}" if s.bgd is not None else ""
+            what = f"||w~ - x*||^2 of the limit (E = {s.local_steps}, eta = {s.step:g}{prox}{bgd})"
         else:
             metric = "||x_R - x*||^2" if s.metric == "distance" else "F(x_R) - F*"
             prox = f", FedProx mu_prox = {s.mu_prox:g}" if s.mu_prox > 0 else ""
-            what = f"{metric} after R = {s.rounds} rounds of E = {s.local_steps} local steps{prox}"
+            bgd = f", (G, B)-BGD G = {s.bgd.G:g}, B = {s.bgd.B:g}" if s.bgd is not None else ""
+            weights = f", weights {', '.join(f'{p:g}' for p in s.weights)}" if s.weights is not None else ""
+            what = f"{metric} after R = {s.rounds} rounds of E = {s.local_steps} local steps{prox}{bgd}{weights}"
         state = "solved" if self.solved else "NOT solved to tolerance"
         return (f"worst case of {what} over N = {s.n_clients} {s.function_class} clients: {self.value:.10g} ({state}: "
                 f"{self.status}, accuracy {self.accuracy:.2g}, {self.iterations} iterations, {self.seconds:.2f} s"
@@ -162,15 +167,16 @@ def _solve(setting: PEPSetting, max_iter: int) -> WorstCase:
 
 
 def build_program(setting: PEPSetting) -> Program:
-    """The program of ``setting``, by its type: ``program.fedavg_program`` (FedAvgPEP),
-    ``program.limit_program`` (FedAvgLimitPEP), ``drift.drift_program`` (DriftPEP) or
-    ``block_cyclic.mm_psgd_program`` (MMPSGDPEP)."""
+    """The program of ``setting``, by its type: ``program.fedavg_program`` (FedAvgPEP; with unequal client
+    weights ``weighted.weighted_program``), ``program.limit_program`` (FedAvgLimitPEP),
+    ``drift.drift_program`` (DriftPEP) or ``block_cyclic.mm_psgd_program`` (MMPSGDPEP)."""
     from .block_cyclic import mm_psgd_program
     from .drift import drift_program
     from .program import fedavg_program, limit_program
+    from .weighted import weighted_program
 
     if isinstance(setting, FedAvgPEP):
-        return fedavg_program(setting)
+        return fedavg_program(setting) if setting.weights is None else weighted_program(setting)
     if isinstance(setting, FedAvgLimitPEP):
         return limit_program(setting)
     if isinstance(setting, DriftPEP):
@@ -196,35 +202,51 @@ def _stored(store: RunStore, key: str, setting: PEPSetting) -> WorstCase | None:
 def fedavg_worst_case(
     n_clients: int, local_steps: int, rounds: int, L: float, mu: float, step: float | Sequence[float], zeta: float | None,
     r0: float, metric: str = "distance", *, server_step: float = 1.0, Gamma: float | None = None, G: float | None = None,
-    function_class: str = "smooth", mu_prox: float = 0.0, max_iter: int | None = None, store: RunStore | None = None,
+    function_class: str = "smooth", mu_prox: float = 0.0, bgd: BGD | tuple[float, float] | None = None,
+    weights: Sequence[float] | None = None, max_iter: int | None = None, store: RunStore | None = None,
 ) -> WorstCase:
     """The exact worst case of FedAvg (FedProx with proximal coefficient ``mu_prox`` > 0) over the class (``setting.FedAvgPEP``): ``n_clients`` clients,
     each L-smooth and mu-strongly convex (mu = 0: convex), ``local_steps`` (E) gradient steps per round of
     size ``step`` (a number, or one step per local step: E x rounds of them), ``rounds`` (R) rounds,
-    (1/N) sum_i ||grad f_i(x*)||^2 <= zeta^2 (None: not bounded), ||x_0 - x*|| <= r0, metric
+    sum_i p_i ||grad f_i(x*)||^2 <= zeta^2 (None: not bounded), ||x_0 - x*|| <= r0, metric
     ``"distance"`` (||x_R - x*||^2) or ``"gap"`` (F(x_R) - F*). Optional: the server step, Gamma
-    (F* - (1/N) sum_i f_i* <= Gamma), G (||grad f_i||^2 <= G^2 at every local iterate) and the
-    function class ("quadratic": every f_i a quadratic, ``setting.FUNCTION_CLASSES``).
+    (F* - sum_i p_i f_i* <= Gamma), G (||grad f_i||^2 <= G^2 at every local iterate), the function
+    class ("quadratic": every f_i a quadratic, ``setting.FUNCTION_CLASSES``), ``bgd`` the (G, B)-BGD pair
+    (``setting.BGD`` or a pair (G, B): sum_i p_i ||grad f_i(x)||^2 <= G^2 + B^2 ||grad F(x)||^2 at x* and
+    the server models, a relaxation of the class, ``setting``) and the clients' ``weights`` p_i (None:
+    1/N; the heterogeneity measures and the server's average are then weighted by them).
 
     Returns a ``WorstCase``: ``.value`` (also ``float(result)``) with the solver's status, accuracy and
-    time; read the value when ``.solved``. The worst case is the same for every n_clients >= 2
-    (``program``), so it is solved once for all of them. Bad input raises PEPError naming the field.
+    time; read the value when ``.solved``. With equal weights, or weights none of which exceeds 1/2, the
+    worst case is the same for every n_clients >= 2 (``program``, ``weighted``), so it is solved once for
+    all of them; when one client has more than half the weight the N-client program is solved
+    (``weighted``). Bad input raises PEPError naming the field.
     """
     steps = _step_list(step, local_steps, rounds)
     setting = FedAvgPEP(n_clients, local_steps, rounds, L, mu, steps, r0, server_step, zeta, Gamma, G, metric,
-                        function_class, mu_prox)
+                        function_class, mu_prox, _pair(bgd), weights)
     return _for_every_n(setting, max_iter=max_iter, store=store)
 
 
 def fedavg_limit_worst_case(
     n_clients: int, local_steps: int, L: float, mu: float, step: float, zeta: float | None, *,
-    Gamma: float | None = None, function_class: str = "smooth", max_iter: int | None = None,
-    store: RunStore | None = None,
+    Gamma: float | None = None, function_class: str = "smooth", mu_prox: float = 0.0,
+    bgd: BGD | tuple[float, float] | None = None, max_iter: int | None = None, store: RunStore | None = None,
 ) -> WorstCase:
-    """The worst-case bias ||w~ - x*||^2 of constant-step FedAvg's limit w~ over the class
-    (``setting.FedAvgLimitPEP``: needs mu > 0, step < 2/L and zeta or Gamma). Returns a ``WorstCase``."""
-    setting = FedAvgLimitPEP(n_clients, local_steps, L, mu, step, zeta, Gamma, function_class)
+    """The worst-case bias ||w~ - x*||^2 of constant-step FedAvg's (FedProx's, ``mu_prox`` > 0) limit w~ over
+    the class (``setting.FedAvgLimitPEP``: needs mu > 0, step < 2/(L + 2 mu_prox) and zeta, Gamma or the
+    (G, B)-BGD pair ``bgd``, at x* and w~). Returns a ``WorstCase``."""
+    setting = FedAvgLimitPEP(n_clients, local_steps, L, mu, step, zeta, Gamma, function_class, mu_prox, _pair(bgd))
     return _for_every_n(setting, max_iter=max_iter, store=store)
+
+
+def _pair(bgd: Any) -> Any:
+    """A pair (G, B) as a ``BGD``; anything else as given (the settings check it)."""
+    if isinstance(bgd, tuple):
+        if len(bgd) != 2:
+            raise PEPError(f"bgd: expected a pair (G, B), got {bgd!r}")
+        return BGD(*bgd)
+    return bgd
 
 
 def _step_list(step: Any, local_steps: Any, rounds: Any) -> Any:
@@ -236,9 +258,12 @@ def _step_list(step: Any, local_steps: Any, rounds: Any) -> Any:
 
 
 def _for_every_n(setting: FedAvgPEP | FedAvgLimitPEP, *, max_iter: int | None, store: RunStore | None) -> WorstCase:
-    """The worst case of ``setting`` solved at n_clients = 2 when it has more clients (the same value,
-    ``program``: every N >= 2 shares one cached solve), returned with ``setting`` itself."""
-    if setting.n_clients <= 2:
+    """The worst case of ``setting`` solved at n_clients = 2 with equal weights when it has more clients of equal
+    weights, or weights none of which exceeds 1/2 (the same value: ``program``, ``weighted``; every such setting
+    shares one cached solve), returned with ``setting`` itself."""
+    weighted = isinstance(setting, FedAvgPEP) and setting.weights is not None
+    if weighted and max(setting.weights) > 0.5 or setting.n_clients <= 2 and not weighted:
         return worst_case(setting, max_iter=max_iter, store=store)
-    result = worst_case(dataclasses.replace(setting, n_clients=2), max_iter=max_iter, store=store)
+    changes = {"weights": None} if weighted else {}
+    result = worst_case(dataclasses.replace(setting, n_clients=2, **changes), max_iter=max_iter, store=store)
     return dataclasses.replace(result, setting=setting)
