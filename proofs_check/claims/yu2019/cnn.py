@@ -283,7 +283,7 @@ def _network_part(settings: VerifySettings, plan: YuCNNPlan, network: str) -> _P
                      f"batch {plan.batch_size}, {plan.seeds} seeds. Cor. 2's step with L = {L.value:g}: the ESTIMATE "
                      f"along a pilot run (N = {min(plan.clients)}, T = {T_max}) from L = {round_up(L.initial):g} "
                      f"(estimated at the initial models: {L.initial:.4g}) was {L.pilot:.4g}, rounded up. Every "
-                     "constant is an ESTIMATE along the runs (a lower estimate, not certified)"
+                     "constant is an ESTIMATE along the runs (a lower estimate, not certified"
                      + (")." if main else "; certified constants over the ball holding the runs are evidence)."))
     return part
 
