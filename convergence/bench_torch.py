@@ -1,7 +1,7 @@
 """`fedbound bench`'s PyTorch CNN peer (optional; PyTorch is no dependency).
 
 The SGD step as a PyTorch user writes it, on one thread (``torch.set_num_threads(1)``): the
-network as an ``nn.Sequential`` of ``nn.Conv2d`` / ``nn.ReLU`` / ``nn.MaxPool2d(2)`` /
+network as an ``nn.Sequential`` of ``nn.Conv2d`` / ``nn.ReLU`` / ``nn.Tanh`` / ``nn.MaxPool2d(2)`` /
 ``nn.Flatten`` / ``nn.Linear`` on NCHW float32 tensors, ``nn.CrossEntropyLoss`` (the mean over the
 batch, as fedbound's loss), ``torch.optim.SGD(lr)`` (no momentum: theta <- theta - lr grad), and per
 minibatch ``zero_grad(); loss(net(x), y).backward(); step()`` in a Python loop over minibatches
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from problems.models import ConvNet
-from problems.models.cnn import Conv2d, Dense, MaxPool2d
+from problems.models.cnn import Conv2d, Dense, MaxPool2d, Tanh
 
 __all__ = ["torch_cnn_peer", "torch_version"]
 
@@ -62,6 +62,8 @@ def torch_cnn_peer(network: ConvNet, params0: np.ndarray, images: np.ndarray, la
                 modules.append(nn.Flatten())
             modules.append(nn.Linear(layer.in_features, layer.out_features))
             owners.append((modules[-1], i))
+        elif isinstance(layer, Tanh):
+            modules.append(nn.Tanh())
         else:
             modules.append(nn.ReLU())
     net = nn.Sequential(*modules)

@@ -77,7 +77,8 @@ def test_full_verify_defaults_pass(tmp_path, monkeypatch: pytest.MonkeyPatch) ->
     # (tests/test_ding2020_fig2.py asserts which).
     # yu2019.cnn is INCONCLUSIVE: its hypothesis f L-smooth is unmet on the ReLU net; the data alone FAIL its rate
     # (at the default N T the net barely leaves its initialisation under Cor. 2's step, so the average squared
-    # gradient norm stays flat, exponent about -0.05 to -0.09; tests/test_yu2019_cnn.py asserts the quick plan's).
+    # gradient norm stays flat, exponent about -0.05 to -0.09; tests/test_yu2019_cnn.py asserts the quick plan's);
+    # its smooth network's bound checks PASS.
     findings = {"li2020.schemes": {Status.INCONCLUSIVE}, "ding2020.fig2": {Status.FAIL},
                 "yu2019.cnn": {Status.INCONCLUSIVE},
                 # PASS on the digits; INCONCLUSIVE on Fashion-MNIST's image instance at 6 seeds (PASS at 16)

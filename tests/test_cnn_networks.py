@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from problems.models import ConvNet, digits_net, lenet5, tutorial_cifar_net
-from problems.models.cnn import Conv2d, Dense, MaxPool2d, NetworkLayout, ReLU
+from problems.models.cnn import Conv2d, Dense, MaxPool2d, NetworkLayout, ReLU, digits_tanh_mlp
 from problems.models.cnn.kernel import sgd_steps
 from problems.models.cnn.layout import EVALUATION_CHUNK
 from problems.models.cnn.reference import forward_np, sgd_steps_np
 from problems.validation import ProblemError
 
-NETWORKS = [tutorial_cifar_net(), lenet5(), digits_net()]
+NETWORKS = [tutorial_cifar_net(), lenet5(), digits_net(), digits_tanh_mlp()]
 IDS = [net.name for net in NETWORKS]
 REL = 1e-10
 

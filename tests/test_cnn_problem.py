@@ -84,7 +84,7 @@ def test_float64_problems_hold_float64_images():
 
 
 def test_the_network_registry():
-    assert NETWORK_NAMES == ("digits_net", "lenet5", "tutorial_cifar_net")
+    assert NETWORK_NAMES == ("digits_net", "digits_tanh_mlp", "lenet5", "tutorial_cifar_net")
     assert network_for("lenet5").input_shape == (28, 28, 1)
     assert network_for("tutorial_cifar_net").n_params == 62006
 

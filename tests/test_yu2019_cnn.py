@@ -187,28 +187,69 @@ def test_the_smoothness_hypothesis_is_read_off_the_layers():
     assert linear.met and relu.name == linear.name == "f L-smooth (Theorem 1, Corollary 2)"
 
 
-def test_the_quick_plan_is_inconclusive_outside_its_hypotheses_with_the_finding_kept():
-    """The ReLU net is not L-smooth, so by fedbound's rule every counted sub-check and the claim are
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """The quick plan as stated and its planted variant, on one run store (the variant reuses the runs)."""
+    claim = get_claim("yu2019.cnn")
+    # 4 seeds: with 2 the rate intervals (Student t on 1 df over the seeds' jackknife) cannot tell
+    settings = VerifySettings(seeds=4, quick=True, progress=False,
+                              store=str(tmp_path_factory.mktemp("yu2019cnn") / "runs.sqlite"))
+    (variant,) = claim.variants
+    return claim.evaluate(settings).verdict, claim.evaluate_variant(settings, variant).verdict
+
+
+def test_the_quick_plan_is_inconclusive_outside_its_hypotheses_with_the_finding_kept(quick):
+    """The ReLU net is not L-smooth, so by fedbound's rule its counted sub-checks and the claim are
     INCONCLUSIVE; the data alone FAIL the rate (the quick plan's horizons are pre-asymptotic: the net barely
     leaves its initialisation, the average squared gradient norm stays near ||grad f(x_0)||^2, the fitted
     exponent at N = 1 well above -1/2 + 0.05), and the notes keep that finding."""
-    claim = get_claim("yu2019.cnn")
-    # 4 seeds: with 2 the rate intervals (Student t on 1 df over the seeds' jackknife) cannot tell
-    settings = VerifySettings(seeds=4, quick=True, progress=False)
-    verdict = claim.evaluate(settings).verdict
+    verdict, _ = quick
     headline = verdict.checks[0].verdict
     assert verdict.status is Status.INCONCLUSIVE and headline.status is Status.INCONCLUSIVE
     assert [h.name for h in verdict.hypotheses if not h.met] == ["f L-smooth (Theorem 1, Corollary 2)"]
     assert headline.interval[0] > -0.45 and "The data alone give FAIL" in headline.notes
-    assert "Hypothesis unmet: f L-smooth" in verdict.notes and "Fitted exponents" in verdict.notes
-    assert {u.name.split(",")[0] for u in verdict.uninformative} == {"Theorem 1 with estimated constants"}
-    for u in verdict.uninformative:
+    assert "Hypothesis unmet on digits_net: f L-smooth" in verdict.notes and "Fitted exponents" in verdict.notes
+    relu_bounds = [u for u in verdict.uninformative if u.name.startswith("Theorem 1 with estimated constants, N")]
+    assert len(relu_bounds) == 2
+    for u in relu_bounds:
         assert u.verdict.status is Status.INCONCLUSIVE and u.verdict.tightness.ratio < 1
-    constants = verdict.evidence["constants_estimated"]
+    constants = [c for c in verdict.evidence["constants_estimated"] if c["network"] == "digits_net"]
     assert len(constants) == 2 and all(c["L (estimate)"] >= c["L Hessian (estimate)"] > 0 for c in constants)
     assert all(c["lowest f recorded"] < c["f(xbar_0) - 0"] for c in constants)  # f* <= the lowest loss seen
     assert "ESTIMATE" in verdict.notes
-    assert claim.variants == ()  # a claim whose hypothesis is unmet cannot FAIL: no variant can show power
+
+
+def test_on_the_smooth_network_the_bound_passes_its_planted_variant_fails_and_the_rates_are_uninformative(quick):
+    """digits_tanh_mlp is L-smooth: Theorem 1's bound with the estimated (lower) constants is counted and PASSes
+    (tightness about 0.07-0.1 on the quick plan), the bound / 50 FAILs, and the rate checks, whose range the bound
+    cannot bite (its value at the largest horizon is above the average at the smallest), are uninformative."""
+    verdict, planted = quick
+    smooth = [c for c in verdict.checks if "smooth network" in c.name]
+    assert [c.name.split(",")[2].strip() for c in smooth] == ["N = 1", "N = 2"]
+    assert all(c.verdict.status is Status.PASS and c.verdict.hypotheses[0].met for c in smooth)
+    assert all(0 < c.verdict.tightness.ratio < 0.5 for c in smooth)
+    rates = [u for u in verdict.uninformative if "smooth network" in u.name]
+    assert {u.name.split(",")[0] for u in rates} == {"rate in N T", "linear speedup in N at T = 64"}
+    assert all("can neither confirm nor refute" in u.reason for u in rates)
+    certified = [c for c in verdict.evidence["constants_estimated"] if c["network"] == "digits_tanh_mlp"]
+    # the certified L is an upper bound of the curvature the power iteration meets along the same run
+    assert all(c["L (certified)"] > c["L (estimate)"] > 0 and c["G^2 (certified)"] > c["G^2 (estimate)"]
+               for c in certified)
+    assert planted.status is Status.FAIL and planted.as_expected
+    failed = [c for c in planted.checks if c.verdict.status is Status.FAIL]
+    assert failed and all("smooth network" in c.name and c.name.startswith("Theorem 1") for c in failed)
+
+
+def test_rate_bite_is_uninformative_exactly_when_the_bound_at_the_largest_horizon_exceeds_the_smallest_average():
+    from proofs_check.claims.yu2019.cnn_estimates import RunConstants
+    from proofs_check.claims.yu2019.cnn_smooth import rate_bite
+
+    c = RunConstants(L_secant=1.0, L_hessian=2.0, L=2.0, G_sq=1.0, sigma_sq=0.5, f0=2.0, f_min=1.0)
+    # yu_theorem1_bound at T = 100, s = 0.05, K = 2, N = 1: 2*2/(0.05*100) + 4*0.0025*4*1*4 + 2*0.05*0.5 = 1.01
+    bound = 0.8 + 0.16 + 0.05
+    assert rate_bite((100, 0.05, 2, 1, c), bound + 0.01) is None
+    reason = rate_bite((100, 0.05, 2, 1, c), bound - 0.01)
+    assert reason is not None and "1.01" in reason
 
 
 @pytest.mark.slow

@@ -25,12 +25,14 @@ MODEL_NAMES = tuple(_MODELS)
 
 _NETWORKS = {
     "digits_net": ".cnn.networks:digits_net",
+    "digits_tanh_mlp": ".cnn.networks:digits_tanh_mlp",
     "lenet5": ".cnn.networks:lenet5",
     "tutorial_cifar_net": ".cnn.networks:tutorial_cifar_net",
 }
 NETWORK_NAMES = tuple(_NETWORKS)
 """The networks a problem spec can name (``problems.image_classification``): the digits net (8x8x1),
-LeNet-5 (28x28x1) and the PyTorch-tutorial CIFAR-10 net (32x32x3), as ``cnn.networks`` defines them."""
+LeNet-5 (28x28x1), the PyTorch-tutorial CIFAR-10 net (32x32x3) and the smooth two-layer tanh network
+for the digits, as ``cnn.networks`` defines them."""
 
 
 @functools.lru_cache(maxsize=None)

@@ -7,7 +7,7 @@ kernel (an algorithm's round loop) can call ``network_loss_grad`` in its step lo
 reference-counted tuple reads (``docs/architecture.md``, "The model oracle"). Work buffers, for a
 batch of B: ``acts`` and ``dacts`` (B * layout.activation_size,) of the parameters' dtype and
 ``pool_index`` (B * layout.pool_index_size,) int8; ``grad`` has the parameters' length and dtype.
-The layer functions are those of ``conv2d``, ``max_pool``, ``relu``, ``dense``, ``cross_entropy``.
+The layer functions are those of ``conv2d``, ``max_pool``, ``relu``, ``tanh``, ``dense``, ``cross_entropy``.
 
 The convolutions' scratch (``conv2d``: one buffer of the largest ``conv2d_planar_scratch_size``
 over the conv layers; per image, not per batch) is allocated once per call of ``network_forward``
@@ -28,9 +28,10 @@ from .conv2d import (
 )
 from .cross_entropy import cross_entropy
 from .dense import dense_backward_input, dense_backward_params, dense_forward
-from .layout import COL_IN_C, COL_IN_H, COL_IN_W, COL_KERNEL, COL_OP, COL_OUT_ACT, COL_OUT_C, OP_CONV, OP_DENSE, OP_POOL, OP_RELU
+from .layout import COL_IN_C, COL_IN_H, COL_IN_W, COL_KERNEL, COL_OP, COL_OUT_ACT, COL_OUT_C, OP_CONV, OP_DENSE, OP_POOL, OP_RELU, OP_TANH
 from .max_pool import max_pool_backward, max_pool_forward
 from .relu import relu_backward, relu_forward
+from .tanh import tanh_backward, tanh_forward
 
 __all__ = ["network_forward", "network_loss_grad", "network_predict", "sgd_steps"]
 
@@ -96,6 +97,8 @@ def _forward(table, params, images, acts, pool_index, scratch):
             conv2d_forward_planar(x4, w4, params[p + nw : p + nw + oc], y.reshape((B, oh, ow, oc)), scratch)
         elif op == OP_RELU:
             relu_forward(x, y)
+        elif op == OP_TANH:
+            tanh_forward(x, y)
         elif op == OP_POOL:
             arg = pool_index[B * ga : B * (ga + oh * ow * oc)]
             max_pool_forward(x.reshape((B, h, w, c)), y.reshape((B, oh, ow, oc)), arg.reshape((B, oh, ow, oc)))
@@ -141,6 +144,8 @@ def _loss_grad(table, params, images, labels, acts, dacts, pool_index, grad, scr
                 conv2d_backward_input_planar(w4, g4, dx.reshape((B, h, w, c)), scratch)
         elif op == OP_RELU:
             relu_backward(x, g, dx)
+        elif op == OP_TANH:
+            tanh_backward(acts[B * oa : B * (oa + oh * ow * oc)], g, dx)
         elif op == OP_POOL:
             arg = pool_index[B * ga : B * (ga + oh * ow * oc)]
             max_pool_backward(arg.reshape((B, oh, ow, oc)), g.reshape((B, oh, ow, oc)), dx.reshape((B, h, w, c)))

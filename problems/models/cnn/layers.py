@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 
 from ...validation import check_int
 
-__all__ = ["Conv2d", "MaxPool2d", "ReLU", "Dense", "Layer"]
+__all__ = ["Conv2d", "MaxPool2d", "ReLU", "Tanh", "Dense", "Layer"]
 
 
 class _Sized:
@@ -49,6 +49,11 @@ class ReLU:
 
 
 @dataclass(frozen=True)
+class Tanh:
+    """Elementwise tanh(x) (``tanh``): the smooth activation."""
+
+
+@dataclass(frozen=True)
 class Dense(_Sized):
     """Fully connected layer D_in -> D_out (``dense``); flattens a 4-D input in (h, w, c) order."""
 
@@ -61,4 +66,4 @@ class Dense(_Sized):
         return self.in_features
 
 
-Layer = Conv2d | MaxPool2d | ReLU | Dense
+Layer = Conv2d | MaxPool2d | ReLU | Tanh | Dense

@@ -6,7 +6,7 @@ order; within a layer the weight first, row-major, then the bias:
 
 * ``Conv2d``: w (K, K, C_in, C_out), then b (C_out,)   (K K C_in C_out + C_out entries)
 * ``Dense``:  w (D_in, D_out), then b (D_out,)          (D_in D_out + D_out entries)
-* ``MaxPool2d``, ``ReLU``: no parameters.
+* ``MaxPool2d``, ``ReLU``, ``Tanh``: no parameters.
 
 From a PyTorch state_dict: a conv weight (C_out, C_in, K, K) is ``w.permute(2, 3, 1, 0)``, a linear
 weight (D_out, D_in) is ``w.T``, and the first linear layer after a 4-D activation also has its
@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...validation import ProblemError, check_int
-from .layers import Conv2d, Dense, Layer, MaxPool2d, ReLU
+from .layers import Conv2d, Dense, Layer, MaxPool2d, ReLU, Tanh
 
 __all__ = [
     "EVALUATION_CHUNK",
@@ -37,6 +37,7 @@ __all__ = [
     "OP_RELU",
     "OP_POOL",
     "OP_DENSE",
+    "OP_TANH",
     "COL_OP",
     "COL_IN_H",
     "COL_IN_W",
@@ -50,7 +51,7 @@ EVALUATION_CHUNK = 256
 """Images per network call when F, the local objectives or accuracies are evaluated (bounds the
 activation buffers: 256 images of the tutorial net are ~32 MB in float64)."""
 
-OP_CONV, OP_RELU, OP_POOL, OP_DENSE = 0, 1, 2, 3
+OP_CONV, OP_RELU, OP_POOL, OP_DENSE, OP_TANH = 0, 1, 2, 3, 4
 """Layer codes of the table's first column."""
 (COL_OP, COL_IN_H, COL_IN_W, COL_IN_C, COL_OUT_H, COL_OUT_W, COL_OUT_C, COL_KERNEL, COL_PARAM, COL_IN_ACT,
  COL_OUT_ACT, COL_POOL_INDEX) = range(12)
@@ -123,6 +124,8 @@ class NetworkLayout:
                 out, op, kernel, n_params = (h // 2, w // 2, c), OP_POOL, 2, 0
             elif isinstance(layer, ReLU):
                 out, op, kernel, n_params = shape, OP_RELU, 0, 0
+            elif isinstance(layer, Tanh):
+                out, op, kernel, n_params = shape, OP_TANH, 0, 0
             elif isinstance(layer, Dense):
                 if layer.in_features != h * w * c:
                     raise ProblemError(
@@ -132,7 +135,7 @@ class NetworkLayout:
                 out, op, kernel = (1, 1, layer.out_features), OP_DENSE, 0
                 n_params = layer.in_features * layer.out_features + layer.out_features
             else:
-                raise ProblemError(f"layers[{i}]: expected Conv2d, MaxPool2d, ReLU or Dense, got {layer!r}")
+                raise ProblemError(f"layers[{i}]: expected Conv2d, MaxPool2d, ReLU, Tanh or Dense, got {layer!r}")
             rows.append((op, *shape, *out, kernel, param, in_act, act, arg))
             if op == OP_POOL:
                 arg += int(np.prod(out))

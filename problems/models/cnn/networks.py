@@ -1,4 +1,5 @@
-"""The three shipped networks (conv and dense layers followed by ReLU, as in their sources).
+"""The shipped networks: three with conv and dense layers followed by ReLU (as in their sources) and one
+smooth two-layer network with tanh.
 
 * ``tutorial_cifar_net``: the PyTorch "Training a classifier" CIFAR-10 net that Ding et al. (2020,
   Sec. 5) train: 32x32x3 -> conv 3->6 5x5 -> ReLU -> max-pool 2 -> conv 6->16 5x5 -> ReLU ->
@@ -11,15 +12,19 @@
   the RBF units, and no padding of the 28x28 input to 32x32 (hence 256 = 16 * 4 * 4 features).
 * ``digits_net``: a small net for scikit-learn's 8x8 digits: 8x8x1 -> conv 1->8 3x3 -> ReLU ->
   max-pool 2 -> fc 72->32 -> ReLU -> fc 32->10; 2,746 parameters.
+* ``digits_tanh_mlp``: a smooth two-layer network for the 8x8 digits: 64 pixels -> fc 64->16 -> tanh ->
+  fc 16->10; 1,210 parameters. Every layer and the softmax cross-entropy are smooth, so its loss is
+  L-smooth on every bounded parameter region (``smooth_bounds`` certifies an L over a ball): the
+  network for the theorems that assume L-smooth, non-convex f.
 """
 
 from __future__ import annotations
 
-from .layers import Conv2d, Dense, Layer, MaxPool2d, ReLU
+from .layers import Conv2d, Dense, Layer, MaxPool2d, ReLU, Tanh
 from .layout import NetworkLayout
 from .network import ConvNet
 
-__all__ = ["tutorial_cifar_net", "lenet5", "digits_net"]
+__all__ = ["tutorial_cifar_net", "lenet5", "digits_net", "digits_tanh_mlp"]
 
 
 def _lenet_stack(in_channels: int, flat_features: int) -> tuple[Layer, ...]:
@@ -47,3 +52,8 @@ def digits_net() -> ConvNet:
     """The small net for 8x8 digits (module docstring)."""
     layers = (Conv2d(1, 8, 3), ReLU(), MaxPool2d(), Dense(72, 32), ReLU(), Dense(32, 10))
     return ConvNet("digits_net", NetworkLayout((8, 8, 1), layers))
+
+
+def digits_tanh_mlp() -> ConvNet:
+    """The smooth two-layer network for 8x8 digits (module docstring)."""
+    return ConvNet("digits_tanh_mlp", NetworkLayout((8, 8, 1), (Dense(64, 16), Tanh(), Dense(16, 10))))

@@ -9,10 +9,11 @@ import numpy as np
 from .conv2d import conv2d_backward_np, conv2d_forward_np
 from .cross_entropy import cross_entropy_np
 from .dense import dense_backward_np, dense_forward_np
-from .layers import Conv2d, Dense, MaxPool2d
+from .layers import Conv2d, Dense, MaxPool2d, Tanh
 from .layout import NetworkLayout
 from .max_pool import max_pool_backward_np, max_pool_forward_np
 from .relu import relu_backward_np, relu_forward_np
+from .tanh import tanh_backward_np, tanh_forward_np
 
 __all__ = ["forward_np", "loss_grad_np", "sgd_steps_np"]
 
@@ -42,6 +43,8 @@ def forward_np(layout: NetworkLayout, params: np.ndarray, images: np.ndarray) ->
             y, cache = max_pool_forward_np(x)
         elif isinstance(layer, Dense):
             y = dense_forward_np(x.reshape(x.shape[0], -1), *weights[i])
+        elif isinstance(layer, Tanh):
+            y = tanh_forward_np(x)
         else:
             y = relu_forward_np(x)
         acts.append(y)
@@ -67,6 +70,8 @@ def loss_grad_np(
             dx = dx.reshape(x.shape)
         elif isinstance(layer, MaxPool2d):
             dx = max_pool_backward_np(caches[i], g, x.shape)
+        elif isinstance(layer, Tanh):
+            dx = tanh_backward_np(acts[i + 1], g)
         else:
             dx = relu_backward_np(x, g)
         if i in blocks:

@@ -1,4 +1,5 @@
-"""yu2019.cnn: Yu et al.'s non-convex Theorem 1 and Corollary 2 for parallel restarted SGD on a CNN.
+"""yu2019.cnn: Yu et al.'s non-convex Theorem 1 and Corollary 2 for parallel restarted SGD on a CNN, and
+on a smooth two-layer network (``cnn_smooth``).
 
 Source: Yu, Yang, Zhu (AAAI 2019) as restated in the lecture note ``liu_lecture_fl_fedavg.md``
 ("Convergence Results: FedAvg with I.I.D. Datasets"). For L-smooth, possibly non-convex f, identical
@@ -42,8 +43,18 @@ jumps across the kinks: no finite global L). ``digits_net`` has both, so the hyp
 by fedbound's rule for unmet hypotheses, every counted sub-check and the claim are INCONCLUSIVE,
 whatever the data say: an O(1/sqrt(NT)) promise made for smooth f is neither confirmed nor refuted
 by a non-smooth net. What the data alone give (the pre-asymptotic finding below) stays in each
-sub-check's notes and the fitted exponents in the claim's notes. No planted variant: a claim whose
-hypothesis is unmet cannot FAIL, so it cannot show power.
+sub-check's notes and the fitted exponents in the claim's notes.
+
+The smooth network (``plan.smooth_network``, on in every mode): the same sweep, pilot and estimates on
+``digits_tanh_mlp`` (dense 64->16, tanh, dense 16->10: f is L-smooth on every bounded region), where
+Theorem 1's bound is counted with the estimated constants: they are lower estimates and f(xbar_0) - 0
+is an upper bound of f(xbar_0) - f*, and the bound increases in each, so a PASS certifies Theorem 1's
+inequality at the record points (a FAIL would be against the estimated bound only); the certified L and
+G^2 over the ball ||theta|| <= B holding every local iterate (``smooth_bounds``) are evidence beside
+them. A rate check on this network whose range the bound cannot bite (its value at the largest horizon,
+with lower-estimated constants, above the average measured at the smallest) is uninformative
+(``cnn_smooth.rate_bite``). Planted variant (``--power``): ``yu2019.cnn[bound_scale=0.02]``, the bound
+divided by 50, FAILs on the smooth network's bound checks.
 
 Checks (claimed exponent ``plan.claimed_exponent`` = -1/2):
 
@@ -84,6 +95,28 @@ initialisation: exponents 0.07 in [-0.18, 0.31], 0.15 in [-0.14, 0.44], 0.21 in 
 4), all FAIL by the data alone; the speedup is undecided (0.06 in [-0.55, 0.67]); the estimated bound holds with
 tightness 0.09-0.11 (estimated L 19-33, G^2 7-13, sigma^2 7-13). Even N T = 65536 is pre-asymptotic
 under Cor. 2's step with this L.
+
+Smooth network, default plan (measured here, load ~8 on 2 cores): L of the step 3.0 (1.37 at the initial
+models, 2.99 along the pilot); Theorem 1's bound with the estimated constants (L 2.6 and 3.0, G^2 1.9,
+sigma^2 1.7-1.8, f(xbar_0) - 0 = 2.34) PASSes at every record point of the T = 256 runs, tightness 0.096
+(N = 1) and 0.137 (N = 2); the bound / 50 FAILs both. The training loss falls from 2.34 to 1.3-1.6, but the
+average squared gradient norm stays near 0.12-0.13 and the bound at T = 256 (0.62-1.33) is above the
+average at the smallest T, so the three rate checks are uninformative (pre-asymptotic, as on the CNN).
+The certified constants over the ball around 0 that holds the runs (B = 3.9-4.4) are L 251-314 and G^2
+655-857, about 100x and 350x the estimates (the ball around 0 bounds ||W2||_2 by B, where the runs keep it
+near 1), so s L_certified = 5-9: the hypothesis s <= 1/L is met for the estimates, not certified. Cost:
+the smooth network adds about 3 s of CPU to the claim's 10 s (whole process, default plan).
+
+Smooth network, full plan (1,238 s wall for the whole claim and its variant at a load of 12-15; the plans'
+work estimate puts the smooth network at +20%): L of the step 1.4 (the pilot found no larger curvature
+than at the initial models; the Hessian estimates fall to 0.3-0.7 as the net trains), the training loss
+falls to 0.01-0.03, and the bound bites: at N = 1, 2, 4 the bound at T = 16384 is below the average at
+T = 64, so the rate checks count. The average decays like (NT)^-0.49, -0.51, -0.52 over the tails (the
+last three horizons) and like (NT)^-0.32, -0.40, -0.45 over all five, which include the flat start: N = 1
+FAILs alone (whole-range fit slower than -0.45, p = 0.008) but not after Holm over the claim's 10 counted
+sub-checks (adjusted p = 0.055), N = 2 and 4 are undecided; the speedup check (N = 1..8 at T = 16384) is
+uninformative. Theorem 1's bound PASSes with tightness 0.33-0.38; the bound / 50 FAILs. The runs leave the
+ball of the default plan (B = 11-12), so the certified L is 1,555-1,881 (s L_certified = 9-21).
 """
 
 from __future__ import annotations
@@ -94,31 +127,25 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import convergence
-import problems
 from convergence.verdict import Hypothesis, Uninformative, Verdict
 
-from ...framework.claim import Claim, ClaimResult
+from ...framework.claim import Claim, ClaimResult, PlantedVariant
 from ...framework.evaluation import combine_checks
 from ...framework.parameters import ModePlans, parameter
 from ...framework.plot_specs import rate_plot
 from ...framework.references import LIU2022_NOTE, YU2019
-from .cnn_estimates import RunConstants, ScheduleL, initial_smoothness, restoring_L, round_up, run_constants
-from .sweep import RATE_TOLERANCE, check_cubed_horizons, sweep_pairs, yu_sync_interval, yu_theorem1_bound
+from .cnn_estimates import ScheduleL, restoring_L, round_up
+from .cnn_runs import (DATASET, NETWORK, RECORD_POINTS, SMOOTH_NETWORK, CNNRun, describe, execute_runs, objective,
+                       rate_hypotheses, schedule_smoothness, smoothness_hypothesis)
+from .cnn_smooth import rate_bite, smooth_bound_check
+from .sweep import RATE_TOLERANCE, check_cubed_horizons, sweep_pairs, yu_theorem1_bound
 
 if TYPE_CHECKING:
-    from convergence import RunResult
     from convergence.budget import Workload
-    from problems import ImageClassificationProblem, ProblemSpec
-    from problems.models.cnn import ConvNet
 
     from ...framework.settings import VerifySettings
 
 __all__ = ["CLAIM", "RECORD_POINTS", "YuCNNPlan", "rate_hypotheses", "schedule_smoothness", "smoothness_hypothesis"]
-
-DATASET, NETWORK = "digits", "digits_net"
-RECORD_POINTS = 6
-"""Log-spaced record rounds per run besides round 0 (the bound's points and the constants' points)."""
-
 
 @dataclass(frozen=True)
 class YuCNNPlan:
@@ -134,6 +161,9 @@ class YuCNNPlan:
     batch_size: int = parameter(4, "minibatch size b of every local step", minimum=1)
     seeds: int = parameter(4, "seeds of every run (at least 2: intervals over seeds)", minimum=2, from_settings="seeds")
     claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (and in N)")
+    smooth_network: bool = parameter(True, "also run the smooth two-layer tanh network (digits_tanh_mlp), where f is "
+                                     "L-smooth and Theorem 1's bound is counted")
+    bound_scale: float = parameter(1.0, "multiplies Theorem 1's right-hand side (below 1: a planted variant)", above=0)
 
     def __post_init__(self) -> None:
         check_cubed_horizons("clients", self.clients, self.horizons)
@@ -149,106 +179,21 @@ class YuCNNPlan:
         T_max = max(self.horizons)
         pairs = set(sweep_pairs(self.clients, self.horizons)) | {(N, T_max) for N in self.speedup_clients}
         pairs = sorted(pairs) + [(min(self.clients), T_max)]
-        flops = network_flops_per_image(NETWORK)
+        networks = (NETWORK, SMOOTH_NETWORK) if self.smooth_network else (NETWORK,)
         return sum((runs_workload(seeds=self.seeds, rounds=T, clients=N, records=7, rows=self.batch_size,
                                   network_flops=flops)
                     + pass_workload(passes=self.seeds * T, rows=self.n_train, flops_per_row=flops, network=True)
-                    for N, T in pairs), Workload())
+                    for flops in map(network_flops_per_image, networks) for N, T in pairs), Workload())
 
 
-def _objective(plan: YuCNNPlan) -> ImageClassificationProblem:
-    """f: the identical-data problem with one client (every N's clients hold these same images)."""
-    return problems.build_problem(_spec(plan, 1))
-
-
-def _spec(plan: YuCNNPlan, N: int) -> ProblemSpec:
-    return problems.problem_spec("identical_images", dataset=DATASET, network=NETWORK, n_clients=N,
-                                 n_train=plan.n_train, dtype="float64")
-
-
-def rate_hypotheses(N: int, T: int, K: int, s: float, L: float) -> tuple[Hypothesis, ...]:
-    """Cor. 2's hypotheses on a run of T steps with N workers, sync interval K and step s, with L the
-    estimate along the run: K <= T^(1/4)/N^(3/4), and s <= 1/L (L a lower estimate, so "unmet" is
-    certain and "met" as far as the estimate can tell)."""
-    limit = T**0.25 / N**0.75
-    return (
-        Hypothesis(f"[N={N}, T={T}] K <= T^(1/4)/N^(3/4)", K <= limit + 1e-12,
-                   f"K = {K}, T^(1/4)/N^(3/4) = {limit:.4g}"),
-        Hypothesis(f"[N={N}, T={T}] s <= 1/L (L estimated along the run)", s * L <= 1.0,
-                   f"s = {s:.4g}, 1/L = {1 / L:.4g} (L = {L:.4g}, a lower estimate)"),
-    )
-
-
-def smoothness_hypothesis(network: ConvNet) -> Hypothesis:
-    """Theorem 1's and Cor. 2's "f is L-smooth" for the mean cross-entropy of ``network``: conv and dense
-    layers and the cross-entropy are smooth; a ReLU or a max-pool layer makes the loss only piecewise
-    smooth (its gradient jumps across their kinks), so no finite global L exists and the hypothesis is
-    unmet when the network has one (module docstring)."""
-    from problems.models.cnn import MaxPool2d, ReLU
-
-    kinks = sorted({type(layer).__name__ for layer in network.layout.layers if isinstance(layer, (ReLU, MaxPool2d))})
-    detail = (f"{network.name} has {' and '.join(kinks)} layers: the loss is only piecewise smooth, its gradient "
-              "jumps across their kinks, so no finite global L exists (the L of the step is a local estimate)"
-              if kinks else f"every layer of {network.name} is smooth (conv, dense, cross-entropy)")
-    return Hypothesis("f L-smooth (Theorem 1, Corollary 2)", not kinks, detail)
-
-
-@dataclass(frozen=True)
-class _Run:
-    """One run of the sweep: N, the plan's horizon T_plan, the steps T = rounds K it ran, K, s."""
-
-    N: int
-    T_plan: int
-    T: int
-    K: int
-    s: float
-    result: RunResult
-    constants: RunConstants
-
-    def hypotheses(self) -> tuple[Hypothesis, ...]:
-        return rate_hypotheses(self.N, self.T, self.K, self.s, self.constants.L)
-
-    @property
-    def final(self) -> np.ndarray:
-        """(1/T) sum_t ||grad f(xbar_{t-1})||^2 at the end of the run, per seed (S,)."""
-        return self.result.extras.grad_sq_mean[:, -1]
-
-
-def _execute(settings: VerifySettings, plan: YuCNNPlan, f: ImageClassificationProblem, L: float, L_init: float,
-             pairs: list[tuple[int, int]], description: str) -> list[_Run]:
-    """PR-SGD at each (N, T) of ``pairs`` with Cor. 2's K (``yu_sync_interval``) and s = sqrt(N) / (L
-    sqrt(T)), recorded at round 0 and RECORD_POINTS log-spaced rounds, with the estimates along each."""
-    seeds = tuple(range(plan.seeds))
-    planned = []
-    for N, T in pairs:
-        K = yu_sync_interval(T, N)
-        rounds = T // K
-        config = convergence.PRSGDConfig.yu(N, L, rounds, K, batch_size=plan.batch_size, seeds=seeds,
-                                            record_rounds=(0, *convergence.log_spaced_rounds(rounds, RECORD_POINTS)))
-        planned.append((N, T, K, convergence.RunConfig(_spec(plan, N), config)))
-    results = convergence.execute([convergence.RunRequest(config) for *_, config in planned], settings.sweep_options(),
-                                  description=description)
-    return [_Run(N, T, config.algorithm.rounds * K, K, config.algorithm.step_size.eta0, result,
-                 run_constants(f, result.iterates, plan.batch_size, L_init))
-            for (N, T, K, config), result in zip(planned, results)]
-
-
-def schedule_smoothness(settings: VerifySettings, plan: YuCNNPlan, f: ImageClassificationProblem) -> ScheduleL:
-    """The L of Cor. 2's step (module docstring, "The step"): the initial models' estimate, then the
-    estimate along a pilot run with it at the smallest N and the largest T, rounded up."""
-    L_init = initial_smoothness(f, tuple(range(plan.seeds)))
-    pilot = _execute(settings, plan, f, round_up(L_init), L_init, [(min(plan.clients), max(plan.horizons))],
-                     "PR-SGD on a CNN: pilot run for L")[0]
-    return ScheduleL(L_init, pilot.constants.L, round_up(pilot.constants.L))
-
-
-def _bound_check(run: _Run, bound_name: str) -> tuple[Uninformative, np.ndarray, dict]:
-    """Theorem 1 with the run's estimated constants at its record points, as uncounted evidence."""
+def _bound_check(run: CNNRun, bound_name: str, scale: float) -> tuple[Uninformative, np.ndarray, dict]:
+    """Theorem 1 with the run's estimated constants at its record points (times ``scale``), as uncounted
+    evidence."""
     result, c = run.result, run.constants
     keep = result.steps > 0
     steps = result.steps[keep].astype(float)
     terms = dict(s=run.s, K=run.K, N=run.N, G_sq=c.G_sq, sigma_sq=c.sigma_sq, f0=c.f0)
-    rhs = yu_theorem1_bound(steps, L=c.L, **terms)
+    rhs = scale * yu_theorem1_bound(steps, L=c.L, **terms)
     values = result.extras.grad_sq_mean[:, keep]
     verdict = convergence.check_upper_bound(
         f"yu2019.cnn/bound/N={run.N}", steps, values, rhs,
@@ -268,67 +213,127 @@ def _bound_check(run: _Run, bound_name: str) -> tuple[Uninformative, np.ndarray,
     return Uninformative.of(bound_name, verdict, reason), rhs, evidence
 
 
-def evaluate(settings: VerifySettings, plan: YuCNNPlan) -> ClaimResult:
-    """The sweep, the estimates and the checks of the module docstring."""
-    f = _objective(plan)
+@dataclass
+class _Part:
+    """What ``network`` contributes to the claim: counted checks, uninformative ones, plots, the constants
+    of each bound check (evidence), the L of the step, the instance in words and "f L-smooth"."""
+
+    network: str
+    checks: list[tuple[str, Verdict]]
+    uninformative: list[Uninformative]
+    plots: list
+    constants: list[dict]
+    schedule: ScheduleL
+    instance: str
+    smooth: Hypothesis
+
+
+def _network_part(settings: VerifySettings, plan: YuCNNPlan, network: str) -> _Part:
+    """The sweep, the estimates and the checks of the module docstring on ``network``: on the ReLU CNN the
+    rate checks are counted (INCONCLUSIVE: f is not L-smooth) and Theorem 1's bound is evidence; on the
+    smooth network (``cnn_smooth``) the bound is counted and a rate check whose range the bound cannot
+    bite is uninformative."""
+    f = objective(plan, network)
     L = schedule_smoothness(settings, plan, f)
     T_max = max(plan.horizons)
     pairs = sorted({(N, T) for N in plan.clients for T in plan.horizons if T >= N**3}
                    | {(N, T_max) for N in plan.speedup_clients})
-    runs = _execute(settings, plan, f, L.value, L.initial, pairs, "PR-SGD on a CNN (identical data)")
-    claimed = plan.claimed_exponent
+    runs = execute_runs(settings, plan, f, L.value, L.initial, pairs, f"PR-SGD on {describe(f)} (identical data)")
+    claimed, scale = plan.claimed_exponent, plan.bound_scale
     planted = "" if claimed == -0.5 else f" Planted variant: claimed exponent {claimed:g}."
     smooth = smoothness_hypothesis(f.network)
-    checks: list[tuple[str, Verdict]] = []
+    main = network == NETWORK
+    tag, key = ("", "yu2019.cnn") if main else (", smooth network", f"yu2019.cnn/{network}")
+    part = _Part(network, [], [], [], [], L, "", smooth)
+
+    def add(name: str, verdict: Verdict, largest: CNNRun, smallest: float) -> None:
+        reason = None if main else rate_bite((largest.T, largest.s, largest.K, largest.N, largest.constants), smallest)
+        if reason is None:
+            part.checks.append((name, verdict))
+        else:
+            part.uninformative.append(Uninformative.of(name, verdict, reason))
+
     for N in plan.clients:
         group = sorted((r for r in runs if r.N == N and r.T_plan in plan.horizons), key=lambda r: r.T)
-        checks.append((f"rate in N T, N = {N}", convergence.check_rate_exponent(
-            f"yu2019.cnn/N={N}", np.array([N * r.T for r in group], dtype=float), np.stack([r.final for r in group], 1),
+        add(f"rate in N T, N = {N}{tag}", convergence.check_rate_exponent(
+            f"{key}/N={N}", np.array([N * r.T for r in group], dtype=float), np.stack([r.final for r in group], 1),
             claimed_exponent=claimed, hypotheses=(smooth, *(h for r in group for h in r.hypotheses())),
             tolerance=RATE_TOLERANCE,  # 10% of the claimed -1/2, as yu2019.cor2
             notes=f"final (1/T) sum_t ||grad f(xbar_(t-1))||^2 against N T for T in {[r.T for r in group]}, N = {N}, "
             f"s = sqrt(N)/(L sqrt(T)) with L = {L.value:g}.{planted}",
-        )))
+        ), group[-1], float(group[0].final.mean()))
     top = sorted((r for r in runs if r.T_plan == T_max and r.N in plan.speedup_clients), key=lambda r: r.N)
     if len(top) >= 3:
-        checks.append((f"linear speedup in N at T = {T_max}", convergence.check_rate_exponent(
-            "yu2019.cnn/speedup", np.array([r.N for r in top], dtype=float), np.stack([r.final for r in top], 1),
+        add(f"linear speedup in N at T = {T_max}{tag}", convergence.check_rate_exponent(
+            f"{key}/speedup", np.array([r.N for r in top], dtype=float), np.stack([r.final for r in top], 1),
             claimed_exponent=claimed, min_points=len(top), tolerance=RATE_TOLERANCE,
             hypotheses=(smooth, *(h for r in top for h in r.hypotheses())),
             notes=f"linear speedup: exponent in N of the final average at T = {T_max}.{planted}",
-        )))
-    uninformative, plots, constants = [], [], []
+        ), top[-1], float(top[0].final.mean()))
     for N in plan.clients:
         run = max((r for r in runs if r.N == N), key=lambda r: r.T)
-        bound, rhs, evidence = _bound_check(run, f"Theorem 1 with estimated constants, N = {N}, T = {run.T}")
-        uninformative.append(bound)
-        constants.append(evidence)
-        plots.append(rate_plot(
-            f"yu2019_cnn_bound_N{N}", f"Yu et al. Thm 1 on a CNN, PR-SGD, N = {N}: average squared gradient norm",
+        name = f"Theorem 1 with estimated constants{tag}, N = {N}, T = {run.T}"
+        if main:
+            bound, rhs, evidence = _bound_check(run, name, scale)
+            part.uninformative.append(bound)
+            shown = bound.verdict
+        else:
+            shown, rhs, evidence = smooth_bound_check(
+                f"{key}/bound/N={N}", f, run.result, run.constants, s=run.s, K=run.K, N=N, batch_size=plan.batch_size,
+                bound_scale=scale, hypotheses=(smooth, *run.hypotheses()))
+            part.checks.append((name, shown))
+        part.constants.append({"network": network, **evidence})
+        part.plots.append(rate_plot(
+            f"yu2019_cnn_bound_N{N}" if main else f"yu2019_cnn_smooth_bound_N{N}",
+            f"Yu et al. Thm 1 on {describe(f)}, PR-SGD, N = {N}: average squared gradient norm",
             f"(1/t) sum ||grad f(xbar)||^2 (mean over seeds) with Thm 1's bound from ESTIMATED constants (dashed), "
             f"N = {N}, T = {run.T}, K = {run.K}.",
-            bound.verdict, xlabel=r"$t$ (local steps)",
+            shown, xlabel=r"$t$ (local steps)",
             ylabel=r"$\frac{1}{t}\sum_\tau \|\nabla f(\bar x_{\tau-1})\|^2$", bound=rhs.tolist()))
-    plots.insert(0, rate_plot(
+    part.instance = (f"Instance: {network} in float64 on N copies of the same {plan.n_train} bundled {DATASET} images, "
+                     f"batch {plan.batch_size}, {plan.seeds} seeds. Cor. 2's step with L = {L.value:g}: the ESTIMATE "
+                     f"along a pilot run (N = {min(plan.clients)}, T = {T_max}) from L = {round_up(L.initial):g} "
+                     f"(estimated at the initial models: {L.initial:.4g}) was {L.pilot:.4g}, rounded up. Every "
+                     "constant is an ESTIMATE along the runs (a lower estimate, not certified"
+                     + (")." if main else "; certified constants over the ball holding the runs are evidence)."))
+    return part
+
+
+def evaluate(settings: VerifySettings, plan: YuCNNPlan) -> ClaimResult:
+    """The checks of ``_network_part`` on the ReLU CNN and, with ``plan.smooth_network``, on the smooth one."""
+    parts = [_network_part(settings, plan, NETWORK)]
+    if plan.smooth_network:
+        parts.append(_network_part(settings, plan, SMOOTH_NETWORK))
+    relu = parts[0]
+    claimed = plan.claimed_exponent
+    planted = "" if claimed == -0.5 else f" Planted variant: claimed exponent {claimed:g}."
+    if plan.bound_scale != 1.0:
+        planted += f" Planted variant: Theorem 1's bound multiplied by {plan.bound_scale:g}."
+    plots = [rate_plot(
         "yu2019_cnn_rate", "Yu et al. Cor. 2 on a CNN: average squared gradient norm vs N T",
         f"Final (1/T) sum ||grad f(xbar)||^2 (mean over seeds) against N T, N = {plan.clients[0]}, with the fitted "
-        "slope.", checks[0][1], xlabel=r"$NT$", ylabel=r"$\frac{1}{T}\sum_t \|\nabla f(\bar x_{t-1})\|^2$"))
-    instance = (f"Instance: {NETWORK} in float64 on N copies of the same {plan.n_train} bundled {DATASET} images, "
-                f"batch {plan.batch_size}, {plan.seeds} seeds. Cor. 2's step with L = {L.value:g}: the ESTIMATE along "
-                f"a pilot run (N = {min(plan.clients)}, T = {T_max}) from L = {round_up(L.initial):g} (estimated "
-                f"at the initial models: {L.initial:.4g}) was {L.pilot:.4g}, rounded up. Every constant is an "
-                "ESTIMATE along the runs (a lower estimate, not certified).")
+        "slope.", relu.checks[0][1], xlabel=r"$NT$", ylabel=r"$\frac{1}{T}\sum_t \|\nabla f(\bar x_{t-1})\|^2$"),
+        *(p for part in parts for p in part.plots)]
     fitted = "; ".join(f"{name}: {v.measured:.3g} in [{v.interval[0]:.3g}, {v.interval[1]:.3g}]" if v.interval
-                       else f"{name}: {v.measured:.3g}" for name, v in checks)
-    finding = ("" if smooth.met else f" Hypothesis unmet: {smooth.name} ({smooth.detail}), so the claim is not tested "
-               "on this net and every counted sub-check is INCONCLUSIVE; what the data alone give is kept in each "
-               f"sub-check's notes. Fitted exponents (claimed <= {claimed:g} + {RATE_TOLERANCE:g}): {fitted}.")
-    verdict = combine_checks("yu2019.cnn", checks, headline=checks[0][1],
-                             notes=f"{instance} Headline: the exponent in N T at N = {plan.clients[0]}. Claimed: at "
-                             f"most {claimed:g}.{planted}{finding}", uninformative=uninformative)
-    schedule = {"L at the initial models (estimate)": L.initial, "L along the pilot run (estimate)": L.pilot,
-                "L of the step": L.value}
-    return ClaimResult(verdict.with_evidence(constants_estimated=constants, step_L=schedule), tuple(plots))
+                       else f"{name}: {v.measured:.3g}" for name, v in relu.checks)
+    smooth = relu.smooth
+    finding = ("" if smooth.met else f" Hypothesis unmet on {NETWORK}: {smooth.name} ({smooth.detail}), so the claim "
+               "is not tested on this net and its counted sub-checks are INCONCLUSIVE; what the data alone give is "
+               f"kept in each sub-check's notes. Fitted exponents (claimed <= {claimed:g} + {RATE_TOLERANCE:g}): "
+               f"{fitted}.")
+    if plan.smooth_network:
+        finding += (f" On the smooth {SMOOTH_NETWORK} (f L-smooth) Theorem 1's bound is counted with estimated "
+                    "constants (a PASS certifies the inequality: the bound increases in each lower-estimated "
+                    "constant), and a rate check whose range the bound cannot bite is uninformative.")
+    verdict = combine_checks("yu2019.cnn", [c for part in parts for c in part.checks], headline=relu.checks[0][1],
+                             notes=f"{' '.join(part.instance for part in parts)} Headline: the exponent in N T at N = "
+                             f"{plan.clients[0]} on {NETWORK}. Claimed: at most {claimed:g}.{planted}{finding}",
+                             uninformative=[u for part in parts for u in part.uninformative])
+    schedule = {part.network: {"L at the initial models (estimate)": part.schedule.initial,
+                               "L along the pilot run (estimate)": part.schedule.pilot,
+                               "L of the step": part.schedule.value} for part in parts}
+    return ClaimResult(verdict.with_evidence(constants_estimated=[c for part in parts for c in part.constants],
+                                             step_L=schedule), tuple(plots))
 
 
 CLAIM = Claim(
@@ -338,7 +343,10 @@ CLAIM = Claim(
     "O(1/√(NT)), and linear speedup in N; Theorem 1's bound 2/(sT)(f(x̄₀) − f*) + 4 s² K² G² L² + (L/N) s σ² "
     "with L, G², σ² ESTIMATED along each run and f* ≥ 0 reported as evidence, not counted (the loss is only "
     "piecewise smooth and the constants are not certified). Hypothesis: f L-smooth, unmet on the ReLU / max-pool "
-    "net, so the claim is INCONCLUSIVE with what the data alone give in its notes.",
+    "net, so its sub-checks are INCONCLUSIVE with what the data alone give in their notes. The same on a smooth "
+    "two-layer tanh network (f L-smooth, certified L and G² over the ball holding the runs as evidence): Theorem 1's "
+    "bound counted with the estimated constants (they are lower estimates and f(x̄₀) − 0 ≥ f(x̄₀) − f*, so a PASS "
+    "certifies the inequality), rate checks whose range the bound cannot bite listed as uninformative.",
     "the fitted exponent of the final average squared gradient norm in N T at the smallest N (claimed ≤ −1/2)",
     evaluate,
     plan=ModePlans(
@@ -347,6 +355,9 @@ CLAIM = Claim(
         full=YuCNNPlan(clients=(1, 2, 4), horizons=(64, 256, 1024, 4096, 16384), speedup_clients=(1, 2, 4, 8)),
     ),
     order=150,
-    no_variant="its hypothesis 'f L-smooth' is unmet on the ReLU / max-pool net, so no sub-check can FAIL; a planted "
-               "variant needs a smooth network",
+    variants=(
+        PlantedVariant("bound / 50", "Theorem 1's bound divided by 50: below the measured average on the smooth network "
+                       "(measured / bound with the estimated constants about 0.07-0.14)", {"bound_scale": 0.02},
+                       sub_check="Theorem 1 with estimated constants, smooth network"),
+    ),
 )
