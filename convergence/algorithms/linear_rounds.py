@@ -81,6 +81,7 @@ def _client_round(
             k_next = k if e + 1 < E else k + 1
             if k_next < N and counts[k_next] > 0:
                 prefetch_minibatch(rows, row_offsets[k_next], support_offsets[k_next + 1] - support_offsets[k_next],
+                                   clients.targets, sample_offsets[k_next],
                                    sample_offsets[k_next + 1] - sample_offsets[k_next], batch,
                                    stream_key(key, t + 1 if e + 1 < E else r * E, k_next, N))
         if batch == 0 and clients.uses_gram[k]:

@@ -56,6 +56,15 @@ call would cost more than the arithmetic."""
 
 
 @njit(cache=True)
+def gather_rows(rows, row_base, m, idx, n, Xb):
+    """Xb[b m : (b + 1) m] <- rows[row_base + idx[b] m : row_base + (idx[b] + 1) m] for b < n."""
+    for b in range(n):  # unsigned indices: no negative-index wraparound, so a contiguous vector copy
+        src, dst = np.uint64(row_base + idx[b] * m), np.uint64(b * m)
+        for j in range(np.uint64(m)):
+            Xb[dst + j] = rows[src + j]
+
+
+@njit(cache=True)
 def data_gradient(loss, C, rows, row_base, m, targets, sample_base, n_k, batch, stream, W, G, Xb, Z, idx):
     """G (m*C,) <- the data gradient of the client at W (m*C,) over its sampled rows.
 
@@ -74,12 +83,8 @@ def data_gradient(loss, C, rows, row_base, m, targets, sample_base, n_k, batch, 
         if batch == 0:
             Xu = rows[row_base: row_base + n_k * m].reshape(n_k, m)
         else:
+            gather_rows(rows, row_base, m, idx, n_used, Xb)
             Xu = Xb[: n_used * m].reshape(n_used, m)
-            for b in range(n_used):  # a loop over two 1-D views: Numba's slice assignment costs ~5x more
-                base = row_base + idx[b] * m
-                src, dst = rows[base: base + m], Xb[b * m: (b + 1) * m]
-                for j in range(m):
-                    dst[j] = src[j]
         np.dot(Xu, W2, Zb)
         margin_residuals(loss, Zb, targets, sample_base, idx, n_used, wt)
         np.dot(Xu.T, Zb, G2)
@@ -104,14 +109,17 @@ def data_gradient(loss, C, rows, row_base, m, targets, sample_base, n_k, batch, 
 
 
 @njit(cache=True)
-def prefetch_minibatch(rows, row_base, m, n_k, batch, stream):
-    """Prefetch every cache line of the rows ``data_gradient`` reads for the minibatch ``stream``
-    of a client (n_k rows of m features at ``row_base``); the values computed do not change."""
+def prefetch_minibatch(rows, row_base, m, targets, sample_base, n_k, batch, stream):
+    """Prefetch every cache line of the rows and the labels ``data_gradient`` reads for the
+    minibatch ``stream`` of a client (n_k rows of m features at ``row_base``, its labels at
+    ``sample_base``); the values computed do not change."""
     for b in range(batch):
-        base = row_base + sample_index(stream, b, n_k) * m
+        i = sample_index(stream, b, n_k)
+        base = row_base + i * m
         for q in range(0, m, 8):  # 8 doubles per 64-byte line, then the row's last line
             prefetch(rows, base + q)
         prefetch(rows, base + m - 1)
+        prefetch(targets, sample_base + i)
 
 
 @njit(cache=True)

@@ -3,7 +3,8 @@
 A minibatch step reads b random rows of its client's data (bench's W2: 24 rows of 61 doubles out
 of a 17 MB data set, ~55% of them not in L2 when they are read); the rows of the next step are
 known in advance (the counter-based sampler of ``_rng``), so the kernels prefetch them one step
-ahead and the misses overlap the current step's arithmetic. A prefetch changes no value: results
+ahead, with the line of each row's label (the softmax residual reads it), and the misses overlap
+the current step's arithmetic. A prefetch changes no value: results
 are the same bits with or without it.
 
 The lines are asked for into L2, not L1 (LLVM locality 2, x86 ``prefetcht1``): on W2 (AMD EPYC,
