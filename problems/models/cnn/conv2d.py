@@ -36,6 +36,8 @@ run over a multiple of PLANAR_LANES entries (the reads past the data hit zeros, 
 junk), so no scalar remainder loop follows the vectorised one. No BLAS; the filters are compiled
 with FMA contraction (a x + b in one rounding where the CPU has FMA, ~9% of a step), so, like
 ``dot.dot``, they are bit-reproducible on one machine for any thread count, not across machines.
+A network runs this path for its layers with few output channels (the tutorial net's first, 3 ->
+6), where it beats BLAS; wider layers take im2col and BLAS (``conv2d_gemm``).
 
 The ``*_planar`` functions take their scratch (``conv2d_planar_scratch_size`` entries of the dtype,
 per image: the planes, the wide rows and the weights as taps (C_out, C_in, K, K), which the weight

@@ -4,8 +4,10 @@ parameter vector (Numba kernel or NumPy reference), predictions and accuracy.
 Inputs: images (B, H, W, C) of the parameters' dtype (float64, or float32: the fast path), labels
 (B,) integers in [0, classes). The loss is the minibatch's mean softmax cross-entropy
 (``cross_entropy``); the gradient is its gradient in the flat layout of ``layout``. Both engines
-compute the same function: "numba" (``kernel``: planar convolutions and vectorised loops, no BLAS,
-bit-reproducible on one machine for any thread count) and "numpy" (``reference``, im2col). Bad
+compute the same function: "numba" (``kernel``: planar convolutions for layers with few output
+channels, im2col and one BLAS product per pass and batch for the others, BLAS for dense layers
+above a size, vectorised loops elsewhere; bit-reproducible on one machine for any thread count,
+Numba's or BLAS's) and "numpy" (``reference``, im2col). Bad
 input raises ProblemError naming the field.
 """
 
