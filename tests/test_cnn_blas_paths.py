@@ -38,7 +38,13 @@ from problems.models.cnn.dense import (
     dense_uses_blas,
 )
 from problems.models.cnn.kernel import network_forward
-from problems.models.cnn.layout import COL_IN_ACT, COL_OP, COL_OUT_ACT, OP_CONV, OP_DENSE
+from problems.models.cnn.layout import (
+    COL_IN_ACT,
+    COL_OP,
+    COL_OUT_ACT,
+    OP_CONV,
+    OP_DENSE,
+)
 
 RNG = np.random.default_rng(29)
 

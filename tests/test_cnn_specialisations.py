@@ -14,7 +14,11 @@ from convergence.algorithms.local_models import local_model
 from convergence.algorithms.network_steps import rows_loss_grad
 from problems import build_block_cyclic, build_problem, problem_spec
 from problems.models import digits_net
-from problems.models.cnn.kernel import network_forward, network_loss_grad, network_predict
+from problems.models.cnn.kernel import (
+    network_forward,
+    network_loss_grad,
+    network_predict,
+)
 
 
 def read_only(array: np.ndarray) -> np.ndarray:

@@ -162,7 +162,12 @@ def test_paired_filters_match_one_channel_passes(k: int) -> None:
     """K = 1..8 reach every chunk (5, 3, 2, 1 taps; 5, 3, 1 dots): the pair's filter gives each
     channel the bits of ``filter_row`` (the same expression order), and the pair's dots agree with
     ``filter_dots`` to float64 rounding (reassociated in another order)."""
-    from problems.models.cnn.planar_filters import filter_dots, filter_dots_pair, filter_row, filter_row_pair
+    from problems.models.cnn.planar_filters import (
+        filter_dots,
+        filter_dots_pair,
+        filter_row,
+        filter_row_pair,
+    )
 
     n = 3 * PLANAR_LANES
     src = RNG.normal(size=n + k + 40)

@@ -29,7 +29,14 @@ from ..._rng import mix64
 from ...schedules import step_size_at
 from ..local_steps import sq_norm
 from ..network_steps import network_gradient, rows_loss_grad
-from .model_pieces import block_grad_sq, client_major, client_steps, is_bundle, participant_loss, workspace
+from .model_pieces import (
+    block_grad_sq,
+    client_major,
+    client_steps,
+    is_bundle,
+    participant_loss,
+    workspace,
+)
 
 __all__ = ["SEPARATE_CHAIN_SALT", "NetworkCyclicData", "network_data"]
 

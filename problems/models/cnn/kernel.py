@@ -42,7 +42,19 @@ from .conv2d_gemm import (
 )
 from .cross_entropy import cross_entropy
 from .dense import dense_backward_input, dense_backward_params, dense_forward
-from .layout import COL_IN_C, COL_IN_H, COL_IN_W, COL_KERNEL, COL_OP, COL_OUT_ACT, COL_OUT_C, OP_CONV, OP_DENSE, OP_POOL, OP_RELU
+from .layout import (
+    COL_IN_C,
+    COL_IN_H,
+    COL_IN_W,
+    COL_KERNEL,
+    COL_OP,
+    COL_OUT_ACT,
+    COL_OUT_C,
+    OP_CONV,
+    OP_DENSE,
+    OP_POOL,
+    OP_RELU,
+)
 from .max_pool import max_pool_backward, max_pool_forward
 from .relu import relu_backward, relu_forward
 
