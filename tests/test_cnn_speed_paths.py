@@ -1,6 +1,7 @@
 """The CNN kernel's fast paths (problems.models.cnn): the planar convolution (channels-first wide
 rows, tap filters in chunks of 5, 3, 2 and 1, weight-gradient dots in chunks of 5, 3 and 1, passes
-padded to PLANAR_LANES) against the NumPy im2col twin for kernel sizes that reach every chunk, rectangular inputs and a kernel as large as
+padded to PLANAR_LANES; output channels in pairs, ``planar_filters``, against one channel per pass)
+against the NumPy im2col twin for kernel sizes that reach every chunk, rectangular inputs and a kernel as large as
 the input; its scratch (any contents, any larger size: the same bits); the vectorised dot product;
 and ``sgd_steps`` (one scratch for all steps) against the same steps through
 ``network_loss_grad``, bit for bit."""
@@ -154,3 +155,33 @@ def test_sgd_steps_equal_loss_grad_steps_bitwise(net, dtype: type) -> None:
         stepped[:] = stepped.astype(np.float64) - 0.05 * work.grad.astype(np.float64)  # as the kernel rounds
     assert loss == last
     assert np.array_equal(fused, stepped) and not np.array_equal(fused, params)
+
+
+@pytest.mark.parametrize("k", range(1, 9))
+def test_paired_filters_match_one_channel_passes(k: int) -> None:
+    """K = 1..8 reach every chunk (5, 3, 2, 1 taps; 5, 3, 1 dots): the pair's filter gives each
+    channel the bits of ``filter_row`` (the same expression order), and the pair's dots agree with
+    ``filter_dots`` to float64 rounding (reassociated in another order)."""
+    from problems.models.cnn.planar_filters import (
+        filter_dots,
+        filter_dots_pair,
+        filter_row,
+        filter_row_pair,
+    )
+
+    n = 3 * PLANAR_LANES
+    src = RNG.normal(size=n + k + 40)
+    taps = RNG.normal(size=(2, k))
+    pair = RNG.normal(size=2 * n + 17)
+    single = pair.copy()
+    filter_row_pair(pair, 5, n + 11, src, 3, taps[0], taps[1], n)
+    filter_row(single, 5, src, 3, taps[0], n)
+    filter_row(single, n + 11, src, 3, taps[1], n)
+    assert np.array_equal(pair, single)
+    a = RNG.normal(size=2 * n + 9)
+    acc_pair, acc_single = RNG.normal(size=(2, k)), np.empty((2, k))
+    acc_single[...] = acc_pair
+    filter_dots_pair(acc_pair[0], acc_pair[1], a, 2, n + 9, src, 4, n)
+    filter_dots(acc_single[0], a, 2, src, 4, n)
+    filter_dots(acc_single[1], a, n + 9, src, 4, n)
+    assert rel(acc_pair, acc_single) <= 1e-13

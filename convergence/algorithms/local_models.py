@@ -128,8 +128,8 @@ class NetworkLocal:
         rows = batch if batch > 0 else int(problem.client_sizes.max())
         return NetworkClients(
             problem.images, problem.labels, problem.offsets, problem.weights,
-            np.empty((max(batch, 1), *problem.network.input_shape), dtype=dtype),
-            np.empty(max(batch, 1), dtype=np.int64), *problem.network.workspace(rows, dtype),
+            np.empty((rows, *problem.network.input_shape), dtype=dtype),
+            np.empty(rows, dtype=np.int64), *problem.network.workspace(rows, dtype),
         )
 
     def reference_steps(self, batch: int, seed: int, scheme: str, w_star: np.ndarray, mu_prox: float,

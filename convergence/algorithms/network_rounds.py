@@ -40,8 +40,8 @@ class NetworkClients(NamedTuple):
     cannot take a tuple nested in a tuple). N clients, n images of shape (H, W, C) in the problem's
     dtype: ``images`` (n, H, W, C) client after client, ``labels`` (n,) int64, ``offsets`` (N+1,)
     int64 (client k's rows offsets[k]:offsets[k+1]), ``weights`` (N,) p_k; the buffers, allocated
-    once per run: ``batch_images`` (max(b, 1), H, W, C) and ``batch_labels`` (max(b, 1),) the
-    gathered minibatch, ``acts``, ``dacts``, ``pool_index`` and ``grad`` the network's workspace
+    once per run: ``batch_images`` (b, or max n_k with exact gradients, H, W, C) and ``batch_labels``
+    (as many) the gathered minibatch, ``acts``, ``dacts``, ``pool_index`` and ``grad`` the network's workspace
     for the largest batch (``ConvNet.workspace``: b, or max n_k with exact gradients). The
     network's layout table travels beside it as the kernel's ``loss``."""
 

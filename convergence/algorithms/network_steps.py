@@ -21,8 +21,8 @@ step (``block_cyclic.network_pieces``): a step that called ``network_client_step
 add a compiled layer whose build re-optimises the whole network beneath it (~4 s of a cold
 compile). Every argument is a plain array or scalar (no tuple read in the step loop) but the
 algorithm's state, which only selects the compiled correction. Buffers,
-allocated once per run by the caller: ``batch_images`` (max(b, 1), H, W, C) and ``batch_labels`` (max(b, 1),) for
-the gathered minibatch, and the network's workspace (``ConvNet.workspace`` for the largest batch:
+allocated once per run by the caller: ``batch_images`` (b rows, or max n_k with exact gradients, H, W, C) and
+``batch_labels`` (as many) for the gathered minibatch, and the network's workspace (``ConvNet.workspace`` for the largest batch:
 b, or max n_k with exact gradients).
 """
 
@@ -37,7 +37,7 @@ from .._rng import sample_index, stream_key
 from ..schedules import step_size_at
 from .round_state import correct_gradient
 
-__all__ = ["network_client_steps", "network_gradient"]
+__all__ = ["network_client_steps", "network_gradient", "rows_loss_grad"]
 
 
 @njit(cache=True, inline="always")
@@ -45,18 +45,31 @@ def network_gradient(table, images, labels, row_base, n_k, batch, key, k, N, t, 
                      dacts, pool_index, grad):
     """grad <- the gradient of client k's mean cross-entropy at Wk at global step t: over its rows
     images[row_base : row_base + n_k] (batch = 0) or over ``batch`` rows drawn uniformly with
-    replacement from the stream ``stream_key(key, t, k, N)`` (gathered into the buffers). Inlined
-    into its callers (one step of ``network_client_steps``, the block-cyclic CNN step)."""
+    replacement from the stream ``stream_key(key, t, k, N)``, either copied into the buffers
+    (``rows_loss_grad`` with exact gradients). Inlined into its callers (one step of
+    ``network_client_steps``, the block-cyclic CNN step)."""
     if batch == 0:
-        network_loss_grad(table, Wk, images[row_base:row_base + n_k], labels[row_base:row_base + n_k],
-                          acts, dacts, pool_index, grad)
-    else:
-        stream = stream_key(key, t, k, N)
-        for j in range(batch):
-            row = row_base + sample_index(stream, j, n_k)
-            batch_images[j] = images[row]
-            batch_labels[j] = labels[row]
-        network_loss_grad(table, Wk, batch_images[:batch], batch_labels[:batch], acts, dacts, pool_index, grad)
+        rows_loss_grad(table, Wk, images, labels, row_base, row_base + n_k, batch_images, batch_labels, acts, dacts,
+                       pool_index, grad)
+        return
+    stream = stream_key(key, t, k, N)
+    for j in range(batch):
+        row = row_base + sample_index(stream, j, n_k)
+        batch_images[j] = images[row]
+        batch_labels[j] = labels[row]
+    network_loss_grad(table, Wk, batch_images[:batch], batch_labels[:batch], acts, dacts, pool_index, grad)
+
+
+@njit(cache=True, inline="always")
+def rows_loss_grad(table, W, images, labels, lo, hi, batch_images, batch_labels, acts, dacts, pool_index, grad):
+    """The mean cross-entropy of images[lo:hi] at W (returned) and its gradient (into grad), the
+    rows copied into batch_images and batch_labels (at least hi - lo rows) first: the clients'
+    images are read-only, and ``network_loss_grad`` called on them would be compiled a second time,
+    for read-only arrays (~9 s of a cold start), beside the minibatch's writable buffers."""
+    for j in range(hi - lo):
+        batch_images[j] = images[lo + j]
+        batch_labels[j] = labels[lo + j]
+    return network_loss_grad(table, W, batch_images[: hi - lo], batch_labels[: hi - lo], acts, dacts, pool_index, grad)
 
 
 @njit(cache=True)

@@ -12,7 +12,8 @@ stream_key(seed_key(seed), t, i, N), the linear model's rows; MC's y chain draws
 construction under its own key mix64(seed_key(seed) ^ SEPARATE_CHAIN_SALT), independent of the x
 chain's rows (the network primitive takes a key, not the linear step's slot offset). The tracked
 gradient of block m and the selection's losses are the network's mean cross-entropy
-(``problems.models.cnn.kernel.network_loss_grad``) over whole clients, summed in float64.
+(``network_steps.rows_loss_grad``: the client's rows copied into the minibatch buffers, then
+``problems.models.cnn.kernel.network_loss_grad``) over whole clients, summed in float64.
 """
 
 from __future__ import annotations
@@ -23,13 +24,19 @@ import numpy as np
 from numba.extending import overload
 
 from problems import BlockCyclicImageProblem
-from problems.models.cnn.kernel import network_loss_grad
 
 from ..._rng import mix64
 from ...schedules import step_size_at
 from ..local_steps import sq_norm
-from ..network_steps import network_gradient
-from .model_pieces import block_grad_sq, client_major, client_steps, is_bundle, participant_loss, workspace
+from ..network_steps import network_gradient, rows_loss_grad
+from .model_pieces import (
+    block_grad_sq,
+    client_major,
+    client_steps,
+    is_bundle,
+    participant_loss,
+    workspace,
+)
 
 __all__ = ["SEPARATE_CHAIN_SALT", "NetworkCyclicData", "network_data"]
 
@@ -41,7 +48,7 @@ class NetworkCyclicData(NamedTuple):
     """A CNN problem's data and the network's workspace in the kernel's layout (``network_data``,
     once per seed): M = ``n_blocks`` blocks of N = ``n_clients`` clients; images (n, H, W, C) in the
     problem's dtype, labels (n,) int64, offsets (M N + 1,); the minibatch buffers batch_images
-    (max(b, 1), H, W, C) and batch_labels (max(b, 1),); the network's workspace acts, dacts,
+    (b, or max n_k with exact gradients, H, W, C) and batch_labels (as many); the network's workspace acts, dacts,
     pool_index, grad (``ConvNet.workspace``) for max(b, largest n_k) images (exact steps, MC's
     losses and tracking read whole clients)."""
 
@@ -64,7 +71,7 @@ def network_data(problem: BlockCyclicImageProblem, batch: int) -> NetworkCyclicD
     rows = max(batch, int(c.client_sizes.max()))
     return NetworkCyclicData(
         problem.n_blocks, problem.n_clients, c.images, c.labels, c.offsets,
-        np.empty((max(batch, 1), *c.network.input_shape), dtype=c.float_type), np.empty(max(batch, 1), dtype=np.int64),
+        np.empty((rows, *c.network.input_shape), dtype=c.float_type), np.empty(rows, dtype=np.int64),
         *c.network.workspace(rows, c.float_type),
     )
 
@@ -128,8 +135,8 @@ def _block_grad_sq(model, data, work, m, W):
         for i in range(N):
             k = m * N + i
             lo, hi = offsets[k], offsets[k + 1]
-            network_loss_grad(model, W, data.images[lo:hi], data.labels[lo:hi], data.acts, data.dacts,
-                              data.pool_index, data.grad)
+            rows_loss_grad(model, W, data.images, data.labels, lo, hi, data.batch_images, data.batch_labels, data.acts,
+                           data.dacts, data.pool_index, data.grad)
             for q in range(acc.size):
                 acc[q] += np.float64(data.grad[q]) / N
         return sq_norm(acc)
@@ -149,8 +156,8 @@ def _participant_loss(model, data, work, m, part, K, W):
         for p in range(K):
             k = m * N + part[p]
             lo, hi = offsets[k], offsets[k + 1]
-            total += network_loss_grad(model, W, data.images[lo:hi], data.labels[lo:hi], data.acts, data.dacts,
-                                       data.pool_index, data.grad)
+            total += rows_loss_grad(model, W, data.images, data.labels, lo, hi, data.batch_images, data.batch_labels,
+                                    data.acts, data.dacts, data.pool_index, data.grad)
         return total / K
 
     return impl

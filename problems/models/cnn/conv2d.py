@@ -22,7 +22,8 @@ contiguous runs of the planes:
 
     y[n, i, j, o] = b[o] + sum_{c, p} sum_{q < K} w[p, q, c, o] xc[c, p W + q + t],
 
-so each (o, c, p) is one pass over t adding a K-tap filter (``_filter_row``): long, contiguous,
+so each (o, c, p) is one pass over t adding a K-tap filter (``planar_filters.filter_row``; two
+output channels per pass, ``filter_row_pair``, which loads each input once for both): long, contiguous,
 vectorised loops, where loops over channels last (innermost over C_out = 6 or 16) are short and
 load and store the output per multiply-add. The input gradient is the same filter with the taps
 reversed, over the upstream gradient laid out in wide rows (junk entries 0) after K - 1 zeros,
@@ -30,12 +31,15 @@ reversed, over the upstream gradient laid out in wide rows (junk entries 0) afte
     dL/dxc[c, p W + s] = sum_o sum_{q < K} w[p, K - 1 - q, c, o] gpad[o, s + q],   s < T + K - 1,
 
 and the weight gradient one dot product per weight, dL/dw[p, q, c, o] = sum_n sum_{t < T} gw[n, o, t]
-xc[n, c, p W + q + t] (``_filter_dots``: the K dots of a (o, c, p) share their loads of gw;
+xc[n, c, p W + q + t] (``planar_filters.filter_dots``, two output channels per pass: the 2 K dots
+of a pair (o, o + 1) at (c, p) share their loads of xc;
 vectorised with reassociation, as ``dot.dot`` is, the order fixed by the compiled code). The passes
 run over a multiple of PLANAR_LANES entries (the reads past the data hit zeros, the writes past it
 junk), so no scalar remainder loop follows the vectorised one. No BLAS; the filters are compiled
 with FMA contraction (a x + b in one rounding where the CPU has FMA, ~9% of a step), so, like
 ``dot.dot``, they are bit-reproducible on one machine for any thread count, not across machines.
+A network runs this path for its layers with few output channels (the tutorial net's first, 3 ->
+6), where it beats BLAS; wider layers take im2col and BLAS (``conv2d_gemm``).
 
 The ``*_planar`` functions take their scratch (``conv2d_planar_scratch_size`` entries of the dtype,
 per image: the planes, the wide rows and the weights as taps (C_out, C_in, K, K), which the weight
@@ -47,7 +51,9 @@ gradient uses as its accumulators) so that a network's step loop allocates it on
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, uint64
+from numba import njit
+
+from .planar_filters import filter_dots, filter_dots_pair, filter_row, filter_row_pair
 
 __all__ = [
     "PLANAR_LANES",
@@ -130,91 +136,6 @@ def _to_wide(grad, wide, W, lead):
                 wide[o, lead + i * W + j] = grad[i, j, o]
 
 
-@njit(cache=True, fastmath={"contract"})
-def _filter_row(dst, d0, src, s0, taps, n):
-    """dst[d0 + t] += sum_{q < K} taps[q] src[s0 + t + q] for t < n (dst, src flat; K = taps.size),
-    the taps in chunks of at most 5 so that each pass over t loads dst once for several taps. The
-    offsets and t are unsigned, so the loads need no negative-index wraparound and vectorise."""
-    K = taps.shape[0]
-    q = 0
-    while q < K:
-        m = K - q
-        u0 = uint64(s0 + q)
-        v0 = uint64(d0)
-        if m >= 5:
-            a0, a1, a2, a3, a4 = taps[q], taps[q + 1], taps[q + 2], taps[q + 3], taps[q + 4]
-            for t in range(uint64(n)):
-                u = u0 + t
-                dst[v0 + t] += (
-                    a0 * src[u] + a1 * src[u + uint64(1)] + a2 * src[u + uint64(2)] + a3 * src[u + uint64(3)]
-                    + a4 * src[u + uint64(4)]
-                )
-            q += 5
-        elif m == 3:
-            a0, a1, a2 = taps[q], taps[q + 1], taps[q + 2]
-            for t in range(uint64(n)):
-                u = u0 + t
-                dst[v0 + t] += a0 * src[u] + a1 * src[u + uint64(1)] + a2 * src[u + uint64(2)]
-            q += 3
-        elif m >= 2:
-            a0, a1 = taps[q], taps[q + 1]
-            for t in range(uint64(n)):
-                u = u0 + t
-                dst[v0 + t] += a0 * src[u] + a1 * src[u + uint64(1)]
-            q += 2
-        else:
-            a0 = taps[q]
-            for t in range(uint64(n)):
-                dst[v0 + t] += a0 * src[u0 + t]
-            q += 1
-
-
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _filter_dots(acc, a, a0, src, s0, n):
-    """acc[q] += sum_{t < n} a[a0 + t] src[s0 + t + q] for q < K = acc.size (a, src flat): the
-    K dot products of one weight row's gradient, in chunks of 5, 3 or 1 sharing each load of a;
-    vectorised as ``dot.dot`` is (reassociation, order fixed by the compiled code)."""
-    K = acc.shape[0]
-    v0 = uint64(a0)
-    q = 0
-    while q < K:
-        u0 = uint64(s0 + q)
-        if K - q >= 5:
-            r0 = r1 = r2 = r3 = r4 = acc.dtype.type(0)
-            for t in range(uint64(n)):
-                g = a[v0 + t]
-                u = u0 + t
-                r0 += g * src[u]
-                r1 += g * src[u + uint64(1)]
-                r2 += g * src[u + uint64(2)]
-                r3 += g * src[u + uint64(3)]
-                r4 += g * src[u + uint64(4)]
-            acc[q] += r0
-            acc[q + 1] += r1
-            acc[q + 2] += r2
-            acc[q + 3] += r3
-            acc[q + 4] += r4
-            q += 5
-        elif K - q >= 3:
-            r0 = r1 = r2 = acc.dtype.type(0)
-            for t in range(uint64(n)):
-                g = a[v0 + t]
-                u = u0 + t
-                r0 += g * src[u]
-                r1 += g * src[u + uint64(1)]
-                r2 += g * src[u + uint64(2)]
-            acc[q] += r0
-            acc[q + 1] += r1
-            acc[q + 2] += r2
-            q += 3
-        else:
-            r0 = acc.dtype.type(0)
-            for t in range(uint64(n)):
-                r0 += a[v0 + t] * src[u0 + t]
-            acc[q] += r0
-            q += 1
-
-
 @njit(cache=True)
 def conv2d_forward_planar(x, w, b, y, scratch):
     """y <- conv(x, w) + b in place (shapes in the module docstring); scratch 1-D of x's dtype with
@@ -234,11 +155,19 @@ def conv2d_forward_planar(x, w, b, y, scratch):
                     taps[o, c, p, q] = w[p, q, c, o]
     for n in range(B):
         _to_planes(x[n], planes)
-        for o in range(CO):
+        for o in range(0, CO - 1, 2):  # output channels in pairs: one load of the planes for both
+            wide[o, :n_pass] = b[o]
+            wide[o + 1, :n_pass] = b[o + 1]
+            for c in range(CI):
+                for p in range(K):
+                    filter_row_pair(wide_flat, o * wide_len, (o + 1) * wide_len, planes_flat, c * plane_len + p * W,
+                                    taps[o, c, p], taps[o + 1, c, p], n_pass)
+        if CO % 2 == 1:
+            o = CO - 1
             wide[o, :n_pass] = b[o]
             for c in range(CI):
                 for p in range(K):
-                    _filter_row(wide_flat, o * wide_len, planes_flat, c * plane_len + p * W, taps[o, c, p], n_pass)
+                    filter_row(wide_flat, o * wide_len, planes_flat, c * plane_len + p * W, taps[o, c, p], n_pass)
         for i in range(OH):
             for j in range(OW):
                 for o in range(CO):
@@ -266,10 +195,16 @@ def conv2d_backward_params_planar(x, g, dw, db, scratch):
             for j in range(OW):
                 for o in range(CO):
                     db[o] += g[n, i, j, o]
-        for o in range(CO):
+        for o in range(0, CO - 1, 2):  # output channels in pairs: one load of the planes for both
             for c in range(CI):
                 for p in range(K):
-                    _filter_dots(grads[o, c, p], wide_flat, o * wide_len, planes_flat, c * plane_len + p * W, n_pass)
+                    filter_dots_pair(grads[o, c, p], grads[o + 1, c, p], wide_flat, o * wide_len, (o + 1) * wide_len,
+                                     planes_flat, c * plane_len + p * W, n_pass)
+        if CO % 2 == 1:
+            o = CO - 1
+            for c in range(CI):
+                for p in range(K):
+                    filter_dots(grads[o, c, p], wide_flat, o * wide_len, planes_flat, c * plane_len + p * W, n_pass)
     for o in range(CO):
         for c in range(CI):
             for p in range(K):
@@ -299,7 +234,7 @@ def conv2d_backward_input_planar(w, g, dx, scratch):
         for c in range(CI):
             for o in range(CO):
                 for p in range(K):
-                    _filter_row(planes_flat, c * plane_len + p * W, wide_flat, o * wide_len, taps[o, c, p], n_pass)
+                    filter_row(planes_flat, c * plane_len + p * W, wide_flat, o * wide_len, taps[o, c, p], n_pass)
         for h in range(H):
             for ww in range(W):
                 for c in range(CI):

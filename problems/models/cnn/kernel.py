@@ -9,16 +9,23 @@ batch of B: ``acts`` and ``dacts`` (B * layout.activation_size,) of the paramete
 ``pool_index`` (B * layout.pool_index_size,) int8; ``grad`` has the parameters' length and dtype.
 The layer functions are those of ``conv2d``, ``max_pool``, ``relu``, ``tanh``, ``dense``, ``cross_entropy``.
 
-The convolutions' scratch (``conv2d``: one buffer of the largest ``conv2d_planar_scratch_size``
-over the conv layers; per image, not per batch) is allocated once per call of ``network_forward``
-or ``network_loss_grad``, and once per call of ``sgd_steps`` for all its steps.
+Each conv layer takes one of two paths (``conv2d_gemm.conv2d_uses_gemm``, by its shape): the planar
+filters (``conv2d``) or im2col and one BLAS product per pass and batch (``conv2d_gemm``); dense
+layers call BLAS above ``dense.DENSE_BLAS_MIN_WORK``. The convolutions' scratch (the GEMM layers'
+patch matrices for the batch, then one buffer of the largest ``conv2d_planar_scratch_size`` over
+the planar layers, per image) is allocated once per call of ``network_forward`` or
+``network_loss_grad``, and once per call of ``sgd_steps`` for all its steps.
+
+Numba's ``np.dot`` loads SciPy's BLAS at its first call; this module imports it on import, so that
+a BLAS thread limit set afterwards (``problems.blas_threads.one_blas_thread``, bench's
+``threadpool_limits``) finds and limits it (else it would run on every core, spinning under load).
 """
 
 from __future__ import annotations
 
-from numba import njit
-
 import numpy as np
+import scipy.linalg.cython_blas  # noqa: F401  (loads the BLAS of np.dot: module docstring)
+from numba import njit
 
 from .conv2d import (
     conv2d_backward_input_planar,
@@ -26,9 +33,29 @@ from .conv2d import (
     conv2d_forward_planar,
     conv2d_planar_scratch_size,
 )
+from .conv2d_gemm import (
+    conv2d_backward_input_gemm,
+    conv2d_backward_params_gemm,
+    conv2d_forward_gemm,
+    conv2d_patches_size,
+    conv2d_uses_gemm,
+)
 from .cross_entropy import cross_entropy
 from .dense import dense_backward_input, dense_backward_params, dense_forward
-from .layout import COL_IN_C, COL_IN_H, COL_IN_W, COL_KERNEL, COL_OP, COL_OUT_ACT, COL_OUT_C, OP_CONV, OP_DENSE, OP_POOL, OP_RELU, OP_TANH
+from .layout import (
+    COL_IN_C,
+    COL_IN_H,
+    COL_IN_W,
+    COL_KERNEL,
+    COL_OP,
+    COL_OUT_ACT,
+    COL_OUT_C,
+    OP_CONV,
+    OP_DENSE,
+    OP_POOL,
+    OP_RELU,
+    OP_TANH,
+)
 from .max_pool import max_pool_backward, max_pool_forward
 from .relu import relu_backward, relu_forward
 from .tanh import tanh_backward, tanh_forward
@@ -37,21 +64,35 @@ __all__ = ["network_forward", "network_loss_grad", "network_predict", "sgd_steps
 
 
 @njit(cache=True)
-def _scratch(table, dtype_of):
-    """The convolutions' scratch for the conv layers of ``table``, of the dtype of ``dtype_of``."""
+def _patches_before(table, end, batch):
+    """Entries of the patch matrices (``conv2d_gemm``) of the GEMM conv layers before layer ``end``
+    at batch ``batch``: where layer ``end``'s patches start in the scratch (``end`` = the number of
+    layers: their total)."""
+    total = 0
+    for l in range(end):
+        if table[l, COL_OP] == OP_CONV and conv2d_uses_gemm(table[l, COL_IN_C], table[l, COL_OUT_C], table[l, COL_KERNEL]):
+            total += conv2d_patches_size(batch, table[l, COL_IN_H], table[l, COL_IN_W], table[l, COL_IN_C], table[l, COL_KERNEL])
+    return total
+
+
+@njit(cache=True)
+def _scratch(table, batch, dtype_of):
+    """The convolutions' scratch for the conv layers of ``table`` at batch size ``batch`` (or less),
+    of the dtype of ``dtype_of``: every GEMM layer's patch matrix, then one planar scratch (the
+    largest over the planar layers)."""
     size = 0
     for l in range(table.shape[0]):
-        if table[l, COL_OP] == OP_CONV:
-            h, w, c = table[l, COL_IN_H], table[l, COL_IN_W], table[l, COL_IN_C]
-            size = max(size, conv2d_planar_scratch_size(h, w, c, table[l, COL_KERNEL], table[l, COL_OUT_C]))
-    return np.empty(size, dtype=dtype_of.dtype)
+        h, w, c, k, oc = table[l, COL_IN_H], table[l, COL_IN_W], table[l, COL_IN_C], table[l, COL_KERNEL], table[l, COL_OUT_C]
+        if table[l, COL_OP] == OP_CONV and not conv2d_uses_gemm(c, oc, k):
+            size = max(size, conv2d_planar_scratch_size(h, w, c, k, oc))
+    return np.empty(_patches_before(table, table.shape[0], batch) + size, dtype=dtype_of.dtype)
 
 
 @njit(cache=True)
 def network_forward(table, params, images, acts, pool_index):
     """Run the layers on images (B, H, W, C): acts <- every activation; returns the logits (B, classes)
     as a view of ``acts``."""
-    return _forward(table, params, images, acts, pool_index, _scratch(table, acts))
+    return _forward(table, params, images, acts, pool_index, _scratch(table, images.shape[0], acts))
 
 
 @njit(cache=True)
@@ -65,8 +106,8 @@ def network_predict(table, params, images, acts, pool_index, classes):
     n_classes = table[L - 1, COL_OUT_C]
     per_image = table[L - 1, COL_OUT_ACT] + n_classes
     chunk = acts.size // per_image
-    scratch = _scratch(table, acts)
     n = images.shape[0]
+    scratch = _scratch(table, min(n, chunk), acts)
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
         logits = _forward(table, params, images[lo:hi], acts, pool_index, scratch)
@@ -86,6 +127,8 @@ def _forward(table, params, images, acts, pool_index, scratch):
     B = images.shape[0]
     n_in = images.shape[1] * images.shape[2] * images.shape[3]
     acts[: B * n_in].reshape(images.shape)[...] = images
+    planar = scratch[_patches_before(table, table.shape[0], B) :]
+    patches_at = 0
     for l in range(table.shape[0]):
         op, h, w, c, oh, ow, oc, k, p, ia, oa, ga = table[l]
         x = acts[B * ia : B * (ia + h * w * c)]
@@ -94,7 +137,12 @@ def _forward(table, params, images, acts, pool_index, scratch):
             nw = k * k * c * oc
             x4 = x.reshape((B, h, w, c))
             w4 = params[p : p + nw].reshape((k, k, c, oc))
-            conv2d_forward_planar(x4, w4, params[p + nw : p + nw + oc], y.reshape((B, oh, ow, oc)), scratch)
+            y4 = y.reshape((B, oh, ow, oc))
+            if conv2d_uses_gemm(c, oc, k):
+                conv2d_forward_gemm(x4, w4, params[p + nw : p + nw + oc], y4, scratch[patches_at:])
+                patches_at += conv2d_patches_size(B, h, w, c, k)
+            else:
+                conv2d_forward_planar(x4, w4, params[p + nw : p + nw + oc], y4, planar)
         elif op == OP_RELU:
             relu_forward(x, y)
         elif op == OP_TANH:
@@ -114,7 +162,7 @@ def _forward(table, params, images, acts, pool_index, scratch):
 @njit(cache=True)
 def network_loss_grad(table, params, images, labels, acts, dacts, pool_index, grad):
     """The minibatch's mean cross-entropy (float64); grad <- its gradient in the flat layout."""
-    return _loss_grad(table, params, images, labels, acts, dacts, pool_index, grad, _scratch(table, acts))
+    return _loss_grad(table, params, images, labels, acts, dacts, pool_index, grad, _scratch(table, images.shape[0], acts))
 
 
 @njit(cache=True)
@@ -127,6 +175,7 @@ def _loss_grad(table, params, images, labels, acts, dacts, pool_index, grad, scr
     logits_at = B * table[L - 1, COL_OUT_ACT]
     dlogits = dacts[logits_at : logits_at + B * classes].reshape((B, classes))
     loss = cross_entropy(logits, labels, dlogits)
+    planar = scratch[_patches_before(table, L, B) :]
     for l in range(L - 1, -1, -1):
         op, h, w, c, oh, ow, oc, k, p, ia, oa, ga = table[l]
         x = acts[B * ia : B * (ia + h * w * c)]
@@ -136,12 +185,17 @@ def _loss_grad(table, params, images, labels, acts, dacts, pool_index, grad, scr
             nw = k * k * c * oc
             x4 = x.reshape((B, h, w, c))
             g4 = g.reshape((B, oh, ow, oc))
-            conv2d_backward_params_planar(
-                x4, g4, grad[p : p + nw].reshape((k, k, c, oc)), grad[p + nw : p + nw + oc], scratch
-            )
-            if l > 0:
-                w4 = params[p : p + nw].reshape((k, k, c, oc))
-                conv2d_backward_input_planar(w4, g4, dx.reshape((B, h, w, c)), scratch)
+            dw4, db = grad[p : p + nw].reshape((k, k, c, oc)), grad[p + nw : p + nw + oc]
+            w4 = params[p : p + nw].reshape((k, k, c, oc))
+            if conv2d_uses_gemm(c, oc, k):
+                patches = scratch[_patches_before(table, l, B) :]
+                conv2d_backward_params_gemm(x4.shape, k, g4, dw4, db, patches)
+                if l > 0:
+                    conv2d_backward_input_gemm(w4, g4, dx.reshape((B, h, w, c)), patches)
+            else:
+                conv2d_backward_params_planar(x4, g4, dw4, db, planar)
+                if l > 0:
+                    conv2d_backward_input_planar(w4, g4, dx.reshape((B, h, w, c)), planar)
         elif op == OP_RELU:
             relu_backward(x, g, dx)
         elif op == OP_TANH:
@@ -164,7 +218,7 @@ def sgd_steps(table, params, images, labels, batch, lr, n_steps, acts, dacts, po
     """n_steps plain SGD steps theta <- theta - lr grad in place, step s on the minibatch of rows
     [(s b) mod n, (s b) mod n + b) of images (n, H, W, C) (n a multiple of b); returns the last loss."""
     n = images.shape[0]
-    scratch = _scratch(table, acts)
+    scratch = _scratch(table, batch, acts)
     loss = 0.0
     for s in range(n_steps):
         start = (s * batch) % n

@@ -4,8 +4,10 @@ parameter vector (Numba kernel or NumPy reference), predictions and accuracy.
 Inputs: images (B, H, W, C) of the parameters' dtype (float64, or float32: the fast path), labels
 (B,) integers in [0, classes). The loss is the minibatch's mean softmax cross-entropy
 (``cross_entropy``); the gradient is its gradient in the flat layout of ``layout``. Both engines
-compute the same function: "numba" (``kernel``: planar convolutions and vectorised loops, no BLAS,
-bit-reproducible on one machine for any thread count) and "numpy" (``reference``, im2col). Bad
+compute the same function: "numba" (``kernel``: planar convolutions for layers with few output
+channels, im2col and one BLAS product per pass and batch for the others, BLAS for dense layers
+above a size, vectorised loops elsewhere; bit-reproducible on one machine for any thread count,
+Numba's or BLAS's) and "numpy" (``reference``, im2col). Bad
 input raises ProblemError naming the field.
 """
 
@@ -147,7 +149,7 @@ class ConvNet:
             raise ProblemError(f"images: dtype {images.dtype} differs from the parameters' {params.dtype}")
         if not np.all(np.isfinite(images)):
             raise ProblemError("images: contains non-finite values")
-        return np.ascontiguousarray(params), np.ascontiguousarray(images)
+        return _writable(params), _writable(images)
 
     def _check_labels(self, labels: np.ndarray, batch: int) -> np.ndarray:
         if not isinstance(labels, np.ndarray) or not np.issubdtype(labels.dtype, np.integer):
@@ -159,6 +161,16 @@ class ConvNet:
                 f"labels: expected integers in [0, {self.n_classes}), got [{labels.min()}, {labels.max()}]"
             )
         return labels.astype(np.int64)
+
+
+def _writable(array: np.ndarray) -> np.ndarray:
+    """``array`` if it is C-contiguous and writable, else a copy that is: the kernels are compiled
+    per argument type, and Numba types a read-only array apart (a stored iterate, a problem's frozen
+    images), so that one read-only argument would compile the whole network again (4-11 s of a cold
+    start, ``docs/architecture.md``); the kernels never write to params or images."""
+    if array.flags.c_contiguous and array.flags.writeable:
+        return array
+    return np.array(array, order="C")
 
 
 def _describe(value: object) -> str:

@@ -1,0 +1,142 @@
+"""2-D convolution (``conv2d``'s: stride 1, valid, NHWC, w (K, K, C_in, C_out)) by im2col and one
+BLAS matrix product per pass, layer and batch: the path of the layers whose products are large
+enough for BLAS to beat the planar filters (``conv2d_uses_gemm``).
+
+With P (B H' W', K K C_in) the im2col patch matrix of x (row (n, i, j), columns (p, q, c):
+P[(n, i, j), (p, q, c)] = x[n, i + p, j + q, c]) and W2 = w viewed as (K K C_in, C_out) (the same
+(p, q, c) order, row-major), the three passes of ``conv2d``'s module docstring are
+
+    y  = P W2 + b                 (B H' W', C_out)        forward
+    dw = P' G                     (K K C_in, C_out)       weight gradient, G = g as (B H' W', C_out)
+    dP = G W2',  dx = col2im(dP)  (B H' W', K K C_in)     input gradient: dx[n, i + p, j + q, c]
+                                                          summed over the patches that hold it
+
+and db = sum over the rows of G. P is built once in the forward pass into the caller's
+``patches`` buffer (``conv2d_patches_size`` entries) and read again by the weight gradient; the
+input gradient then overwrites it with dP (the backward pass computes dw before dx). Each row's
+K runs of x[n, i + p, j : j + K, :] are contiguous K C_in entries in NHWC, copied as 1-D views.
+
+The products are ``np.dot`` in Numba (BLAS gemm through SciPy's BLAS, as the linear kernels'
+products are; one thread inside ``one_blas_thread``). Their summation order is BLAS's, not the
+planar filters': float64 agrees with the im2col reference to rounding (<= 1e-12 relative in the
+tests), float32 with float64 to float32 rounding of sums of K K C_in terms (the planar path's
+tolerance). BLAS gemm splits its work over the output, never the inner sum, so the bits do not
+depend on BLAS's thread count (checked in the tests); like the planar path, they may differ across
+machines (vector widths, FMA).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "GEMM_MIN_CHANNELS",
+    "conv2d_uses_gemm",
+    "conv2d_patches_size",
+    "conv2d_forward_gemm",
+    "conv2d_backward_params_gemm",
+    "conv2d_backward_input_gemm",
+]
+
+GEMM_MIN_CHANNELS = 8
+"""A conv layer takes this path when it has at least this many output channels (the n of its
+products). Measured on this machine's OpenBLAS (Zen 4, one thread, float32, the tutorial net):
+conv 6 -> 16 5x5 on 14 x 14 (products of n = 16) costs 0.33-0.4x the planar passes at batch 2 and
+32, conv 3 -> 6 5x5 on 32 x 32 (n = 6) 1.0x forward and 1.4x in the weight gradient, where
+BLAS's kernels waste most of their register tile on 6 columns."""
+
+
+@njit(cache=True)
+def conv2d_uses_gemm(c_in, c_out, k):
+    """True when a conv layer C_in -> C_out with a k x k kernel takes this module's path."""
+    return c_out >= GEMM_MIN_CHANNELS
+
+
+@njit(cache=True)
+def conv2d_patches_size(b, h, w, c, k):
+    """Entries of the patch matrix (b H' W', k k c) of a batch of b (h, w, c) inputs."""
+    return b * (h - k + 1) * (w - k + 1) * k * k * c
+
+
+@njit(cache=True)
+def _im2col(x, k, patches):
+    """patches (B H' W', k k C) <- the patch matrix of x (B, H, W, C) (module docstring)."""
+    B, H, W, C = x.shape
+    OH, OW = H - k + 1, W - k + 1
+    run = k * C
+    for n in range(B):
+        for i in range(OH):
+            for p in range(k):
+                src_row = x[n, i + p].reshape(W * C)
+                for j in range(OW):
+                    dst = patches[(n * OH + i) * OW + j, p * run : (p + 1) * run]
+                    src = src_row[j * C : j * C + run]
+                    for t in range(run):
+                        dst[t] = src[t]
+
+
+@njit(cache=True)
+def _col2im(dpatches, k, dx):
+    """dx (B, H, W, C) <- the sum, over the patches that hold each entry, of dpatches' rows."""
+    B, H, W, C = dx.shape
+    OH, OW = H - k + 1, W - k + 1
+    run = k * C
+    dx[...] = 0
+    for n in range(B):
+        for i in range(OH):
+            for p in range(k):
+                dst_row = dx[n, i + p].reshape(W * C)
+                for j in range(OW):
+                    src = dpatches[(n * OH + i) * OW + j, p * run : (p + 1) * run]
+                    dst = dst_row[j * C : j * C + run]
+                    for t in range(run):
+                        dst[t] += src[t]
+
+
+@njit(cache=True)
+def conv2d_forward_gemm(x, w, b, y, patches):
+    """y <- conv(x, w) + b in place; patches (1-D, at least ``conv2d_patches_size`` entries of x's
+    dtype) <- the patch matrix, which ``conv2d_backward_params_gemm`` reads."""
+    B, H, W, CI = x.shape
+    K = w.shape[0]
+    CO = w.shape[3]
+    rows = B * (H - K + 1) * (W - K + 1)
+    P = patches[: rows * K * K * CI].reshape((rows, K * K * CI))
+    _im2col(x, K, P)
+    y2 = y.reshape((rows, CO))
+    np.dot(P, w.reshape((K * K * CI, CO)), y2)
+    for r in range(rows):
+        yr = y2[r]
+        for o in range(CO):
+            yr[o] += b[o]
+
+
+@njit(cache=True)
+def conv2d_backward_params_gemm(x_shape, k, g, dw, db, patches):
+    """dw <- dL/dw, db <- dL/db (overwritten) from the upstream gradient g (B, H', W', C_out) and
+    the patch matrix that ``conv2d_forward_gemm`` left in patches for an input of shape x_shape."""
+    B, H, W, CI = x_shape
+    CO = g.shape[3]
+    rows = B * (H - k + 1) * (W - k + 1)
+    P = patches[: rows * k * k * CI].reshape((rows, k * k * CI))
+    g2 = g.reshape((rows, CO))
+    np.dot(P.T, g2, dw.reshape((k * k * CI, CO)))
+    db[...] = 0
+    for r in range(rows):
+        gr = g2[r]
+        for o in range(CO):
+            db[o] += gr[o]
+
+
+@njit(cache=True)
+def conv2d_backward_input_gemm(w, g, dx, patches):
+    """dx <- dL/dx (overwritten) from the weight w and the upstream gradient g; patches is
+    overwritten with dP (module docstring)."""
+    B, H, W, CI = dx.shape
+    K = w.shape[0]
+    CO = w.shape[3]
+    rows = B * (H - K + 1) * (W - K + 1)
+    dP = patches[: rows * K * K * CI].reshape((rows, K * K * CI))
+    np.dot(g.reshape((rows, CO)), w.reshape((K * K * CI, CO)).T, dP)
+    _col2im(dP, K, dx)
