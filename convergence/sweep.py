@@ -20,6 +20,11 @@ of compiling (cold cache) or loading (warm cache) each kernel once per worker an
 key is a hint for speed only: a task whose kernels the driver did not compile is compiled by its
 worker, and a task computes the same numbers in the driver as in a worker (it is pure, BLAS on one
 thread). Dask workers are other processes on other machines and get no such start.
+
+One pool for a verification. Inside ``run_pool.session_pool`` (``fedbound verify`` with jobs > 1 opens
+it), every "process" sweep, in this process or in a claim worker forked from it, runs its tasks on that
+one pool instead of forking its own, and the first task of each warm key new to the pool runs alone
+there instead of in the driver (``convergence.run_pool``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import numpy as np
 
 from .algorithms.kernel_threads import check_threads, using_kernel_threads
 from .budget import max_cpu_hours
+from .run_pool import active_pool, run_on
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 from .sweep_executors import (
     SCHEDULER_TIMEOUT_S, Result, SweepError, SweepTask, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
@@ -224,7 +230,8 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
         raise MissingRunError(store.path, pending[0].key, len(pending))
     if cached:
         logger.info("%s: %d of %d runs read from %s", description, len(cached), len(unique), store)
-    if executor == "process" and len(pending) == 1:
+    pool = active_pool() if executor == "process" else None
+    if executor == "process" and len(pending) == 1 and pool is None:
         executor = "serial"  # a pool of one worker only adds a process start and the kernels' loading
     monitor = _monitor(options.progress)
     start = time.perf_counter()
@@ -245,6 +252,8 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
         if executor == "serial":
             with using_kernel_threads(options.threads):
                 run_serial(pending, finish)
+        elif pool is not None and pending:
+            run_on(pool, pending, finish)
         elif executor == "process" and pending:
             rest = warm_driver(pending, finish)
             if len(rest) > 1:

@@ -1,11 +1,12 @@
 """Where a sweep's pending tasks run (``convergence.sweep``'s executors): in this process, on a local
 process pool that forks after the driver has compiled each warm key once ("Compiling once" in
-``convergence.sweep``), or on the workers of a Dask cluster; each finished task handed to ``finish``
+``convergence.sweep``; inside a verification, the one pool of ``convergence.run_pool``), or on the
+workers of a Dask cluster; each finished task handed to ``finish``
 as it completes, and a failure stopping the rest with a ``SweepError`` naming the task after every
 other finished result has been handed over.
 
 Ctrl-C. A terminal sends SIGINT to the whole process group: the driver, its pool's workers and their
-own workers (``fedbound verify``'s claim workers run sweep pools of their own). Pool workers ignore
+own workers (``fedbound verify``'s claim workers and its run pool, ``convergence.run_pool``). Pool workers ignore
 it (``_start_worker``), so only the driver decides: its KeyboardInterrupt cancels the work not
 started and kills the workers and everything they started at once (``local_process_pool``), so no
 worker takes up another task. A serial sweep stops after the run that is in progress (a compiled
