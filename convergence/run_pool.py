@@ -45,7 +45,7 @@ from concurrent.futures import Future, as_completed, wait
 from dataclasses import dataclass
 from typing import Any
 
-from .sweep_executors import Finish, SweepTask, call_task, collect, local_process_pool
+from .sweep_executors import Batch, BatchOutcome, Finish, batch_items, call_batch, collect, local_process_pool
 
 __all__ = ["RunPool", "active_pool", "run_on", "session_pool"]
 
@@ -67,7 +67,7 @@ class _Request:
 
 class RunPool:
     """A local pool of ``workers`` forked processes, open for a whole verification (module docstring):
-    ``submit`` a task, get a Future of ``call_task``'s (result, seconds); the first task of each new warm
+    ``submit`` a batch of tasks, get a Future of its ``BatchOutcome``; the first task of each new warm
     key runs alone (module docstring, "Compiling once"). ``starts`` counts the pools opened in this
     process (the hook tests count them with)."""
 
@@ -82,9 +82,9 @@ class RunPool:
         self._held: dict[Hashable, list[tuple[Future, Callable[..., Any], tuple]]] = {}  # key -> waiting tasks
         self._inner: dict[Future, Future] = {}  # our future -> the executor's, once submitted to it
 
-    def submit(self, fn: Callable[..., Any], args: tuple, warm_key: Hashable | None = None) -> Future:
-        """Run ``call_task(fn, args)`` on the pool; the returned Future holds its (result, seconds)."""
-        return self._submit(call_task, (fn, args), warm_key)
+    def submit(self, batch: Batch) -> Future:
+        """Run ``batch`` on the pool (``call_batch``); the returned Future holds its ``BatchOutcome``."""
+        return self._submit(call_batch, (batch_items(batch),), batch[0].warm_key)
 
     def _submit(self, body: Callable[..., Any], args: tuple, warm_key: Hashable | None) -> Future:
         """Run ``body(*args)`` on the pool, the first task of a new warm key alone (module docstring)."""
@@ -170,20 +170,33 @@ _QUEUES: _Queues | None = None
 
 
 def _call_and_reply(slot: int, ident: int, task: bytes) -> None:
-    """Run-worker body of a claim worker's task (``_Request.task``, the pickled function and arguments):
-    ``call_task(fn, args)``, its outcome put on the reply queue
-    of ``slot`` as ("ok", (result, seconds)) or ("error", exception); an exception that cannot be pickled goes
-    as a RuntimeError with its type and message (the claim worker would otherwise wait for it forever)."""
+    """Run-worker body of a claim worker's batch (``_Request.task``, its tasks' functions and arguments
+    pickled): ``call_batch``, its ``BatchOutcome`` put on the reply queue of ``slot`` as ("ok", outcome), or
+    ("error", exception) when the batch could not be unpickled; an exception that cannot be pickled goes as
+    a RuntimeError with its type and message (the claim worker would otherwise wait for it forever)."""
     assert _QUEUES is not None, "run_pool: a run worker started without the session's queues"
     try:
-        outcome: tuple[str, Any] = ("ok", call_task(*pickle.loads(task)))
-    except Exception as error:  # noqa: BLE001  (every failure is the task's, handed to its sweep)
-        try:
-            pickle.dumps(error)
-        except Exception:  # noqa: BLE001
-            error = RuntimeError(f"{type(error).__name__}: {error}")
+        outcome: tuple[str, Any] = ("ok", call_batch(pickle.loads(task)))
+    except Exception as error:  # noqa: BLE001  (handed to its sweep)
         outcome = ("error", error)
+    if outcome[0] == "ok" and outcome[1].error is not None and not _picklable(outcome[1].error):
+        outcome = ("ok", BatchOutcome(outcome[1].done, _plain(outcome[1].error)))
+    elif outcome[0] == "error" and not _picklable(outcome[1]):
+        outcome = ("error", _plain(outcome[1]))
     _QUEUES.replies[slot].put((ident, outcome))
+
+
+def _picklable(error: Exception) -> bool:
+    try:
+        pickle.dumps(error)
+    except Exception:  # noqa: BLE001  (any failure to pickle)
+        return False
+    return True
+
+
+def _plain(error: Exception) -> RuntimeError:
+    """An exception that pickles, with ``error``'s type and message."""
+    return RuntimeError(f"{type(error).__name__}: {error}")
 
 
 class _Broker:
@@ -248,12 +261,12 @@ class _PoolClient:
         self._lock = threading.Lock()
         threading.Thread(target=self._receive, name="fedbound-run-pool-replies", daemon=True).start()
 
-    def submit(self, fn: Callable[..., Any], args: tuple, warm_key: Hashable | None = None) -> Future:
+    def submit(self, batch: Batch) -> Future:
         future: Future = Future()
         with self._lock:
             ident = next(self._ids)
             self._pending[ident] = future
-        self._requests.put(_Request(self._slot, ident, pickle.dumps((fn, args)), warm_key))
+        self._requests.put(_Request(self._slot, ident, pickle.dumps(batch_items(batch)), batch[0].warm_key))
         return future
 
     def cancel(self, futures: Sequence[Future]) -> None:
@@ -322,11 +335,11 @@ def active_pool() -> RunPool | _PoolClient | None:
     return _CLIENT
 
 
-def run_on(pool: RunPool | _PoolClient, pending: Sequence[SweepTask], finish: Finish) -> None:
-    """Run a sweep's pending tasks on the verification's pool, each finished one handed to
-    ``finish`` as it completes; a failure cancels this sweep's tasks not started and raises SweepError
+def run_on(pool: RunPool | _PoolClient, pending: Sequence[Batch], finish: Finish) -> None:
+    """Run a sweep's pending batches on the verification's pool, each finished task handed to ``finish`` as
+    its batch completes; a failure cancels this sweep's batches not started and raises SweepError
     (``sweep_executors.collect``)."""
-    futures = {pool.submit(task.fn, task.args, task.warm_key): task for task in pending}
+    futures = {pool.submit(batch): batch for batch in pending}
 
     def stop() -> None:
         pool.cancel(list(futures))

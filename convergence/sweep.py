@@ -44,6 +44,7 @@ import numpy as np
 from .algorithms.kernel_threads import check_threads, using_kernel_threads
 from .budget import max_cpu_hours
 from .run_pool import active_pool, run_on
+from .sweep_batches import batches
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 from .sweep_executors import (
     SCHEDULER_TIMEOUT_S, Result, SweepError, SweepTask, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
@@ -253,15 +254,15 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
             with using_kernel_threads(options.threads):
                 run_serial(pending, finish)
         elif pool is not None and pending:
-            run_on(pool, pending, finish)
+            run_on(pool, batches(pending, pool.workers, first_alone=True), finish)
         elif executor == "process" and pending:
             rest = warm_driver(pending, finish)
             if len(rest) > 1:
-                run_pool(rest, options.jobs, finish)
+                run_pool(batches(rest, options.jobs), options.jobs, finish)
             else:
                 run_serial(rest, finish)
         elif executor == "dask" and pending:
-            run_dask(pending, options.scheduler, finish)
+            run_dask(pending, options.scheduler, finish, batches)
         completed = True
     finally:
         if monitor is not None:  # a failed or interrupted sweep counts the runs it holds, not those it was given

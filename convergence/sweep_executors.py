@@ -35,7 +35,8 @@ import psutil  # at import, not on Ctrl-C: the teardown starts at once (``_termi
 
 from .config import ConfigError
 
-__all__ = ["SCHEDULER_TIMEOUT_S", "Result", "SweepTask", "Finish", "SweepError", "call_task", "run_serial", "warm_driver",
+__all__ = ["SCHEDULER_TIMEOUT_S", "Batch", "BatchOutcome", "Result", "SweepTask", "Finish", "SweepError", "batch_items",
+           "call_batch", "call_task", "run_serial", "warm_driver",
            "local_process_pool", "run_pool", "check_scheduler", "run_dask"]
 
 _PARENT_POLL_S = 0.5  # how often a pool worker checks that the driver is alive
@@ -59,7 +60,9 @@ class SweepTask:
     the key whose arrays have other names holds an older format of the result and is recomputed
     (``run_sweep``). ``check``: called on a stored result before it is used, raises ValueError
     saying why it cannot be this task's result (a shape or a value ``fn`` never returns); such a
-    run is corrupt, as one that fails its checksums (None: not checked).
+    run is corrupt, as one that fails its checksums (None: not checked). ``cost``: its estimated CPU
+    seconds (``convergence.budget``), by which short tasks are batched (``convergence.sweep_batches``;
+    None: unknown, run alone).
     """
 
     key: str
@@ -69,8 +72,11 @@ class SweepTask:
     warm_key: Hashable | None = None
     result_names: frozenset[str] | None = None
     check: Callable[[Mapping[str, np.ndarray]], None] | None = None
+    cost: float | None = None
 
 
+Batch = tuple[SweepTask, ...]
+"""Tasks a worker runs one after the other as one unit (``convergence.sweep_batches``)."""
 Finish = Callable[[SweepTask, Result, float], None]  # records one finished task: its result and seconds
 
 _WARM_KEYS: set[Hashable] = set()
@@ -95,6 +101,31 @@ def call_task(fn: Callable[..., Result], args: tuple) -> tuple[Result, float]:
     ):
         raise TypeError(f"{getattr(fn, '__name__', fn)!s} must return a mapping of names to numpy arrays")
     return dict(result), elapsed
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What a batch's worker sends back: ``done``, the (result, seconds) of its first tasks in order, and
+    ``error``, the exception of the next task, which ended the batch (None: every task ran)."""
+
+    done: tuple[tuple[Result, float], ...]
+    error: Exception | None = None
+
+
+def call_batch(items: Sequence[tuple[Callable[..., Result], tuple]]) -> BatchOutcome:
+    """Worker body: ``call_task(fn, args)`` for each (fn, args) of ``items`` in order, up to the first failure."""
+    done = []
+    for fn, args in items:
+        try:
+            done.append(call_task(fn, args))
+        except Exception as error:  # noqa: BLE001  (the task's failure, handed to its sweep by the driver)
+            return BatchOutcome(tuple(done), error)
+    return BatchOutcome(tuple(done))
+
+
+def batch_items(batch: Sequence[SweepTask]) -> tuple[tuple[Callable[..., Result], tuple], ...]:
+    """What ``call_batch`` takes for ``batch``: each task's function and arguments."""
+    return tuple((task.fn, task.args) for task in batch)
 
 
 def run_serial(pending: list[SweepTask], finish: Finish) -> None:
@@ -214,12 +245,12 @@ def _running(process: psutil.Process) -> bool:
         return False
 
 
-def run_pool(pending: list[SweepTask], jobs: int, finish: Finish) -> None:
-    """Run the tasks on a local process pool of ``jobs`` workers (no more than there are tasks);
+def run_pool(pending: list[Batch], jobs: int, finish: Finish) -> None:
+    """Run the batches on a local process pool of ``jobs`` workers (no more than there are batches);
     the workers end by themselves if the driver is killed, and at once on Ctrl-C
     (``local_process_pool``)."""
     with local_process_pool(min(jobs, len(pending))) as pool:
-        futures = {pool.submit(call_task, task.fn, task.args): task for task in pending}
+        futures = {pool.submit(call_batch, batch_items(batch)): batch for batch in pending}
         stop = functools.partial(pool.shutdown, wait=True, cancel_futures=True)  # lets the running ones finish
         collect(futures, futures_as_completed(futures), stop, finish)
 
@@ -247,8 +278,10 @@ def check_scheduler(address: Any, name: str = "scheduler") -> str:
     return address
 
 
-def run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish) -> None:
-    """Run the tasks on the workers of the Dask cluster whose scheduler is at ``scheduler``."""
+def run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish,
+             cut: Callable[[list[SweepTask], int], list[Batch]]) -> None:
+    """Run the tasks on the workers of the Dask cluster whose scheduler is at ``scheduler``, in the batches
+    ``cut(pending, threads)`` makes for the cluster's worker threads now (``convergence.sweep_batches``)."""
     from dask.distributed import Client, as_completed  # here, so that only Dask sweeps pay for the import
 
     check_scheduler(scheduler)
@@ -257,7 +290,8 @@ def run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish) ->
     except OSError as exc:
         raise ConfigError(f"scheduler: cannot connect to the Dask scheduler at {scheduler!r} ({exc})") from None
     with client:
-        futures = {client.submit(call_task, task.fn, task.args, pure=False): task for task in pending}
+        threads = max(1, sum(client.nthreads().values()))
+        futures = {client.submit(call_batch, batch_items(batch), pure=False): batch for batch in cut(pending, threads)}
         try:
             completed = as_completed(list(futures), loop=client.loop)
             collect(futures, completed, lambda: client.cancel(running(futures)), finish)
@@ -271,35 +305,47 @@ def running(futures: Iterable[Any]) -> list[Any]:
 
 
 def collect(
-    futures: Mapping[Any, SweepTask],
+    futures: Mapping[Any, Batch],
     completed: Iterator[Any],
     stop: Callable[[], object],
     finish: Finish,
 ) -> None:
-    """Finish each future's task as it completes; on a failure, stop the rest and raise SweepError.
+    """Finish the tasks of each future's batch (a ``BatchOutcome``) as it completes; on a failure (of a
+    task, or of the future itself: then its batch's first task is named), stop the rest and raise
+    SweepError.
 
     Before raising, every other task that had already finished successfully is finished too, so
     no computed result is lost.
     """
     finished: set[str] = set()
     for future in completed:
-        task = futures[future]
+        batch = futures[future]
         try:
-            result, elapsed = future.result()
+            outcome = future.result()
         except Exception as error:
-            failed, failure = task, error
+            failed, failure = batch[0], error
             break
-        finish(task, result, elapsed)
-        finished.add(task.key)
+        _finish_batch(batch, outcome, finish, finished)
+        if outcome.error is not None:
+            failed, failure = batch[len(outcome.done)], outcome.error
+            break
     else:
         return
     stop()
-    for future, task in futures.items():
-        if task is failed or task.key in finished or not future.done() or future.cancelled():
+    for future, batch in futures.items():
+        if not future.done() or future.cancelled():
             continue
         try:
-            result, elapsed = future.result()
+            outcome = future.result()
         except Exception:
             continue
-        finish(task, result, elapsed)
+        _finish_batch(batch, outcome, finish, finished)
     raise SweepError(failed.key, failure) from failure
+
+
+def _finish_batch(batch: Batch, outcome: BatchOutcome, finish: Finish, finished: set[str]) -> None:
+    """Finish the tasks of ``batch`` that ``outcome`` holds and that are not in ``finished`` (then added)."""
+    for task, (result, elapsed) in zip(batch, outcome.done):
+        if task.key not in finished:
+            finish(task, result, elapsed)
+            finished.add(task.key)
