@@ -47,7 +47,7 @@ from .run_pool import active_pool, run_on
 from .sweep_batches import batches
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 from .sweep_executors import (
-    SCHEDULER_TIMEOUT_S, Result, SweepError, SweepTask, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
+    SCHEDULER_TIMEOUT_S, Ran, Result, SweepError, SweepTask, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
     warm_driver,
 )
 
@@ -239,11 +239,12 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
     if monitor is not None:
         monitor.sweep_started(description, [task.config_json for task in unique], len(cached))
 
-    def finish(task: SweepTask, result: Result, elapsed: float) -> None:
-        results[task.key], seconds[task.key] = result, elapsed
+    def finish(task: SweepTask, result: Result, ran: Ran) -> None:
+        results[task.key], seconds[task.key] = result, ran.seconds
         if store is not None:
             finished = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-            meta = {"seconds": elapsed, "executor": executor, "finished": finished}
+            meta = {"seconds": ran.seconds, "executor": executor, "finished": finished,
+                    "kernel_path": ran.kernel_path, "kernel_threads": ran.kernel_threads}
             store.put(task.key, task.config_json, result, meta)
         if monitor is not None:
             monitor.run_finished()

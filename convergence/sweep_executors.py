@@ -33,9 +33,10 @@ from typing import Any
 import numpy as np
 import psutil  # at import, not on Ctrl-C: the teardown starts at once (``_terminate_workers``)
 
+from .algorithms.kernel_threads import kernel_paths, kernel_threads
 from .config import ConfigError
 
-__all__ = ["SCHEDULER_TIMEOUT_S", "Batch", "BatchOutcome", "Result", "SweepTask", "Finish", "SweepError", "batch_items",
+__all__ = ["SCHEDULER_TIMEOUT_S", "Batch", "BatchOutcome", "Ran", "Result", "SweepTask", "Finish", "SweepError", "batch_items",
            "call_batch", "call_task", "run_serial", "warm_driver",
            "local_process_pool", "run_pool", "check_scheduler", "run_dask"]
 
@@ -77,7 +78,20 @@ class SweepTask:
 
 Batch = tuple[SweepTask, ...]
 """Tasks a worker runs one after the other as one unit (``convergence.sweep_batches``)."""
-Finish = Callable[[SweepTask, Result, float], None]  # records one finished task: its result and seconds
+
+
+@dataclass(frozen=True)
+class Ran:
+    """How a task ran: its ``seconds`` (wall, in its worker), the linear-model kernel path its kernel calls
+    took (``kernel_path``: "serial", "threaded", or None when none was counted, ``KernelPaths.path``) and the
+    threads a kernel could use there (``kernel_threads``)."""
+
+    seconds: float
+    kernel_path: str | None = None
+    kernel_threads: int = 1
+
+
+Finish = Callable[[SweepTask, Result, Ran], None]  # records one finished task: its result and how it ran
 
 _WARM_KEYS: set[Hashable] = set()
 """The warm keys of the tasks this process has run (module docstring, "Compiling once")."""
@@ -91,8 +105,10 @@ class SweepError(RuntimeError):
         self.key = key
 
 
-def call_task(fn: Callable[..., Result], args: tuple) -> tuple[Result, float]:
-    """Worker body: ``fn(*args)`` checked to be a mapping of names to arrays, and its run time."""
+def call_task(fn: Callable[..., Result], args: tuple) -> tuple[Result, Ran]:
+    """Worker body: ``fn(*args)`` checked to be a mapping of names to arrays, and how it ran (``Ran``)."""
+    paths = kernel_paths()
+    before = (paths.serial, paths.threaded)
     start = time.perf_counter()
     result = fn(*args)
     elapsed = time.perf_counter() - start
@@ -100,15 +116,15 @@ def call_task(fn: Callable[..., Result], args: tuple) -> tuple[Result, float]:
         isinstance(name, str) and isinstance(value, np.ndarray) for name, value in result.items()
     ):
         raise TypeError(f"{getattr(fn, '__name__', fn)!s} must return a mapping of names to numpy arrays")
-    return dict(result), elapsed
+    return dict(result), Ran(elapsed, paths.since(before).path, kernel_threads())
 
 
 @dataclass(frozen=True)
 class BatchOutcome:
-    """What a batch's worker sends back: ``done``, the (result, seconds) of its first tasks in order, and
+    """What a batch's worker sends back: ``done``, the (result, ``Ran``) of its first tasks in order, and
     ``error``, the exception of the next task, which ended the batch (None: every task ran)."""
 
-    done: tuple[tuple[Result, float], ...]
+    done: tuple[tuple[Result, Ran], ...]
     error: Exception | None = None
 
 
@@ -132,12 +148,12 @@ def run_serial(pending: list[SweepTask], finish: Finish) -> None:
     """Run the tasks one after the other in this process (their warm keys are then warm here)."""
     for task in pending:
         try:
-            result, elapsed = call_task(task.fn, task.args)
+            result, ran = call_task(task.fn, task.args)
         except Exception as error:
             raise SweepError(task.key, error) from error
         if task.warm_key is not None:
             _WARM_KEYS.add(task.warm_key)
-        finish(task, result, elapsed)
+        finish(task, result, ran)
 
 
 def warm_driver(pending: list[SweepTask], finish: Finish) -> list[SweepTask]:
@@ -345,7 +361,7 @@ def collect(
 
 def _finish_batch(batch: Batch, outcome: BatchOutcome, finish: Finish, finished: set[str]) -> None:
     """Finish the tasks of ``batch`` that ``outcome`` holds and that are not in ``finished`` (then added)."""
-    for task, (result, elapsed) in zip(batch, outcome.done):
+    for task, (result, ran) in zip(batch, outcome.done):
         if task.key not in finished:
-            finish(task, result, elapsed)
+            finish(task, result, ran)
             finished.add(task.key)
