@@ -12,6 +12,9 @@ started and kills the workers and everything they started at once (``local_proce
 worker takes up another task. A serial sweep stops after the run that is in progress (a compiled
 kernel reacts to no signal until it returns). Every run handed over before the interrupt is stored,
 so the sweep, run again, resumes. On Dask the tasks not yet finished are cancelled (``run_dask``).
+
+Dask workers load fedbound's kernels once, when the cluster first meets a sweep (the ``WarmKernels``
+worker plugin, ``convergence.dask_warm``), and receive batches of short runs (``convergence.sweep_batches``).
 """
 
 from __future__ import annotations
@@ -306,6 +309,9 @@ def run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish,
     except OSError as exc:
         raise ConfigError(f"scheduler: cannot connect to the Dask scheduler at {scheduler!r} ({exc})") from None
     with client:
+        from .dask_warm import WarmKernels
+
+        client.register_plugin(WarmKernels())  # once per worker: its kernels loaded before its first task
         threads = max(1, sum(client.nthreads().values()))
         futures = {client.submit(call_batch, batch_items(batch), pure=False): batch for batch in cut(pending, threads)}
         try:
