@@ -3,8 +3,9 @@
 A pool forked per sweep (``sweep_executors.run_pool``) pays its start every time: forking the workers,
 and a tiny task costs ~36 ms in fresh workers against ~2 ms in warm ones (issue 29). ``fedbound
 verify`` instead opens one ``RunPool`` of ``jobs`` workers (``session_pool``) before anything runs,
-and every sweep with the "process" executor submits its tasks to it, whichever process evaluates
-its claim:
+and every sweep with the "process" executor submits its tasks to it (in batches of short runs,
+``convergence.sweep_batches``; the first task of a warm key alone), whichever process evaluates its
+claim:
 
 * in the process that opened it, directly (``RunPool.submit``);
 * in a claim worker (``reports.claim_pool``: processes forked after the pool opened), through the
@@ -45,7 +46,15 @@ from concurrent.futures import Future, as_completed, wait
 from dataclasses import dataclass
 from typing import Any
 
-from .sweep_executors import Batch, BatchOutcome, Finish, batch_items, call_batch, collect, local_process_pool
+from .sweep_executors import (
+    Batch,
+    BatchOutcome,
+    Finish,
+    batch_items,
+    call_batch,
+    collect,
+    local_process_pool,
+)
 
 __all__ = ["RunPool", "active_pool", "run_on", "session_pool"]
 
