@@ -88,7 +88,8 @@ class KernelPaths:
     @property
     def path(self) -> str | None:
         """"serial" or "threaded" when every counted call took that path, "serial+threaded" when both
-        were taken, None when no call was counted (a CNN's kernel, the NumPy engine)."""
+        were taken, None when no call was counted (the kernels without a threaded variant: MM-/MC-PSGD,
+        PR-SGD, a CNN's; the NumPy engine)."""
         taken = [name for name, calls in (("serial", self.serial), ("threaded", self.threaded)) if calls]
         return "+".join(taken) or None
 
