@@ -123,8 +123,13 @@ class RunPool:
 
     def _start(self, outer: Future, body: Callable[..., Any], args: tuple, first_of: Hashable | None) -> None:
         """Submit a task to the executor (the lock held), completing ``outer`` with its outcome; when it is the
-        first of warm key ``first_of``, its end releases the tasks held back for that key."""
-        inner = self._executor.submit(body, *args)
+        first of warm key ``first_of``, its end releases the tasks held back for that key. A pool that has
+        ended (shut down, or broken by a worker killed on Ctrl-C) fails ``outer`` with its error."""
+        try:
+            inner = self._executor.submit(body, *args)
+        except RuntimeError as error:  # BrokenProcessPool is one; so is a submission after shutdown
+            outer.set_exception(error)
+            return
         self._inner[outer] = inner
 
         def done(inner: Future) -> None:
