@@ -20,6 +20,11 @@ of compiling (cold cache) or loading (warm cache) each kernel once per worker an
 key is a hint for speed only: a task whose kernels the driver did not compile is compiled by its
 worker, and a task computes the same numbers in the driver as in a worker (it is pure, BLAS on one
 thread). Dask workers are other processes on other machines and get no such start.
+
+One pool for a verification. Inside ``run_pool.session_pool`` (``fedbound verify`` with jobs > 1 opens
+it), every "process" sweep, in this process or in a claim worker forked from it, runs its tasks on that
+one pool instead of forking its own, and the first task of each warm key new to the pool runs alone
+there instead of in the driver (``convergence.run_pool``).
 """
 
 from __future__ import annotations
@@ -38,9 +43,11 @@ import numpy as np
 
 from .algorithms.kernel_threads import check_threads, using_kernel_threads
 from .budget import max_cpu_hours
+from .run_pool import active_pool, run_on
+from .sweep_batches import batches
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 from .sweep_executors import (
-    SCHEDULER_TIMEOUT_S, Result, SweepError, SweepTask, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
+    SCHEDULER_TIMEOUT_S, Ran, Result, SweepError, SweepTask, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
     warm_driver,
 )
 
@@ -224,18 +231,20 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
         raise MissingRunError(store.path, pending[0].key, len(pending))
     if cached:
         logger.info("%s: %d of %d runs read from %s", description, len(cached), len(unique), store)
-    if executor == "process" and len(pending) == 1:
+    pool = active_pool() if executor == "process" else None
+    if executor == "process" and len(pending) == 1 and pool is None:
         executor = "serial"  # a pool of one worker only adds a process start and the kernels' loading
     monitor = _monitor(options.progress)
     start = time.perf_counter()
     if monitor is not None:
         monitor.sweep_started(description, [task.config_json for task in unique], len(cached))
 
-    def finish(task: SweepTask, result: Result, elapsed: float) -> None:
-        results[task.key], seconds[task.key] = result, elapsed
+    def finish(task: SweepTask, result: Result, ran: Ran) -> None:
+        results[task.key], seconds[task.key] = result, ran.seconds
         if store is not None:
             finished = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-            meta = {"seconds": elapsed, "executor": executor, "finished": finished}
+            meta = {"seconds": ran.seconds, "executor": executor, "finished": finished,
+                    "kernel_path": ran.kernel_path, "kernel_threads": ran.kernel_threads}
             store.put(task.key, task.config_json, result, meta)
         if monitor is not None:
             monitor.run_finished()
@@ -245,14 +254,16 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
         if executor == "serial":
             with using_kernel_threads(options.threads):
                 run_serial(pending, finish)
+        elif pool is not None and pending:
+            run_on(pool, batches(pending, pool.workers, first_alone=True), finish)
         elif executor == "process" and pending:
             rest = warm_driver(pending, finish)
             if len(rest) > 1:
-                run_pool(rest, options.jobs, finish)
+                run_pool(batches(rest, options.jobs), options.jobs, finish)
             else:
                 run_serial(rest, finish)
         elif executor == "dask" and pending:
-            run_dask(pending, options.scheduler, finish)
+            run_dask(pending, options.scheduler, finish, batches)
         completed = True
     finally:
         if monitor is not None:  # a failed or interrupted sweep counts the runs it holds, not those it was given

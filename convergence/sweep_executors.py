@@ -1,16 +1,20 @@
 """Where a sweep's pending tasks run (``convergence.sweep``'s executors): in this process, on a local
 process pool that forks after the driver has compiled each warm key once ("Compiling once" in
-``convergence.sweep``), or on the workers of a Dask cluster; each finished task handed to ``finish``
+``convergence.sweep``; inside a verification, the one pool of ``convergence.run_pool``), or on the
+workers of a Dask cluster; each finished task handed to ``finish``
 as it completes, and a failure stopping the rest with a ``SweepError`` naming the task after every
 other finished result has been handed over.
 
 Ctrl-C. A terminal sends SIGINT to the whole process group: the driver, its pool's workers and their
-own workers (``fedbound verify``'s claim workers run sweep pools of their own). Pool workers ignore
+own workers (``fedbound verify``'s claim workers and its run pool, ``convergence.run_pool``). Pool workers ignore
 it (``_start_worker``), so only the driver decides: its KeyboardInterrupt cancels the work not
 started and kills the workers and everything they started at once (``local_process_pool``), so no
 worker takes up another task. A serial sweep stops after the run that is in progress (a compiled
 kernel reacts to no signal until it returns). Every run handed over before the interrupt is stored,
 so the sweep, run again, resumes. On Dask the tasks not yet finished are cancelled (``run_dask``).
+
+Dask workers load fedbound's kernels once, when the cluster first meets a sweep (the ``WarmKernels``
+worker plugin, ``convergence.dask_warm``), and receive batches of short runs (``convergence.sweep_batches``).
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ from typing import Any
 import numpy as np
 import psutil  # at import, not on Ctrl-C: the teardown starts at once (``_terminate_workers``)
 
+from .algorithms.kernel_threads import kernel_paths, kernel_threads
 from .config import ConfigError
 
-__all__ = ["SCHEDULER_TIMEOUT_S", "Result", "SweepTask", "Finish", "SweepError", "call_task", "run_serial", "warm_driver",
+__all__ = ["SCHEDULER_TIMEOUT_S", "Batch", "BatchOutcome", "Ran", "Result", "SweepTask", "Finish", "SweepError", "batch_items",
+           "call_batch", "call_task", "run_serial", "warm_driver",
            "local_process_pool", "run_pool", "check_scheduler", "run_dask"]
 
 _PARENT_POLL_S = 0.5  # how often a pool worker checks that the driver is alive
@@ -58,7 +64,9 @@ class SweepTask:
     the key whose arrays have other names holds an older format of the result and is recomputed
     (``run_sweep``). ``check``: called on a stored result before it is used, raises ValueError
     saying why it cannot be this task's result (a shape or a value ``fn`` never returns); such a
-    run is corrupt, as one that fails its checksums (None: not checked).
+    run is corrupt, as one that fails its checksums (None: not checked). ``cost``: its estimated CPU
+    seconds (``convergence.budget``), by which short tasks are batched (``convergence.sweep_batches``;
+    None: unknown, run alone).
     """
 
     key: str
@@ -68,9 +76,25 @@ class SweepTask:
     warm_key: Hashable | None = None
     result_names: frozenset[str] | None = None
     check: Callable[[Mapping[str, np.ndarray]], None] | None = None
+    cost: float | None = None
 
 
-Finish = Callable[[SweepTask, Result, float], None]  # records one finished task: its result and seconds
+Batch = tuple[SweepTask, ...]
+"""Tasks a worker runs one after the other as one unit (``convergence.sweep_batches``)."""
+
+
+@dataclass(frozen=True)
+class Ran:
+    """How a task ran: its ``seconds`` (wall, in its worker), the linear-model kernel path its kernel calls
+    took (``kernel_path``: "serial", "threaded", or None when none was counted, ``KernelPaths.path``) and the
+    threads a kernel could use there (``kernel_threads``)."""
+
+    seconds: float
+    kernel_path: str | None = None
+    kernel_threads: int = 1
+
+
+Finish = Callable[[SweepTask, Result, Ran], None]  # records one finished task: its result and how it ran
 
 _WARM_KEYS: set[Hashable] = set()
 """The warm keys of the tasks this process has run (module docstring, "Compiling once")."""
@@ -84,8 +108,10 @@ class SweepError(RuntimeError):
         self.key = key
 
 
-def call_task(fn: Callable[..., Result], args: tuple) -> tuple[Result, float]:
-    """Worker body: ``fn(*args)`` checked to be a mapping of names to arrays, and its run time."""
+def call_task(fn: Callable[..., Result], args: tuple) -> tuple[Result, Ran]:
+    """Worker body: ``fn(*args)`` checked to be a mapping of names to arrays, and how it ran (``Ran``)."""
+    paths = kernel_paths()
+    before = (paths.serial, paths.threaded)
     start = time.perf_counter()
     result = fn(*args)
     elapsed = time.perf_counter() - start
@@ -93,19 +119,44 @@ def call_task(fn: Callable[..., Result], args: tuple) -> tuple[Result, float]:
         isinstance(name, str) and isinstance(value, np.ndarray) for name, value in result.items()
     ):
         raise TypeError(f"{getattr(fn, '__name__', fn)!s} must return a mapping of names to numpy arrays")
-    return dict(result), elapsed
+    return dict(result), Ran(elapsed, paths.since(before).path, kernel_threads())
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What a batch's worker sends back: ``done``, the (result, ``Ran``) of its first tasks in order, and
+    ``error``, the exception of the next task, which ended the batch (None: every task ran)."""
+
+    done: tuple[tuple[Result, Ran], ...]
+    error: Exception | None = None
+
+
+def call_batch(items: Sequence[tuple[Callable[..., Result], tuple]]) -> BatchOutcome:
+    """Worker body: ``call_task(fn, args)`` for each (fn, args) of ``items`` in order, up to the first failure."""
+    done = []
+    for fn, args in items:
+        try:
+            done.append(call_task(fn, args))
+        except Exception as error:  # noqa: BLE001  (the task's failure, handed to its sweep by the driver)
+            return BatchOutcome(tuple(done), error)
+    return BatchOutcome(tuple(done))
+
+
+def batch_items(batch: Sequence[SweepTask]) -> tuple[tuple[Callable[..., Result], tuple], ...]:
+    """What ``call_batch`` takes for ``batch``: each task's function and arguments."""
+    return tuple((task.fn, task.args) for task in batch)
 
 
 def run_serial(pending: list[SweepTask], finish: Finish) -> None:
     """Run the tasks one after the other in this process (their warm keys are then warm here)."""
     for task in pending:
         try:
-            result, elapsed = call_task(task.fn, task.args)
+            result, ran = call_task(task.fn, task.args)
         except Exception as error:
             raise SweepError(task.key, error) from error
         if task.warm_key is not None:
             _WARM_KEYS.add(task.warm_key)
-        finish(task, result, elapsed)
+        finish(task, result, ran)
 
 
 def warm_driver(pending: list[SweepTask], finish: Finish) -> list[SweepTask]:
@@ -213,12 +264,12 @@ def _running(process: psutil.Process) -> bool:
         return False
 
 
-def run_pool(pending: list[SweepTask], jobs: int, finish: Finish) -> None:
-    """Run the tasks on a local process pool of ``jobs`` workers (no more than there are tasks);
+def run_pool(pending: list[Batch], jobs: int, finish: Finish) -> None:
+    """Run the batches on a local process pool of ``jobs`` workers (no more than there are batches);
     the workers end by themselves if the driver is killed, and at once on Ctrl-C
     (``local_process_pool``)."""
     with local_process_pool(min(jobs, len(pending))) as pool:
-        futures = {pool.submit(call_task, task.fn, task.args): task for task in pending}
+        futures = {pool.submit(call_batch, batch_items(batch)): batch for batch in pending}
         stop = functools.partial(pool.shutdown, wait=True, cancel_futures=True)  # lets the running ones finish
         collect(futures, futures_as_completed(futures), stop, finish)
 
@@ -246,8 +297,10 @@ def check_scheduler(address: Any, name: str = "scheduler") -> str:
     return address
 
 
-def run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish) -> None:
-    """Run the tasks on the workers of the Dask cluster whose scheduler is at ``scheduler``."""
+def run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish,
+             cut: Callable[[list[SweepTask], int], list[Batch]]) -> None:
+    """Run the tasks on the workers of the Dask cluster whose scheduler is at ``scheduler``, in the batches
+    ``cut(pending, threads)`` makes for the cluster's worker threads now (``convergence.sweep_batches``)."""
     from dask.distributed import Client, as_completed  # here, so that only Dask sweeps pay for the import
 
     check_scheduler(scheduler)
@@ -256,7 +309,11 @@ def run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish) ->
     except OSError as exc:
         raise ConfigError(f"scheduler: cannot connect to the Dask scheduler at {scheduler!r} ({exc})") from None
     with client:
-        futures = {client.submit(call_task, task.fn, task.args, pure=False): task for task in pending}
+        from .dask_warm import WarmKernels
+
+        client.register_plugin(WarmKernels())  # once per worker: its kernels loaded before its first task
+        threads = max(1, sum(client.nthreads().values()))
+        futures = {client.submit(call_batch, batch_items(batch), pure=False): batch for batch in cut(pending, threads)}
         try:
             completed = as_completed(list(futures), loop=client.loop)
             collect(futures, completed, lambda: client.cancel(running(futures)), finish)
@@ -270,35 +327,47 @@ def running(futures: Iterable[Any]) -> list[Any]:
 
 
 def collect(
-    futures: Mapping[Any, SweepTask],
+    futures: Mapping[Any, Batch],
     completed: Iterator[Any],
     stop: Callable[[], object],
     finish: Finish,
 ) -> None:
-    """Finish each future's task as it completes; on a failure, stop the rest and raise SweepError.
+    """Finish the tasks of each future's batch (a ``BatchOutcome``) as it completes; on a failure (of a
+    task, or of the future itself: then its batch's first task is named), stop the rest and raise
+    SweepError.
 
     Before raising, every other task that had already finished successfully is finished too, so
     no computed result is lost.
     """
     finished: set[str] = set()
     for future in completed:
-        task = futures[future]
+        batch = futures[future]
         try:
-            result, elapsed = future.result()
+            outcome = future.result()
         except Exception as error:
-            failed, failure = task, error
+            failed, failure = batch[0], error
             break
-        finish(task, result, elapsed)
-        finished.add(task.key)
+        _finish_batch(batch, outcome, finish, finished)
+        if outcome.error is not None:
+            failed, failure = batch[len(outcome.done)], outcome.error
+            break
     else:
         return
     stop()
-    for future, task in futures.items():
-        if task is failed or task.key in finished or not future.done() or future.cancelled():
+    for future, batch in futures.items():
+        if not future.done() or future.cancelled():
             continue
         try:
-            result, elapsed = future.result()
+            outcome = future.result()
         except Exception:
             continue
-        finish(task, result, elapsed)
+        _finish_batch(batch, outcome, finish, finished)
     raise SweepError(failed.key, failure) from failure
+
+
+def _finish_batch(batch: Batch, outcome: BatchOutcome, finish: Finish, finished: set[str]) -> None:
+    """Finish the tasks of ``batch`` that ``outcome`` holds and that are not in ``finished`` (then added)."""
+    for task, (result, ran) in zip(batch, outcome.done):
+        if task.key not in finished:
+            finish(task, result, ran)
+            finished.add(task.key)

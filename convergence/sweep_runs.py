@@ -32,7 +32,7 @@ from .run import check_trace, objective_optimum, run_result, run_seed
 from .store import TRACE_ARRAY_PREFIX
 from .sweep import SweepOptions, SweepTask, run_sweep
 
-__all__ = ["RunRequest", "SeedResultCheck", "check_requests", "execute", "seed_task"]
+__all__ = ["RunRequest", "SeedResultCheck", "check_requests", "execute", "seed_cost", "seed_task"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def _seed_run(
 
 
 def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequence[int] | None = None,
-              problem: Any = None) -> SweepTask:
+              problem: Any = None, cost: float | None = None) -> SweepTask:
     """The sweep task of one seed of a request whose optimum ``execute`` has filled in (None: its
     objective has none). With the built ``problem``, the task's warm key (``SweepTask.warm_key``)
     names the compiled code it runs: its algorithm, the engine, the problem's type and float type
@@ -75,7 +75,8 @@ def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequen
     exact optimum, when they are measured from w0); its key is the SHA-256 of that config's
     canonical JSON (16 hex digits, as ``RunConfig.run_id``); its ``result_names`` are the fields of
     its engine's SeedRun, so a run stored with other arrays (an older format, e.g. a FedAvg trace
-    that kept the (T, N, d) gradients) is recomputed.
+    that kept the (T, N, d) gradients) is recomputed. ``cost``: the seed's estimated CPU seconds
+    (``seed_cost``), by which short runs are batched; it is not part of the config or the key.
     """
     cfg = request.config
     alg = cfg.algorithm
@@ -95,7 +96,7 @@ def seed_task(request: RunRequest, seed: int, engine: str, record_rounds: Sequen
     check = None if problem is None else SeedResultCheck(len(config_json["record_steps"]),
                                                          algorithm_for(alg).objective(problem).dim)
     return SweepTask(key, _seed_run, (cfg.problem, alg, seed, w_star, request.track, request.trace, engine),
-                     config_json, warm_key, frozenset(algorithm_for(alg).seed_type._fields), check)
+                     config_json, warm_key, frozenset(algorithm_for(alg).seed_type._fields), check, cost)
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,8 @@ def execute(
         raise ConfigError(f"options: expected SweepOptions, got {type(options).__name__}")
     planned = _planned(requests, engine, options, description)
     requests = [replace(req, optimum=optimum) for req, (_, _, optimum) in zip(requests, planned)]
-    tasks = [[seed_task(req, seed, engine, plan.record_rounds, problem) for seed in req.config.algorithm.seeds]
-             for req, (problem, plan, _) in zip(requests, planned)]
+    tasks = [[seed_task(req, seed, engine, plan.record_rounds, problem, seed_cost(req, problem, engine))
+              for seed in req.config.algorithm.seeds] for req, (problem, plan, _) in zip(requests, planned)]
     results = run_sweep([task for request_tasks in tasks for task in request_tasks], options, description=description)
     out = []
     for req, (problem, plan, optimum), request_tasks in zip(requests, planned, tasks):
@@ -170,6 +171,14 @@ def execute(
         seconds = sum(results.seconds[task.key] for task in request_tasks)
         out.append(run_result(req.config, problem, optimum, plan, seed_runs, engine, seconds))
     return out
+
+
+def seed_cost(request: RunRequest, problem: Any, engine: str) -> float:
+    """The estimated CPU seconds of one seed of ``request`` on ``engine`` (``budget``'s price of the run
+    over its seeds)."""
+    alg = request.config.algorithm
+    work = algorithm_for(alg).workload(problem, alg, engine, request.track, request.trace)
+    return work.seconds / len(alg.seeds)
 
 
 def check_requests(requests: Sequence[RunRequest], engine: str = "numba") -> None:

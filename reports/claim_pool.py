@@ -6,11 +6,11 @@ Evaluated one claim after the other with each sweep on a pool of ``jobs`` worker
 kept only ~1.2 of 2 cores busy on average (354 s wall, 445 s CPU): every sweep also runs one task per
 kernel in the driver before its pool forks, and most sweeps have fewer tasks than that, or one.
 
-Here each claim is one task: a worker process evaluates it whole (its sweeps on a pool of ``jobs``
-workers of its own, as before), draws its figures and hands back its card and what its progress
-saw (``ProgressTally``). So up to ``jobs`` claims and ``jobs * jobs`` sweep workers share the
-cores: the analysis of one claim overlaps the runs of another, and a claim whose sweep is long
-(ding2020.fig2's 16 CNN runs, li2020.thm1's four long seeds) still spreads it over ``jobs`` cores
+Here each claim is one task: a worker process evaluates it whole (its sweeps on the verification's
+one pool of ``jobs`` run workers, ``convergence.run_pool``, opened before the claim workers fork),
+draws its figures and hands back its card and what its progress saw (``ProgressTally``). So up to
+``jobs`` claims and ``jobs`` run workers share the cores: the analysis of one claim overlaps the
+runs of another, and a claim whose sweep is long (ding2020.fig2's 16 CNN runs, li2020.thm1's four long seeds) still spreads it over ``jobs`` cores
 when it is the last one left (with the sweeps serial inside, that claim alone set the wall time).
 Claims are submitted longest first (``progress.typical_seconds``), so the long ones do not finish
 last alone (longest-processing-time order). Claims that build on one another form one task, evaluated
@@ -31,7 +31,7 @@ serial verify's (ding2020.ordering reads 8 runs of ding2020.thm1 and thm2, 1 s o
 
 The pool is used only where it helps and is sound: ``jobs`` > 1, no Dask scheduler (a cluster runs
 the sweeps), more than one claim, and a platform that forks. Otherwise the claims run here in order,
-their sweeps on ``jobs`` workers as before.
+their sweeps on the verification's run pool (``one_run_pool``: jobs > 1, no scheduler, fork).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from proofs_check.framework.registry import ClaimSelection
 
 from .progress import ProgressTally, VerifyProgress, typical_seconds
 
-__all__ = ["CHAINS", "claims_side_by_side", "evaluate_claims"]
+__all__ = ["CHAINS", "claims_side_by_side", "evaluate_claims", "one_run_pool"]
 
 
 class _Card(Protocol):
@@ -107,18 +107,37 @@ def evaluate_claims(selections: Sequence[ClaimSelection], settings: VerifySettin
     claims not yet started are not started. A KeyboardInterrupt (Ctrl-C) ends the running claims and
     their sweeps at once (``convergence.local_process_pool``); the runs they stored stay stored."""
     tasks = sorted(_chained(selections), key=lambda task: -sum(typical_seconds(selections[i].id) for i in task))
-    if not claims_side_by_side(settings, len(tasks)):
+    side_by_side = claims_side_by_side(settings, len(tasks))
+    if not (side_by_side or one_run_pool(settings)):
         return {selection.id: _evaluate_here(selection, settings, progress, card) for selection in selections}
-    from convergence import local_process_pool
+    from convergence.run_pool import session_pool
 
-    global _WORK
     if settings.store is not None and not settings.store_readonly:
         settings.run_store  # noqa: B018  (created here, once, before two workers could race to create it)
     settings.close()  # a SQLite connection must not cross a fork: each worker opens its own
+    claim_workers = min(settings.jobs, len(tasks)) if side_by_side else 0
+    with session_pool(settings.jobs, claim_workers):  # every sweep of every claim runs on it
+        if not side_by_side:
+            return {selection.id: _evaluate_here(selection, settings, progress, card) for selection in selections}
+        return _side_by_side(selections, tasks, settings, progress, card)
+
+
+def one_run_pool(settings: VerifySettings) -> bool:
+    """Whether the sweeps of a verification under ``settings`` run on one local pool opened for all of them
+    (``convergence.run_pool``): several jobs, no Dask scheduler, a platform that forks."""
+    return settings.jobs > 1 and settings.scheduler is None and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _side_by_side(selections: Sequence[ClaimSelection], tasks: Sequence[tuple[int, ...]], settings: VerifySettings,
+                  progress: VerifyProgress, card: CardFunction[C]) -> dict[str, C]:
+    """The claims' cards, ``tasks`` evaluated in a pool of claim workers (module docstring)."""
+    from convergence import local_process_pool
+
+    global _WORK
     _WORK = (selections, dataclasses.replace(settings, progress=False), progress, card)
     cards: dict[int, C] = {}
     try:
-        # On an error the running claims finish; on Ctrl-C the workers and their sweeps end at once.
+        # On an error the running claims finish; on Ctrl-C the workers and the run pool's end at once.
         with local_process_pool(min(settings.jobs, len(tasks))) as pool:
             futures = [pool.submit(_evaluate_in_worker, task) for task in tasks]
             for future in as_completed(futures):

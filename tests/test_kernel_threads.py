@@ -186,3 +186,39 @@ def test_sweep_threads_need_the_serial_executor() -> None:
         assert SweepOptions(jobs=1, threads=2).executor == "serial"
         with pytest.raises(ValueError, match="^threads: 2 threads per run need the serial executor"):
             SweepOptions(jobs=2, threads=2)
+
+
+
+def stored_kernel_paths() -> dict[str, list]:
+    """The [kernel_path, kernel_threads] pairs in the stored metadata of a sweep's runs: asking for 2
+    threads (serial executor), a tiny FedAvg round (6 clients x 1 step x batch 1 x d = 610, 3,660 units)
+    and a big one (30 clients x 50 steps x batch 40 x 610, 36.6M units); the tiny run on the NumPy engine
+    (no kernel); two seeds of the big run on a pool of 2 (kernels on one thread there)."""
+    import tempfile
+
+    from convergence import RunConfig, RunRequest, execute
+    from convergence.store import RunStore
+    from problems import problem_spec
+
+    def spec(clients: int):
+        return problem_spec("synthetic", alpha=1.0, beta=1.0, n_clients=clients, l2=0.05, seed=3)
+
+    tiny = RunConfig(spec(6), FedAvgConfig(1, 1, StepSize.constant(0.05), 1, 1.0, (1,), (0,)))
+    big = RunConfig(spec(30), FedAvgConfig(50, 1, StepSize.constant(0.01), 40, 1.0, (1,), (0,)))
+    cases = [("tiny", tiny, 2, 1, "numba"), ("big", big, 2, 1, "numba"), ("tiny, numpy engine", tiny, 2, 1, "numpy"),
+             ("big, pool of 2", big.with_seeds((0, 1)), 1, 2, "numba")]
+    out = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for n, (name, cfg, threads, jobs, engine) in enumerate(cases):
+            with RunStore(Path(folder) / f"runs{n}.sqlite") as store:
+                execute([RunRequest(cfg)], SweepOptions(jobs=jobs, threads=threads, store=store, progress=False),
+                        engine=engine)
+                out[name] = sorted({(store.meta(key)["kernel_path"], store.meta(key)["kernel_threads"])
+                                    for key in store.keys()}, key=str)
+    return out
+
+
+def test_the_kernel_path_taken_is_in_the_stored_runs_metadata() -> None:
+    assert _in_threads("stored_kernel_paths") == {"tiny": [["serial", 2]], "big": [["threaded", 2]],
+                                                  "tiny, numpy engine": [[None, 2]],
+                                                  "big, pool of 2": [["serial", 1]]}

@@ -65,7 +65,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-__all__ = ["THREADED_MIN_WORK", "KernelPaths", "check_threads", "kernel_threads", "passive_wait", "round_work",
+__all__ = ["THREADED_MIN_WORK", "KernelPaths", "check_threads", "kernel_paths", "kernel_threads", "passive_wait", "round_work",
            "threads_for_round", "using_kernel_threads"]
 
 THREADED_MIN_WORK = 1_000_000.0
@@ -81,6 +81,18 @@ class KernelPaths:
     serial: int = 0
     threaded: int = 0
 
+    def since(self, before: tuple[int, int]) -> KernelPaths:
+        """The calls counted after ``before`` = (serial, threaded), a snapshot of these counts."""
+        return KernelPaths(self.serial - before[0], self.threaded - before[1])
+
+    @property
+    def path(self) -> str | None:
+        """"serial" or "threaded" when every counted call took that path, "serial+threaded" when both
+        were taken, None when no call was counted (the kernels without a threaded variant: MM-/MC-PSGD,
+        PR-SGD, a CNN's; the NumPy engine)."""
+        taken = [name for name, calls in (("serial", self.serial), ("threaded", self.threaded)) if calls]
+        return "+".join(taken) or None
+
 
 @dataclass(frozen=True)
 class _Setting:
@@ -90,6 +102,12 @@ class _Setting:
 
 
 _setting = _Setting(1, THREADED_MIN_WORK, KernelPaths())
+
+
+def kernel_paths() -> KernelPaths:
+    """The ``KernelPaths`` that count the calls made now (the innermost ``using_kernel_threads``'s, or this
+    process's own outside one)."""
+    return _setting.paths
 
 
 def kernel_threads() -> int:
