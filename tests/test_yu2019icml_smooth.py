@@ -1,7 +1,6 @@
 """yu2019icml.thm3 on the smooth network (``thm3_smooth``): the equal-size label-sorted family, the
 per-client constants against a direct computation from single-row gradients, the sub-check on a small
-instance, and (slow) the planted variant without the sigma_G^2 term FAILing at the scale where the term
-carries the bound."""
+instance, and the planted variant (the bound divided by 100) FAILing at the quick horizon."""
 
 from __future__ import annotations
 
@@ -64,9 +63,8 @@ def test_smooth_subcheck_on_a_small_instance(quick_settings) -> None:
     assert "ESTIMATED" in check.notes
 
 
-@pytest.mark.slow
-def test_smooth_subcheck_fails_without_the_dissimilarity_term(quick_settings) -> None:
-    planted = evaluate_thm3(quick_settings, smooth_horizon=131_072, smooth_sync_interval=16,
-                            dissimilarity_scale=0.0).verdict
+def test_smooth_subcheck_fails_with_the_bound_divided_by_100(quick_settings) -> None:
+    # at the quick horizon (T = 2,048) the measured average reaches about 0.04 of the bound as stated
+    planted = evaluate_thm3(quick_settings, smooth_horizon=2_048, smooth_bound_scale=0.01).verdict
     [check] = [c.verdict for c in planted.checks if c.name == SMOOTH]
     assert check.status is Status.FAIL, check.notes

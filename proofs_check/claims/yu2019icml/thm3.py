@@ -114,6 +114,10 @@ class YuICMLTheorem3Plan:
                                     "clients of 50 images; 0: not run)", minimum=0)
     smooth_sync_interval: int = parameter(16, "K of the smooth-network run (s = 1/(6 L K))", minimum=1)
     smooth_seeds: int = parameter(4, "seeds of the smooth-network run", minimum=2)
+    smooth_step_L: float = parameter(8.0, "the L of the smooth-network step s = 1/(6 L K), checked against the "
+                                     "estimate along the run", above=0)
+    smooth_bound_scale: float = parameter(1.0, "multiplies the smooth network's whole bound (below 1: a planted "
+                                          "variant)", above=0)
 
     def __post_init__(self) -> None:
         if any(N % 2 for N in self.clients):
@@ -235,9 +239,13 @@ def evaluate(settings: VerifySettings, plan: YuICMLTheorem3Plan) -> ClaimResult:
         plots.append(_plot(f"yu2019icml_thm3_{run.instance.family}_N{run.N}", run.instance.label, run.N, run.K,
                            verdict, rhs))
     if plan.smooth_horizon:
-        run = smooth.smooth_run(settings, K=plan.smooth_sync_interval, T=plan.smooth_horizon, seeds=plan.smooth_seeds)
+        run = smooth.smooth_run(settings, K=plan.smooth_sync_interval, T=plan.smooth_horizon, seeds=plan.smooth_seeds,
+                                L_step=plan.smooth_step_L)
         name = f"explicit bound, {smooth.NETWORK} (estimated constants), N = {run.N}"
-        verdict, rhs, consts = smooth.smooth_check(f"yu2019icml.thm3/{smooth.NETWORK}/N={run.N}", run, scale, planted)
+        bound_scale = plan.smooth_bound_scale
+        note = planted + ("" if bound_scale == 1.0 else f" Planted variant: the bound multiplied by {bound_scale:g}.")
+        verdict, rhs, consts = smooth.smooth_check(f"yu2019icml.thm3/{smooth.NETWORK}/N={run.N}", run, scale,
+                                                   bound_scale, note)
         rows.append(consts)
         checks.append((name, verdict))
         plots.append(_plot(f"yu2019icml_thm3_{smooth.NETWORK}_N{run.N}", f"{smooth.NETWORK} on label-sorted clients",
@@ -266,14 +274,17 @@ CLAIM = Claim(
     "the largest ratio measured / bound over the record points of the counted checks (must be ≤ 1)",
     evaluate,
     plan=ModePlans(
-        quick=YuICMLTheorem3Plan(clients=(2,), horizon=65_536, generic_horizon=4_096),
-        default=YuICMLTheorem3Plan(clients=(2, 4), horizon=262_144, generic_horizon=16_384),
-        full=YuICMLTheorem3Plan(clients=(2, 4, 8), horizon=1_048_576, generic_horizon=65_536, smooth_horizon=131_072),
+        quick=YuICMLTheorem3Plan(clients=(2,), horizon=65_536, generic_horizon=4_096, smooth_horizon=2_048),
+        default=YuICMLTheorem3Plan(clients=(2, 4), horizon=262_144, generic_horizon=16_384, smooth_horizon=4_096),
+        full=YuICMLTheorem3Plan(clients=(2, 4, 8), horizon=1_048_576, generic_horizon=65_536, smooth_horizon=32_768),
     ),
     variants=(
         PlantedVariant("without the sigma_G^2 term", "Theorem 3's bound without 9 L^2 s^2 K^2 sigma_G^2: on the "
                        "two-curvature instance the measured average exceeds the rest of the bound (about 3.5x)",
                        {"dissimilarity_scale": 0.0}, sub_check="explicit bound, two-curvature"),
+        PlantedVariant("smooth network, bound / 100", "Theorem 3's bound on digits_tanh_mlp (estimated constants) "
+                       "divided by 100: the measured average reaches 0.04-0.05 of the bound as stated",
+                       {"smooth_bound_scale": 0.01}, sub_check="explicit bound, digits_tanh_mlp"),
     ),
     order=152,
 )
