@@ -4,6 +4,8 @@ instance, and the planted variant (the bound divided by 100) FAILing at the quic
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -25,7 +27,7 @@ def test_sorted_images_equal_clients_in_label_order() -> None:
     f = small_problem()
     assert np.array_equal(f.offsets, [0, 10, 20, 30, 40]) and np.allclose(f.weights, 0.25)
     labels = [f.client_data(k)[1] for k in range(4)]
-    assert all(a.max() <= b.min() for a, b in zip(labels[:-1], labels[1:]))
+    assert all(a.max() <= b.min() for a, b in itertools.pairwise(labels))
     with pytest.raises(ProblemError, match="^n_train"):
         small_problem(N=3, n=40)
 
