@@ -1,6 +1,6 @@
 """yu2019icml.thm3 on the smooth network (``thm3_smooth``): the equal-size label-sorted family, the
 per-client constants against a direct computation from single-row gradients, the sub-check on a small
-instance, and the planted variant (the bound divided by 100) FAILing at the quick horizon."""
+instance, and the planted variant (the bound divided by 100) FAILing the claim at the quick horizon."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_smooth_subcheck_on_a_small_instance(quick_settings) -> None:
 
 
 def test_smooth_subcheck_fails_with_the_bound_divided_by_100(quick_settings) -> None:
-    # at the quick horizon (T = 2,048) the measured average reaches about 0.04 of the bound as stated
-    planted = evaluate_thm3(quick_settings, smooth_horizon=2_048, smooth_bound_scale=0.01).verdict
-    [check] = [c.verdict for c in planted.checks if c.name == SMOOTH]
-    assert check.status is Status.FAIL, check.notes
+    # at the quick horizon (T = 4,096) the measured average reaches about 0.07 of the bound as stated
+    planted = evaluate_thm3(quick_settings, smooth_bound_scale=0.01).verdict
+    assert planted.status is Status.FAIL, planted.notes
+    assert [c.name for c in planted.checks if c.verdict.status is Status.FAIL] == [SMOOTH]
