@@ -23,7 +23,7 @@ Public API (everything else is private):
   ``resolve_image_dataset`` ("auto": the first data set of an order present here);
 * downloads (``data_fetch``): ``fetch_dataset(name, data_dir)`` (``SOURCES``: the published URLs and
   digests, ``FETCHABLE``) -> ``FetchedFile`` per file, ``FetchError``, ``RemoteFile``;
-* partitions (``partitions``): ``shard_partition``, ``dirichlet_partition``, ``powerlaw_partition``,
+* partitions (``partitions``): ``shard_partition``, ``sorted_partition``, ``dirichlet_partition``, ``powerlaw_partition``,
   ``lognormal_partition``, ``iid_partition`` (labels, N, seed -> client_of_row), the typed
   ``PartitionRecipe`` (``RECIPES``), and ``summarize_partition`` -> ``PartitionSummary``,
   ``partition_problem`` (Li et al.'s softmax, ``LI_SOFTMAX_L2``);

@@ -32,7 +32,7 @@ from .li_images import LI_AUTO_ORDER, LI_DIGITS_PER_DEVICE, LI_IMAGE_DATASETS, L
 from .partition_recipe import RECIPES, PartitionRecipe
 from .partition_report import LI_SOFTMAX_L2, PartitionSummary, partition_problem, summarize_partition
 from .partitions import DEFAULT_MIN_SIZE, dirichlet_partition, iid_partition, lognormal_partition
-from .partitions import powerlaw_partition, shard_partition
+from .partitions import powerlaw_partition, shard_partition, sorted_partition
 from .optimum import Optimum, OptimumError, check_optimum, exact_optimum, heterogeneity_gamma
 from .quadratic import random_quadratic
 from .registry import build_block_cyclic, build_problem, check_problem

@@ -10,7 +10,7 @@ that the JSON of a spec, and every hash of it, does not depend on how a caller w
 
 Shipped families (``SHIPPED_FAMILIES``): ``li_counterexample`` (Li et al. 2020, Appendix C),
 ``random_quadratic``, ``identical_quadratic`` and ``identical_images`` (Yu et al. 2019; the latter a
-CNN), ``synthetic`` (Li et al. 2020, Appendix D.1), ``li_images`` (Li et al.'s two-labels-per-device
+CNN), ``sorted_images`` (a CNN on label-sorted clients of equal size: Yu, Jin, Yang 2019's non-iid FedAvg), ``synthetic`` (Li et al. 2020, Appendix D.1), ``li_images`` (Li et al.'s two-labels-per-device
 MNIST recipe, App. D.1 / Table 2), the block-cyclic ``block_cyclic_quadratic`` and ``block_cyclic_softmax`` (Ding et al. 2020, Sec. 2),
 ``image_classification`` (a CNN on image data, issue 12), ``block_cyclic_images`` (a CNN on Ding et
 al.'s Sec. 5 block-cyclic image data), ``two_curvature_quadratic`` (Yu, Jin, Yang 2019's drift at its
@@ -57,6 +57,7 @@ SHIPPED_FAMILIES: Mapping[str, str] = types.MappingProxyType({
     "li_counterexample": "problems.counterexample:li_counterexample",
     "li_images": "problems.li_images:li_images",
     "random_quadratic": "problems.quadratic:random_quadratic",
+    "sorted_images": "problems.identical:sorted_images",
     "synthetic": "problems.synthetic:synthetic",
     "two_curvature_quadratic": "problems.two_curvature:two_curvature_quadratic",
 })

@@ -6,7 +6,11 @@ when every client holds the same rows: ``identical_quadratic`` replicates one ``
 client (mu-strongly convex, L-smooth with the exact constants) to N clients with weights 1/N, so
 F_k = F; ``identical_images`` does the same for a CNN on image data (every client holds the same
 n images, F_k = F = the mean cross-entropy over them), as one block of a ``BlockCyclicImageProblem``
-so that parallel restarted SGD (``convergence.PRSGDConfig``) runs it.
+so that parallel restarted SGD (``convergence.PRSGDConfig``) runs it. ``sorted_images`` is its
+non-iid counterpart (Yu, Jin, Yang, ICML 2019, Theorem 3: FedAvg under bounded gradient
+dissimilarity): the same n images sorted by label and cut into N consecutive clients of equal size
+n / N (``partitions.sorted_partition``), so p_k = 1/N is both the weight of F_k in f and the weight
+with which parallel restarted SGD averages, and each client holds one or two neighbouring labels.
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ from ._base import FederatedProblem, LossKind
 from .block_cyclic_images import BlockCyclicImageProblem
 from .block_partition import BlockCyclicPartition
 from .image_classification import ImageClassificationProblem, network_images
+from .partitions import sorted_partition
 from .spec import FamilySpec
-from .validation import check_int, check_memory, check_problem_size, check_real
+from .validation import ProblemError, check_int, check_memory, check_problem_size, check_real
 from .quadratic import random_quadratic
 
-__all__ = ["identical_images", "identical_quadratic"]
+__all__ = ["identical_images", "identical_quadratic", "sorted_images"]
 
 _SUBSAMPLE_STREAM = 0x1DE7  # default_rng([seed, _SUBSAMPLE_STREAM]) draws the subsampled rows
 
@@ -90,12 +95,56 @@ def identical_images(
         dataset=(f"{train.describe()}: the same {n} training images on each of {N} clients and {test_rows.size} "
                  f"test images used; {train.verified}"),
     )
+    return _one_block(combined, N, n)
+
+
+def sorted_images(
+    dataset: str = "digits",
+    network: str = "digits_tanh_mlp",
+    n_clients: int = 10,
+    n_train: int = 500,
+    n_test: int | None = None,
+    seed: int = 0,
+    dtype: str = "float64",
+) -> BlockCyclicImageProblem:
+    """N clients holding the ``n_train`` training images of ``dataset`` (the first ``n_train`` of a
+    seeded permutation) sorted by label and cut into N consecutive parts of n_train / N images each
+    (``sorted_partition``; ProblemError naming ``n_train`` unless N divides it), ``network`` on them,
+    weights 1/N: one block (M = 1) of N heterogeneous clients, F_k = the mean cross-entropy over
+    client k's images, f = (1/N) sum_k F_k. Test split and ``seed`` as in ``identical_images``.
+    """
+    N = check_int("n_clients", n_clients, minimum=1)
+    n = check_int("n_train", n_train, minimum=N)
+    if n % N:
+        raise ProblemError(f"n_train: {n} images cannot be cut into {N} clients of equal size (N must divide n_train)")
+    seed = check_int("seed", seed, minimum=0)
+    data = network_images(dataset, network, dtype, n, n_test, np.random.default_rng([seed, _SUBSAMPLE_STREAM]))
+    train, test, rows, test_rows = data.train, data.test, data.train_rows, data.test_rows
+    rows = rows[np.argsort(sorted_partition(train.labels[rows], N, seed), kind="stable")]
+    combined = ImageClassificationProblem(
+        name=f"sorted_images({dataset}, {network}, N={N}, n={n}, seed={seed})",
+        network_name=network,
+        images=train.images[rows].astype(dtype),
+        labels=train.labels[rows],
+        offsets=np.arange(N + 1) * (n // N),
+        weights=np.full(N, 1.0 / N),
+        test_images=test.images[test_rows].astype(dtype),
+        test_labels=test.labels[test_rows],
+        dtype=dtype,
+        dataset=(f"{train.describe()}: {n} training images sorted by label, {n // N} on each of {N} clients, and "
+                 f"{test_rows.size} test images used; {train.verified}"),
+    )
+    return _one_block(combined, N, n // N)
+
+
+def _one_block(combined: ImageClassificationProblem, N: int, n: int) -> BlockCyclicImageProblem:
+    """``combined`` (N clients of n rows each, in client order) as one block of N clients."""
     partition = BlockCyclicPartition(
-        block_labels=(tuple(int(c) for c in np.unique(labels)),),
+        block_labels=(tuple(int(c) for c in np.unique(combined.labels)),),
         block_rows=(np.arange(N * n, dtype=np.int64),),
         sizes=np.full((1, N), n, dtype=np.int64),
         block_of_row=np.zeros(N * n, dtype=np.int64),
         client_of_row=np.repeat(np.arange(N, dtype=np.int64), n),
-        test_block_of_row=np.zeros(test_rows.size, dtype=np.int64),
+        test_block_of_row=np.zeros(combined.test_labels.size, dtype=np.int64),
     )
     return BlockCyclicImageProblem(combined, 1, N, partition)

@@ -22,16 +22,18 @@ from .partitions import (
     lognormal_partition,
     powerlaw_partition,
     shard_partition,
+    sorted_partition,
 )
 from .validation import ProblemError, check_int
 
 __all__ = ["RECIPES", "PartitionRecipe"]
 
-RECIPES = ("shards", "dirichlet", "powerlaw", "lognormal", "iid")
+RECIPES = ("shards", "dirichlet", "powerlaw", "lognormal", "iid", "sorted")
 """The recipe names, as ``fedbound partition --recipe`` takes them."""
 
 _PARAMETERS = {  # the parameters each recipe takes, and their defaults (None: required)
     "shards": {"shards_per_client": 2},
+    "sorted": {},
     "dirichlet": {"alpha": None, "min_size": DEFAULT_MIN_SIZE},
     "powerlaw": {"shape": 2.3, "min_size": DEFAULT_MIN_SIZE},
     "lognormal": {"sigma": 1.0, "min_size": DEFAULT_MIN_SIZE},
@@ -39,6 +41,7 @@ _PARAMETERS = {  # the parameters each recipe takes, and their defaults (None: r
 }
 _FUNCTIONS = {
     "shards": shard_partition,
+    "sorted": sorted_partition,
     "dirichlet": dirichlet_partition,
     "powerlaw": powerlaw_partition,
     "lognormal": lognormal_partition,

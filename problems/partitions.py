@@ -8,6 +8,12 @@ one row: the input of ``problems.from_arrays``. Randomness comes from one
 
 * ``iid_partition``: the control. Rows are shuffled and cut into N near-equal consecutive parts
   (sizes floor(n/N) or ceil(n/N)); every client's label histogram is a sample of the pooled one.
+* ``sorted_partition``: label skew with equal sizes (the "sort by label, cut in order" recipe of
+  McMahan et al. 2017 with one shard per client): rows sorted by label (the rows of one label in a
+  shuffled order) and cut into N near-equal consecutive parts (sizes floor(n/N) or ceil(n/N), equal
+  when N divides n), so each client holds one or a few neighbouring labels and, with equal sizes,
+  the weights p_k = n_k / n are the 1/N with which parallel restarted SGD averages (Yu, Jin, Yang
+  2019, Theorem 3). ``shard_partition`` guarantees k labels per client but not equal sizes.
 * ``shard_partition``: Li et al. (ICLR 2020, Sec. 5 and App. D) "each device contains samples of
   only two digits", after McMahan et al. (2017): sort the rows by label, cut them into N k shards,
   give each client k shards. Here the shard boundaries follow the labels so that each client holds
@@ -62,6 +68,7 @@ __all__ = [
     "lognormal_partition",
     "powerlaw_partition",
     "shard_partition",
+    "sorted_partition",
 ]
 
 DEFAULT_MIN_SIZE = 10
@@ -74,6 +81,15 @@ def iid_partition(labels: Any, n_clients: int, seed: int) -> np.ndarray:
     labels, N, rng = _inputs(labels, n_clients, seed)
     n = labels.size
     return _cut(rng.permutation(n), n // N + (np.arange(N) < n % N))
+
+
+def sorted_partition(labels: Any, n_clients: int, seed: int) -> np.ndarray:
+    """Label-sorted rows cut into N near-equal consecutive parts (module docstring); (n,) int64."""
+    labels, N, rng = _inputs(labels, n_clients, seed)
+    n = labels.size
+    shuffled = rng.permutation(n)
+    order = shuffled[np.argsort(labels[shuffled], kind="stable")]
+    return _cut(order, n // N + (np.arange(N) < n % N))
 
 
 def shard_partition(labels: Any, n_clients: int, seed: int, shards_per_client: int = 2) -> np.ndarray:

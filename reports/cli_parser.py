@@ -51,7 +51,7 @@ _FALSIFY_HELP = (
 _PARTITION_HELP = (
     "Partition an image data set among N clients with a recipe (shards: Li et al.'s k labels per client; dirichlet: "
     "Dirichlet(alpha) label skew with at least 10 rows per client; powerlaw / lognormal: unbalanced sizes, i.i.d. "
-    "labels; iid: the control), build Li et al.'s softmax problem on it (lambda = 1e-4) and print the client sizes, "
+    "labels; iid: the control; sorted: rows sorted by label, cut into N equal parts), build Li et al.'s softmax problem on it (lambda = 1e-4) and print the client sizes, "
     "the label histogram and the problem's heterogeneity: Gamma = F* - sum_k p_k F_k*, sigma_G^2 and the (G, B)-BGD "
     "pair. Data: the bundled 8x8 digits run anywhere in seconds; MNIST / Fashion-MNIST IDX files and "
     "cifar-10-python.tar.gz are read from --data-dir/DATASET, $FEDBOUND_DATA/DATASET, the user cache folder, or "
@@ -206,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     partition.add_argument("dataset", nargs="?", default="digits", metavar="DATASET",
                            help="digits (bundled with scikit-learn, the default), mnist, fashion-mnist or cifar10")
     partition.add_argument("--recipe", default="shards", metavar="RECIPE",
-                           help="shards, dirichlet, powerlaw, lognormal or iid (default shards)")
+                           help="shards, dirichlet, powerlaw, lognormal, iid or sorted (default shards)")
     partition.add_argument("--clients", type=_positive_int("--clients"), default=10, help="clients N (default 10)")
     partition.add_argument("--alpha", type=float, help="Dirichlet concentration (dirichlet only; required there)")
     partition.add_argument("--shards-per-client", type=_positive_int("--shards-per-client"),

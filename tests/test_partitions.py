@@ -16,6 +16,7 @@ from problems import (
     lognormal_partition,
     powerlaw_partition,
     shard_partition,
+    sorted_partition,
 )
 
 BALANCED = np.repeat(np.arange(10), 1000)  # 10 labels x 1000 rows
@@ -38,6 +39,7 @@ def total_variation_to_pooled(labels: np.ndarray, clients: np.ndarray) -> np.nda
 ALL = {
     "iid": lambda labels, N, seed: iid_partition(labels, N, seed),
     "shards": lambda labels, N, seed: shard_partition(labels, N, seed, 2),
+    "sorted": lambda labels, N, seed: sorted_partition(labels, N, seed),
     "dirichlet": lambda labels, N, seed: dirichlet_partition(labels, N, seed, alpha=0.3, min_size=5),
     "powerlaw": lambda labels, N, seed: powerlaw_partition(labels, N, seed, min_size=5),
     "lognormal": lambda labels, N, seed: lognormal_partition(labels, N, seed, min_size=5),
@@ -59,6 +61,17 @@ def test_every_row_one_client_every_client_used_and_deterministic(recipe: str) -
 def test_shards_give_every_client_exactly_k_labels(labels: np.ndarray, N: int, k: int) -> None:
     clients = shard_partition(labels, N, 11, shards_per_client=k)
     assert np.all(np.count_nonzero(histogram(labels, clients), axis=1) == k)
+
+
+@pytest.mark.parametrize(("labels", "N"), [(BALANCED, 10), (BALANCED, 7), (SKEWED, 20), (SKEWED, 3)])
+def test_sorted_gives_equal_sizes_and_clients_in_label_order(labels: np.ndarray, N: int) -> None:
+    clients = sorted_partition(labels, N, 5)
+    sizes = np.bincount(clients)
+    assert set(sizes) <= {labels.size // N, -(-labels.size // N)} and sizes.sum() == labels.size
+    # client k's largest label is at most client k + 1's smallest: rows cut in label order
+    highest = [labels[clients == k].max() for k in range(N)]
+    lowest = [labels[clients == k].min() for k in range(N)]
+    assert all(h <= l for h, l in zip(highest[:-1], lowest[1:]))
 
 
 def test_li_mnist_recipe_shape_balanced_shards() -> None:

@@ -68,9 +68,9 @@ def test_golden_json_covers_every_shipped_family_but_arrays() -> None:
     shipped = {family.name for family in families() if family.shipped}
     # arrays (test_from_arrays.py), image_classification (test_cnn_problem.py), li_images
     # (test_li_image_recipe.py), block_cyclic_images (test_cnn_block_cyclic.py) and identical_images
-    # (test_yu2019_cnn.py) came after the dict-based specs
+    # (test_yu2019_cnn.py), sorted_images (test_yu2019icml_smooth.py) came after the dict-based specs
     assert set(GOLDEN_DEFAULTS) == shipped - {"arrays", "image_classification", "li_images", "block_cyclic_images",
-                                              "identical_images"}
+                                              "identical_images", "sorted_images"}
 
 
 @pytest.mark.parametrize("family", sorted(GOLDEN_DEFAULTS))

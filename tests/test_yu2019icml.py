@@ -113,7 +113,8 @@ def test_two_curvature_bad_input_names_the_field(params: dict, field: str) -> No
 def test_thm3_passes_and_fails_without_the_dissimilarity_term(quick_settings) -> None:
     verdict = evaluate_thm3(quick_settings).verdict
     assert verdict.status is Status.PASS, verdict.notes
-    assert [c.name for c in verdict.checks] == ["explicit bound, random_quadratic, N = 2"]
+    assert [c.name for c in verdict.checks] == ["explicit bound, random_quadratic, N = 2",
+                                                "explicit bound, digits_tanh_mlp (estimated constants), N = 10"]
     assert 0.05 < verdict.measured < 1 and verdict.tightness.label == "upper bound"
     # the two-curvature bound lies above the ceiling (||grad f(0)|| + L B)^2 everywhere: not counted, never PASS
     [skipped] = verdict.uninformative
