@@ -1,7 +1,7 @@
 """Type stub: the package's public names, loaded lazily (lazy_loader.attach_stub). PEPit and cvxpy are
 imported only when a program is built or solved."""
 
-from .block_cyclic import MMPSGDPEP, BlockCyclicProgram, mm_psgd_program, mm_psgd_worst_case, reduced_clients
+from .block_cyclic import MMPSGDPEP, BlockCyclicProgram, mm_psgd_program, reduced_clients
 from .block_cyclic_direct import block_cyclic_direct_worst_case
 from .block_cyclic_instance import (
     BlockCyclicEngineCheck, BlockCyclicInstance, block_cyclic_engine_check, block_cyclic_instance,
@@ -18,7 +18,8 @@ from .setting import (
     unit_length,
 )
 from .worst_case import (
-    STATUSES, WorstCase, build_program, cache_key, fedavg_limit_worst_case, fedavg_worst_case, worst_case,
+    STATUSES, WorstCase, build_program, cache_key, fedavg_limit_worst_case, fedavg_worst_case, mm_psgd_worst_case,
+    worst_case,
 )
 from .weighted import weighted_program
 from .workload import programs_workload

@@ -46,7 +46,7 @@ case is below the smooth class's (0.80 to 0.95 of it at T <= 16; Clarabel fails 
 from T = 16 at the claim's constants), and ``block_cyclic_instance`` runs its worst instance through the
 engine's MM-PSGD.
 
-``mm_psgd_worst_case`` solves it (``worst_case``: cached, accuracy measured, scaled to B = 1);
+``worst_case.mm_psgd_worst_case`` solves it (cached, accuracy measured, scaled to B = 1);
 ``block_cyclic_direct`` is PEPit's direct program with N M functions, the check of the reduction.
 """
 
@@ -58,15 +58,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .program import Program
-from .setting import FUNCTION_CLASSES, PEPError, _class_fields, _int, _real
+from .setting import FUNCTION_CLASSES, PEPError, checked_class, checked_int, checked_real
 
 if TYPE_CHECKING:
-    from convergence import RunStore
     from PEPit import Point
 
-    from .worst_case import WorstCase
-
-__all__ = ["MMPSGDPEP", "BlockCyclicProgram", "mm_psgd_program", "mm_psgd_worst_case", "reduced_clients"]
+__all__ = ["MMPSGDPEP", "BlockCyclicProgram", "mm_psgd_program", "reduced_clients"]
 
 
 @dataclass(frozen=True)
@@ -97,14 +94,14 @@ class MMPSGDPEP:
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
         for name in ("n_clients", "blocks", "cycles", "rounds_per_block", "local_steps"):
-            set_(name, _int(name, getattr(self, name), 1))
-        L, mu = _class_fields(self.L, self.mu)
+            set_(name, checked_int(name, getattr(self, name), 1))
+        L, mu = checked_class(self.L, self.mu)
         if mu == 0:
             raise PEPError("mu: Theorem 1's class is mu-strongly convex with mu > 0, got 0")
         set_("L", L)
         set_("mu", mu)
         for name in ("step", "B", "G"):
-            set_(name, _real(name, getattr(self, name), 0.0, strict=True))
+            set_(name, checked_real(name, getattr(self, name), 0.0, strict=True))
         if not isinstance(self.anywhere, bool):
             raise PEPError(f"anywhere: expected True or False, got {self.anywhere!r}")
         if self.function_class not in FUNCTION_CLASSES:
@@ -243,22 +240,3 @@ def mm_psgd_program(setting: MMPSGDPEP) -> BlockCyclicProgram:
                               tuple(lmis),
                               deviations=tuple(tuple(block) for block in deviations), functions=tuple(functions),
                               minimisers=tuple(minimisers))
-
-
-
-def mm_psgd_worst_case(
-    n_clients: int, blocks: int, cycles: int, rounds_per_block: int, local_steps: int, L: float, mu: float,
-    step: float, B: float, G: float, *, function_class: str = "smooth", max_iter: int | None = None,
-    store: RunStore | None = None, use_cache: bool = True,
-) -> WorstCase:
-    """The worst-case mini-max gap (1/M) sum_m F_m(x~_m) - F(x*) of MM-PSGD over the class of ``MMPSGDPEP``
-    (module docstring), solved once per ``reduced_clients`` (its value holds for every N that shares it) and
-    returned with the requested setting (``use_cache``: as ``worst_case``'s). Read ``.value`` when ``.solved``;
-    bad input raises PEPError naming the field."""
-    from .worst_case import worst_case
-
-    setting = MMPSGDPEP(n_clients, blocks, cycles, rounds_per_block, local_steps, L, mu, step, B, G,
-                        function_class=function_class)
-    solved = worst_case(dataclasses.replace(setting, n_clients=reduced_clients(setting)), max_iter=max_iter,
-                        store=store, use_cache=use_cache)
-    return dataclasses.replace(solved, setting=setting)

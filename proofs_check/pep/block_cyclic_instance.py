@@ -3,7 +3,7 @@
 For ``block_cyclic.MMPSGDPEP`` with ``function_class = "quadratic"`` (the reduced program with N' =
 ``reduced_clients`` clients per block: 1 when I = 1, else 2), the solved program's Gram blocks (the common
 block and one deviation block per data block) are factored into one configuration of vectors (``instance``'s
-``_factor``: the blocks on orthogonal coordinates); each block's f_m is fitted by a quadratic
+``gram_factor``: the blocks on orthogonal coordinates); each block's f_m is fitted by a quadratic
 1/2 (x - c_m)' Q_m (x - c_m) through its points, gradients and minimiser (``instance.fit_hessian``). With
 N' = 2, client 2 of block m is client 1 reflected through block m's deviation coordinates (the reduction's
 lift, ``block_cyclic``); with N' = 1 a block has one client. The instance is moved so that x_0 = 0 (the engine
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .block_cyclic import MMPSGDPEP, mm_psgd_program, reduced_clients
-from .instance import ENGINE_TOLERANCE, _factor, _sqrt_psd, fit_hessian
+from .instance import ENGINE_TOLERANCE, fit_hessian, gram_factor, sqrt_psd
 from .setting import PEPError
 
 __all__ = ["BlockCyclicInstance", "BlockCyclicEngineCheck", "block_cyclic_instance", "block_cyclic_engine_check"]
@@ -75,7 +75,7 @@ def block_cyclic_instance(setting: MMPSGDPEP, max_iter: int | None = None) -> Bl
     solution = solve_program(program, DEFAULT_MAX_ITER if max_iter is None else max_iter)
     if not np.isfinite(solution.value):
         raise PEPError(f"setting: the program was not solved ({solution.status}), so it has no instance")
-    factors = [_factor(gram) for gram in solution.gram]
+    factors = [gram_factor(gram) for gram in solution.gram]
     ranks = [f.shape[0] for f in factors]
     starts = np.concatenate(([0], np.cumsum(ranks)))
     coordinates = {}
@@ -119,7 +119,7 @@ def block_cyclic_engine_check(instance: BlockCyclicInstance) -> BlockCyclicEngin
     parts = []
     for m in range(M):
         for i in range(N):
-            X = np.sqrt(d) * _sqrt_psd(instance.hessians[m, i])
+            X = np.sqrt(d) * sqrt_psd(instance.hessians[m, i])
             parts.append((X, X @ instance.centres[m, i]))
     problem = problems.BlockCyclicProblem.from_parts(
         "pep worst case of MM-PSGD over quadratics", problems.LossKind.LEAST_SQUARES, parts, M, N, 0.0, 1, None,

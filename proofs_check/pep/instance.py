@@ -40,7 +40,8 @@ from .setting import FedAvgPEP, PEPError, unit_length
 if TYPE_CHECKING:
     from convergence import StepSize
 
-__all__ = ["ENGINE_TOLERANCE", "EngineCheck", "QuadraticInstance", "engine_check", "quadratic_instance"]
+__all__ = ["ENGINE_TOLERANCE", "EngineCheck", "QuadraticInstance", "engine_check", "fit_hessian", "gram_factor",
+           "quadratic_instance", "sqrt_psd"]
 
 ENGINE_TOLERANCE = 1e-3
 """The relative difference allowed between the engine's run on the instance and the program's value
@@ -90,7 +91,7 @@ def quadratic_instance(setting: FedAvgPEP, max_iter: int | None = None) -> Quadr
     solution = solve_program(program, DEFAULT_MAX_ITER if max_iter is None else max_iter)
     if not np.isfinite(solution.value):
         raise PEPError(f"setting: the program was not solved ({solution.status}), so it has no instance")
-    common, deviation = (_factor(g) for g in solution.gram)
+    common, deviation = (gram_factor(g) for g in solution.gram)
     r_c = common.shape[0]
     coordinates = {leaf.counter: np.concatenate([common[:, j], np.zeros(deviation.shape[0])])
                    for j, leaf in enumerate(program.common)}
@@ -125,7 +126,7 @@ def fit_hessian(points: Any, centre: np.ndarray, vector: Any, L: float, mu: floa
     return hessian, float(np.linalg.norm(hessian @ U - G) / max(np.linalg.norm(G), 1e-300))
 
 
-def _factor(gram: np.ndarray) -> np.ndarray:
+def gram_factor(gram: np.ndarray) -> np.ndarray:
     """V (r, n) with V'V = gram up to the eigenvalues below _RANK_TOLERANCE of the largest."""
     if gram.size == 0:
         return np.zeros((0, 0))
@@ -151,7 +152,7 @@ def engine_check(instance: QuadraticInstance, step_size: StepSize | None = None,
     if not np.allclose(step_size.at(np.arange(T), E), setting.steps, rtol=1e-12, atol=0):
         raise PEPError("step_size: the schedule does not give the program's steps")
     d = instance.x0.size
-    roots = [_sqrt_psd(Q) for Q in instance.hessians]
+    roots = [sqrt_psd(Q) for Q in instance.hessians]
     X = np.vstack([np.sqrt(d) * root for root in roots])
     y = np.concatenate([np.sqrt(d) * root @ centre for root, centre in zip(roots, instance.centres)])
     problem = problems.from_arrays(X, y, np.repeat([0, 1], d), loss="least_squares", weights=[0.5, 0.5],
@@ -167,6 +168,7 @@ def engine_check(instance: QuadraticInstance, step_size: StepSize | None = None,
     return EngineCheck(instance, simulated, abs(simulated - instance.value) / max(abs(instance.value), 1e-300))
 
 
-def _sqrt_psd(matrix: Any) -> np.ndarray:
+def sqrt_psd(matrix: Any) -> np.ndarray:
+    """The symmetric square root of a symmetric PSD matrix (eigenvalues clipped at 0: solver noise)."""
     eigenvalues, vectors = np.linalg.eigh(matrix)
     return (vectors * np.sqrt(np.maximum(eigenvalues, 0.0))) @ vectors.T

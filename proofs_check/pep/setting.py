@@ -67,7 +67,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 __all__ = ["PEPError", "METRICS", "DRIFT_METRICS", "FUNCTION_CLASSES", "BGD", "FedAvgPEP", "FedAvgLimitPEP",
-           "DriftPEP", "PEPSetting", "constant_steps", "unit_length"]
+           "DriftPEP", "PEPSetting", "checked_class", "checked_int", "checked_real", "constant_steps", "unit_length"]
 
 METRICS = ("distance", "gap")
 """``"distance"``: ||x_R - x*||^2; ``"gap"``: F(x_R) - F*."""
@@ -81,7 +81,7 @@ class PEPError(ValueError):
     """A performance-estimation request with a bad field; the message names it."""
 
 
-def _real(name: str, value: Any, minimum: float | None = None, *, strict: bool = False) -> float:
+def checked_real(name: str, value: Any, minimum: float | None = None, *, strict: bool = False) -> float:
     """``value`` as a finite float >= ``minimum`` (> when ``strict``); PEPError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise PEPError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
@@ -93,7 +93,8 @@ def _real(name: str, value: Any, minimum: float | None = None, *, strict: bool =
     return out
 
 
-def _int(name: str, value: Any, minimum: int) -> int:
+def checked_int(name: str, value: Any, minimum: int) -> int:
+    """``value`` as an int >= ``minimum``; PEPError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise PEPError(f"{name}: expected an integer, got {value!r} ({type(value).__name__})")
     if int(value) < minimum:
@@ -102,7 +103,7 @@ def _int(name: str, value: Any, minimum: int) -> int:
 
 
 def _optional(name: str, value: Any) -> float | None:
-    return None if value is None else _real(name, value, 0.0)
+    return None if value is None else checked_real(name, value, 0.0)
 
 
 def constant_steps(step: float, count: int) -> tuple[float, ...]:
@@ -110,9 +111,10 @@ def constant_steps(step: float, count: int) -> tuple[float, ...]:
     return (float(step),) * count
 
 
-def _class_fields(L: Any, mu: Any) -> tuple[float, float]:
-    L = _real("L", L, 0.0, strict=True)
-    mu = _real("mu", mu, 0.0)
+def checked_class(L: Any, mu: Any) -> tuple[float, float]:
+    """The class's (L, mu) as floats with L > 0 and 0 <= mu < L; PEPError naming the field."""
+    L = checked_real("L", L, 0.0, strict=True)
+    mu = checked_real("mu", mu, 0.0)
     if mu >= L:
         raise PEPError(f"mu: must be < L = {L:g} (an L-smooth mu-strongly convex function with mu = L is one "
                        f"quadratic), got {mu:g}")
@@ -128,8 +130,8 @@ class BGD:
     B: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "G", _real("bgd.G", self.G, 0.0))
-        object.__setattr__(self, "B", _real("bgd.B", self.B, 0.0))
+        object.__setattr__(self, "G", checked_real("bgd.G", self.G, 0.0))
+        object.__setattr__(self, "B", checked_real("bgd.B", self.B, 0.0))
 
     def to_json(self) -> dict[str, float]:
         """{"G": G, "B": B}."""
@@ -166,19 +168,19 @@ class FedAvgPEP:
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
-        set_("n_clients", _int("n_clients", self.n_clients, 1))
+        set_("n_clients", checked_int("n_clients", self.n_clients, 1))
         if self.bgd is not None and not isinstance(self.bgd, BGD):
             raise PEPError(f"bgd: expected a BGD(G, B) or None, got {self.bgd!r} ({type(self.bgd).__name__})")
         set_("weights", _weights(self.weights, self.n_clients))
-        set_("local_steps", _int("local_steps", self.local_steps, 1))
-        set_("rounds", _int("rounds", self.rounds, 1))
-        set_("mu_prox", _real("mu_prox", self.mu_prox, 0.0))
-        L, mu = _class_fields(self.L, self.mu)
+        set_("local_steps", checked_int("local_steps", self.local_steps, 1))
+        set_("rounds", checked_int("rounds", self.rounds, 1))
+        set_("mu_prox", checked_real("mu_prox", self.mu_prox, 0.0))
+        L, mu = checked_class(self.L, self.mu)
         set_("L", L)
         set_("mu", mu)
         set_("steps", _steps(self.steps, self.local_steps * self.rounds))
-        set_("r0", _real("r0", self.r0, 0.0))
-        set_("server_step", _real("server_step", self.server_step, 0.0, strict=True))
+        set_("r0", checked_real("r0", self.r0, 0.0))
+        set_("server_step", checked_real("server_step", self.server_step, 0.0, strict=True))
         for name in ("zeta", "Gamma", "G"):
             set_(name, _optional(name, getattr(self, name)))
         if self.metric not in METRICS:
@@ -230,18 +232,18 @@ class FedAvgLimitPEP:
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
-        set_("n_clients", _int("n_clients", self.n_clients, 1))
-        set_("local_steps", _int("local_steps", self.local_steps, 1))
-        set_("mu_prox", _real("mu_prox", self.mu_prox, 0.0))
+        set_("n_clients", checked_int("n_clients", self.n_clients, 1))
+        set_("local_steps", checked_int("local_steps", self.local_steps, 1))
+        set_("mu_prox", checked_real("mu_prox", self.mu_prox, 0.0))
         if self.bgd is not None and not isinstance(self.bgd, BGD):
             raise PEPError(f"bgd: expected a BGD(G, B) or None, got {self.bgd!r} ({type(self.bgd).__name__})")
-        L, mu = _class_fields(self.L, self.mu)
+        L, mu = checked_class(self.L, self.mu)
         _check_class(self.function_class, mu)
         if mu == 0:
             raise PEPError("mu: the limit needs mu > 0 (then the round map is a contraction and w~ is unique)")
         set_("L", L)
         set_("mu", mu)
-        step = _real("step", self.step, 0.0, strict=True)
+        step = checked_real("step", self.step, 0.0, strict=True)
         if step >= 2 / (L + 2 * self.mu_prox):
             limit = "2/(L + 2 mu_prox)" if self.mu_prox > 0 else "2/L"
             raise PEPError(f"step: must be < {limit} = {2 / (L + 2 * self.mu_prox):g} for the round map to contract, "
@@ -287,11 +289,11 @@ class DriftPEP:
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)  # the fields of a frozen dataclass, checked
-        set_("n_clients", _int("n_clients", self.n_clients, 2))
-        set_("local_steps", _int("local_steps", self.local_steps, 1))
-        set_("L", _real("L", self.L, 0.0, strict=True))
-        set_("step", _real("step", self.step, 0.0, strict=True))
-        set_("G", _real("G", self.G, 0.0, strict=True))
+        set_("n_clients", checked_int("n_clients", self.n_clients, 2))
+        set_("local_steps", checked_int("local_steps", self.local_steps, 1))
+        set_("L", checked_real("L", self.L, 0.0, strict=True))
+        set_("step", checked_real("step", self.step, 0.0, strict=True))
+        set_("G", checked_real("G", self.G, 0.0, strict=True))
         if self.metric not in DRIFT_METRICS:
             raise PEPError(f"metric: expected one of {DRIFT_METRICS}, got {self.metric!r}")
 
@@ -349,7 +351,7 @@ def _steps(steps: Any, count: int) -> tuple[float, ...]:
     out = tuple(steps)
     if len(out) != count:
         raise PEPError(f"steps: expected one step per local step, local_steps x rounds = {count}, got {len(out)}")
-    return tuple(_real(f"steps[{i}]", step, 0.0, strict=True) for i, step in enumerate(out))
+    return tuple(checked_real(f"steps[{i}]", step, 0.0, strict=True) for i, step in enumerate(out))
 
 
 _WEIGHT_TOLERANCE = 1e-9
@@ -363,7 +365,7 @@ def _weights(weights: Any, n_clients: int) -> tuple[float, ...] | None:
         return None
     if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence) and not hasattr(weights, "__iter__"):
         raise PEPError(f"weights: expected a sequence of {n_clients} client weights, got {weights!r}")
-    out = tuple(_real(f"weights[{i}]", p, 0.0, strict=True) for i, p in enumerate(weights))
+    out = tuple(checked_real(f"weights[{i}]", p, 0.0, strict=True) for i, p in enumerate(weights))
     if len(out) != n_clients:
         raise PEPError(f"weights: expected one weight per client, n_clients = {n_clients}, got {len(out)}")
     total = math.fsum(out)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .block_cyclic import MMPSGDPEP
+from .block_cyclic import MMPSGDPEP, reduced_clients
 from .sdp import SolverAccuracy
 from .setting import BGD, DriftPEP, FedAvgLimitPEP, FedAvgPEP, PEPError, PEPSetting, constant_steps, unit_length
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .program import Program
 
 __all__ = ["STATUSES", "WorstCase", "build_program", "cache_key", "fedavg_limit_worst_case", "fedavg_worst_case",
-           "worst_case"]
+           "mm_psgd_worst_case", "worst_case"]
 
 STATUSES = ("optimal", "optimal_inaccurate", "user_limit", "infeasible", "infeasible_inaccurate", "unbounded",
             "unbounded_inaccurate", "infeasible_or_unbounded", "solver_error")
@@ -267,3 +267,20 @@ def _for_every_n(setting: FedAvgPEP | FedAvgLimitPEP, *, max_iter: int | None, s
     changes = {"weights": None} if weighted else {}
     result = worst_case(dataclasses.replace(setting, n_clients=2, **changes), max_iter=max_iter, store=store)
     return dataclasses.replace(result, setting=setting)
+
+
+
+def mm_psgd_worst_case(
+    n_clients: int, blocks: int, cycles: int, rounds_per_block: int, local_steps: int, L: float, mu: float,
+    step: float, B: float, G: float, *, function_class: str = "smooth", max_iter: int | None = None,
+    store: RunStore | None = None, use_cache: bool = True,
+) -> WorstCase:
+    """The worst-case mini-max gap (1/M) sum_m F_m(x~_m) - F(x*) of MM-PSGD over the class of ``MMPSGDPEP``
+    (module docstring), solved once per ``block_cyclic.reduced_clients`` (its value holds for every N that shares it) and
+    returned with the requested setting (``use_cache``: as ``worst_case``'s). Read ``.value`` when ``.solved``;
+    bad input raises PEPError naming the field."""
+    setting = MMPSGDPEP(n_clients, blocks, cycles, rounds_per_block, local_steps, L, mu, step, B, G,
+                        function_class=function_class)
+    solved = worst_case(dataclasses.replace(setting, n_clients=reduced_clients(setting)), max_iter=max_iter,
+                        store=store, use_cache=use_cache)
+    return dataclasses.replace(solved, setting=setting)

@@ -5,7 +5,7 @@ each run (``cnn_estimates``), and the L of the step from a pilot run (``schedule
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from problems.models.cnn import ConvNet
 
     from ...framework.settings import VerifySettings
-    from .cnn import YuCNNPlan
 
 __all__ = ["CNNRun", "DATASET", "NETWORK", "RECORD_POINTS", "SMOOTH_NETWORK", "describe", "execute_runs", "objective",
            "rate_hypotheses", "schedule_smoothness", "smoothness_hypothesis", "spec"]
@@ -33,12 +32,23 @@ RECORD_POINTS = 6
 """Log-spaced record rounds per run besides round 0 (the bound's points and the constants' points)."""
 
 
-def objective(plan: YuCNNPlan, network: str) -> ImageClassificationProblem:
+class RunsPlan(Protocol):
+    """What the runs read of the claim's plan (``cnn.YuCNNPlan``, which satisfies it; a protocol, so that
+    this module does not import the claim's)."""
+
+    clients: tuple[int, ...]
+    horizons: tuple[int, ...]
+    n_train: int
+    batch_size: int
+    seeds: int
+
+
+def objective(plan: RunsPlan, network: str) -> ImageClassificationProblem:
     """f: the identical-data problem with one client (every N's clients hold these same images)."""
     return problems.build_problem(spec(plan, 1, network))
 
 
-def spec(plan: YuCNNPlan, N: int, network: str) -> ProblemSpec:
+def spec(plan: RunsPlan, N: int, network: str) -> ProblemSpec:
     return problems.problem_spec("identical_images", dataset=DATASET, network=network, n_clients=N,
                                   n_train=plan.n_train, dtype="float64")
 
@@ -91,7 +101,7 @@ class CNNRun:
         return self.result.extras.grad_sq_mean[:, -1]
 
 
-def execute_runs(settings: VerifySettings, plan: YuCNNPlan, f: ImageClassificationProblem, L: float, L_init: float,
+def execute_runs(settings: VerifySettings, plan: RunsPlan, f: ImageClassificationProblem, L: float, L_init: float,
              pairs: list[tuple[int, int]], description: str) -> list[CNNRun]:
     """PR-SGD at each (N, T) of ``pairs`` with Cor. 2's K (``yu_sync_interval``) and s = sqrt(N) / (L
     sqrt(T)), recorded at round 0 and RECORD_POINTS log-spaced rounds, with the estimates along each."""
@@ -110,7 +120,7 @@ def execute_runs(settings: VerifySettings, plan: YuCNNPlan, f: ImageClassificati
             for (N, T, K, config), result in zip(planned, results)]
 
 
-def schedule_smoothness(settings: VerifySettings, plan: YuCNNPlan, f: ImageClassificationProblem) -> ScheduleL:
+def schedule_smoothness(settings: VerifySettings, plan: RunsPlan, f: ImageClassificationProblem) -> ScheduleL:
     """The L of Cor. 2's step (module docstring, "The step"): the initial models' estimate, then the
     estimate along a pilot run with it at the smallest N and the largest T, rounded up."""
     L_init = initial_smoothness(f, tuple(range(plan.seeds)))
