@@ -30,9 +30,11 @@ def test_plans_switch_the_smooth_network() -> None:
     assert plans.default.smooth_horizons == (512, 2_048, 8_192) and plans.default.smooth_clients == (2,)
     assert plans.full.smooth_horizons == (1_024, 4_096, 16_384, 65_536) and plans.full.smooth_clients == (2, 4, 8)
     with pytest.raises(PlanError, match="smooth_n_train"):
-        type(plans.default)(clients=(2,), horizons=(1, 2, 3), smooth_horizon=8_192, smooth_clients=(2, 5))
+        type(plans.default)(clients=(2,), horizons=(1, 2, 3), smooth_horizon=8_192, smooth_horizon_count=3,
+                            smooth_clients=(2, 5))
     with pytest.raises(PlanError, match="smooth_horizon"):
-        type(plans.default)(clients=(2,), horizons=(1, 2, 3), smooth_horizon=8)
+        type(plans.default)(clients=(2,), horizons=(1, 2, 3), smooth_horizon=8, smooth_horizon_count=3,
+                            smooth_clients=(2,))
 
 
 def test_smooth_rate_passes_on_the_default_instance(smooth_verdicts) -> None:

@@ -72,14 +72,14 @@ class YuICMLCorollary4Plan:
 
     clients: tuple[int, ...] = parameter(doc="workers N (even: two-curvature clients alternate)", minimum=2)
     horizons: tuple[int, ...] = parameter(doc="total steps T of the sweep", minimum=1)
+    smooth_horizon: int = parameter(doc="largest total steps T of the smooth-network runs (digits_tanh_mlp on N "
+                                    "label-sorted clients, s = sqrt(N/T), K = 1; 0: not run)", minimum=0)
+    smooth_horizon_count: int = parameter(doc="horizons of the smooth-network runs: T, T/4, T/16, ...",
+                                          minimum=MIN_HORIZONS)
+    smooth_clients: tuple[int, ...] = parameter(doc="clients N of the smooth-network runs", minimum=1)
     seeds: int = parameter(SPEEDUP_SEEDS, "seeds of every run (at least 8: rate intervals over seeds)",
                            minimum=SPEEDUP_SEEDS, from_settings="seeds")
     claimed_exponent: float = parameter(-0.5, "the claimed exponent in N T (and in N)")
-    smooth_horizon: int = parameter(0, "largest total steps T of the smooth-network runs (digits_tanh_mlp on N "
-                                    "label-sorted clients, s = sqrt(N/T), K = 1; 0: not run)", minimum=0)
-    smooth_horizon_count: int = parameter(3, "horizons of the smooth-network runs: T, T/4, T/16, ...",
-                                          minimum=MIN_HORIZONS)
-    smooth_clients: tuple[int, ...] = parameter((2,), "clients N of the smooth-network runs", minimum=1)
     smooth_seeds: int = parameter(4, "seeds of every smooth-network run", minimum=3)
     smooth_n_train: int = parameter(48, "images of the smooth network, n / N per client (every N divides it)",
                                     minimum=1)
@@ -258,8 +258,10 @@ CLAIM = Claim(
     "the fitted exponent of the final average squared gradient norm in N T, first counted rule and N (claimed ≤ −1/2)",
     evaluate,
     plan=ModePlans(
-        quick=YuICMLCorollary4Plan(clients=(2, 4, 8), horizons=(1_024, 4_096, 16_384)),
-        default=YuICMLCorollary4Plan(clients=(2, 4, 8), horizons=(1_024, 4_096, 16_384, 65_536), smooth_horizon=8_192),
+        quick=YuICMLCorollary4Plan(clients=(2, 4, 8), horizons=(1_024, 4_096, 16_384), smooth_horizon=0,
+                                   smooth_horizon_count=3, smooth_clients=(2,)),
+        default=YuICMLCorollary4Plan(clients=(2, 4, 8), horizons=(1_024, 4_096, 16_384, 65_536), smooth_horizon=8_192,
+                                     smooth_horizon_count=3, smooth_clients=(2,)),
         full=YuICMLCorollary4Plan(clients=(2, 4, 8, 16), horizons=(1_024, 4_096, 16_384, 65_536, 262_144),
                                   smooth_horizon=65_536, smooth_horizon_count=4, smooth_clients=(2, 4, 8)),
     ),

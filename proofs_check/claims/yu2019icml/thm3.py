@@ -110,12 +110,12 @@ class YuICMLTheorem3Plan:
                                          minimum=2)
     horizon: int = parameter(doc="total steps T of the two-curvature runs", minimum=1)
     generic_horizon: int = parameter(doc="total steps T of the random_quadratic runs", minimum=1)
+    smooth_horizon: int = parameter(doc="total steps T of the smooth-network run (digits_tanh_mlp on 10 label-sorted "
+                                    "clients of 50 images; 0: not run)", minimum=0)
     sync_interval: int = parameter(512, "K on the two-curvature instance (s = 1/(6 L K))", minimum=1)
     generic_sync_interval: int = parameter(16, "K on the random_quadratic instance (s = 1/(6 L K))", minimum=1)
     seeds: int = parameter(4, "seeds of every run", minimum=2, from_settings="seeds")
     dissimilarity_scale: float = parameter(1.0, "multiplies the 9 L^2 s^2 K^2 sigma_G^2 term (0 drops it)", minimum=0)
-    smooth_horizon: int = parameter(0, "total steps T of the smooth-network run (digits_tanh_mlp on 10 label-sorted "
-                                    "clients of 50 images; 0: not run)", minimum=0)
     smooth_sync_interval: int = parameter(16, "K of the smooth-network run (s = 1/(6 L K))", minimum=1)
     smooth_seeds: int = parameter(4, "seeds of the smooth-network run", minimum=2)
     smooth_step_L: float = parameter(8.0, "the L of the smooth-network step s = 1/(6 L K), checked against the "
