@@ -37,10 +37,24 @@ from .sweep import yu_theorem1_bound
 if TYPE_CHECKING:
     from convergence import RunResult
     from problems import ImageClassificationProblem
+    from problems.models.cnn.smooth_bounds import TanhMLPBounds
 
     from .cnn_estimates import RunConstants
 
-__all__ = ["rate_bite", "smooth_bound_check"]
+__all__ = ["certified_ceiling", "rate_bite", "smooth_bound_check"]
+
+
+def certified_ceiling(f: ImageClassificationProblem, result: RunResult) -> tuple[TanhMLPBounds, convergence.Ceiling]:
+    """The certified constants of the tanh network over the ball ||theta|| <= B that holds every local iterate
+    of every seed (B tracked by the kernel: ``extras.max_norm_sq``; ``smooth_bounds.tanh_mlp_bounds``) and
+    the ceiling they give a squared gradient norm, ||grad f||^2 <= G^2_certified on that ball."""
+    from problems.models.cnn.smooth_bounds import tanh_mlp_bounds
+
+    B = float(np.sqrt(np.max(result.extras.max_norm_sq)))
+    cert = tanh_mlp_bounds(f.network, f.images, np.zeros(f.dim), B)
+    return cert, convergence.Ceiling(cert.G_sq, f"||grad f||^2 <= G^2_certified = {cert.G_sq:.4g} on the ball "
+                                     f"||theta|| <= B = {B:.4g} that holds every local iterate of every seed "
+                                     f"(smooth_bounds)")
 
 
 def _bound(steps: np.ndarray | float, *, s: float, K: int, N: int, c: RunConstants) -> np.ndarray:
@@ -54,18 +68,13 @@ def smooth_bound_check(name: str, f: ImageClassificationProblem, result: RunResu
     """Theorem 1 with the estimated constants at every record point of one run, counted (module docstring),
     times ``bound_scale`` (1 as stated), with the certified constants over the ball that holds the run as
     evidence: (verdict named ``name``, bound, evidence)."""
-    from problems.models.cnn.smooth_bounds import tanh_mlp_bounds
-
     keep = result.steps > 0
     steps = result.steps[keep].astype(float)
     values = result.extras.grad_sq_mean[:, keep]
     rhs = bound_scale * _bound(steps, s=s, K=K, N=N, c=c)
-    B = float(np.sqrt(np.max(result.extras.max_norm_sq)))
-    cert = tanh_mlp_bounds(f.network, f.images, np.zeros(f.dim), B)
+    cert, ceiling = certified_ceiling(f, result)
     certified = bound_scale * yu_theorem1_bound(steps, s=s, K=K, N=N, L=cert.L, G_sq=cert.G_sq,
                                                 sigma_sq=cert.minibatch_variance(batch_size), f0=c.f0)
-    ceiling = convergence.Ceiling(cert.G_sq, f"||grad f||^2 <= G^2_certified = {cert.G_sq:.4g} on the ball ||theta|| "
-                                  f"<= B = {B:.4g} that holds every local iterate of every seed (smooth_bounds)")
     planted = "" if bound_scale == 1.0 else f" Planted variant: the bound multiplied by {bound_scale:g}."
     verdict = convergence.check_upper_bound(
         name, steps, values, rhs, hypotheses=hypotheses, ceiling=ceiling,

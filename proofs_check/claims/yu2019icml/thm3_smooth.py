@@ -53,6 +53,7 @@ from convergence.verdict import Hypothesis
 
 from ... import constants
 from ..yu2019.cnn_estimates import FD_RADIUS, POWER_ITERATIONS
+from ..yu2019.cnn_smooth import certified_ceiling
 from .bound import theorem3_hypotheses, theorem3_terms
 
 if TYPE_CHECKING:
@@ -175,8 +176,6 @@ def smooth_check(name: str, run: SmoothRun, scale: float, bound_scale: float,
     """Theorem 3 with the estimated constants at every record point of ``run`` (module docstring), the
     sigma_G^2 term times ``scale`` and the whole bound times ``bound_scale`` (both 1 as stated):
     (verdict named ``name``, bound, evidence)."""
-    from problems.models.cnn.smooth_bounds import tanh_mlp_bounds
-
     f, result, c, K, N, s = run.f, run.result, run.estimates, run.K, run.N, run.s
     keep = result.steps > 0
     steps = result.steps[keep].astype(float)
@@ -184,12 +183,9 @@ def smooth_check(name: str, run: SmoothRun, scale: float, bound_scale: float,
     terms = theorem3_terms(steps, s=s, K=K, N=N, L=c.L, G_sq=c.G_sq, sigma_sq=c.sigma_sq, sigma_G_sq=c.sigma_G_sq,
                            f0=c.f0)
     rhs = bound_scale * terms.total(scale)
-    B = float(np.sqrt(np.max(result.extras.max_norm_sq)))
-    cert = tanh_mlp_bounds(f.network, f.images, np.zeros(f.dim), B)
+    cert, ceiling = certified_ceiling(f, result)
     certified = theorem3_terms(steps, s=s, K=K, N=N, L=cert.L, G_sq=cert.G_sq,
                                sigma_sq=cert.minibatch_variance(run.batch_size), sigma_G_sq=cert.G_sq, f0=c.f0)
-    ceiling = convergence.Ceiling(cert.G_sq, f"||grad f||^2 <= G^2_certified = {cert.G_sq:.4g} on the ball ||theta|| "
-                                  f"<= B = {B:.4g} that holds every local iterate of every seed (smooth_bounds)")
     label = f"{NETWORK}, N = {N}, estimated L"
     hypotheses = (*theorem3_hypotheses(s, K, c.L, label),
                   Hypothesis(f"[{label}] every f_k L-smooth", True, f"every layer of {NETWORK} is smooth"))
