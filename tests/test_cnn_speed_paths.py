@@ -1,6 +1,6 @@
 """The CNN kernel's fast paths (problems.models.cnn): the planar convolution (channels-first wide
 rows, tap filters in chunks of 5, 3, 2 and 1, weight-gradient dots in chunks of 5, 3 and 1, passes
-padded to PLANAR_LANES; output channels in pairs, ``planar_filters``, against one channel per pass)
+padded to PLANAR_LANES; output channels in pairs and threes, ``planar_filters``, against one channel per pass)
 against the NumPy im2col twin for kernel sizes that reach every chunk, rectangular inputs and a kernel as large as
 the input; its scratch (any contents, any larger size: the same bits); the vectorised dot product;
 and ``sgd_steps`` (one scratch for all steps) against the same steps through
@@ -185,3 +185,20 @@ def test_paired_filters_match_one_channel_passes(k: int) -> None:
     filter_dots(acc_single[0], a, 2, src, 4, n)
     filter_dots(acc_single[1], a, n + 9, src, 4, n)
     assert rel(acc_pair, acc_single) <= 1e-13
+
+
+@pytest.mark.parametrize("k", range(1, 13))
+def test_three_channel_filter_matches_one_channel_passes(k: int) -> None:
+    """K = 1..12 reach one and two chunks of 5 taps and every remainder (3, 2, 1 and 3 + 1): the
+    three-channel filter gives each channel the bits of ``filter_row`` (the same expression order)."""
+    from problems.models.cnn.planar_filters import filter_row, filter_row_triple
+
+    n = 3 * PLANAR_LANES
+    src = RNG.normal(size=n + k + 40)
+    taps = RNG.normal(size=(3, k))
+    triple = RNG.normal(size=3 * n + 30)
+    single, before = triple.copy(), triple.copy()
+    filter_row_triple(triple, 5, n + 11, 2 * n + 20, src, 3, taps[0], taps[1], taps[2], n)
+    for o, d0 in enumerate((5, n + 11, 2 * n + 20)):
+        filter_row(single, d0, src, 3, taps[o], n)
+    assert np.array_equal(triple, single) and not np.array_equal(triple, before)

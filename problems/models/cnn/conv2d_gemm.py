@@ -14,7 +14,10 @@ P[(n, i, j), (p, q, c)] = x[n, i + p, j + q, c]) and W2 = w viewed as (K K C_in,
 and db = sum over the rows of G. P is built once in the forward pass into the caller's
 ``patches`` buffer (``conv2d_patches_size`` entries) and read again by the weight gradient; the
 input gradient then overwrites it with dP (the backward pass computes dw before dx). Each row's
-K runs of x[n, i + p, j : j + K, :] are contiguous K C_in entries in NHWC, copied as 1-D views.
+K runs of x[n, i + p, j : j + K, :] are contiguous K C_in entries in NHWC, copied over flat
+unsigned offsets (per-row 1-D views cost a reshape call each: im2col 7.0 -> 2.2 us and col2im 5.7
+-> 4.4 us per image for the tutorial net's conv2 at batch 32; the same bits, col2im adding in the
+same order).
 
 The products are ``np.dot`` in Numba (BLAS gemm through SciPy's BLAS, as the linear kernels'
 products are; one thread inside ``one_blas_thread``). Their summation order is BLAS's, not the
@@ -28,7 +31,7 @@ machines (vector widths, FMA).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 __all__ = [
     "GEMM_MIN_CHANNELS",
@@ -61,37 +64,48 @@ def conv2d_patches_size(b, h, w, c, k):
 
 @njit(cache=True)
 def _im2col(x, k, patches):
-    """patches (B H' W', k k C) <- the patch matrix of x (B, H, W, C) (module docstring)."""
+    """patches (B H' W', k k C) <- the patch matrix of x (B, H, W, C) (module docstring): per patch
+    row, k runs of k C contiguous entries, copied over flat unsigned offsets (``_flat``)."""
     B, H, W, C = x.shape
     OH, OW = H - k + 1, W - k + 1
-    run = k * C
+    src, dst = _flat(x), _flat(patches)
+    run = uint64(k * C)
+    row = uint64(k) * run
     for n in range(B):
         for i in range(OH):
-            for p in range(k):
-                src_row = x[n, i + p].reshape(W * C)
-                for j in range(OW):
-                    dst = patches[(n * OH + i) * OW + j, p * run : (p + 1) * run]
-                    src = src_row[j * C : j * C + run]
+            for j in range(OW):
+                d = uint64((n * OH + i) * OW + j) * row
+                for p in range(k):
+                    s = uint64(((n * H + i + p) * W + j) * C)
+                    e = d + uint64(p) * run
                     for t in range(run):
-                        dst[t] = src[t]
+                        dst[e + t] = src[s + t]
 
 
 @njit(cache=True)
 def _col2im(dpatches, k, dx):
-    """dx (B, H, W, C) <- the sum, over the patches that hold each entry, of dpatches' rows."""
+    """dx (B, H, W, C) <- the sum, over the patches that hold each entry, of dpatches' rows, added in
+    patch-row order (i, p, j) as a copy back of ``_im2col`` over flat unsigned offsets."""
     B, H, W, C = dx.shape
     OH, OW = H - k + 1, W - k + 1
-    run = k * C
-    dx[...] = 0
+    src, dst = _flat(dpatches), _flat(dx)
+    run = uint64(k * C)
+    row = uint64(k) * run
+    dst[:] = 0
     for n in range(B):
         for i in range(OH):
             for p in range(k):
-                dst_row = dx[n, i + p].reshape(W * C)
                 for j in range(OW):
-                    src = dpatches[(n * OH + i) * OW + j, p * run : (p + 1) * run]
-                    dst = dst_row[j * C : j * C + run]
+                    s = uint64((n * OH + i) * OW + j) * row + uint64(p) * run
+                    d = uint64(((n * H + i + p) * W + j) * C)
                     for t in range(run):
-                        dst[t] += src[t]
+                        dst[d + t] += src[s + t]
+
+
+@njit(cache=True)
+def _flat(a):
+    """a (C-contiguous) as a 1-D view."""
+    return a.reshape(a.size)
 
 
 @njit(cache=True)
