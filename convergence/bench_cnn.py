@@ -20,16 +20,27 @@ reference against the Numba kernel in float64 (relative max-norm difference of t
 <= 1e-10 is the library's contract), the float32 kernel against the float64 kernel, and each peer
 against the float32 kernel.
 
-Floor: the step's matrix products at its own im2col shapes, timed as an engine (``step_products``:
-per conv layer (B H'W', K K C_in)(K K C_in, C_out) forward, (K K C_in, B H'W')(B H'W', C_out)
-weight gradient and (B H'W', C_out)(C_out, K K C_in) input gradient; per dense layer the same
-with B rows), float32 ``np.matmul`` into preallocated buffers. Their flops are
-``NetworkLayout.flops_per_image`` per image: 2 x the multiply-adds of the conv and dense layers,
-forward, weight gradient and input gradient (none for the first layer, whose input is the image)
--- for the tutorial net 3,204,720 = 2 x (2 x 352,800 (conv1: 28*28*6 outputs x 75) + 3 x 240,000
-(conv2: 10*10*16 x 150) + 3 x (48,000 + 10,080 + 840) (fc)). Bias, ReLU, pooling, softmax and the
-update are left out (about 3% more). The same flops at the 1000^3 float32 product's rate are
-printed beside it: at batch 2 the products are small (at most 1568 x 75 x 6), far below that rate.
+Floor: the time the core's FMA pipes need for the step's multiply-adds, a lower bound on any
+implementation of the direct convolution and dense layers on one core, timed as an engine
+alternated with the kernel (``bench_peak.peak_engine``: the flops at the measured peak of
+``bench_peak.fma_peak``, independent FMA chains in registers; 114.8 float32 GFLOP/s here, 32 flops
+a cycle, where the 1000^3 sgemm reaches 97.8). The flops are ``NetworkLayout.flops_per_image`` per
+image, 2 x the multiply-adds of the conv and dense layers' forward, weight-gradient and
+input-gradient passes (none for the first layer, whose input is the image); for the tutorial net
+3,204,720 = 2 x (2 x 352,800 (conv1: 28*28*6 outputs x 75 inputs, forward and weight gradient) +
+3 x 240,000 (conv2: 10*10*16 x 150) + 3 x (48,000 + 10,080 + 840) (fc 400->120->84->10)), the same
+at every batch: ~27.9 us per image at 114.8 GFLOP/s. Why it is a bound: every implementation that
+computes these passes does each multiply-add once, at most one FMA lane does it, and no code runs
+FMAs faster than the pipes' throughput, which ``fma_peak`` reaches (its only limit, module
+docstring there), so kernel / floor >= 1 whatever the kernel's loops, BLAS calls or layouts. Left
+out, so the floor stays below every implementation: bias, ReLU, pooling, softmax and the update
+(about 3% more arithmetic, none of it multiply-adds), the patch matrices' and planes' copies, and
+memory traffic (per image 12 KB of image read once; the 248 KB of float32 parameters stay in L2
+between steps). What it does not bound: methods with fewer multiply-adds (Winograd or FFT
+convolutions), or backward passes that skip the max-pools' structural zeros (each 2x2 window
+routes its gradient to one of its 4 inputs, so 3/4 of the conv layers' output gradients are 0:
+skipping them needs 1,955,520 flops per image, 61%); fedbound's kernel, PyTorch's and JAX's do
+neither. ``step_products`` lists the passes as im2col products (their flops sum to the count).
 """
 
 from __future__ import annotations
@@ -48,6 +59,7 @@ from problems.models.cnn.reference import sgd_steps_np
 
 from .bench_jax import jax_cnn_peer
 from .bench_pairs import Comparison, Engine, compare, skipped
+from .bench_peak import peak_engine, peak_gflops
 from .bench_timing import MIN_REPEATS, jax_one_thread, matmul_gflops
 from .bench_torch import torch_cnn_peer, torch_version
 
@@ -80,15 +92,17 @@ class MatrixProduct:
 
 @dataclass(frozen=True)
 class CNNBench:
-    """The CNN workload's rows (module docstring): per batch the kernel's steps per call, the
-    products' shapes and the floor at the 1000^3 float32 rate (images/s); the comparisons; the
-    agreement after ``agreement_steps`` steps at batch 2 (None: the peer is not installed)."""
+    """The CNN workload's rows (module docstring): per batch the kernel's steps per call and the
+    products' shapes; the core's float32 peak (the floor's rate, ``bench_peak.peak_gflops``) and
+    the 1000^3 float32 product's rate beside it (GFLOP/s, one core); the comparisons; the agreement
+    after ``agreement_steps`` steps at batch 2 (None: the peer is not installed)."""
 
     network: str
     flops_per_image: int
     batches: tuple[int, ...]
     steps: tuple[int, ...]
     product_shapes: tuple[str, ...]
+    peak_float32_gflops_1core: float
     matmul_float32_gflops_1core: float
     comparisons: tuple[Comparison, ...]
     numpy_rel_diff_float64: float
@@ -99,12 +113,13 @@ class CNNBench:
     torch_version: str | None
 
     @property
-    def floor_large_product_images_per_s(self) -> float:
-        return self.matmul_float32_gflops_1core * 1e9 / self.flops_per_image
+    def floor_images_per_s(self) -> float:
+        """Images per second at the floor: the flops per image at the core's float32 peak."""
+        return self.peak_float32_gflops_1core * 1e9 / self.flops_per_image
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "comparisons": [c.to_json() for c in self.comparisons],
-                "floor_large_product_images_per_s": self.floor_large_product_images_per_s}
+                "floor_images_per_s": self.floor_images_per_s}
 
 
 def step_products(network: ConvNet, batch: int) -> tuple[MatrixProduct, ...]:
@@ -128,21 +143,6 @@ def step_products(network: ConvNet, batch: int) -> tuple[MatrixProduct, ...]:
     return tuple(products)
 
 
-def products_engine(products: tuple[MatrixProduct, ...], steps: int, images_per_step: int) -> Engine:
-    """The floor as an engine: ``steps`` times every product of ``products`` in float32
-    (``np.matmul`` into preallocated buffers); its units are images."""
-    rng = np.random.default_rng(0)
-    operands = [(rng.random((p.m, p.k), dtype=np.float32), rng.random((p.k, p.n), dtype=np.float32),
-                 np.empty((p.m, p.n), dtype=np.float32)) for p in products]
-
-    def run() -> None:
-        for _ in range(steps):
-            for a, b, out in operands:
-                np.matmul(a, b, out=out)
-
-    return Engine("floor", run, steps * images_per_step)
-
-
 def cnn_bench(pairs: int = 5, quick: bool = False, network: ConvNet | None = None,
               batches: tuple[int, ...] = CNN_BATCHES) -> CNNBench:
     """The CNN workload's rows (module docstring), ``pairs`` >= 3 alternated pairs each; a call of
@@ -164,7 +164,7 @@ def cnn_bench(pairs: int = 5, quick: bool = False, network: ConvNet | None = Non
             shapes.append(shape)
             diffs.update(batch_diffs)
     return CNNBench(network.name, network.layout.flops_per_image(), tuple(batches), tuple(steps), tuple(shapes),
-                    matmul_gflops(pairs, np.float32), tuple(rows), diffs["numpy"], diffs["float32"], diffs["jax"],
+                    peak_gflops(pairs), matmul_gflops(pairs, np.float32), tuple(rows), diffs["numpy"], diffs["float32"], diffs["jax"],
                     diffs["torch"], AGREEMENT_STEPS, torch_version())
 
 
@@ -197,8 +197,9 @@ def _batch_rows(network: ConvNet, batch: int, n: int, pairs: int,
             continue
         diffs[key] = _rel_diff(peer(AGREEMENT_STEPS), numba32)
         rows.append(compare(name, Engine(peer_name, lambda peer=peer: peer(n), n * batch), kernel, pairs, _UNIT))
+    rows.append(compare(name, kernel, peak_engine(n * batch * network.layout.flops_per_image(), n * batch), pairs,
+                        _UNIT))
     products = step_products(network, batch)
-    rows.append(compare(name, kernel, products_engine(products, n, batch), pairs, _UNIT))
     largest = max(products, key=lambda p: p.flops)
     shape = f"{len(products)} products, largest ({largest.m}x{largest.k})({largest.k}x{largest.n})"
     if not agreement:

@@ -91,9 +91,10 @@ def _cnn_lines(cnn: CNNBench) -> list[str]:
         if value is not None:
             agreement += f", {name} vs numba float32 {value:.1e}"
     return [
-        f"  CNN: {cnn.network}, one local SGD step in float32; {cnn.flops_per_image:,} flops per image in the "
-        f"floor's products; {steps}; the 1000^3 float32 rate {cnn.matmul_float32_gflops_1core:.1f} GFLOP/s would "
-        f"give {cnn.floor_large_product_images_per_s:,.0f} images/s; images per CPU-second = 1e6 / us",
+        f"  CNN: {cnn.network}, one local SGD step in float32; {cnn.flops_per_image:,} flops per image of "
+        f"multiply-adds; {steps}; floor: those flops at the core's float32 FMA peak "
+        f"{cnn.peak_float32_gflops_1core:.1f} GFLOP/s, {cnn.floor_images_per_s:,.0f} images/s (the 1000^3 "
+        f"float32 product: {cnn.matmul_float32_gflops_1core:.1f} GFLOP/s); images per CPU-second = 1e6 / us",
         f"  CNN agreement after {cnn.agreement_steps} steps at batch 2 (relative max difference of the parameters): "
         + agreement + ("" if cnn.torch_version is None else f"; torch {cnn.torch_version}"),
     ]
