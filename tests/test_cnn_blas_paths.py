@@ -19,7 +19,9 @@ from problems.models.cnn.conv2d import (
     conv2d_planar_scratch_size,
 )
 from problems.models.cnn.conv2d_gemm import (
+    GEMM_CHUNK_ENTRIES,
     conv2d_backward_input_gemm,
+    conv2d_forward_chunk_images,
     conv2d_backward_params_gemm,
     conv2d_forward_gemm,
     conv2d_patches_size,
@@ -84,6 +86,7 @@ SHAPES = [
     ((2, 9, 11, 2), 4, 9),
     ((2, 14, 14, 6), 5, 16),
     ((32, 14, 14, 6), 5, 16),
+    ((7, 14, 14, 6), 5, 16),
     ((2, 12, 12, 6), 5, 16),
 ]
 
@@ -96,6 +99,29 @@ def test_gemm_conv_matches_im2col_reference(shape: tuple[int, ...], k: int, c_ou
     dw_ref, db_ref, dx_ref = conv2d_backward_np(x, w, g)
     assert rel(y, conv2d_forward_np(x, w, b)) <= 1e-12
     assert rel(dw, dw_ref) <= 1e-12 and rel(db, db_ref) <= 1e-12 and rel(dx, dx_ref) <= 1e-12
+
+
+def test_forward_chunks_fit_the_budget_and_give_the_bits_of_one_image_at_a_time() -> None:
+    """The forward pass builds and multiplies the patch matrix in chunks of whole images within
+    GEMM_CHUNK_ENTRIES (the tutorial net's conv2: 15,000 entries per image, chunks of 4; a batch
+    below a chunk is one chunk; an image above the budget is a chunk alone); every output row has
+    the bits it has when each image runs alone (BLAS's row sums do not depend on the chunk), at
+    batch 32 (8 chunks) and 7 (a chunk of 4 and one of 3), in float32 and float64."""
+    assert GEMM_CHUNK_ENTRIES // 15_000 == 4
+    assert conv2d_forward_chunk_images(32, 14, 14, 6, 5) == 4
+    assert conv2d_forward_chunk_images(2, 14, 14, 6, 5) == 2
+    assert conv2d_forward_chunk_images(32, 12, 12, 6, 5) == 6  # LeNet-5's conv2: 9,600 entries per image
+    assert conv2d_forward_chunk_images(3, 200, 200, 8, 5) == 1
+    for batch in (32, 7):
+        for dtype in (np.float32, np.float64):
+            x, w, b, _ = conv_case((batch, 14, 14, 6), 5, 16, dtype)
+            whole = np.full((batch, 10, 10, 16), np.nan, dtype)
+            with threadpool_limits(limits=1, user_api="blas"):
+                conv2d_forward_gemm(x, w, b, whole, np.empty(conv2d_patches_size(batch, 14, 14, 6, 5), dtype))
+                alone = np.full_like(whole, np.nan)
+                for n in range(batch):
+                    conv2d_forward_gemm(x[n : n + 1], w, b, alone[n : n + 1], np.empty(15_000, dtype))
+            assert np.array_equal(whole, alone)
 
 
 def test_gemm_conv_float32_matches_float64() -> None:

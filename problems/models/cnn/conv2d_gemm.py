@@ -12,7 +12,9 @@ P[(n, i, j), (p, q, c)] = x[n, i + p, j + q, c]) and W2 = w viewed as (K K C_in,
                                                           summed over the patches that hold it
 
 and db = sum over the rows of G. P is built once in the forward pass into the caller's
-``patches`` buffer (``conv2d_patches_size`` entries) and read again by the weight gradient; the
+``patches`` buffer (``conv2d_patches_size`` entries), in chunks of whole images that fit in L2
+(``GEMM_CHUNK_ENTRIES``), each multiplied as soon as it is built, and read again by the weight
+gradient; the
 input gradient then overwrites it with dP (the backward pass computes dw before dx). Each row's
 K runs of x[n, i + p, j : j + K, :] are contiguous K C_in entries in NHWC, copied over flat
 unsigned offsets (per-row 1-D views cost a reshape call each: im2col 7.0 -> 2.2 us and col2im 5.7
@@ -34,13 +36,23 @@ import numpy as np
 from numba import njit, uint64
 
 __all__ = [
+    "GEMM_CHUNK_ENTRIES",
     "GEMM_MIN_CHANNELS",
     "conv2d_uses_gemm",
+    "conv2d_forward_chunk_images",
     "conv2d_patches_size",
     "conv2d_forward_gemm",
     "conv2d_backward_params_gemm",
     "conv2d_backward_input_gemm",
 ]
+
+GEMM_CHUNK_ENTRIES = 1 << 16
+"""The forward pass builds and multiplies the patch matrix in chunks of whole images of at most
+this many entries (256 KB in float32), so that BLAS reads each chunk from L2 right after im2col
+wrote it. Measured on this machine (one thread, float32, the tutorial net's conv2 at batch 32,
+chunks of 4 images): the forward pass 10.5 -> 6.7 us per image; chunks of 8 images (480 KB) 8.4.
+BLAS sums each output row in the same order whatever the chunk's rows (the same bits as one product over
+the batch: checked in the tests)."""
 
 GEMM_MIN_CHANNELS = 8
 """A conv layer takes this path when it has at least this many output channels (the n of its
@@ -109,17 +121,32 @@ def _flat(a):
 
 
 @njit(cache=True)
+def conv2d_forward_chunk_images(b, h, w, c, k):
+    """Images per forward chunk (``conv2d_forward_gemm``): as many as keep a chunk of the patch
+    matrix within GEMM_CHUNK_ENTRIES entries, at least one, at most b."""
+    per_image = (h - k + 1) * (w - k + 1) * k * k * c
+    return min(b, max(1, GEMM_CHUNK_ENTRIES // per_image))
+
+
+@njit(cache=True)
 def conv2d_forward_gemm(x, w, b, y, patches):
     """y <- conv(x, w) + b in place; patches (1-D, at least ``conv2d_patches_size`` entries of x's
-    dtype) <- the patch matrix, which ``conv2d_backward_params_gemm`` reads."""
+    dtype) <- the patch matrix, which ``conv2d_backward_params_gemm`` reads. Built and multiplied
+    in chunks of ``conv2d_forward_chunk_images`` images (module docstring)."""
     B, H, W, CI = x.shape
     K = w.shape[0]
     CO = w.shape[3]
-    rows = B * (H - K + 1) * (W - K + 1)
+    per_image = (H - K + 1) * (W - K + 1)
+    rows = B * per_image
     P = patches[: rows * K * K * CI].reshape((rows, K * K * CI))
-    _im2col(x, K, P)
     y2 = y.reshape((rows, CO))
-    np.dot(P, w.reshape((K * K * CI, CO)), y2)
+    w2 = w.reshape((K * K * CI, CO))
+    chunk = conv2d_forward_chunk_images(B, H, W, CI, K)
+    for n0 in range(0, B, chunk):
+        n1 = min(B, n0 + chunk)
+        r0, r1 = n0 * per_image, n1 * per_image
+        _im2col(x[n0:n1], K, P[r0:r1])
+        np.dot(P[r0:r1], w2, y2[r0:r1])
     for r in range(rows):
         yr = y2[r]
         for o in range(CO):
