@@ -44,7 +44,7 @@ import numpy as np
 from .algorithms.kernel_threads import check_threads, using_kernel_threads
 from .budget import max_cpu_hours
 from .run_pool import active_pool, run_on
-from .sweep_batches import batches
+from .sweep_batches import batches, in_place
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 from .sweep_executors import (
     SCHEDULER_TIMEOUT_S, Ran, Result, SweepError, SweepTask, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
@@ -232,8 +232,8 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
     if cached:
         logger.info("%s: %d of %d runs read from %s", description, len(cached), len(unique), store)
     pool = active_pool() if executor == "process" else None
-    if executor == "process" and len(pending) == 1 and pool is None:
-        executor = "serial"  # a pool of one worker only adds a process start and the kernels' loading
+    if executor == "process" and in_place(pending, pool is not None):
+        executor, pool = "serial", None  # a small sweep: a pool's start and its kernels' loading cost more
     monitor = _monitor(options.progress)
     start = time.perf_counter()
     if monitor is not None:
