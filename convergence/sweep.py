@@ -29,6 +29,7 @@ there instead of in the driver (``convergence.run_pool``).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -263,7 +264,7 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
             else:
                 run_serial(rest, finish)
         elif executor == "dask" and pending:
-            run_dask(pending, options.scheduler, finish, batches)
+            run_dask(pending, options.scheduler, finish, functools.partial(batches, first_alone=True))
         completed = True
     finally:
         if monitor is not None:  # a failed or interrupted sweep counts the runs it holds, not those it was given
