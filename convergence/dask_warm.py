@@ -36,7 +36,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from distributed import WorkerPlugin
+from distributed import WorkerPlugin, as_completed
 
 __all__ = ["KERNEL_PACKAGES", "WarmKernels", "WarmedKernels", "completed_warm_first", "load_cached_kernels"]
 
@@ -44,7 +44,7 @@ KERNEL_PACKAGES = ("convergence", "problems")
 """The packages whose modules hold fedbound's Numba kernels (every module is imported)."""
 
 
-_WARM_KEYS: dict[str, set[Hashable]] = {}
+_CLUSTER_WARM_KEYS: dict[str, set[Hashable]] = {}
 """Per scheduler address, the warm keys of which a task has finished on that cluster (module docstring)."""
 
 
@@ -112,11 +112,10 @@ def completed_warm_first(client: Any, scheduler: str, cut: Sequence[Sequence[Any
                          submit: Callable[[Sequence[Any]], Any], futures: dict[Any, Any]) -> Iterator[Any]:
     """Submit the batches of ``cut`` (sequences of ``SweepTask``) with ``submit`` (a Dask future each, recorded
     in ``futures`` with its batch), the first batch of each warm key new to the cluster at ``scheduler`` alone
-    and the key's other batches when it has finished without error (module docstring, "Compiling once");
-    yield the futures as they complete. A first batch that fails releases nothing (its sweep stops)."""
-    from dask.distributed import as_completed  # here, so that only Dask sweeps pay for the import
-
-    warm = _WARM_KEYS.setdefault(scheduler, set())
+    and the key's other batches when its future has finished (module docstring, "Compiling once"); yield the
+    futures as they complete. A failure stops the sweep (``sweep_executors.collect`` cancels every future in
+    ``futures``, released ones included); a first batch whose future failed releases nothing."""
+    warm = _CLUSTER_WARM_KEYS.setdefault(scheduler, set())
     held: dict[Hashable, list[Sequence[Any]]] = {}
     first_of: dict[Any, Hashable] = {}
     for batch in cut:

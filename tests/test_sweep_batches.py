@@ -142,7 +142,7 @@ def test_runs_in_place_equal_the_serial_and_the_pooled_ones_bit_for_bit(tmp_path
         in_place = execute(requests, SweepOptions(jobs=2, store=here, progress=False))
         monkeypatch.setattr(sweep_batches, "IN_PLACE_SECONDS", 0.0)
         pooled = execute(requests, SweepOptions(jobs=2, store=pool, progress=False))
-        executors = {name: {store.load(key).meta["executor"] for key in store.keys()} for name, store in
+        executors = {name: {store.load(key).meta["executor"] for key in sorted(store.keys())} for name, store in
                      (("here", here), ("pool", pool))}
     assert executors == {"here": {"serial"}, "pool": {"process"}}
     _assert_identical(serial, in_place)
