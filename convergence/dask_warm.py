@@ -13,8 +13,17 @@ What a worker can load is what Numba's cache holds: the package's ``__pycache__`
 default), or ``NUMBA_CACHE_DIR``. Workers on this machine share the package's cache with the
 driver. Workers on other machines need the same cache: run ``fedbound verify`` (or one sweep) once
 on one of them so the kernels are compiled, and give every worker the same ``NUMBA_CACHE_DIR`` on a
-shared file system (README, "Dask"); a kernel that is not in the cache is compiled by the first
-task that needs it, on each worker that runs one, as before.
+shared file system (README, "Dask").
+
+Compiling once. A kernel that is not in the cache yet (a cold cache, or a specialisation new to it)
+is compiled by the first task that needs it. So that it is compiled once, not by every worker that
+meets it at the same time, a sweep submits the first batch of each warm key (``SweepTask.warm_key``)
+that has not yet finished a task on the cluster alone, holds the key's other batches back and
+submits them when it has finished (``completed_warm_first``): its worker has then written the kernel
+to the cache, where the others load it (the rule of the local pool, ``convergence.run_pool``).
+Batches of other keys, and of keys the cluster has run, go at once. The driver remembers the keys
+per scheduler address for the process's life; a key is a hint for speed only, and results are the
+same in any order.
 """
 
 from __future__ import annotations
@@ -23,15 +32,20 @@ import importlib
 import pkgutil
 import sys
 import time
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from distributed import WorkerPlugin
+from distributed import WorkerPlugin, as_completed
 
-__all__ = ["KERNEL_PACKAGES", "WarmKernels", "WarmedKernels", "load_cached_kernels"]
+__all__ = ["KERNEL_PACKAGES", "WarmKernels", "WarmedKernels", "completed_warm_first", "load_cached_kernels"]
 
 KERNEL_PACKAGES = ("convergence", "problems")
 """The packages whose modules hold fedbound's Numba kernels (every module is imported)."""
+
+
+_CLUSTER_WARM_KEYS: dict[str, set[Hashable]] = {}
+"""Per scheduler address, the warm keys of which a task has finished on that cluster (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -92,3 +106,34 @@ class WarmKernels(WorkerPlugin):
     def setup(self, worker: Any) -> None:
         warmed = load_cached_kernels()
         worker.fedbound_warmups = [*getattr(worker, "fedbound_warmups", []), warmed]
+
+
+def completed_warm_first(client: Any, scheduler: str, cut: Sequence[Sequence[Any]],
+                         submit: Callable[[Sequence[Any]], Any], futures: dict[Any, Any]) -> Iterator[Any]:
+    """Submit the batches of ``cut`` (sequences of ``SweepTask``) with ``submit`` (a Dask future each, recorded
+    in ``futures`` with its batch), the first batch of each warm key new to the cluster at ``scheduler`` alone
+    and the key's other batches when its future has finished (module docstring, "Compiling once"); yield the
+    futures as they complete. A failure stops the sweep (``sweep_executors.collect`` cancels every future in
+    ``futures``, released ones included); a first batch whose future failed releases nothing."""
+    warm = _CLUSTER_WARM_KEYS.setdefault(scheduler, set())
+    held: dict[Hashable, list[Sequence[Any]]] = {}
+    first_of: dict[Any, Hashable] = {}
+    for batch in cut:
+        key = batch[0].warm_key
+        if key is not None and key not in warm and key in held:
+            held[key].append(batch)
+            continue
+        future = submit(batch)
+        futures[future] = batch
+        if key is not None and key not in warm:
+            held[key], first_of[future] = [], key
+    completed = as_completed(list(futures), loop=client.loop)
+    for future in completed:
+        key = first_of.pop(future, None)
+        if key is not None and future.status == "finished":
+            warm.add(key)
+            for batch in held.pop(key):
+                released = submit(batch)
+                futures[released] = batch
+                completed.add(released)
+        yield future

@@ -3,7 +3,8 @@
 A pool forked per sweep (``sweep_executors.run_pool``) pays its start every time: forking the workers,
 and a tiny task costs ~36 ms in fresh workers against ~2 ms in warm ones (issue 29). ``fedbound
 verify`` instead opens one ``RunPool`` of ``jobs`` workers (``session_pool``) before anything runs,
-and every sweep with the "process" executor submits its tasks to it (in batches of short runs,
+and every sweep with the "process" executor that is not small enough to run in place
+(``sweep_batches.in_place``) submits its tasks to it (in batches of short runs,
 ``convergence.sweep_batches``; the first task of a warm key alone), whichever process evaluates its
 claim:
 

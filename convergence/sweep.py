@@ -19,16 +19,23 @@ can), so they inherit the Numba dispatchers the driver compiled, or loaded from 
 of compiling (cold cache) or loading (warm cache) each kernel once per worker and per sweep. A
 key is a hint for speed only: a task whose kernels the driver did not compile is compiled by its
 worker, and a task computes the same numbers in the driver as in a worker (it is pure, BLAS on one
-thread). Dask workers are other processes on other machines and get no such start.
+thread). Dask workers are other processes on other machines and get no such start; there the first
+batch of each key new to the cluster runs alone, so a kernel missing from the cache is compiled once
+(``convergence.dask_warm``).
 
 One pool for a verification. Inside ``run_pool.session_pool`` (``fedbound verify`` with jobs > 1 opens
 it), every "process" sweep, in this process or in a claim worker forked from it, runs its tasks on that
 one pool instead of forking its own, and the first task of each warm key new to the pool runs alone
 there instead of in the driver (``convergence.run_pool``).
+
+Small sweeps in place. A "process" sweep estimated at no more than ``sweep_batches.IN_PLACE_SECONDS`` of
+CPU in all runs in the process that asked for it (a claim worker, or the driver), on the pool or not:
+the workers would spend longer loading its kernels than it saves (``sweep_batches.in_place``).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -44,7 +51,7 @@ import numpy as np
 from .algorithms.kernel_threads import check_threads, using_kernel_threads
 from .budget import max_cpu_hours
 from .run_pool import active_pool, run_on
-from .sweep_batches import batches
+from .sweep_batches import batches, in_place
 from .store import CorruptRunError, CorruptRunWarning, RunStore, StoredRun, StoreError
 from .sweep_executors import (
     SCHEDULER_TIMEOUT_S, Ran, Result, SweepError, SweepTask, check_scheduler, local_process_pool, run_dask, run_pool, run_serial,
@@ -157,7 +164,8 @@ class SweepOptions:
     executor: "serial" (this process), "process" (a local pool of ``jobs`` workers) or "dask"
     (the workers of the ``dask.distributed`` cluster whose scheduler is at ``scheduler``); None
     picks "dask" with a scheduler, else "serial" for jobs = 1 and "process" for more ("process" runs a
-    sweep with one task to compute in this process: a pool of one adds only its start). store: each
+    small sweep in this process, module docstring: one task to compute without a verification's pool,
+    or an estimated cost of at most ``sweep_batches.IN_PLACE_SECONDS``). store: each
     finished task is written to it at once, its compute time in the run's metadata; with
     ``use_cache``, tasks already stored are read back, not recomputed (unless the stored run fails
     its checksums or was stored for another config: then a CorruptRunWarning names the run and the
@@ -232,8 +240,8 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
     if cached:
         logger.info("%s: %d of %d runs read from %s", description, len(cached), len(unique), store)
     pool = active_pool() if executor == "process" else None
-    if executor == "process" and len(pending) == 1 and pool is None:
-        executor = "serial"  # a pool of one worker only adds a process start and the kernels' loading
+    if executor == "process" and in_place(pending, pool is not None):
+        executor, pool = "serial", None  # a small sweep: a pool's start and its kernels' loading cost more
     monitor = _monitor(options.progress)
     start = time.perf_counter()
     if monitor is not None:
@@ -263,7 +271,7 @@ def run_sweep(tasks: Sequence[SweepTask], options: SweepOptions = SweepOptions()
             else:
                 run_serial(rest, finish)
         elif executor == "dask" and pending:
-            run_dask(pending, options.scheduler, finish, batches)
+            run_dask(pending, options.scheduler, finish, functools.partial(batches, first_alone=True))
         completed = True
     finally:
         if monitor is not None:  # a failed or interrupted sweep counts the runs it holds, not those it was given

@@ -22,7 +22,7 @@ from collections.abc import Hashable, Sequence
 
 from .sweep_executors import SweepTask
 
-__all__ = ["BATCHES_PER_WORKER", "BATCH_SECONDS", "batches", "target_seconds"]
+__all__ = ["BATCHES_PER_WORKER", "BATCH_SECONDS", "IN_PLACE_SECONDS", "batches", "in_place", "target_seconds"]
 
 BATCH_SECONDS = 0.25
 """The estimated CPU seconds a batch is filled up to: the ~2-5 ms a task costs on warm workers (tiny FedAvg
@@ -31,6 +31,24 @@ worker."""
 BATCHES_PER_WORKER = 4
 """Batches per worker a sweep is cut into at least (when it has that many tasks), so that the workers
 finish at about the same time."""
+
+
+IN_PLACE_SECONDS = 1.0
+"""A "process" sweep whose pending tasks are estimated at no more CPU seconds than this, in all, runs in the
+process that asked for it (``in_place``). A pool's workers each load a kernel new to them from Numba's cache
+(~0.3 s of CPU for a FedAvg kernel) before they run it, and a sweep this small would save less than that by
+running on two cores; the claim worker that runs it loads the kernel at most once. Measured in alternated
+pairs on ``fedbound verify`` (docs/architecture.md, "One run pool")."""
+
+
+def in_place(pending: Sequence[SweepTask], pool_open: bool) -> bool:
+    """Whether a "process" sweep runs its ``pending`` tasks in this process rather than on a pool: their
+    estimated cost is known and at most ``IN_PLACE_SECONDS`` in all, or, with no verification pool open
+    (``pool_open``), there is a single task (a pool forked for one worker adds only its start and the
+    kernels' loading)."""
+    if len(pending) == 1 and not pool_open:
+        return True
+    return all(task.cost is not None for task in pending) and sum(task.cost or 0.0 for task in pending) <= IN_PLACE_SECONDS
 
 
 def target_seconds(pending: Sequence[SweepTask], workers: int) -> float:

@@ -14,7 +14,8 @@ kernel reacts to no signal until it returns). Every run handed over before the i
 so the sweep, run again, resumes. On Dask the tasks not yet finished are cancelled (``run_dask``).
 
 Dask workers load fedbound's kernels once, when the cluster first meets a sweep (the ``WarmKernels``
-worker plugin, ``convergence.dask_warm``), and receive batches of short runs (``convergence.sweep_batches``).
+worker plugin, ``convergence.dask_warm``), compile a kernel new to the cluster once (its first batch runs
+alone, ``dask_warm.completed_warm_first``), and receive batches of short runs (``convergence.sweep_batches``).
 """
 
 from __future__ import annotations
@@ -300,22 +301,27 @@ def check_scheduler(address: Any, name: str = "scheduler") -> str:
 def run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish,
              cut: Callable[[list[SweepTask], int], list[Batch]]) -> None:
     """Run the tasks on the workers of the Dask cluster whose scheduler is at ``scheduler``, in the batches
-    ``cut(pending, threads)`` makes for the cluster's worker threads now (``convergence.sweep_batches``)."""
-    from dask.distributed import Client, as_completed  # here, so that only Dask sweeps pay for the import
+    ``cut(pending, threads)`` makes for the cluster's worker threads now (``convergence.sweep_batches``), the
+    first batch of each warm key new to the cluster alone (``convergence.dask_warm``)."""
+    from dask.distributed import Client  # here, so that only Dask sweeps pay for the import
 
-    check_scheduler(scheduler)
+    address = check_scheduler(scheduler)
     try:
-        client = Client(scheduler, set_as_default=False, timeout=SCHEDULER_TIMEOUT_S)
+        client = Client(address, set_as_default=False, timeout=SCHEDULER_TIMEOUT_S)
     except OSError as exc:
         raise ConfigError(f"scheduler: cannot connect to the Dask scheduler at {scheduler!r} ({exc})") from None
     with client:
-        from .dask_warm import WarmKernels
+        from .dask_warm import WarmKernels, completed_warm_first
 
         client.register_plugin(WarmKernels())  # once per worker: its kernels loaded before its first task
         threads = max(1, sum(client.nthreads().values()))
-        futures = {client.submit(call_batch, batch_items(batch), pure=False): batch for batch in cut(pending, threads)}
-        try:
-            completed = as_completed(list(futures), loop=client.loop)
+        futures: dict[Any, Batch] = {}
+
+        def submit(batch: Batch) -> Any:
+            return client.submit(call_batch, batch_items(batch), pure=False)
+
+        try:  # the first batch of a warm key new to the cluster alone (``dask_warm``, "Compiling once")
+            completed = completed_warm_first(client, address, cut(pending, threads), submit, futures)
             collect(futures, completed, lambda: client.cancel(running(futures)), finish)
         finally:
             client.cancel(running(futures))

@@ -309,7 +309,9 @@ def sweeps(specs, tmp_path_factory) -> Sweeps:
     first, second = CountingMonitor(), CountingMonitor()
     with RunStore(tmp_path_factory.mktemp("table_store") / "runs.sqlite") as store:
         serial = execute(requests, SweepOptions(executor="serial", store=store, progress=first))
-        pooled = execute(requests, SweepOptions(executor="process", jobs=2, progress=False))
+        with pytest.MonkeyPatch.context() as patch:  # on the pool, however small (conftest's ``on_the_pool``)
+            patch.setattr("convergence.sweep_batches.IN_PLACE_SECONDS", 0.0)
+            pooled = execute(requests, SweepOptions(executor="process", jobs=2, progress=False))
         reread = execute(requests, SweepOptions(executor="serial", store=store, progress=second))
     return Sweeps(*(dict(zip(RUNNABLE, results)) for results in (serial, pooled, reread)), first, second)
 

@@ -251,7 +251,7 @@ def test_the_chains_draw_their_own_minibatch_rows():
 
 
 # ----------------------------------------------------------------------------------- determinism
-def test_runs_are_bit_identical_across_repeats_and_executors():
+def test_runs_are_bit_identical_across_repeats_and_executors(on_the_pool: None) -> None:
     config = RunConfig(_spec("float32"), _config("mc_psgd", participants=2, seeds=(0, 1, 2)))
     once = run(config)
     np.testing.assert_array_equal(run(config).extras.predictors, once.extras.predictors)

@@ -80,7 +80,7 @@ def test_float32_agrees_with_float64_and_its_reference():
     assert not np.array_equal(kernel32.iterates, kernel64.iterates)
 
 
-def test_runs_are_bit_identical_across_repeats_and_executors():
+def test_runs_are_bit_identical_across_repeats_and_executors(on_the_pool: None) -> None:
     config = RunConfig(_spec("float32"), _config(participation="scheme_i", participants=2, seeds=(0, 1, 2)))
     once = run(config)
     np.testing.assert_array_equal(run(config).iterates, once.iterates)

@@ -3,15 +3,49 @@
 What must hold: a sweep on a cluster registers the plugin; it runs once on each worker however many
 sweeps follow (two sweeps here, on a real local cluster of two worker processes), and a worker that
 ran it holds the kernels the cache has (at least the one the first sweep compiled); the sweeps'
-results are the serial ones bit for bit (batched, as every executor's).
+results are the serial ones bit for bit (batched, as every executor's). A kernel new to the cluster is
+compiled once: the first batch of its warm key runs alone and the other worker loads it from Numba's
+cache (counted with the dispatcher's own cache statistics in each worker).
 """
 
 from __future__ import annotations
 
+import os
+import time
+import uuid
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
 from test_sweep import _assert_identical, _requests
 
 from convergence import SweepOptions, execute
 from convergence.dask_warm import load_cached_kernels
+from convergence.sweep import SweepTask, run_sweep
+
+_MEET_S = 3.0  # how long a task waits for a second task to reach the kernel (both workers at once, without the rule)
+
+
+@numba.njit(cache=True)
+def _kernel(x: float) -> float:
+    total = 0.0
+    for i in range(10):
+        total += np.sqrt(x + i) * np.exp(-x / (i + 1.0))
+    return total
+
+
+def _meet_then_call(markers: str, value: float) -> dict[str, np.ndarray]:
+    """Wait until two tasks have started (or _MEET_S), then call the cached kernel; which worker ran it, and
+    how often that worker compiled it (cache misses) or loaded it from the cache (hits)."""
+    (Path(markers) / uuid.uuid4().hex).touch()
+    deadline = time.monotonic() + _MEET_S
+    while len(os.listdir(markers)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    result = _kernel(value)
+    stats = _kernel.stats
+    return {"pid": np.array(os.getpid()), "value": np.array(result),
+            "compiled": np.array(sum(stats.cache_misses.values())), "loaded": np.array(sum(stats.cache_hits.values()))}
 
 
 def _warmups(dask_worker) -> list[int]:
@@ -38,3 +72,23 @@ def test_loading_the_cache_compiles_nothing_it_does_not_hold() -> None:
     warmed = load_cached_kernels()
     assert warmed.dispatchers > 0 and 0 <= warmed.loaded
     assert load_cached_kernels().loaded == warmed.loaded  # the same index read again: the same entries, loaded
+
+
+def test_a_kernel_new_to_the_cluster_is_compiled_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dask.distributed import LocalCluster
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba-cache"))  # empty: the workers must compile it
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    tasks = [SweepTask(f"k{i}", _meet_then_call, (str(markers), float(i)), {"i": i}, "the test kernel")
+             for i in range(8)]
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
+        results = run_sweep(tasks, SweepOptions(scheduler=cluster.scheduler_address, progress=False))
+    by_worker: dict[int, tuple[int, int]] = {}
+    for result in results.values():  # each worker's last counts
+        pid, counts = int(result["pid"]), (int(result["compiled"]), int(result["loaded"]))
+        by_worker[pid] = max(by_worker.get(pid, counts), counts)
+    assert len(by_worker) == 2, by_worker  # both workers ran the kernel ...
+    assert sorted(by_worker.values()) == [(0, 1), (1, 0)], by_worker  # ... one compiled it, the other loaded it
+    serial = run_sweep(tasks, SweepOptions(progress=False))
+    assert all(np.array_equal(results[key]["value"], serial[key]["value"]) for key in serial)

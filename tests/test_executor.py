@@ -19,7 +19,7 @@ def _requests() -> list[RunRequest]:
     return [RunRequest(RunConfig(spec, alg), optimum, track=True), RunRequest(RunConfig(spec, alg2), optimum)]
 
 
-def test_jobs_one_and_two_are_bit_identical() -> None:
+def test_jobs_one_and_two_are_bit_identical(on_the_pool: None) -> None:
     serial = execute(_requests(), SweepOptions(jobs=1, progress=False))
     again = execute(_requests(), SweepOptions(jobs=1, progress=False))
     pooled = execute(_requests(), SweepOptions(jobs=2, progress=False))

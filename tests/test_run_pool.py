@@ -3,7 +3,8 @@
 What must hold: a verification with jobs > 1 makes one pool of run workers and one of claim workers,
 whatever the number of claims and sweeps (a pool forked per sweep, the old way, made one more per
 sweep, inside the claim workers), counted by logging every ``ProcessPoolExecutor`` made in any process;
-the sweeps of every claim run on the same workers; the results are the serial ones bit for bit; the
+the sweeps of every claim run on the same workers, except those estimated below IN_PLACE_SECONDS, which run
+in the claim worker itself; the results are the serial ones bit for bit; the
 first task of a warm key the pool has not run runs alone; a failing task stops its own sweep only;
 Ctrl-C ends the pool's workers at once.
 """
@@ -90,6 +91,26 @@ def test_a_verification_makes_one_run_pool_for_all_its_claims_and_sweeps(tmp_pat
                for card in cards.values())
 
 
+def _small_sweeps_card(selection, settings, progress):
+    """``_sweeping_card`` with an estimated cost on each task: 0.04 s per sweep, below IN_PLACE_SECONDS."""
+    results = {}
+    for sweep in range(SWEEPS_PER_CLAIM):
+        tasks = [SweepTask(f"{selection.id}/{sweep}/{i}", _doubled, (float(i + 10 * sweep),), {"i": i, "s": sweep},
+                           "kernel", cost=0.01) for i in range(TASKS_PER_SWEEP)]
+        results.update(run_sweep(tasks, settings.sweep_options()))
+    return types.SimpleNamespace(status=Status.PASS, pids={int(r["pid"]) for r in results.values()},
+                                 values=[float(r["value"]) for r in results.values()], claim_pid=os.getpid())
+
+
+def test_small_sweeps_of_claim_workers_run_in_the_claim_worker() -> None:
+    selections = [select_claim(claim) for claim in CLAIMS]
+    progress = VerifyProgress(CLAIMS, stream=io.StringIO(), interactive=False)
+    cards = evaluate_claims(selections, VerifySettings(jobs=2, progress=False), progress, _small_sweeps_card)
+    assert all(card.pids == {card.claim_pid} != {os.getpid()} for card in cards.values())
+    assert all(card.values == [2.0 * (i + 10 * s) for s in range(SWEEPS_PER_CLAIM) for i in range(TASKS_PER_SWEEP)]
+               for card in cards.values())
+
+
 def test_one_claim_with_jobs_runs_its_sweeps_on_the_pool_and_jobs_one_opens_none(tmp_path: Path) -> None:
     selection = [select_claim(CLAIMS[0])]
     progress = VerifyProgress(CLAIMS[:1], stream=io.StringIO(), interactive=False)
@@ -100,7 +121,7 @@ def test_one_claim_with_jobs_runs_its_sweeps_on_the_pool_and_jobs_one_opens_none
     assert RunPool.starts == starts + 1 and card.pids == {os.getpid()}
 
 
-def test_runs_on_the_session_pool_equal_the_serial_ones_bit_for_bit() -> None:
+def test_runs_on_the_session_pool_equal_the_serial_ones_bit_for_bit(on_the_pool: None) -> None:
     serial = execute(_requests(), SweepOptions(jobs=1, progress=False))
     with session_pool(2, 0):
         pooled = execute(_requests(), SweepOptions(jobs=2, progress=False))

@@ -91,7 +91,7 @@ def _calls(marker_dir: Path) -> list[str]:
     return sorted(path.name.split(".")[0] for path in marker_dir.iterdir())
 
 
-def test_serial_pool_and_dask_cluster_are_bit_identical() -> None:
+def test_serial_pool_and_dask_cluster_are_bit_identical(on_the_pool: None) -> None:
     from dask.distributed import LocalCluster
 
     serial = execute(_requests(), SweepOptions(jobs=1, progress=False))

@@ -4,11 +4,14 @@ What must hold: every task is in exactly one batch, batches hold one warm key an
 target cost (BATCH_SECONDS, or less for a small sweep: BATCHES_PER_WORKER batches per worker); a task of
 unknown cost runs alone; a batched sweep gives the unbatched results bit for bit, under the same run
 ids, with fewer submissions; a failing task inside a batch stores the tasks before it and names itself.
+A sweep estimated at no more than IN_PLACE_SECONDS in all runs in the process that asked for it, with
+the same results bit for bit; a larger one, or one of unknown cost, runs on the pool.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import numpy as np
 import pytest
@@ -24,6 +27,10 @@ from problems import build_problem
 
 def _value(x: float) -> dict[str, np.ndarray]:
     return {"value": np.array(3.0 * x)}
+
+
+def _pid(x: float) -> dict[str, np.ndarray]:
+    return {"pid": np.array(os.getpid()), "value": np.array(3.0 * x)}
 
 
 def _fails_at_5(x: float) -> dict[str, np.ndarray]:
@@ -70,7 +77,7 @@ def _many_seeds() -> list:
     return [dataclasses.replace(minibatch, config=dataclasses.replace(minibatch.config, algorithm=alg)), exact]
 
 
-def test_a_batched_sweep_equals_the_unbatched_one_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_batched_sweep_equals_the_unbatched_one_bit_for_bit(monkeypatch: pytest.MonkeyPatch, on_the_pool: None) -> None:
     submitted: list[int] = []
     submit = RunPool.submit
 
@@ -93,7 +100,7 @@ def test_a_batched_sweep_equals_the_unbatched_one_bit_for_bit(monkeypatch: pytes
 
 
 @pytest.mark.parametrize("pooled", [True, False], ids=["session pool", "pool per sweep"])
-def test_a_failing_task_in_a_batch_keeps_the_tasks_before_it_and_is_named(tmp_path, pooled: bool) -> None:
+def test_a_failing_task_in_a_batch_keeps_the_tasks_before_it_and_is_named(tmp_path, pooled: bool, on_the_pool: None) -> None:
     tasks = _tasks(8, 0.1, fn=_fails_at_5)
     with RunStore(tmp_path / "runs.sqlite") as store:
         options = SweepOptions(jobs=2, store=store, progress=False)
@@ -108,3 +115,35 @@ def test_a_failing_task_in_a_batch_keeps_the_tasks_before_it_and_is_named(tmp_pa
                     run_sweep(tasks, options)
         stored = set(store.keys())
     assert {"t1", "t2", "t3", "t4"} <= stored and not stored & {"t5", "t6", "t7"}
+
+
+def test_a_sweep_below_the_in_place_cost_runs_here_and_a_larger_one_on_the_pool() -> None:
+    assert sweep_batches.IN_PLACE_SECONDS == 1.0
+    small = _tasks(4, 0.25, fn=_pid, prefix="s")  # 1.0 s in all: at the threshold, in place
+    large = _tasks(5, 0.25, fn=_pid, prefix="l")  # 1.25 s: on the pool
+    unknown = _tasks(2, None, fn=_pid, prefix="u")  # no estimate: on the pool
+    assert sweep_batches.in_place(small, True) and not sweep_batches.in_place(large, True)
+    assert not sweep_batches.in_place(unknown, True) and not sweep_batches.in_place(unknown[:1], True)
+    assert sweep_batches.in_place(unknown[:1], False) and sweep_batches.in_place(_tasks(1, 5.0), False)
+    options = SweepOptions(jobs=2, progress=False)
+    with session_pool(2, 0):
+        ran = {name: run_sweep(tasks, options) for name, tasks in (("small", small), ("large", large),
+                                                                   ("unknown", unknown), ("one", unknown[:1]))}
+    here = {name: {int(result["pid"]) == os.getpid() for result in results.values()} for name, results in ran.items()}
+    assert here == {"small": {True}, "large": {False}, "unknown": {False}, "one": {False}}
+    assert [float(r["value"]) for r in ran["small"].values()] == [0.0, 3.0, 6.0, 9.0]
+    assert [float(r["value"]) for r in ran["large"].values()] == [0.0, 3.0, 6.0, 9.0, 12.0]
+
+
+def test_runs_in_place_equal_the_serial_and_the_pooled_ones_bit_for_bit(tmp_path, monkeypatch) -> None:
+    requests = _many_seeds()  # 0.18 s estimated in all: in place
+    serial = execute(requests, SweepOptions(jobs=1, progress=False))
+    with session_pool(2, 0), RunStore(tmp_path / "here.sqlite") as here, RunStore(tmp_path / "pool.sqlite") as pool:
+        in_place = execute(requests, SweepOptions(jobs=2, store=here, progress=False))
+        monkeypatch.setattr(sweep_batches, "IN_PLACE_SECONDS", 0.0)
+        pooled = execute(requests, SweepOptions(jobs=2, store=pool, progress=False))
+        executors = {name: {store.load(key).meta["executor"] for key in sorted(store.keys())} for name, store in
+                     (("here", here), ("pool", pool))}
+    assert executors == {"here": {"serial"}, "pool": {"process"}}
+    _assert_identical(serial, in_place)
+    _assert_identical(serial, pooled)

@@ -82,7 +82,7 @@ def test_a_trace_needs_the_numpy_engine() -> None:
         execute([RunRequest(config, trace=True)], SweepOptions(progress=False))
 
 
-def test_traces_go_through_execute_the_store_and_a_process_pool(tmp_path: Path) -> None:
+def test_traces_go_through_execute_the_store_and_a_process_pool(tmp_path: Path, on_the_pool: None) -> None:
     config = RUNS["mc_psgd"]
     direct = run(config, engine="numpy", trace=True)
     optimum = exact_optimum(build_block_cyclic(BLOCKS).combined, crosscheck=False)
