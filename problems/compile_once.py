@@ -29,9 +29,11 @@ needs f). fedbound's kernels have none, but the rule does not rely on that: each
 its holder's chain age (the time its outermost lock was taken, and its pid) and whether that chain
 is waiting. A nested compile waits for a younger holder, or an older one that is not waiting itself;
 it goes ahead without the lock (what Numba does anyway) when the holder is older and waiting. In a
-cycle of waiting chains, the one waiting for the cycle's oldest member sees that, within one poll
-(20 ms), so no deadlock lasts; a duplicate compile happens only then. The same specialisation met
-again inside its own chain is not locked twice.
+cycle of waiting chains, the chain waiting for the cycle's oldest member finds an older holder that
+waits, within one poll (20 ms), and goes ahead: no deadlock lasts, and a duplicate compile happens
+only then. The same specialisation met again inside its own chain is not locked twice. (Numba 0.68.1
+cannot load cached mutually recursive kernels at all: the second process segfaults, lock or not; the
+test of this rule takes the locks directly.)
 
 Reliance on Numba's internals (numba 0.68; checked by ``tests/test_compile_once.py``):
 ``Dispatcher.compile(self, sig)`` is the one entry of every compile of a ``@njit`` dispatcher (calls,
@@ -48,7 +50,6 @@ free of a Numba import until a kernel needs one).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import importlib.abc
 import importlib.machinery
@@ -59,6 +60,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so ``install`` leaves Numba as it is
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["FEDBOUND_PACKAGES", "install"]
 
@@ -74,7 +80,9 @@ _chain_age: list[tuple[int, int]] = []  # (time_ns, pid) when the chain's outerm
 def install(packages: tuple[str, ...] = ()) -> None:
     """Guard the cached kernels of fedbound's packages and of ``packages`` (top-level names) from
     being compiled twice on a machine; idempotent. Patches Numba now if it is loaded, else on the
-    import of ``numba.core.dispatcher``."""
+    import of ``numba.core.dispatcher``. Does nothing where ``fcntl`` is missing (Windows)."""
+    if fcntl is None:
+        return
     _guarded.update(packages)
     module = sys.modules.get(_DISPATCHER_MODULE)
     if module is not None:
@@ -94,7 +102,7 @@ def _compile_once(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], A
     from numba.core.compiler_lock import global_compiler_lock
     from numba.core.sigutils import normalize_signature
 
-    def compile(self: Any, sig: Any) -> Any:  # noqa: A001 -- Numba's method name
+    def compile(self: Any, sig: Any) -> Any:
         cache = getattr(self, "_cache", None)
         py_func = getattr(self, "py_func", None)
         module = getattr(py_func, "__module__", None) or ""
@@ -193,7 +201,8 @@ def _forget_in_child() -> None:
     _chain_age.clear()
 
 
-os.register_at_fork(after_in_child=_forget_in_child)
+if fcntl is not None:
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):

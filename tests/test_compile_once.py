@@ -17,8 +17,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = '''
@@ -187,13 +185,13 @@ def test_caching_off_takes_no_lock(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob("*.lock"))
 
 
-@pytest.mark.parametrize("packages", [(), ("probe_kernels",)])
-def test_install_is_idempotent(packages: tuple[str, ...]) -> None:
-    import numba.core.dispatcher as dispatcher
-
-    from problems import compile_once
-
-    compile_once.install(packages)
-    compile_once.install(packages)
-    wrapped = dispatcher.Dispatcher.compile
-    assert wrapped.__wrapped__.__name__ == "compile" and not hasattr(wrapped.__wrapped__, "__wrapped__")
+def test_installed_on_numbas_import_once_and_no_numba_import_before() -> None:
+    code = ("import sys, problems, convergence\n"
+            "print('numba' in sys.modules)\n"
+            "import numba.core.dispatcher as d\n"
+            "problems.compile_once.install()\n"
+            "inner = d.Dispatcher.compile.__wrapped__\n"
+            "print(inner.__qualname__, hasattr(inner, '__wrapped__'), d.__loader__.__class__.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "Dispatcher.compile", "False", "SourceFileLoader"]
