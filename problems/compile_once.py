@@ -7,7 +7,7 @@ default ``fedbound verify`` spent 46-52 s of its ~187 s of compile CPU that way,
 block-cyclic network kernel in two processes at once). Numba has no option for this.
 
 The mechanism: before a cached (``cache=True``) kernel of a guarded package (``FEDBOUND_PACKAGES``,
-and any added with ``install(packages=...)``) compiles a specialisation it does not hold in memory,
+and any added with ``guard(packages)``) compiles a specialisation it does not hold in memory,
 the process takes an exclusive ``fcntl.flock`` on a lock file for (function, argument types,
 return type) in that function's cache directory (``NUMBA_CACHE_DIR``'s subfolder, or Numba's own
 choice without it: the ``__pycache__`` beside the source, git-ignored, where its index and data files
@@ -42,20 +42,16 @@ callers' typing, explicit signatures) and itself does, in order, the in-memory l
 file), the ``numba:compile`` event, the compile and ``self._cache.save_overload``;
 ``Dispatcher._cache`` is a ``NullCache`` unless caching is on, and the cache's ``cache_path`` is
 the folder of its index. The patch wraps ``Dispatcher.compile`` once (the original is kept as
-``__wrapped__``); it is installed when ``problems`` or ``convergence`` is imported, on the import of
-``numba.core.dispatcher`` if Numba is not loaded yet (an import-system finder: those packages stay
-free of a Numba import until a kernel needs one).
+``__wrapped__``) when Numba loads (``problems.numba_setup``, installed when ``problems`` or
+``convergence`` is imported).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.abc
-import importlib.machinery
 import os
 import re
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
@@ -63,37 +59,29 @@ from typing import Any
 
 try:
     import fcntl
-except ImportError:  # Windows: no flock, so ``install`` leaves Numba as it is
+except ImportError:  # Windows: no flock, so ``patch`` leaves Numba as it is
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["FEDBOUND_PACKAGES", "install"]
+__all__ = ["FEDBOUND_PACKAGES", "guard", "patch"]
 
 FEDBOUND_PACKAGES = frozenset({"problems", "convergence", "proofs_check", "reports"})
 
-_DISPATCHER_MODULE = "numba.core.dispatcher"
 _POLL_S = 0.02
 _guarded: set[str] = set(FEDBOUND_PACKAGES)
 _held: dict[str, int] = {}  # lock key -> its open file, for the chain this process is compiling
 _chain_age: list[tuple[int, int]] = []  # (time_ns, pid) when the chain's outermost lock was taken
 
 
-def install(packages: tuple[str, ...] = ()) -> None:
-    """Guard the cached kernels of fedbound's packages and of ``packages`` (top-level names) from
-    being compiled twice on a machine; idempotent. Patches Numba now if it is loaded, else on the
-    import of ``numba.core.dispatcher``. Does nothing where ``fcntl`` is missing (Windows)."""
-    if fcntl is None:
-        return
+def guard(packages: tuple[str, ...]) -> None:
+    """Guard the cached kernels of ``packages`` (top-level names) too, besides fedbound's."""
     _guarded.update(packages)
-    module = sys.modules.get(_DISPATCHER_MODULE)
-    if module is not None:
-        _patch(module)
-    elif not any(isinstance(finder, _PatchOnImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _PatchOnImport())
 
 
-def _patch(module: ModuleType) -> None:
-    dispatcher = module.Dispatcher
-    if not hasattr(dispatcher.compile, "__wrapped__"):
+def patch(dispatcher_module: ModuleType) -> None:
+    """Wrap ``Dispatcher.compile`` of ``dispatcher_module`` (``numba.core.dispatcher``) once; does
+    nothing where ``fcntl`` is missing (Windows). Called by ``problems.numba_setup`` when Numba loads."""
+    dispatcher = dispatcher_module.Dispatcher
+    if fcntl is not None and not hasattr(dispatcher.compile, "__wrapped__"):
         dispatcher.compile = _compile_once(dispatcher.compile)
 
 
@@ -203,30 +191,3 @@ def _forget_in_child() -> None:
 
 if fcntl is not None:
     os.register_at_fork(after_in_child=_forget_in_child)
-
-
-class _PatchOnImport(importlib.abc.MetaPathFinder):
-    """Patches ``numba.core.dispatcher`` right after Python executes it (the import system's
-    documented finder/loader protocol); finds nothing itself."""
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != _DISPATCHER_MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None:
-            return None
-        spec.loader = _PatchingLoader(spec.loader)
-        return spec
-
-
-class _PatchingLoader(importlib.abc.Loader):
-    def __init__(self, loader: Any) -> None:
-        self._loader = loader
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: ModuleType) -> None:
-        module.__loader__ = self._loader
-        self._loader.exec_module(module)
-        _patch(module)

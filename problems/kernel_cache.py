@@ -9,7 +9,7 @@ machine code for every caller whose own file did not change: stale results, sile
 of kernel changes have run the old code that way).
 
 Here every cached function of a guarded package (``KERNEL_PACKAGES``: every ``@njit(cache=True)``
-of fedbound lives in ``problems`` or ``convergence``; tests add their own with ``install``) is
+of fedbound lives in ``problems`` or ``convergence``; tests add their own with ``guard``) is
 stamped with (Numba's own stamp, the SHA-256 of the contents of every ``.py`` file of the guarded
 packages, ``kernel_source_digest``). Numba keeps the stamp in each function's index (``.nbi``) and
 drops an index whose stamp differs (recompiling and overwriting it), so any edit to those packages
@@ -40,14 +40,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["KERNEL_PACKAGES", "install", "install_locators", "kernel_source_digest"]
+__all__ = ["KERNEL_PACKAGES", "guard", "install_locators", "kernel_source_digest"]
 
 KERNEL_PACKAGES = ("problems", "convergence")
 
 _guarded: list[str] = list(KERNEL_PACKAGES)
 
 
-def install(packages: tuple[str, ...] = ()) -> None:
+def guard(packages: tuple[str, ...]) -> None:
     """Add ``packages`` (top-level names) to the guarded ones; the digest covers their files too."""
     for name in packages:
         if name not in _guarded:

@@ -47,7 +47,7 @@ import json, os, sys, time
 guard, name, barrier, parties = sys.argv[1] == "1", sys.argv[2], sys.argv[3], int(sys.argv[4])
 import numba.core.event as ev
 from problems import compile_once
-compile_once.install(packages=("probe_kernels",) if guard else ())
+compile_once.guard(("probe_kernels",) if guard else ())
 compiled = []
 
 
@@ -189,7 +189,7 @@ def test_installed_on_numbas_import_once_and_no_numba_import_before() -> None:
     code = ("import sys, problems, convergence\n"
             "print('numba' in sys.modules)\n"
             "import numba.core.dispatcher as d\n"
-            "problems.compile_once.install()\n"
+            "problems.numba_setup.install()\n"
             "inner = d.Dispatcher.compile.__wrapped__\n"
             "print(inner.__qualname__, hasattr(inner, '__wrapped__'), d.__loader__.__class__.__name__)")
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},

@@ -20,7 +20,7 @@ _RUN = textwrap.dedent(
     import numba.core.caching as caching
     from problems import kernel_cache
     if sys.argv[1] == "guarded":
-        kernel_cache.install(("stalepkg",))
+        kernel_cache.guard(("stalepkg",))
         kernel_cache.install_locators(caching)
     from stalepkg.kern import value
     print(value())
