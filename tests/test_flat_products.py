@@ -67,7 +67,7 @@ def test_products_reject_mixed_dtypes() -> None:
 def _function_body(llvm_ir: str, name: str) -> str:
     """The one definition in ``llvm_ir`` whose mangled name contains ``name`` (Numba's, not its
     CPython wrapper)."""
-    bodies = [m.group(0) for m in re.finditer(r'^define [^@]*@"?(_ZN[^"(]+)"?\(.*?^}', llvm_ir, re.M | re.S)
+    bodies = [m.group(0) for m in re.finditer(r'^define [^@]*@"?(_ZN[^"(]+)"?\(.*?^}', llvm_ir, re.MULTILINE | re.DOTALL)
               if name in m.group(1) and not m.group(1).startswith("_ZN7cpython")]
     assert len(bodies) == 1, f"{name}: {len(bodies)} definitions"
     return bodies[0]
@@ -98,3 +98,69 @@ def test_minibatch_step_counts_no_references() -> None:
     G_ref = np.empty(m * C)
     data_gradient(SoftmaxLoss(C), C, rows, 0, m, targets, 0, n_k, batch, stream, W, G_ref, Xb, Z, idx)
     assert np.array_equal(G, G_ref)
+
+
+def _sequential_margins(rows, row_base, m, idx, n, W, C):
+    """Z[b, c] = sum_j x_b[j] W[j C + c], each sum in order of j from 0.0 (plain Python floats)."""
+    Z = np.zeros((n, C))
+    for b in range(n):
+        for c in range(C):
+            acc = 0.0
+            for j in range(m):
+                acc += float(rows[row_base + idx[b] * m + j]) * float(W[j * C + c])
+            Z[b, c] = acc
+    return Z
+
+
+@pytest.mark.parametrize("n, m, C", [(8, 21, 10), (7, 21, 10), (24, 21, 1), (23, 61, 1), (3, 11, 7), (1, 4, 2)])
+def test_small_minibatch_path_is_the_sequential_sums(n, m, C) -> None:
+    """Below BLAS_MIN_WORK the step's products are loops whose every sum runs in index order (the
+    kernels' bits): four rows at a time for the margins (with the leftover rows), C = 1 on its own
+    for the gradient; both equal the sequential sums exactly, and the step takes that path."""
+    from convergence.algorithms.local_steps import _loop_gradient, _loop_margins
+    from problems.models.least_squares import LeastSquaresLoss
+
+    assert n * m * C < BLAS_MIN_WORK
+    rng = np.random.default_rng(n * 100 + m + C)
+    row_base, n_k = 2 * m, 30
+    rows, W = rng.normal(size=row_base + n_k * m), rng.normal(size=m * C)
+    idx = rng.integers(0, n_k, n).astype(np.int64)
+    Z = np.full((n + 2, C), np.nan)
+    _loop_margins(C, rows, row_base, m, n, W, Z, idx)
+    expected = _sequential_margins(rows, row_base, m, idx, n, W, C)
+    assert np.array_equal(Z[:n], expected) and np.isnan(Z[n:]).all()
+    G = np.full(m * C + 2, np.nan)
+    _loop_gradient(C, rows, row_base, m, n, Z, G, idx)
+    G_expected = np.zeros(m * C)
+    for b in range(n):  # over b in order, per entry
+        for j in range(m):
+            for c in range(C):
+                G_expected[j * C + c] += float(rows[row_base + idx[b] * m + j]) * float(Z[b, c])
+    assert np.array_equal(G[:m * C], G_expected) and np.isnan(G[m * C:]).all()
+    if C == 1:  # the whole step on least squares: residual (z - y) / n, exact in Python too
+        targets = rng.normal(size=3 + n_k)
+        stream = np.uint64(stream_key(np.uint64(seed_key(9)), 0, 0, 1))
+        G_step, Zs, drawn = np.empty(m), np.empty((n, 1)), np.empty(n, dtype=np.int64)
+        step = njit(**{k: v for k, v in data_gradient.targetoptions.items() if k != "cache"})(data_gradient.py_func)
+        step(LeastSquaresLoss(1), 1, rows, row_base, m, targets, 3, n_k, n, stream, W, G_step, np.empty(n * m), Zs,
+             drawn)  # its own dispatcher: other tests' calls may have compiled a signed stream
+        R = _sequential_margins(rows, row_base, m, drawn, n, W, 1)[:, 0]
+        R = (R - targets[3 + drawn]) * (1.0 / n)
+        G_ref = np.zeros(m)
+        for b in range(n):
+            for j in range(m):
+                G_ref[j] += float(rows[row_base + drawn[b] * m + j]) * float(R[b])
+        assert np.array_equal(G_step, G_ref)
+
+
+def test_small_gradient_with_one_class_vectorises() -> None:
+    """With C = 1 the small path's gradient is a loop over the row's features alone, which LLVM
+    turns into vector multiplies and adds over contiguous loads (the general loop's innermost trip
+    count is C = 1; signed indices would make the loads masked gathers)."""
+    from convergence.algorithms.local_steps import _loop_gradient
+
+    fresh = njit(**{k: v for k, v in _loop_gradient.targetoptions.items() if k != "cache"})(_loop_gradient.py_func)
+    fresh(1, np.ones(40), 0, 8, 4, np.ones((4, 1)), np.empty(8), np.arange(4, dtype=np.int64))
+    body = _function_body(fresh.inspect_llvm(fresh.signatures[0]), "14_loop_gradient")
+    assert re.search(r"fmul <\d+ x double>", body) and re.search(r"fadd <\d+ x double>", body)
+    assert "masked.gather" not in body

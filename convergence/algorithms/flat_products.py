@@ -26,7 +26,13 @@ from __future__ import annotations
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from numba.np.linalg import call_xxdot, call_xxgemm, call_xxgemv, check_c_int, ensure_blas
+from numba.np.linalg import (
+    call_xxdot,
+    call_xxgemm,
+    call_xxgemv,
+    check_c_int,
+    ensure_blas,
+)
 
 __all__ = ["matmul", "matmul_t"]
 
@@ -73,21 +79,19 @@ def _typed(x_layout: str, x, x_start, w, w_start, out, out_start, rows, inner, c
                 is_left_vec = builder.icmp_signed("==", rows, one)
                 is_right_vec = builder.icmp_signed("==", cols, one)
                 with builder.if_else(is_right_vec) as (r_vec, r_mat):
-                    with r_vec:
-                        with builder.if_else(is_left_vec) as (v_v, m_v):
-                            with v_v:
-                                call_xxdot(context, builder, False, dtype, inner, x_data, w_data, out_data)
-                            with m_v:
-                                call_xxgemv(context, builder, x_ty.layout == out_ty.layout, x_ty, x_shapes, x_data,
-                                            w_data, out_data)
-                    with r_mat:
-                        with builder.if_else(is_left_vec) as (v_m, m_m):
-                            with v_m:
-                                call_xxgemv(context, builder, w_ty.layout != out_ty.layout, w_ty, w_shapes, w_data,
-                                            x_data, out_data)
-                            with m_m:
-                                call_xxgemm(context, builder, x_ty, x_shapes, x_data, w_ty, w_shapes, w_data,
-                                            out_ty, out_shapes, out_data)
+                    with r_vec, builder.if_else(is_left_vec) as (v_v, m_v):
+                        with v_v:
+                            call_xxdot(context, builder, False, dtype, inner, x_data, w_data, out_data)
+                        with m_v:
+                            call_xxgemv(context, builder, x_ty.layout == out_ty.layout, x_ty, x_shapes, x_data,
+                                        w_data, out_data)
+                    with r_mat, builder.if_else(is_left_vec) as (v_m, m_m):
+                        with v_m:
+                            call_xxgemv(context, builder, w_ty.layout != out_ty.layout, w_ty, w_shapes, w_data,
+                                        x_data, out_data)
+                        with m_m:
+                            call_xxgemm(context, builder, x_ty, x_shapes, x_data, w_ty, w_shapes, w_data,
+                                        out_ty, out_shapes, out_data)
         return context.get_dummy_value()
 
     return types.none(x, x_start, w, w_start, out, out_start, rows, inner, cols), codegen
