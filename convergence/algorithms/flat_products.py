@@ -3,9 +3,9 @@ no array views.
 
 ``matmul(x, x_start, w, w_start, out, out_start, rows, inner, cols)`` writes
 
-    out[out_start:][: rows cols] as (rows, cols) <- X W,   X (rows, inner) at x[x_start:], W (inner, cols) at w[w_start:],
+    out[out_start:][: rows cols] as (rows, cols) <- X W,
 
-and ``matmul_t`` the same with X^T, where X (inner, rows) is stored at x[x_start:], all blocks
+X (rows, inner) at x[x_start:], W (inner, cols) at w[w_start:], and ``matmul_t`` the same with X^T, where X (inner, rows) is stored at x[x_start:], all blocks
 row-major and contiguous, the arrays C-contiguous of any number of dimensions (read as flat).
 Each is the call Numba's ``np.dot(a, b, out)`` makes for ``a = x[...].reshape(rows, inner)`` (or
 ``x[...].reshape(inner, rows).T``), ``b = w[...].reshape(inner, cols)`` and ``out`` the 2-D view:
@@ -19,6 +19,8 @@ Numba's reshape helper, and ``np.dot`` itself counts its operands; bench's W2 st
 them.
 
 No bounds are checked (the kernels size their blocks); the dtypes must agree (float32 or float64).
+The wrappers are Numba internals, not public API: a Numba release that changes them shows in
+``tests/test_flat_products.py``, which compares every branch with Numba's ``np.dot`` bit for bit.
 """
 
 from __future__ import annotations
