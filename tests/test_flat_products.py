@@ -64,6 +64,13 @@ def test_products_reject_mixed_dtypes() -> None:
         _flat(np.ones(4), 0, np.ones(4, np.float32), 0, np.empty(4), 0, 2, 2, 2, False)
 
 
+def _fresh(dispatcher):
+    """A new compilation of a kernel with its own options (``_nrt`` among them) but no cache:
+    Numba cannot inspect cached code."""
+    options = {k: v for k, v in dispatcher.targetoptions.items() if k not in ("cache", "nopython")}
+    return njit(**options)(dispatcher.py_func)
+
+
 def _function_body(llvm_ir: str, name: str) -> str:
     """The one definition in ``llvm_ir`` whose mangled name contains ``name`` (Numba's, not its
     CPython wrapper)."""
@@ -85,8 +92,7 @@ def test_minibatch_step_counts_no_references() -> None:
     W, G = rng.normal(size=m * C) * 0.1, np.empty(m * C)
     Xb, Z, idx = np.empty(batch * m), np.empty((batch, C)), np.empty(batch, dtype=np.int64)
     stream = stream_key(seed_key(7), 1, 0, 1)
-    options = {k: v for k, v in data_gradient.targetoptions.items() if k != "cache"}
-    fresh = njit(**options)(data_gradient.py_func)  # Numba cannot inspect cached code
+    fresh = _fresh(data_gradient)
     fresh(SoftmaxLoss(C), C, rows, 0, m, targets, 0, n_k, batch, stream, W, G, Xb, Z, idx)
     llvm_ir = fresh.inspect_llvm(fresh.signatures[0])
     for name in ("13data_gradient", "10_residuals"):
@@ -141,7 +147,7 @@ def test_small_minibatch_path_is_the_sequential_sums(n, m, C) -> None:
         targets = rng.normal(size=3 + n_k)
         stream = np.uint64(stream_key(np.uint64(seed_key(9)), 0, 0, 1))
         G_step, Zs, drawn = np.empty(m), np.empty((n, 1)), np.empty(n, dtype=np.int64)
-        step = njit(**{k: v for k, v in data_gradient.targetoptions.items() if k != "cache"})(data_gradient.py_func)
+        step = _fresh(data_gradient)
         step(LeastSquaresLoss(1), 1, rows, row_base, m, targets, 3, n_k, n, stream, W, G_step, np.empty(n * m), Zs,
              drawn)  # its own dispatcher: other tests' calls may have compiled a signed stream
         R = _sequential_margins(rows, row_base, m, drawn, n, W, 1)[:, 0]
@@ -159,7 +165,7 @@ def test_small_gradient_with_one_class_vectorises() -> None:
     count is C = 1; signed indices would make the loads masked gathers)."""
     from convergence.algorithms.local_steps import _loop_gradient
 
-    fresh = njit(**{k: v for k, v in _loop_gradient.targetoptions.items() if k != "cache"})(_loop_gradient.py_func)
+    fresh = _fresh(_loop_gradient)
     fresh(1, np.ones(40), 0, 8, 4, np.ones((4, 1)), np.empty(8), np.arange(4, dtype=np.int64))
     body = _function_body(fresh.inspect_llvm(fresh.signatures[0]), "14_loop_gradient")
     assert re.search(r"fmul <\d+ x double>", body) and re.search(r"fadd <\d+ x double>", body)
