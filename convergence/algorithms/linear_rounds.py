@@ -48,6 +48,7 @@ def _client_round(
     (0 when not ``track``), star_sq is ||w*||^2."""
     C, mu, support, support_offsets = clients.n_classes, clients.mu, clients.support, clients.support_offsets
     sample_offsets, rows, row_offsets = clients.sample_offsets, clients.rows, clients.row_offsets
+    targets = clients.targets  # read once: a field read in the step loop counts a reference every step
     E, batch, mu_prox = plan.local_steps, plan.batch, plan.mu_prox
     N = counts.size
     so, m = support_offsets[k], support_offsets[k + 1] - support_offsets[k]
@@ -81,13 +82,13 @@ def _client_round(
             k_next = k if e + 1 < E else k + 1
             if k_next < N and counts[k_next] > 0:
                 prefetch_minibatch(rows, row_offsets[k_next], support_offsets[k_next + 1] - support_offsets[k_next],
-                                   clients.targets, sample_offsets[k_next],
+                                   targets, sample_offsets[k_next],
                                    sample_offsets[k_next + 1] - sample_offsets[k_next], batch,
                                    stream_key(key, t + 1 if e + 1 < E else r * E, k_next, N))
         if batch == 0 and clients.uses_gram[k]:
             gram_gradient(clients.gram, clients.gram_offsets[k], clients.gram_rhs, so, m, Wk, G)
         else:
-            data_gradient(loss, C, rows, row_offsets[k], m, clients.targets, sample_offsets[k], n_k, batch,
+            data_gradient(loss, C, rows, row_offsets[k], m, targets, sample_offsets[k], n_k, batch,
                           stream, Wk, G, Xb, Z, idx)
         correct_gradient(algorithm_state, k, lam, G[:m * C])
         if track:

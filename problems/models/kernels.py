@@ -38,12 +38,15 @@ def margin_loss_sum(loss, Z, targets, sample_base, n):
 def register_loss(tag: type, residuals: Callable, loss_sum: Callable) -> None:
     """Register a loss's Numba implementations for its NamedTuple ``tag`` type: ``residuals`` has
     the signature of ``margin_residuals`` and ``loss_sum`` that of ``margin_loss_sum``; both are
-    plain Python functions that Numba compiles (and caches) for the kernels calling them."""
+    plain Python functions that Numba compiles (and caches) for the kernels calling them. ``residuals``
+    runs once per local step and is compiled without Numba's reference counting (``_nrt=False``, as
+    ``local_steps.data_gradient``): it must not allocate (Numba refuses to compile an allocation
+    there), and the views it makes of its caller's arrays count no references."""
 
     def applies(loss) -> bool:
         return isinstance(loss, types.BaseNamedTuple) and loss.instance_class is tag
 
-    @overload(margin_residuals, jit_options={"cache": True})
+    @overload(margin_residuals, jit_options={"cache": True, "_nrt": False})
     def _residuals(loss, Z, targets, sample_base, idx, n_used, wt):
         return residuals if applies(loss) else None
 
