@@ -12,10 +12,11 @@ and on every worker that joins later.
 
 The plugin loads no kernel. A kernel is loaded from Numba's cache (or compiled, if the cache lacks
 it) by its first call in the worker, as in any process; a worker so loads only the kernels its tasks
-run. Loading every specialisation the cache holds instead (as the plugin did first) cost a fresh
-cluster's first sweep more than it saved: 1.98 s of CPU per worker with the FedAvg kernels cached
-and 2.9 s with the 118 a full ``fedbound verify`` leaves, against 1.28 s to import what a FedAvg
-run needs (README, "Dask", for the measured sweeps).
+run. Loading every specialisation the cache holds instead (as the plugin did first) costs about 10 ms
+of CPU per specialisation in each worker whether a task calls it or not: a fresh 2-worker cluster's
+first sweep of 64 FedAvg runs took 64 against 46 ms of CPU per run with 119 specialisations cached
+(a full ``fedbound verify`` leaves 118), and 38 against 43 ms with only the sweep's 23 (README,
+"Dask").
 
 What a worker loads is what Numba's cache holds: the package's ``__pycache__`` folders (the
 default), or ``NUMBA_CACHE_DIR``. Workers on this machine share the package's cache with the
