@@ -13,8 +13,8 @@ worker takes up another task. A serial sweep stops after the run that is in prog
 kernel reacts to no signal until it returns). Every run handed over before the interrupt is stored,
 so the sweep, run again, resumes. On Dask the tasks not yet finished are cancelled (``run_dask``).
 
-Dask workers load fedbound's kernels once, when the cluster first meets a sweep (the ``WarmKernels``
-worker plugin, ``convergence.dask_warm``), compile a kernel new to the cluster once (its first batch runs
+Dask workers import fedbound's kernel modules once, when the cluster first meets a sweep (the
+``WarmKernels`` worker plugin, ``convergence.dask_warm``), compile a kernel new to the cluster once (its first batch runs
 alone, ``dask_warm.completed_warm_first``), and receive batches of short runs (``convergence.sweep_batches``).
 """
 
@@ -313,7 +313,7 @@ def run_dask(pending: list[SweepTask], scheduler: str | None, finish: Finish,
     with client:
         from .dask_warm import WarmKernels, completed_warm_first
 
-        client.register_plugin(WarmKernels())  # once per worker: its kernels loaded before its first task
+        client.register_plugin(WarmKernels())  # once per worker: fedbound imported before its first task
         threads = max(1, sum(client.nthreads().values()))
         futures: dict[Any, Batch] = {}
 

@@ -2,8 +2,9 @@
 
 What must hold: a sweep on a cluster registers the plugin; it runs once on each worker however many
 sweeps follow (two sweeps here, on a real local cluster of two worker processes), and a worker that
-ran it holds the kernels the cache has (at least the one the first sweep compiled); the sweeps'
-results are the serial ones bit for bit (batched, as every executor's). A kernel new to the cluster is
+ran it holds fedbound's kernel modules but no kernel yet, though the cache holds some (a task loads
+the kernels it calls, not every one the cache has); the sweeps' results are the serial ones bit for
+bit (batched, as every executor's). A kernel new to the cluster is
 compiled once: the first batch of its warm key runs alone and the other worker loads it from Numba's
 cache (counted with the dispatcher's own cache statistics in each worker).
 """
@@ -11,6 +12,7 @@ cache (counted with the dispatcher's own cache statistics in each worker).
 from __future__ import annotations
 
 import os
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -21,7 +23,7 @@ import pytest
 from test_sweep import _assert_identical, _requests
 
 from convergence import SweepOptions, execute
-from convergence.dask_warm import load_cached_kernels
+from convergence.dask_warm import KERNEL_PACKAGES, WarmKernels, import_kernel_modules
 from convergence.sweep import SweepTask, run_sweep
 
 _MEET_S = 3.0  # how long a task waits for a second task to reach the kernel (both workers at once, without the rule)
@@ -49,8 +51,19 @@ def _meet_then_call(markers: str, value: float) -> dict[str, np.ndarray]:
 
 
 def _warmups(dask_worker) -> list[int]:
-    """The kernels each run of the plugin on this worker loaded."""
-    return [warmed.loaded for warmed in getattr(dask_worker, "fedbound_warmups", [])]
+    """The modules of fedbound's packages this worker held after each run of the plugin on it."""
+    return [warmed.modules for warmed in getattr(dask_worker, "fedbound_warmups", [])]
+
+
+def _held_kernels() -> tuple[int, int]:
+    """How many modules of fedbound's packages this process holds, and how many compiled specialisations
+    (loaded from the cache or compiled) their Numba dispatchers hold."""
+    from numba.core.registry import CPUDispatcher
+
+    modules = [module for name, module in list(sys.modules.items()) if name.split(".")[0] in KERNEL_PACKAGES]
+    dispatchers = {id(value): value for module in modules for value in vars(module).values()
+                   if isinstance(value, CPUDispatcher)}
+    return len(modules), sum(len(dispatcher.overloads) for dispatcher in dispatchers.values())
 
 
 def test_the_plugin_runs_once_per_worker_over_two_sweeps() -> None:
@@ -68,10 +81,18 @@ def test_the_plugin_runs_once_per_worker_over_two_sweeps() -> None:
     assert len(per_worker) == 2 and all(len(runs) == 1 and runs[0] >= 1 for runs in per_worker.values())
 
 
-def test_loading_the_cache_compiles_nothing_it_does_not_hold() -> None:
-    warmed = load_cached_kernels()
-    assert warmed.dispatchers > 0 and 0 <= warmed.loaded
-    assert load_cached_kernels().loaded == warmed.loaded  # the same index read again: the same entries, loaded
+def test_the_plugin_imports_the_kernel_modules_and_loads_no_kernel() -> None:
+    from dask.distributed import Client, LocalCluster
+
+    execute(_requests(), SweepOptions(jobs=1, progress=False))  # the cache holds the sweep's kernels
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
+            Client(cluster.scheduler_address, set_as_default=False) as client:
+        client.register_plugin(WarmKernels())
+        held = client.run(_held_kernels)
+        warmups = client.run(_warmups)
+    assert len(held) == 2 and all(kernels == 0 for _, kernels in held.values()), held  # a task loads what it calls
+    assert all(runs == [modules] for (modules, _), runs in zip(held.values(), warmups.values())), (held, warmups)
+    assert import_kernel_modules().modules == held[next(iter(held))][0]  # every module of the packages
 
 
 def test_a_kernel_new_to_the_cluster_is_compiled_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
