@@ -47,10 +47,9 @@ from typing import Any
 
 from distributed import WorkerPlugin, as_completed
 
-__all__ = ["KERNEL_PACKAGES", "WarmKernels", "WarmedModules", "completed_warm_first", "import_kernel_modules"]
+from problems.kernel_cache import KERNEL_PACKAGES
 
-KERNEL_PACKAGES = ("convergence", "problems")
-"""The packages whose modules hold fedbound's Numba kernels (every module is imported)."""
+__all__ = ["WarmKernels", "WarmedModules", "completed_warm_first", "import_kernel_modules"]
 
 
 _CLUSTER_WARM_KEYS: dict[str, set[Hashable]] = {}

@@ -23,7 +23,8 @@ import pytest
 from test_sweep import _assert_identical, _requests
 
 from convergence import SweepOptions, execute
-from convergence.dask_warm import KERNEL_PACKAGES, WarmKernels, import_kernel_modules
+from convergence.dask_warm import WarmKernels, import_kernel_modules
+from problems.kernel_cache import KERNEL_PACKAGES
 from convergence.sweep import SweepTask, run_sweep
 
 _MEET_S = 3.0  # how long a task waits for a second task to reach the kernel (both workers at once, without the rule)
