@@ -110,7 +110,7 @@ def _compiled_fresh(monkeypatch, module, name: str, config) -> list[str]:
 def test_no_round_loop_links_the_network(monkeypatch) -> None:
     """The block-cyclic kernel and FedAvg's loop on a CNN define none of the network's functions:
     they call it by address. Fails with the network called directly (every layer linked in)."""
-    steps = dict(step_size=StepSize.constant(0.1), batch_size=2, seeds=(0,))
+    steps = {"step_size": StepSize.constant(0.1), "batch_size": 2, "seeds": (0,)}
     cyclic = RunConfig(problem_spec("block_cyclic_images", n_blocks=2, clients_per_block=2, labels_per_block=6,
                                     n_train=80, n_test=20, dtype="float32"),
                        MCPSGDConfig(cycles=1, rounds_per_block=1, local_steps=1, record_rounds=(0, 2),

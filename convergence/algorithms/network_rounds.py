@@ -100,8 +100,8 @@ def _client_steps_and_fold(k, r, loss, clients, schedule, plan, algorithm_state,
     maxima[0] = 0.0
     maxima[1] = 0.0
     network_client_steps(
-        loss, clients.loss_grad, clients.images, clients.labels, offsets[k], offsets[k + 1] - offsets[k], plan.batch, key, k,
-        counts.size, r * E, E, schedule.code, schedule.a, schedule.b, lam, Wk, w_star, track,
+        loss, clients.loss_grad, clients.images, clients.labels, offsets[k], offsets[k + 1] - offsets[k], plan.batch,
+        key, k, counts.size, r * E, E, schedule.code, schedule.a, schedule.b, lam, Wk, w_star, track,
         clients.batch_images, clients.batch_labels, clients.acts, clients.dacts, clients.pool_index, clients.grad,
         maxima, algorithm_state,
     )
