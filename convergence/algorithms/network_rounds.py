@@ -23,7 +23,7 @@ compiled on its own before it is inlined. So the serial loop's ``round_clients``
 inlined) overload, the client's round and steps beneath it are inlined as Numba IR, and the
 network is called by address (``cnn.kernel``, "Calls by address"): the loop and ``round_clients``
 are the only compiled functions above the network, and neither links it
-(``tests/test_cnn_specialisations.py``).
+(``tests/test_cnn_call_by_address.py``).
 
 The tracked radius and the divergence test are measured from ``w_star``, which for a CNN (no
 exact optimum, ``convergence.run.objective_optimum``) is w0 in float64.
