@@ -15,6 +15,7 @@ from convergence.algorithms.network_steps import rows_loss_grad
 from problems import build_block_cyclic, build_problem, problem_spec
 from problems.models import digits_net
 from problems.models.cnn.kernel import (
+    loss_grad_address,
     network_forward,
     network_loss_grad,
     network_predict,
@@ -58,7 +59,8 @@ def test_rows_loss_grad_is_the_network_on_the_rows() -> None:
     params = net.init_params(2, np.float64)
     work = net.workspace(7, np.float64)
     buffers = np.full((7, *net.input_shape), np.nan), np.full(7, -1, dtype=np.int64)
-    loss = rows_loss_grad(net.layout.table, params, images, labels, 3, 10, *buffers, *work)
+    loss = rows_loss_grad(net.layout.table, loss_grad_address(np.float64), params, images, labels, 3, 10, *buffers,
+                          *work)
     want_loss, want_grad = net.loss_and_gradient(params, images[3:10].copy(), labels[3:10].copy())
     assert loss == want_loss and np.array_equal(work.grad, want_grad)
     assert read_only_signatures(network_loss_grad) == []

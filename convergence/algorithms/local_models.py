@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from problems import FederatedProblem, ImageClassificationProblem
+from problems.models.cnn.kernel import loss_grad_address
 
 from .client_steps_np import LinearStepsNP, NetworkStepsNP
 from .network_rounds import NetworkClients
@@ -129,7 +130,7 @@ class NetworkLocal:
         return NetworkClients(
             problem.images, problem.labels, problem.offsets, problem.weights,
             np.empty((rows, *problem.network.input_shape), dtype=dtype),
-            np.empty(rows, dtype=np.int64), *problem.network.workspace(rows, dtype),
+            np.empty(rows, dtype=np.int64), *problem.network.workspace(rows, dtype), loss_grad_address(dtype),
         )
 
     def reference_steps(self, batch: int, seed: int, scheme: str, w_star: np.ndarray, mu_prox: float,

@@ -17,6 +17,14 @@ makes the clients of a round run one after another (``client_rounds.round_client
 it): a CNN runs only through the serial kernel (``local_sgd.local_sgd_kernel``;
 ``local_models.NetworkLocal.serial``).
 
+Compile cost: Numba links the library of every compiled callee into its caller's and runs LLVM's
+optimiser over the whole linked module again, and an overload with ``inline="always"`` is also
+compiled on its own before it is inlined. So the serial loop's ``round_clients`` is a plain (not
+inlined) overload, the client's round and steps beneath it are inlined as Numba IR, and the
+network is called by address (``cnn.kernel``, "Calls by address"): the loop and ``round_clients``
+are the only compiled functions above the network, and neither links it
+(``tests/test_cnn_call_by_address.py``).
+
 The tracked radius and the divergence test are measured from ``w_star``, which for a CNN (no
 exact optimum, ``convergence.run.objective_optimum``) is w0 in float64.
 """
@@ -26,6 +34,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 from numba.extending import overload
 
 from .client_rounds import aggregate, begin_round, client_round, client_workspace, round_clients
@@ -42,8 +51,10 @@ class NetworkClients(NamedTuple):
     int64 (client k's rows offsets[k]:offsets[k+1]), ``weights`` (N,) p_k; the buffers, allocated
     once per run: ``batch_images`` (b, or max n_k with exact gradients, H, W, C) and ``batch_labels``
     (as many) the gathered minibatch, ``acts``, ``dacts``, ``pool_index`` and ``grad`` the network's workspace
-    for the largest batch (``ConvNet.workspace``: b, or max n_k with exact gradients). The
-    network's layout table travels beside it as the kernel's ``loss``."""
+    for the largest batch (``ConvNet.workspace``: b, or max n_k with exact gradients);
+    ``loss_grad`` the address of the network's loss and gradient for the dtype in this process
+    (``cnn.kernel.loss_grad_address``: the bundle is built where its kernel runs). The network's
+    layout table travels beside it as the kernel's ``loss``."""
 
     images: np.ndarray
     labels: np.ndarray
@@ -55,6 +66,7 @@ class NetworkClients(NamedTuple):
     dacts: np.ndarray
     pool_index: np.ndarray
     grad: np.ndarray
+    loss_grad: int
 
 
 @overload(client_workspace, inline="always")
@@ -76,18 +88,45 @@ def _network_begin_round(clients, work, W, w_star, track, broadcast, acc):
     return impl
 
 
-@overload(round_clients, inline="always")
+@njit(cache=True, inline="always")
+def _client_steps_and_fold(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients,
+                           step_scales, W, w_star, track, Wk, client_stats, acc):
+    """Client k's round: Wk <- W, its E steps (``network_client_steps``), the algorithm's end of the
+    client, then acc += a_k Wk in float64 (the module docstring's fold)."""
+    offsets, E, lam = clients.offsets, plan.local_steps, step_scales[k]
+    for q in range(W.size):
+        Wk[q] = W[q]
+    maxima = client_stats[k]
+    maxima[0] = 0.0
+    maxima[1] = 0.0
+    network_client_steps(
+        loss, clients.loss_grad, clients.images, clients.labels, offsets[k], offsets[k + 1] - offsets[k], plan.batch,
+        key, k, counts.size, r * E, E, schedule.code, schedule.a, schedule.b, lam, Wk, w_star, track,
+        clients.batch_images, clients.batch_labels, clients.acts, clients.dacts, clients.pool_index, clients.grad,
+        maxima, algorithm_state,
+    )
+    end_client(algorithm_state, k, r, lam, schedule, E, Wk, W)
+    a = coefficients[k]
+    for q in range(W.size):
+        acc[q] += a * np.float64(Wk[q])
+
+
+@overload(round_clients)
 def _network_round_clients(r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales,
                            W, w_star, track, work, client_stats, acc):
+    """Not inlined into the loop (one call a round), and the client's round is inlined into it as
+    plain Numba IR (``_client_steps_and_fold``), not through the ``client_round`` overload, which an
+    inlined overload would compile on its own first (module docstring, "Compile cost")."""
     if not is_state(clients, NetworkClients):
         return None
 
     def impl(r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales, W, w_star,
              track, work, client_stats, acc):
+        Wk = work[0]
         for k in range(counts.size):
             if counts[k] > 0:
-                client_round(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients,
-                             step_scales, W, w_star, track, work, client_stats, acc, 0)
+                _client_steps_and_fold(k, r, loss, clients, schedule, plan, algorithm_state, key, counts,
+                                       coefficients, step_scales, W, w_star, track, Wk, client_stats, acc)
 
     return impl
 
@@ -100,23 +139,8 @@ def _network_client_round(k, r, loss, clients, schedule, plan, algorithm_state, 
 
     def impl(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients, step_scales, W, w_star,
              track, work, client_stats, acc, thread):
-        Wk = work[0]
-        offsets, E, lam = clients.offsets, plan.local_steps, step_scales[k]
-        for q in range(W.size):
-            Wk[q] = W[q]
-        maxima = client_stats[k]
-        maxima[0] = 0.0
-        maxima[1] = 0.0
-        network_client_steps(
-            loss, clients.images, clients.labels, offsets[k], offsets[k + 1] - offsets[k], plan.batch, key, k,
-            counts.size, r * E, E, schedule.code, schedule.a, schedule.b, lam, Wk, w_star, track,
-            clients.batch_images, clients.batch_labels, clients.acts, clients.dacts, clients.pool_index, clients.grad,
-            maxima, algorithm_state,
-        )
-        end_client(algorithm_state, k, r, lam, schedule, E, Wk, W)
-        a = coefficients[k]
-        for q in range(W.size):
-            acc[q] += a * np.float64(Wk[q])
+        _client_steps_and_fold(k, r, loss, clients, schedule, plan, algorithm_state, key, counts, coefficients,
+                               step_scales, W, w_star, track, work[0], client_stats, acc)
 
     return impl
 

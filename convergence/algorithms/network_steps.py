@@ -1,6 +1,6 @@
 """The local-step primitive of a CNN client in the Numba kernels: E SGD steps of one client on
 its network loss, the network's gradient taken from the model oracle
-(``problems.models.cnn.kernel.network_loss_grad``). The one local-SGD round loop runs it for a CNN
+(``problems.models.cnn.kernel.network_loss_grad``, called by address). The one local-SGD round loop runs it for a CNN
 (``network_rounds``: FedAvg's client round), and so does the block-cyclic CNN kernel (one step at
 a time).
 
@@ -17,13 +17,15 @@ the sampling and aggregation of ``participation``.
 
 ``network_gradient`` is one step's gradient (the minibatch gather and the network's gradient),
 inlined (``inline="always"``) into ``network_client_steps`` and into the block-cyclic kernel's CNN
-step (``block_cyclic.network_pieces``): a step that called ``network_client_steps`` instead would
-add a compiled layer whose build re-optimises the whole network beneath it (~4 s of a cold
-compile). Every argument is a plain array or scalar (no tuple read in the step loop) but the
-algorithm's state, which only selects the compiled correction. Buffers,
-allocated once per run by the caller: ``batch_images`` (b rows, or max n_k with exact gradients, H, W, C) and
-``batch_labels`` (as many) for the gathered minibatch, and the network's workspace (``ConvNet.workspace`` for the largest batch:
-b, or max n_k with exact gradients).
+step (``block_cyclic.network_pieces``); ``network_client_steps`` is inlined into FedAvg's client
+round. The network's loss and gradient are called by address (``loss_grad``, the caller's
+``cnn.kernel.loss_grad_address`` of the model's dtype; ``cnn.kernel.network_loss_grad_at``), so that
+no compiled function above it links and re-optimises the whole network again (``cnn.kernel``'s
+docstring, "Calls by address"). Every argument is a plain array or scalar (no tuple read in the
+step loop) but the algorithm's state, which only selects the compiled correction. Buffers,
+allocated once per run by the caller: ``batch_images`` (b rows, or max n_k with exact gradients,
+H, W, C) and ``batch_labels`` (as many) for the gathered minibatch, and the network's workspace
+(``ConvNet.workspace`` for the largest batch: b, or max n_k with exact gradients).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from problems.models.cnn.kernel import network_loss_grad
+from problems.models.cnn.kernel import network_loss_grad_at
 
 from .._rng import sample_index, stream_key
 from ..schedules import step_size_at
@@ -41,27 +43,29 @@ __all__ = ["network_client_steps", "network_gradient", "rows_loss_grad"]
 
 
 @njit(cache=True, inline="always")
-def network_gradient(table, images, labels, row_base, n_k, batch, key, k, N, t, Wk, batch_images, batch_labels, acts,
-                     dacts, pool_index, grad):
+def network_gradient(table, loss_grad, images, labels, row_base, n_k, batch, key, k, N, t, Wk, batch_images,
+                     batch_labels, acts, dacts, pool_index, grad):
     """grad <- the gradient of client k's mean cross-entropy at Wk at global step t: over its rows
     images[row_base : row_base + n_k] (batch = 0) or over ``batch`` rows drawn uniformly with
     replacement from the stream ``stream_key(key, t, k, N)``, either copied into the buffers
     (``rows_loss_grad`` with exact gradients). Inlined into its callers (one step of
     ``network_client_steps``, the block-cyclic CNN step)."""
     if batch == 0:
-        rows_loss_grad(table, Wk, images, labels, row_base, row_base + n_k, batch_images, batch_labels, acts, dacts,
-                       pool_index, grad)
+        rows_loss_grad(table, loss_grad, Wk, images, labels, row_base, row_base + n_k, batch_images, batch_labels,
+                       acts, dacts, pool_index, grad)
         return
     stream = stream_key(key, t, k, N)
     for j in range(batch):
         row = row_base + sample_index(stream, j, n_k)
         batch_images[j] = images[row]
         batch_labels[j] = labels[row]
-    network_loss_grad(table, Wk, batch_images[:batch], batch_labels[:batch], acts, dacts, pool_index, grad)
+    network_loss_grad_at(loss_grad, table, Wk, batch_images[:batch], batch_labels[:batch], acts, dacts, pool_index,
+                         grad)
 
 
 @njit(cache=True, inline="always")
-def rows_loss_grad(table, W, images, labels, lo, hi, batch_images, batch_labels, acts, dacts, pool_index, grad):
+def rows_loss_grad(table, loss_grad, W, images, labels, lo, hi, batch_images, batch_labels, acts, dacts, pool_index,
+                   grad):
     """The mean cross-entropy of images[lo:hi] at W (returned) and its gradient (into grad), the
     rows copied into batch_images and batch_labels (at least hi - lo rows) first: the clients'
     images are read-only, and ``network_loss_grad`` called on them would be compiled a second time,
@@ -69,13 +73,14 @@ def rows_loss_grad(table, W, images, labels, lo, hi, batch_images, batch_labels,
     for j in range(hi - lo):
         batch_images[j] = images[lo + j]
         batch_labels[j] = labels[lo + j]
-    return network_loss_grad(table, W, batch_images[: hi - lo], batch_labels[: hi - lo], acts, dacts, pool_index, grad)
+    return network_loss_grad_at(loss_grad, table, W, batch_images[: hi - lo], batch_labels[: hi - lo], acts, dacts,
+                                pool_index, grad)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def network_client_steps(
-    table, images, labels, row_base, n_k, batch, key, k, N, t0, E, sched_code, sched_a, sched_b, step_scale, Wk,
-    anchor, track, batch_images, batch_labels, acts, dacts, pool_index, grad, maxima, algorithm_state,
+    table, loss_grad, images, labels, row_base, n_k, batch, key, k, N, t0, E, sched_code, sched_a, sched_b,
+    step_scale, Wk, anchor, track, batch_images, batch_labels, acts, dacts, pool_index, grad, maxima, algorithm_state,
 ):
     """E local SGD steps of client k in place on its model Wk (d,), from global step t0:
 
@@ -92,8 +97,8 @@ def network_client_steps(
     for e in range(E):
         t = t0 + e
         eta = step_size_at(sched_code, sched_a, sched_b, t, E) * step_scale
-        network_gradient(table, images, labels, row_base, n_k, batch, key, k, N, t, Wk, batch_images, batch_labels,
-                         acts, dacts, pool_index, grad)
+        network_gradient(table, loss_grad, images, labels, row_base, n_k, batch, key, k, N, t, Wk, batch_images,
+                         batch_labels, acts, dacts, pool_index, grad)
         correct_gradient(algorithm_state, k, step_scale, grad)
         if track:
             g_sq = 0.0

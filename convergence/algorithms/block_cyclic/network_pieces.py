@@ -13,7 +13,9 @@ construction under its own key mix64(seed_key(seed) ^ SEPARATE_CHAIN_SALT), inde
 chain's rows (the network primitive takes a key, not the linear step's slot offset). The tracked
 gradient of block m and the selection's losses are the network's mean cross-entropy
 (``network_steps.rows_loss_grad``: the client's rows copied into the minibatch buffers, then
-``problems.models.cnn.kernel.network_loss_grad``) over whole clients, summed in float64.
+``problems.models.cnn.kernel.network_loss_grad``, called by address: ``cnn.kernel``, "Calls by
+address") over whole clients, summed in float64. Each of these pieces is an overload compiled on
+its own; called by address, none of them links and re-optimises the whole network.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 from numba.extending import overload
 
 from problems import BlockCyclicImageProblem
+from problems.models.cnn.kernel import loss_grad_address
 
 from ..._rng import mix64
 from ...schedules import step_size_at
@@ -50,7 +53,9 @@ class NetworkCyclicData(NamedTuple):
     problem's dtype, labels (n,) int64, offsets (M N + 1,); the minibatch buffers batch_images
     (b, or max n_k with exact gradients, H, W, C) and batch_labels (as many); the network's workspace acts, dacts,
     pool_index, grad (``ConvNet.workspace``) for max(b, largest n_k) images (exact steps, MC's
-    losses and tracking read whole clients)."""
+    losses and tracking read whole clients); loss_grad the address of the network's loss and
+    gradient for the dtype in this process (``cnn.kernel.loss_grad_address``: the bundle is built
+    where its kernel runs, once per seed)."""
 
     n_blocks: int
     n_clients: int
@@ -63,6 +68,7 @@ class NetworkCyclicData(NamedTuple):
     dacts: np.ndarray
     pool_index: np.ndarray
     grad: np.ndarray
+    loss_grad: int
 
 
 def network_data(problem: BlockCyclicImageProblem, batch: int) -> NetworkCyclicData:
@@ -72,7 +78,7 @@ def network_data(problem: BlockCyclicImageProblem, batch: int) -> NetworkCyclicD
     return NetworkCyclicData(
         problem.n_blocks, problem.n_clients, c.images, c.labels, c.offsets,
         np.empty((rows, *c.network.input_shape), dtype=c.float_type), np.empty(rows, dtype=np.int64),
-        *c.network.workspace(rows, c.float_type),
+        *c.network.workspace(rows, c.float_type), loss_grad_address(c.float_type),
     )
 
 
@@ -114,8 +120,9 @@ def _client_steps(model, data, work, batch, key, chain, m, i, t0, steps, schedul
         for e in range(steps):
             t = t0 + e
             eta = step_size_at(schedule.code, schedule.a, schedule.b, t, period)
-            network_gradient(model, data.images, data.labels, lo, n_k, batch, chain_key, i, data.n_clients, t, W,
-                             data.batch_images, data.batch_labels, data.acts, data.dacts, data.pool_index, grad)
+            network_gradient(model, data.loss_grad, data.images, data.labels, lo, n_k, batch, chain_key, i,
+                             data.n_clients, t, W, data.batch_images, data.batch_labels, data.acts, data.dacts,
+                             data.pool_index, grad)
             for q in range(W.size):
                 W[q] = np.float64(W[q]) - eta * np.float64(grad[q])
 
@@ -135,8 +142,8 @@ def _block_grad_sq(model, data, work, m, W):
         for i in range(N):
             k = m * N + i
             lo, hi = offsets[k], offsets[k + 1]
-            rows_loss_grad(model, W, data.images, data.labels, lo, hi, data.batch_images, data.batch_labels, data.acts,
-                           data.dacts, data.pool_index, data.grad)
+            rows_loss_grad(model, data.loss_grad, W, data.images, data.labels, lo, hi, data.batch_images,
+                           data.batch_labels, data.acts, data.dacts, data.pool_index, data.grad)
             for q in range(acc.size):
                 acc[q] += np.float64(data.grad[q]) / N
         return sq_norm(acc)
@@ -156,8 +163,8 @@ def _participant_loss(model, data, work, m, part, K, W):
         for p in range(K):
             k = m * N + part[p]
             lo, hi = offsets[k], offsets[k + 1]
-            total += rows_loss_grad(model, W, data.images, data.labels, lo, hi, data.batch_images, data.batch_labels,
-                                    data.acts, data.dacts, data.pool_index, data.grad)
+            total += rows_loss_grad(model, data.loss_grad, W, data.images, data.labels, lo, hi, data.batch_images,
+                                    data.batch_labels, data.acts, data.dacts, data.pool_index, data.grad)
         return total / K
 
     return impl

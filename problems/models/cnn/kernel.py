@@ -16,6 +16,20 @@ patch matrices for the batch, then one buffer of the largest ``conv2d_planar_scr
 the planar layers, per image) is allocated once per call of ``network_forward`` or
 ``network_loss_grad``, and once per call of ``sgd_steps`` for all its steps.
 
+Calls by address (``loss_grad_address``, ``call_loss_grad``, ``network_loss_grad_at``): the
+round loops call the network's loss and gradient through the address of ``_loss_grad``'s machine
+code, compiled (or loaded from Numba's cache) once per dtype and process. Numba links the library of
+every compiled callee into its caller's and runs LLVM's optimiser over the whole linked module again
+(``numba.core.codegen.CodeLibrary.finalize``), so each compiled function above ``_loss_grad`` (a round
+loop, its model pieces, the step helpers) re-optimised the whole network once more when it was
+built: 3-5 s of a cold compile per function and dtype. Called by address, nothing of the network
+is linked into the caller, whose compile costs its own code only; a call costs what a call that
+LLVM does not inline costs. The address belongs to the process that took it: the round loops'
+bundles that hold it (``NetworkClients``, ``NetworkCyclicData``) are built where their kernel runs,
+once per seed. The arguments' types must be ``loss_grad_args``' (C-contiguous, writable arrays of
+the parameters' dtype); other types are a typing error naming the argument, never a call of code
+compiled for other types.
+
 Numba's ``np.dot`` loads SciPy's BLAS at its first call; this module imports it on import, so that
 a BLAS thread limit set afterwards (``problems.blas_threads.one_blas_thread``, bench's
 ``threadpool_limits``) finds and limits it (else it would run on every core, spinning under load).
@@ -25,7 +39,12 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg.cython_blas  # noqa: F401  (loads the BLAS of np.dot: module docstring)
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.core.callconv import excinfo_t
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
 
 from .conv2d import (
     conv2d_backward_input_planar,
@@ -60,7 +79,10 @@ from .max_pool import max_pool_backward, max_pool_forward
 from .relu import relu_backward, relu_forward
 from .tanh import tanh_backward, tanh_forward
 
-__all__ = ["network_forward", "network_loss_grad", "network_predict", "sgd_steps"]
+__all__ = [
+    "call_loss_grad", "loss_grad_address", "loss_grad_args", "network_forward", "network_loss_grad",
+    "network_loss_grad_at", "network_predict", "sgd_steps",
+]
 
 
 @njit(cache=True)
@@ -229,3 +251,66 @@ def sgd_steps(table, params, images, labels, batch, lr, n_steps, acts, dacts, po
         for i in range(params.size):
             params[i] -= lr * grad[i]
     return loss
+
+
+def loss_grad_args(dtype: types.Float) -> tuple[types.Array, ...]:
+    """``_loss_grad``'s argument types as the round loops call it, for parameters of
+    ``dtype``: table (L, 12) int64, params (d,), images (B, H, W, C), labels (B,) int64, acts and
+    dacts, pool_index int8, grad (d,), scratch; every array C-contiguous and writable."""
+    vec = types.Array(dtype, 1, "C")
+    return (types.Array(types.int64, 2, "C"), vec, types.Array(dtype, 4, "C"), types.Array(types.int64, 1, "C"),
+            vec, vec, types.Array(types.int8, 1, "C"), vec, vec)
+
+
+def loss_grad_address(dtype: np.dtype | type) -> int:
+    """The address of ``_loss_grad``'s machine code for parameters of ``dtype`` (float32 or
+    float64) in this process, compiled or loaded from Numba's cache on first use."""
+    dt = np.dtype(dtype)
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype: expected float32 or float64, got {dt}")
+    args = loss_grad_args(types.float32 if dt == np.float32 else types.float64)
+    if args not in _loss_grad.overloads:
+        _loss_grad.compile(args)
+    compiled = _loss_grad.overloads[args]
+    return compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
+
+
+@intrinsic
+def call_loss_grad(typingctx, address, table, params, images, labels, acts, dacts, pool_index, grad, scratch):
+    """``_loss_grad(table, params, ..., scratch)`` through the machine code at ``address``
+    (``loss_grad_address`` of the parameters' dtype): returns the loss (float64), grad <- the gradient."""
+    args = (table, params, images, labels, acts, dacts, pool_index, grad, scratch)
+    if not isinstance(address, types.Integer):
+        raise TypingError(f"address: expected an integer (loss_grad_address), got {address}")
+    if not isinstance(params, types.Array) or params.dtype not in (types.float32, types.float64):
+        raise TypingError(f"params: expected a float32 or float64 array, got {params}")
+    names = ("table", "params", "images", "labels", "acts", "dacts", "pool_index", "grad", "scratch")
+    for name, got, want in zip(names, args, loss_grad_args(params.dtype)):
+        if got != want:
+            raise TypingError(f"{name}: expected {want} (_loss_grad's compiled signature), got {got}")
+    signature = types.float64(address, *args)
+
+    def codegen(context, builder, sig, llargs):
+        argtypes = sig.args[1:]
+        callconv = context.call_conv
+        callee = builder.inttoptr(llargs[0], callconv.get_function_type(types.float64, argtypes).as_pointer())
+        result_type = callconv.get_return_type(types.float64).pointee
+        result = cgutils.alloca_once(builder, result_type)
+        builder.store(cgutils.get_null_value(result_type), result)
+        excinfo = cgutils.alloca_once(builder, ir.PointerType(excinfo_t), name="excinfo")
+        packed = list(callconv._get_arg_packer(argtypes).as_arguments(builder, llargs[1:]))
+        code = builder.call(callee, [result, excinfo] + packed)
+        status = callconv._get_return_status(builder, code, builder.load(excinfo))
+        with cgutils.if_unlikely(builder, status.is_error):
+            callconv.return_status_propagate(builder, status)
+        return context.get_returned_value(builder, types.float64, builder.load(result))
+
+    return signature, codegen
+
+
+@njit(cache=True, inline="always")
+def network_loss_grad_at(address, table, params, images, labels, acts, dacts, pool_index, grad):
+    """``network_loss_grad`` through ``address`` (``loss_grad_address``): the minibatch's mean
+    cross-entropy (float64), grad <- its gradient; the convolutions' scratch allocated per call."""
+    return call_loss_grad(address, table, params, images, labels, acts, dacts, pool_index, grad,
+                          _scratch(table, images.shape[0], acts))
