@@ -24,7 +24,7 @@ from numba import njit
 from .bench_pairs import Engine
 from .bench_timing import median_seconds
 
-__all__ = ["PEAK_CHAINS", "PEAK_VECTOR", "fma_peak", "peak_gflops", "peak_engine"]
+__all__ = ["PEAK_CHAINS", "PEAK_VECTOR", "fma_peak", "peak_engine", "peak_gflops"]
 
 PEAK_CHAINS = 12
 """Independent multiply-add chains of ``fma_peak`` (each a vector accumulator after vectorising)."""
