@@ -45,8 +45,15 @@ def _verify(store: Path, out: Path, stderr: object) -> subprocess.Popen:
     for claim in CLAIMS:
         command += ["--claim", claim]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                            start_new_session=True)
+    # A terminal's foreground job gets SIGINT at its default disposition; an ignored SIGINT is inherited
+    # across exec (and Python then keeps ignoring it), so the verify is started from the default whatever
+    # this test process was left with (a suite run once left it ignored: the verify ran to its end).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                start_new_session=True)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
 
 
 def _stored_runs(store: Path) -> int:
